@@ -1,0 +1,330 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// options is the resolved configuration of one run.
+type options struct {
+	targets     []sources.Target
+	once        bool
+	output      string
+	interval    time.Duration
+	window      time.Duration
+	timeout     time.Duration
+	maxBody     int64
+	maxSamples  int
+	maxParallel int
+	logFile     string
+	http        sources.HTTPConfig
+	configFile  string
+	demo        bool
+	theme       string
+	sloProfile  string
+	gpu         string
+}
+
+// fileConfig is the YAML config file. Keys are the long flag names; targets
+// may be strings or objects that carry what /metrics cannot tell.
+type fileConfig struct {
+	Targets []fileTarget      `yaml:"targets"`
+	Values  map[string]string `yaml:"-"`
+}
+
+type fileTarget struct {
+	URL        string `yaml:"url"`
+	MaxNumSeqs int    `yaml:"max_num_seqs"`
+}
+
+func (t *fileTarget) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		t.URL = n.Value
+		return nil
+	}
+	type plain fileTarget
+	return n.Decode((*plain)(t))
+}
+
+// newFlagSet declares every flag. Each long flag FOO-BAR can also come from
+// the environment as VTOP_FOO_BAR and from the config file as foo-bar.
+func newFlagSet() *pflag.FlagSet {
+	fs := pflag.NewFlagSet("vtop", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.Bool("once", false, "poll for one window, print a report and exit with a monitoring-plugin status (0 ok, 1 warning, 2 critical, 3 unknown)")
+	fs.StringP("output", "o", "text", "report format with --once: text or json")
+	fs.DurationP("interval", "i", time.Second, "poll interval of each target")
+	fs.DurationP("window", "w", 60*time.Second, "window for percentiles and rates")
+	fs.Duration("timeout", sources.DefaultTimeout, "timeout of one scrape (connect, headers and body)")
+	fs.String("max-body", "16MiB", "largest /metrics body accepted, after decompression")
+	fs.Int("max-samples", sources.DefaultMaxSamples, "most samples accepted from one scrape")
+	fs.Int("max-parallel", 64, "scrapes in flight at once across all targets")
+	fs.Bool("demo", false, "start a built-in simulated vLLM fleet on loopback and watch it")
+	fs.String("theme", "dark", "color theme: dark, light, high-contrast, mono")
+	fs.String("slo", "chat", "latency targets: chat, code, batch, rag, agent")
+	fs.String("gpu", "auto", "GPU source: auto (NVML when present), nvml, none")
+	fs.String("log", "", "write diagnostics to this file (nothing is printed while the TUI runs)")
+	fs.String("bearer-token-file", "", "send the token in this file as a bearer token (or set VTOP_BEARER_TOKEN)")
+	fs.String("basic-auth-user", "", "HTTP basic auth user; the password comes from --basic-auth-password-file or VTOP_BASIC_AUTH_PASSWORD")
+	fs.String("basic-auth-password-file", "", "file holding the basic auth password")
+	fs.String("ca-file", "", "PEM CA bundle to verify https targets")
+	fs.String("cert-file", "", "client certificate (PEM) for https targets")
+	fs.String("key-file", "", "client key (PEM) for --cert-file")
+	fs.Bool("insecure-skip-verify", false, "do not verify https certificates (only when you must)")
+	fs.String("config", "", "config file (default $VTOP_CONFIG, then $XDG_CONFIG_HOME/vtop/config.yaml)")
+	fs.BoolP("version", "V", false, "print the version and exit")
+	fs.BoolP("help", "h", false, "show this help")
+	return fs
+}
+
+func envName(flag string) string {
+	return "VTOP_" + strings.ToUpper(strings.ReplaceAll(flag, "-", "_"))
+}
+
+// configPath finds the config file: --config, $VTOP_CONFIG, then the XDG default.
+func configPath(fs *pflag.FlagSet, getenv func(string) string) (string, bool) {
+	if p, _ := fs.GetString("config"); p != "" {
+		return p, true
+	}
+	if p := getenv("VTOP_CONFIG"); p != "" {
+		return p, true
+	}
+	dir := getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", false
+		}
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "vtop", "config.yaml"), false
+}
+
+func loadFile(path string, explicit bool) (*fileConfig, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if !explicit && errors.Is(err, os.ErrNotExist) {
+			return &fileConfig{}, nil
+		}
+		return nil, fmt.Errorf("config file: %v", err)
+	}
+	var raw map[string]yaml.Node
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("config file %s: %v", path, err)
+	}
+	fc := &fileConfig{Values: map[string]string{}}
+	for k, n := range raw {
+		if k == "targets" {
+			if err := n.Decode(&fc.Targets); err != nil {
+				return nil, fmt.Errorf("config file %s: targets: %v", path, err)
+			}
+			continue
+		}
+		if n.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("config file %s: %s must be a single value", path, k)
+		}
+		fc.Values[k] = n.Value
+	}
+	return fc, nil
+}
+
+// resolve applies flags > VTOP_* environment > config file > defaults.
+func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSet, error) {
+	fs := newFlagSet()
+	if err := fs.Parse(args); err != nil {
+		return nil, fs, err
+	}
+	path, explicit := configPath(fs, getenv)
+	fc, err := loadFile(path, explicit)
+	if err != nil {
+		return nil, fs, err
+	}
+	for k := range fc.Values {
+		if fs.Lookup(k) == nil || k == "config" {
+			return nil, fs, fmt.Errorf("config file %s: unknown key %q", path, k)
+		}
+	}
+	var setErr error
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed || setErr != nil || fl.Name == "config" || fl.Name == "help" || fl.Name == "version" {
+			return
+		}
+		if v := getenv(envName(fl.Name)); v != "" {
+			if err := fs.Set(fl.Name, v); err != nil {
+				setErr = fmt.Errorf("%s=%q: %v", envName(fl.Name), v, err)
+			}
+			return
+		}
+		if v, ok := fc.Values[fl.Name]; ok {
+			if err := fs.Set(fl.Name, v); err != nil {
+				setErr = fmt.Errorf("config file %s: %s: %v", path, fl.Name, err)
+			}
+		}
+	})
+	if setErr != nil {
+		return nil, fs, setErr
+	}
+	o := &options{configFile: path}
+	o.once, _ = fs.GetBool("once")
+	o.output, _ = fs.GetString("output")
+	o.interval, _ = fs.GetDuration("interval")
+	o.window, _ = fs.GetDuration("window")
+	o.timeout, _ = fs.GetDuration("timeout")
+	o.maxSamples, _ = fs.GetInt("max-samples")
+	o.maxParallel, _ = fs.GetInt("max-parallel")
+	o.logFile, _ = fs.GetString("log")
+	o.demo, _ = fs.GetBool("demo")
+	o.theme, _ = fs.GetString("theme")
+	o.sloProfile, _ = fs.GetString("slo")
+	o.gpu, _ = fs.GetString("gpu")
+	mb, _ := fs.GetString("max-body")
+	if o.maxBody, err = parseSize(mb); err != nil {
+		return nil, fs, fmt.Errorf("--max-body: %v", err)
+	}
+	switch o.output {
+	case "text", "json":
+	default:
+		return nil, fs, fmt.Errorf("--output must be text or json, not %q", o.output)
+	}
+	if o.interval < 100*time.Millisecond {
+		return nil, fs, fmt.Errorf("--interval must be at least 100ms")
+	}
+	if o.window < 2*o.interval {
+		return nil, fs, fmt.Errorf("--window (%s) must cover at least two polls (--interval %s)", o.window, o.interval)
+	}
+	if o.timeout <= 0 {
+		return nil, fs, fmt.Errorf("--timeout must be positive")
+	}
+	if err := o.resolveAuth(fs, getenv); err != nil {
+		return nil, fs, err
+	}
+	if err := o.resolveTargets(fs.Args(), fc, getenv); err != nil {
+		return nil, fs, err
+	}
+	return o, fs, nil
+}
+
+func (o *options) resolveAuth(fs *pflag.FlagSet, getenv func(string) string) error {
+	h := &o.http
+	h.Timeout, h.MaxBody = o.timeout, o.maxBody
+	h.BearerTokenFile, _ = fs.GetString("bearer-token-file")
+	h.BearerToken = getenv("VTOP_BEARER_TOKEN")
+	h.BasicUser, _ = fs.GetString("basic-auth-user")
+	h.CAFile, _ = fs.GetString("ca-file")
+	h.CertFile, _ = fs.GetString("cert-file")
+	h.KeyFile, _ = fs.GetString("key-file")
+	h.InsecureSkipVerify, _ = fs.GetBool("insecure-skip-verify")
+	if h.BearerTokenFile != "" && h.BearerToken != "" {
+		return errors.New("give the bearer token once: --bearer-token-file or VTOP_BEARER_TOKEN, not both")
+	}
+	if h.BasicUser != "" {
+		if (h.BearerTokenFile != "") || h.BearerToken != "" {
+			return errors.New("basic auth and a bearer token cannot both be used")
+		}
+		pf, _ := fs.GetString("basic-auth-password-file")
+		switch {
+		case pf != "":
+			b, err := os.ReadFile(pf)
+			if err != nil {
+				return fmt.Errorf("--basic-auth-password-file: %v", err)
+			}
+			h.BasicPassword = strings.TrimRight(string(b), "\r\n")
+		default:
+			h.BasicPassword = getenv("VTOP_BASIC_AUTH_PASSWORD")
+		}
+	}
+	if (h.CertFile == "") != (h.KeyFile == "") {
+		return errors.New("--cert-file and --key-file go together")
+	}
+	return nil
+}
+
+// resolveTargets: command-line targets, else VTOP_TARGETS, else the config
+// file, else vLLM's default localhost:8000.
+func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(string) string) error {
+	var specs []fileTarget
+	switch {
+	case len(args) > 0:
+		for _, a := range args {
+			specs = append(specs, fileTarget{URL: a})
+		}
+	case getenv("VTOP_TARGETS") != "":
+		for _, a := range strings.FieldsFunc(getenv("VTOP_TARGETS"), func(r rune) bool { return r == ',' || r == ' ' }) {
+			specs = append(specs, fileTarget{URL: a})
+		}
+	case len(fc.Targets) > 0:
+		specs = fc.Targets
+	case o.demo:
+		return nil // the demo fleet supplies its own targets
+	default:
+		specs = []fileTarget{{URL: sources.DefaultTarget}}
+	}
+	// Per-target details from the config file apply to a target named on the
+	// command line too.
+	extra := map[string]int{}
+	for _, t := range fc.Targets {
+		if pt, err := sources.ParseTarget(t.URL); err == nil {
+			extra[pt.URL] = t.MaxNumSeqs
+		}
+	}
+	seen := map[string]bool{}
+	for _, s := range specs {
+		t, err := sources.ParseTarget(s.URL)
+		if err != nil {
+			return err
+		}
+		if seen[t.URL] {
+			continue
+		}
+		seen[t.URL] = true
+		t.MaxNumSeqs = s.MaxNumSeqs
+		if t.MaxNumSeqs == 0 {
+			t.MaxNumSeqs = extra[t.URL]
+		}
+		o.targets = append(o.targets, t)
+	}
+	return nil
+}
+
+// parseSize reads 16MiB, 512KiB, 1048576.
+func parseSize(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSuffix(s, u.suffix), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q (use e.g. 16MiB)", s)
+	}
+	return n * mult, nil
+}
+
+// envHelp lists the environment variables, for --help.
+func envHelp(fs *pflag.FlagSet) string {
+	var names []string
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Name != "help" && fl.Name != "version" && fl.Name != "config" {
+			names = append(names, envName(fl.Name))
+		}
+	})
+	sort.Strings(names)
+	return strings.Join(names, " ")
+}

@@ -1,0 +1,125 @@
+// Command vtop is a terminal dashboard for vLLM: it polls /metrics of one or
+// many engines and the local GPUs, and says what is wrong and what to change.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/spf13/pflag"
+)
+
+// version is set at build time with -ldflags "-X main.version=…"; a
+// `go install`ed binary reports its module version instead.
+var version = "dev"
+
+func vtopVersion() string {
+	if version != "dev" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return version
+}
+
+const usageHead = `vtop — what is wrong with your vLLM servers, and what to change.
+
+Usage:
+  vtop [flags] [TARGET ...]      watch targets (TUI; a report when stdout is not a terminal)
+  vtop --once [flags] [TARGET ...]  poll for one window, print a report, exit with a status
+  vtop --demo                    watch a built-in simulated fleet (no GPU or vLLM needed)
+  vtop sim [flags]               serve a simulated vLLM fleet for other tools
+  vtop rules [--format text|prometheus]  print the diagnosis rules
+
+A TARGET is host:port, http(s)://host:port, or a full URL; the path defaults
+to /metrics. With no target vtop reads $VTOP_TARGETS, the config file, then
+localhost:8000 (vLLM's default).
+
+Examples:
+  vtop                                   # the vLLM server on this machine
+  vtop gpu-node-1:8000 gpu-node-2:8000   # a small fleet
+  vtop --once -o json localhost:8000     # for scripts; exit status 0/1/2/3
+  VTOP_BEARER_TOKEN=... vtop https://llm.internal/metrics
+  vtop --demo                            # see it work with no setup
+
+Flags:
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
+}
+
+// run is main without the process: it returns the exit status.
+func run(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) > 0 {
+		if cmd, ok := subcommands[args[0]]; ok {
+			return cmd(args[1:], stdout, stderr, getenv)
+		}
+	}
+	o, fs, err := resolve(args, getenv)
+	if help, _ := fs.GetBool("help"); help || errors.Is(err, pflag.ErrHelp) {
+		printUsage(stdout, fs)
+		return 0
+	}
+	if v, _ := fs.GetBool("version"); v && err == nil {
+		fmt.Fprintf(stdout, "vtop %s\n", vtopVersion())
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "vtop: %v\n", err)
+		fmt.Fprintln(stderr, "Run 'vtop --help' for usage.")
+		return 3
+	}
+	logger, closeLog, err := openLog(o.logFile)
+	if err != nil {
+		fmt.Fprintf(stderr, "vtop: %v\n", err)
+		return 3
+	}
+	defer closeLog()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.demo {
+		return runDemo(ctx, o, stdout, stderr, logger)
+	}
+	if o.once || !isTerminal(stdout) {
+		return runOnce(ctx, o, stdout, stderr, logger)
+	}
+	return runTUI(ctx, o, stdout, stderr, logger)
+}
+
+// subcommands are set by the files that implement them.
+var subcommands = map[string]func(args []string, stdout, stderr io.Writer, getenv func(string) string) int{}
+
+func printUsage(w io.Writer, fs *pflag.FlagSet) {
+	fmt.Fprint(w, usageHead)
+	fmt.Fprint(w, fs.FlagUsages())
+	fmt.Fprintf(w, "\nEvery flag can also be set in the environment (%s)\nor in the config file (YAML, keys are the flag names, plus targets: [url | {url, max_num_seqs}]).\nPrecedence: flags, then environment, then config file.\n", envHelp(fs))
+}
+
+func openLog(path string) (*slog.Logger, func(), error) {
+	if path == "" {
+		return slog.New(slog.NewTextHandler(io.Discard, nil)), func() {}, nil
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--log: %v", err)
+	}
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), func() { f.Close() }, nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

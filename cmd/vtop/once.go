@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/ui/report"
+)
+
+// pipeline is sources → diagnose for one run: the poller, its mailbox, and
+// the engine fed from it.
+type pipeline struct {
+	poller *sources.Poller
+	engine *diagnose.Engine
+	batch  []sources.Indexed
+	log    *slog.Logger
+}
+
+func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
+	fetcher, err := sources.NewFetcher(o.http)
+	if err != nil {
+		return nil, err
+	}
+	pc := sources.DefaultPollerConfig()
+	pc.Interval, pc.MaxSamples = o.interval, o.maxSamples
+	if o.maxParallel > 0 {
+		pc.MaxParallel = o.maxParallel
+	}
+	infos := make([]diagnose.TargetInfo, len(o.targets))
+	for i, t := range o.targets {
+		infos[i] = diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs}
+	}
+	return &pipeline{
+		poller: sources.NewPoller(o.targets, fetcher, pc),
+		engine: diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, infos),
+		log:    logger,
+	}, nil
+}
+
+// drain moves every pending scrape into the engine.
+func (p *pipeline) drain() {
+	p.batch = p.poller.Mailbox().Take(p.batch[:0])
+	for _, s := range p.batch {
+		if s.Err != nil {
+			p.log.Debug("scrape failed", "target", s.Target, "err", s.Err)
+		} else if len(s.Data.Warnings) > 0 {
+			p.log.Debug("scrape warnings", "target", s.Target, "warnings", s.Data.Warnings)
+		}
+		p.engine.Ingest(s.Index, s.Scrape)
+	}
+}
+
+// runOnce polls for one window and prints the report. Interrupting it
+// prints what was gathered so far.
+func runOnce(ctx context.Context, o *options, stdout, stderr io.Writer, logger *slog.Logger) int {
+	p, err := newPipeline(o, logger)
+	if err != nil {
+		fmt.Fprintf(stderr, "vtop: %v\n", err)
+		return int(report.Unknown)
+	}
+	return collectAndReport(ctx, p, o, stdout, stderr)
+}
+
+func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Writer) int {
+	pctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		p.poller.Run(pctx)
+		close(done)
+	}()
+	// A window of data needs polls at both ends: wait the window plus half
+	// an interval for the last one.
+	deadline := time.NewTimer(o.window + o.interval/2)
+	defer deadline.Stop()
+	box := p.poller.Mailbox()
+loop:
+	for {
+		select {
+		case <-box.Ready():
+			p.drain()
+		case <-deadline.C:
+			break loop
+		case <-ctx.Done():
+			break loop
+		}
+	}
+	cancel()
+	<-done
+	p.drain()
+	fr := p.engine.Frame(time.Now())
+	st := report.ReachStatus(fr)
+	if o.output == "json" {
+		err := report.WriteJSON(stdout, report.BuildJSON(fr, vtopVersion(), st))
+		if err != nil {
+			fmt.Fprintf(stderr, "vtop: %v\n", err)
+		}
+	} else if err := report.WriteText(stdout, fr, st); err != nil {
+		fmt.Fprintf(stderr, "vtop: %v\n", err)
+	}
+	return int(st)
+}

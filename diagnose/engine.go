@@ -1,0 +1,288 @@
+package diagnose
+
+import (
+	"math"
+	"sort"
+	"time"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// Config sets windows and thresholds of the derivation. The clock is never
+// read here: times come with the scrapes and with Frame(now).
+type Config struct {
+	Window       time.Duration // quantile and rate window (default 60 s)
+	Interval     time.Duration // poll interval (default 1 s)
+	StaleAfter   time.Duration // no answer for this long: stale (default 5 × interval, at least 5 s)
+	RestartShown time.Duration // how long "restarted" stays on an endpoint (default 10 min)
+	SparkLen     int           // points per sparkline (default 240)
+	MaxFrames    int           // hard cap of history frames per sub-series (default 512)
+}
+
+func (c *Config) defaults() {
+	if c.Window <= 0 {
+		c.Window = 60 * time.Second
+	}
+	if c.Interval <= 0 {
+		c.Interval = time.Second
+	}
+	if c.StaleAfter <= 0 {
+		c.StaleAfter = max(5*c.Interval, 5*time.Second)
+	}
+	if c.RestartShown <= 0 {
+		c.RestartShown = 10 * time.Minute
+	}
+	if c.SparkLen <= 0 {
+		c.SparkLen = 240
+	}
+	if c.MaxFrames <= 0 {
+		c.MaxFrames = 512
+	}
+}
+
+// SparkWindow is the short window each sparkline point is computed over:
+// a sixth of the window, at least five polls.
+func (c *Config) SparkWindow() time.Duration {
+	return max(c.Window/6, 5*c.Interval)
+}
+
+// Engine holds the history of every target and derives frames from it. It is
+// not safe for concurrent use: one goroutine feeds it and asks for frames.
+type Engine struct {
+	cfg        Config
+	eps        []*endpoint
+	fleetSpark sparkRing
+	lastFleet  time.Time
+}
+
+type endpoint struct {
+	name        string
+	maxNumSeqs  int
+	state       State
+	since       time.Time
+	lastErr     string
+	lastAttempt time.Time
+	lastSuccess time.Time
+	dur         time.Duration
+	restartedAt time.Time
+	procStart   float64
+	snap        *sources.Snapshot
+	subs        map[sources.SubKey]*subHistory
+	spark       sparkRing
+
+	// Derived at ingest (work happens when data arrives), reused by frames.
+	dirty     bool
+	win, sp   acc // whole endpoint over the window / the spark window
+	subStats  []SubView
+	stats     Stats
+	spStats   Stats
+	modelAccs map[string]*acc
+}
+
+// TargetInfo is what the engine needs to know about a target up front.
+type TargetInfo struct {
+	Name       string
+	MaxNumSeqs int
+}
+
+// New returns an engine for the given targets (indexed like the poller's).
+func New(cfg Config, targets []TargetInfo) *Engine {
+	cfg.defaults()
+	e := &Engine{cfg: cfg, fleetSpark: sparkRing{max: cfg.SparkLen}}
+	for _, t := range targets {
+		e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs,
+			subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: cfg.SparkLen}, procStart: math.NaN()})
+	}
+	return e
+}
+
+// Config returns the engine's configuration (with defaults filled in).
+func (e *Engine) Config() Config { return e.cfg }
+
+// SetWindow changes the quantile/rate window; history kept for the old
+// window is reused, so a larger window fills in as polls arrive.
+func (e *Engine) SetWindow(w time.Duration) {
+	if w <= 0 || w == e.cfg.Window {
+		return
+	}
+	e.cfg.Window = w
+	for _, ep := range e.eps {
+		ep.dirty = true
+	}
+}
+
+// retention and spacing of history frames for the current window: at least
+// ~100 frames per window, and one spare frame beyond it as the anchor.
+func (e *Engine) spacing() time.Duration { return e.cfg.Window / 100 }
+func (e *Engine) retention() time.Duration {
+	return e.cfg.Window + 2*e.spacing() + 2*e.cfg.Interval
+}
+
+// Ingest applies one poll result of target i.
+func (e *Engine) Ingest(i int, s sources.Scrape) {
+	if i < 0 || i >= len(e.eps) {
+		return
+	}
+	ep := e.eps[i]
+	ep.lastAttempt = s.Time
+	ep.dur = s.Duration
+	if s.Err != nil {
+		ep.lastErr = s.Err.Error()
+		if ep.state != StateDown {
+			ep.state, ep.since = StateDown, s.Time
+		}
+		return
+	}
+	ep.lastErr = ""
+	if ep.state != StateUp {
+		ep.state, ep.since = StateUp, s.Time
+	}
+	ep.lastSuccess = s.Time
+	snap := s.Data
+	if st := snap.Proc[sources.PStartTime]; !math.IsNaN(st) {
+		if !math.IsNaN(ep.procStart) && math.Abs(st-ep.procStart) > 1 {
+			ep.restartedAt = s.Time
+		}
+		ep.procStart = st
+	}
+	spacing, retain := e.spacing(), e.retention()
+	for k := range snap.Subs {
+		sub := &snap.Subs[k]
+		h := ep.subs[sub.Key]
+		if h == nil {
+			h = newSubHistory(sub.Key)
+			ep.subs[sub.Key] = h
+		}
+		if h.add(s.Time, sub, spacing, retain, e.cfg.MaxFrames) {
+			ep.restartedAt = s.Time
+		}
+	}
+	// Forget sub-series (engines, models) gone for longer than the window.
+	for k, h := range ep.subs {
+		if s.Time.Sub(h.lastSeen) > retain {
+			delete(ep.subs, k)
+		}
+	}
+	ep.snap = snap
+	e.derive(ep, s.Time)
+	ep.spark.push(sparkPoint(s.Time, &ep.spStats))
+}
+
+// derive recomputes an endpoint's cached accumulators over the window ending at t.
+func (e *Engine) derive(ep *endpoint, t time.Time) {
+	ep.dirty = false
+	ep.win, ep.sp = newAcc(), newAcc()
+	// A fresh slice: frames already handed out keep the old one.
+	ep.subStats = nil
+	clear(ep.modelAccs)
+	if ep.modelAccs == nil {
+		ep.modelAccs = map[string]*acc{}
+	}
+	if ep.snap == nil {
+		ep.stats = ep.win.stats()
+		return
+	}
+	sw := e.cfg.SparkWindow()
+	for k := range ep.snap.Subs {
+		sub := &ep.snap.Subs[k]
+		h := ep.subs[sub.Key]
+		if h == nil {
+			continue
+		}
+		one := newAcc()
+		if a, b, ok := h.window(t, e.cfg.Window); ok {
+			one.addSub(h, a, b, sub.Cache)
+		} else if f := h.latest(); f != nil {
+			one.engines++
+			one.addGauges(f, sub.Cache)
+		}
+		ep.win.merge(&one)
+		m := ep.modelAccs[sub.Key.Model]
+		if m == nil {
+			m = &acc{}
+			*m = newAcc()
+			ep.modelAccs[sub.Key.Model] = m
+		}
+		m.merge(&one)
+		ep.subStats = append(ep.subStats, SubView{Key: sub.Key, Stats: one.stats()})
+		if a, b, ok := h.window(t, sw); ok {
+			ep.sp.addSub(h, a, b, sub.Cache)
+		} else if f := h.latest(); f != nil {
+			ep.sp.addGauges(f, sub.Cache)
+		}
+	}
+	ep.stats = ep.win.stats()
+	ep.spStats = ep.sp.stats()
+}
+
+// Frame builds the picture at time now.
+func (e *Engine) Frame(now time.Time) *Frame {
+	f := &Frame{Time: now, Window: e.cfg.Window, Interval: e.cfg.Interval,
+		Endpoints: make([]EndpointView, len(e.eps))}
+	fleet, fleetSp := newAcc(), newAcc()
+	models := map[string]*ModelView{}
+	modelAcc := map[string]*acc{}
+	for i, ep := range e.eps {
+		if ep.dirty {
+			e.derive(ep, ep.lastSuccess)
+		}
+		v := e.view(i, ep, now)
+		f.Endpoints[i] = v
+		f.Fleet.Total++
+		if v.State != StateUp || v.Kind != sources.KindEngine {
+			continue
+		}
+		f.Fleet.Up++
+		fleet.merge(&ep.win)
+		fleetSp.merge(&ep.sp)
+		for m, a := range ep.modelAccs {
+			if modelAcc[m] == nil {
+				x := newAcc()
+				modelAcc[m] = &x
+				models[m] = &ModelView{Model: m}
+			}
+			modelAcc[m].merge(a)
+			models[m].Endpoints++
+		}
+	}
+	f.Fleet.Stats = fleet.stats()
+	for m, mv := range models {
+		mv.Stats = modelAcc[m].stats()
+		f.Fleet.Models = append(f.Fleet.Models, *mv)
+	}
+	sort.Slice(f.Fleet.Models, func(i, j int) bool { return f.Fleet.Models[i].Model < f.Fleet.Models[j].Model })
+	if now.Sub(e.lastFleet) >= e.cfg.Interval*9/10 {
+		st := fleetSp.stats()
+		e.fleetSpark.push(sparkPoint(now, &st))
+		e.lastFleet = now
+	}
+	f.Fleet.Spark = e.fleetSpark.view()
+	return f
+}
+
+func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
+	v := EndpointView{
+		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr,
+		LastAttempt: ep.lastAttempt, LastSuccess: ep.lastSuccess, ScrapeDuration: ep.dur,
+		MaxNumSeqs: ep.maxNumSeqs, RSS: math.NaN(),
+		Stats: ep.stats, Subs: ep.subStats, Spark: ep.spark.view(),
+	}
+	if ep.state == StateUp && now.Sub(ep.lastSuccess) > e.cfg.StaleAfter {
+		v.State, v.Since = StateStale, ep.lastSuccess.Add(e.cfg.StaleAfter)
+	}
+	if !ep.restartedAt.IsZero() && now.Sub(ep.restartedAt) < e.cfg.RestartShown {
+		v.RestartedAt = ep.restartedAt
+	}
+	if s := ep.snap; s != nil {
+		v.Kind, v.Version, v.Models, v.Warnings, v.Samples = s.Kind, s.Version, s.Models(), s.Warnings, s.Samples
+		v.RSS = s.Proc[sources.PRSS]
+		v.Lora = s.Lora
+		for k := range s.Subs {
+			if s.Subs[k].Cache != nil {
+				v.Cache = s.Subs[k].Cache
+				break
+			}
+		}
+	}
+	return v
+}

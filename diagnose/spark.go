@@ -1,0 +1,102 @@
+package diagnose
+
+import (
+	"math"
+	"time"
+)
+
+// Spark names one sparkline series.
+type Spark uint8
+
+const (
+	SpTTFT      Spark = iota // TTFT p95, s
+	SpITL                    // inter-token p95, s
+	SpE2E                    // E2E p95, s
+	SpQueue                  // queue time p95, s
+	SpKV                     // KV usage 0..1
+	SpPrefixHit              // prefix-cache hit ratio 0..1
+	SpPreempt                // preemptions/s
+	SpRunning                // requests running
+	SpWaiting                // requests waiting
+	SpSwapped                // requests swapped (V0)
+	SpPromptTok              // prompt tokens/s
+	SpGenTok                 // generation tokens/s
+	SpReq                    // finished requests/s
+	SpAbort                  // abort share 0..1
+	NumSpark
+)
+
+// SparkPoint is one sparkline sample: the Stats of a short window ending at T.
+type SparkPoint struct {
+	UnixMilli int64
+	V         [NumSpark]float32 // NaN: unknown
+}
+
+// Time returns the point's time.
+func (p SparkPoint) Time() time.Time { return time.UnixMilli(p.UnixMilli) }
+
+func sparkPoint(t time.Time, s *Stats) SparkPoint {
+	p := SparkPoint{UnixMilli: t.UnixMilli()}
+	set := func(i Spark, v float64) { p.V[i] = float32(v) }
+	set(SpTTFT, s.TTFT.P95)
+	set(SpITL, s.ITL.P95)
+	set(SpE2E, s.E2E.P95)
+	set(SpQueue, s.Queue.P95)
+	set(SpKV, s.KVUsage)
+	set(SpPrefixHit, s.PrefixHitRatio)
+	set(SpPreempt, s.PreemptionsRate)
+	set(SpRunning, s.Running)
+	set(SpWaiting, s.Waiting)
+	set(SpSwapped, s.Swapped)
+	set(SpPromptTok, s.PromptTokRate)
+	set(SpGenTok, s.GenTokRate)
+	set(SpReq, s.ReqRate)
+	set(SpAbort, s.AbortShare)
+	return p
+}
+
+// sparkRing keeps the newest points of a series. Readers get slices that are
+// never written again: new points go past every reader's length, and when the
+// array is full a fresh one is started (the old one stays with its readers).
+type sparkRing struct {
+	pts []SparkPoint
+	max int
+}
+
+func (r *sparkRing) push(p SparkPoint) {
+	if r.max <= 0 {
+		r.max = 240
+	}
+	if len(r.pts) == cap(r.pts) {
+		keep := min(len(r.pts), r.max-1)
+		fresh := make([]SparkPoint, 0, 2*r.max)
+		r.pts = append(fresh, r.pts[len(r.pts)-keep:]...)
+	}
+	r.pts = append(r.pts, p)
+}
+
+func (r *sparkRing) view() []SparkPoint {
+	if len(r.pts) > r.max {
+		return r.pts[len(r.pts)-r.max:]
+	}
+	return r.pts
+}
+
+// Series extracts one series from points, oldest first, for a sparkline.
+func Series(pts []SparkPoint, s Spark) []float64 {
+	out := make([]float64, len(pts))
+	for i, p := range pts {
+		out[i] = float64(p.V[s])
+	}
+	return out
+}
+
+// Last returns the newest finite value of a series, or NaN.
+func Last(pts []SparkPoint, s Spark) float64 {
+	for i := len(pts) - 1; i >= 0; i-- {
+		if v := float64(pts[i].V[s]); !math.IsNaN(v) {
+			return v
+		}
+	}
+	return math.NaN()
+}

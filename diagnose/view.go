@@ -1,0 +1,127 @@
+package diagnose
+
+import (
+	"time"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// Quantiles summarises a latency histogram over a window. Every field is NaN
+// when the window holds no observation: missing is not zero.
+type Quantiles struct {
+	P50, P90, P95, P99 float64
+	Mean               float64
+	Count              float64 // observations in the window
+}
+
+// FinishShare is one finish reason's part of the finished requests.
+type FinishShare struct {
+	Reason string
+	PerSec float64
+	Share  float64 // of all finished requests in the window, 0..1
+}
+
+// Stats are the numbers derived for one sub-series, one endpoint, one model
+// across the fleet, or the whole fleet, over a window. Aggregates merge the
+// underlying data (bucket rates summed bucket by bucket, KV weighted by
+// capacity), never averaging percentiles. NaN means unknown.
+type Stats struct {
+	Span    time.Duration // the window actually covered (shorter while history fills)
+	Engines int           // sub-series merged in
+
+	TTFT, ITL, TPOT, E2E, Queue, Prefill, Decode Quantiles
+
+	KVUsage          float64 // 0..1, weighted by capacity when known
+	KVUsageMax       float64 // the fullest engine
+	KVCapacityTokens float64 // num_gpu_blocks × block_size, summed
+	NumGPUBlocks     float64
+	BlockSize        float64 // NaN when engines differ
+	GPUMemUtil       float64 // --gpu-memory-utilization (largest)
+	PrefixCaching    sources.Tri
+	PrefixHitRatio   float64 // hits/queries over the window (V0: the engine's hit-rate gauge)
+	PrefixQueryRate  float64 // queried tokens/s
+	PreemptionsRate  float64 // per second
+	Swapped          float64 // V0
+	CPUKVUsage       float64 // V0 swap space usage
+	Running, Waiting float64
+	WaitingCapacity  float64 // ≥0.20: waiting for KV/batch capacity
+	WaitingDeferred  float64 // ≥0.20: deferred (LoRA budget, KV transfer)
+	PromptTokRate    float64 // tokens/s
+	GenTokRate       float64
+	ReqRate          float64 // finished requests/s
+	Finish           []FinishShare
+	AbortShare       float64
+	AvgPromptLen     float64 // tokens per finished request
+	AvgGenLen        float64
+	MeanIterTokens   float64 // tokens per engine step, a batch-size proxy
+	PromptCachedRate float64 // prompt tokens/s served from cache (≥0.16)
+}
+
+// State is a target's reachability.
+type State uint8
+
+const (
+	StatePending State = iota // not polled yet
+	StateUp
+	StateDown
+	StateStale // no answer for a while: polls hang or stopped
+)
+
+func (s State) String() string {
+	return [...]string{"pending", "up", "down", "stale"}[s]
+}
+
+// SubView is one (model, engine) sub-series of an endpoint.
+type SubView struct {
+	Key   sources.SubKey
+	Stats Stats
+}
+
+// EndpointView is everything the UI and the report show about one target.
+type EndpointView struct {
+	Index          int
+	Name           string
+	State          State
+	Since          time.Time // when the current state began
+	LastError      string
+	LastAttempt    time.Time
+	LastSuccess    time.Time
+	ScrapeDuration time.Duration
+	RestartedAt    time.Time // zero unless a restart was seen recently
+	Kind           sources.EndpointKind
+	Version        sources.VersionRange
+	Models         []string
+	Warnings       []string
+	Samples        int
+	RSS            float64 // API-server resident memory, bytes (NaN in multiprocess mode)
+	MaxNumSeqs     int     // from configuration; 0 unknown
+	Cache          *sources.CacheConfig
+	Lora           *sources.LoraInfo
+	Stats          Stats
+	Subs           []SubView
+	Spark          []SparkPoint // oldest first; shared, read-only
+}
+
+// ModelView aggregates every endpoint serving one model.
+type ModelView struct {
+	Model     string
+	Endpoints int
+	Stats     Stats
+}
+
+// FleetView aggregates all endpoints that are up.
+type FleetView struct {
+	Up, Total int
+	Stats     Stats
+	Models    []ModelView
+	Spark     []SparkPoint
+}
+
+// Frame is one complete, immutable picture handed to the UI or the report.
+type Frame struct {
+	Time      time.Time
+	Window    time.Duration
+	Interval  time.Duration
+	Endpoints []EndpointView
+	Fleet     FleetView
+}

@@ -1,0 +1,419 @@
+package diagnose
+
+import (
+	"math"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// acc holds per-second rates and current gauges of one or more sub-series
+// over a window. Merging two accs is the aggregation primitive: counter and
+// bucket rates add up (Prometheus' sum by (le) (rate(...))), gauges add or
+// weight, so fleet and engine aggregates are as exact as one engine's numbers.
+type acc struct {
+	span    time.Duration
+	engines int
+
+	rates  [sources.NumCounters]float64 // NaN: unknown
+	hists  [nTracked]histRate
+	finish []labeledRate
+
+	running, waiting, swapped   float64
+	waitCap, waitDef            float64
+	kvWeighted, kvCap           float64 // Σ usage×capacity, Σ capacity, over engines with known capacity
+	kvPlain                     float64 // Σ usage over engines without capacity
+	kvPlainN, kvKnownN          int
+	kvMax                       float64
+	cpuKV                       float64
+	prefixGauge, prefixGaugeN   float64
+	capTokens, blocks           float64
+	blockSize                   float64 // NaN mixed, 0 none yet
+	gpuMemUtil                  float64
+	prefixYes, prefixNo, prefix int
+}
+
+type histRate struct {
+	bounds []float64
+	rates  []float64 // cumulative per-second bucket rates
+	sum    float64   // rate of _sum
+	count  float64   // rate of _count
+	obs    float64   // observations in the window
+}
+
+type labeledRate struct {
+	label string
+	rate  float64
+}
+
+func newAcc() acc {
+	a := acc{kvMax: math.NaN(), cpuKV: math.NaN(), gpuMemUtil: math.NaN(),
+		running: math.NaN(), waiting: math.NaN(), swapped: math.NaN(), waitCap: math.NaN(), waitDef: math.NaN()}
+	for i := range a.rates {
+		a.rates[i] = math.NaN()
+	}
+	return a
+}
+
+// nanAdd adds b into a treating NaN as "nothing yet".
+func nanAdd(a, b float64) float64 {
+	switch {
+	case math.IsNaN(b):
+		return a
+	case math.IsNaN(a):
+		return b
+	}
+	return a + b
+}
+
+func nanMax(a, b float64) float64 {
+	switch {
+	case math.IsNaN(b):
+		return a
+	case math.IsNaN(a):
+		return b
+	}
+	return math.Max(a, b)
+}
+
+// addSub folds one sub-series' window [a, b] of history h into the acc.
+// cache is the sub-series' current cache config (capacity for KV weighting).
+func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig) {
+	fa, fb := &h.frames[a], &h.frames[b]
+	dt := fb.t.Sub(fa.t)
+	x.span = max(x.span, dt)
+	x.engines++
+	secs := dt.Seconds()
+	for c := range x.rates {
+		d := fb.counters[c] - fa.counters[c]
+		if !math.IsNaN(d) && secs > 0 {
+			x.rates[c] = nanAdd(x.rates[c], d/secs)
+		}
+	}
+	for i := range x.hists {
+		x.hists[i].add(h, a, b, i)
+	}
+	x.finish = addLabeledRates(x.finish, fa.labeled[sources.LFinished], fb.labeled[sources.LFinished], secs)
+	x.addGauges(fb, cache)
+}
+
+// addGauges folds the newest values of the point-in-time signals.
+func (x *acc) addGauges(f *frame, cache *sources.CacheConfig) {
+	g := &f.gauges
+	x.running = nanAdd(x.running, g[sources.GRunning])
+	x.waiting = nanAdd(x.waiting, g[sources.GWaiting])
+	x.swapped = nanAdd(x.swapped, g[sources.GSwapped])
+	for _, lv := range f.labeled[sources.LWaitingReason] {
+		switch lv.Label {
+		case sources.WaitCapacity:
+			x.waitCap = nanAdd(x.waitCap, lv.Value)
+		case sources.WaitDeferred:
+			x.waitDef = nanAdd(x.waitDef, lv.Value)
+		}
+	}
+	x.cpuKV = nanMax(x.cpuKV, g[sources.GCPUKVUsage])
+	if hr := g[sources.GPrefixHitRateGPU]; hr >= 0 { // -1: caching off
+		x.prefixGauge += hr
+		x.prefixGaugeN++
+	} else if hr < 0 {
+		x.prefixNo++
+	}
+	capTok := float64(cache.CapacityTokens())
+	if kv := g[sources.GKVUsage]; !math.IsNaN(kv) {
+		x.kvMax = nanMax(x.kvMax, kv)
+		if capTok > 0 {
+			x.kvWeighted += kv * capTok
+			x.kvCap += capTok
+			x.kvKnownN++
+		} else {
+			x.kvPlain += kv
+			x.kvPlainN++
+		}
+	}
+	if cache != nil {
+		if capTok > 0 {
+			x.capTokens += capTok
+			x.blocks += float64(cache.NumGPUBlocks)
+		}
+		switch {
+		case cache.BlockSize <= 0:
+		case x.blockSize == 0:
+			x.blockSize = float64(cache.BlockSize)
+		case x.blockSize != float64(cache.BlockSize):
+			x.blockSize = math.NaN()
+		}
+		x.gpuMemUtil = nanMax(x.gpuMemUtil, cache.GPUMemUtil)
+		switch cache.PrefixCaching {
+		case sources.TriYes:
+			x.prefixYes++
+		case sources.TriNo:
+			x.prefixNo++
+		}
+	}
+}
+
+func (r *histRate) add(h *subHistory, a, b, i int) {
+	fb := &h.frames[b]
+	hb := &fb.hists[i]
+	if hb.counts == nil {
+		return
+	}
+	// The window may start before the current bucket layout (a restart into
+	// another release): move its start to the layout's first frame.
+	for a < b && (h.frames[a].hists[i].counts == nil || h.frames[a].hists[i].epoch != hb.epoch) {
+		a++
+	}
+	if a >= b {
+		return
+	}
+	fa := &h.frames[a]
+	ha := &fa.hists[i]
+	secs := fb.t.Sub(fa.t).Seconds()
+	if secs <= 0 {
+		return
+	}
+	bounds := h.hists[i].bounds
+	if len(bounds) != len(hb.counts) {
+		return
+	}
+	rates := make([]float64, len(hb.counts))
+	for k := range rates {
+		rates[k] = (hb.counts[k] - ha.counts[k]) / secs
+	}
+	other := histRate{bounds: bounds, rates: rates,
+		sum: (hb.sum - ha.sum) / secs, count: (hb.count - ha.count) / secs, obs: hb.count - ha.count}
+	r.merge(&other)
+}
+
+// merge adds another histogram's bucket rates. Layouts that differ merge on
+// the bounds they share: a cumulative count at a shared bound is exact.
+func (r *histRate) merge(o *histRate) {
+	if o.bounds == nil {
+		return
+	}
+	if r.bounds == nil {
+		r.bounds, r.rates = o.bounds, slices.Clone(o.rates)
+		r.sum, r.count, r.obs = o.sum, o.count, o.obs
+		return
+	}
+	r.sum = nanAdd(r.sum, o.sum)
+	r.count += o.count
+	r.obs += o.obs
+	if slices.Equal(r.bounds, o.bounds) {
+		for k := range r.rates {
+			r.rates[k] += o.rates[k]
+		}
+		return
+	}
+	var nb, nr []float64
+	for i, j := 0, 0; i < len(r.bounds) && j < len(o.bounds); {
+		switch {
+		case r.bounds[i] < o.bounds[j]:
+			i++
+		case r.bounds[i] > o.bounds[j]:
+			j++
+		default:
+			nb = append(nb, r.bounds[i])
+			nr = append(nr, r.rates[i]+o.rates[j])
+			i++
+			j++
+		}
+	}
+	r.bounds, r.rates = nb, nr
+}
+
+func addLabeledRates(dst []labeledRate, a, b []sources.LabeledValue, secs float64) []labeledRate {
+	if secs <= 0 {
+		return dst
+	}
+	for _, lb := range b {
+		for _, la := range a {
+			if la.Label != lb.Label {
+				continue
+			}
+			d := lb.Value - la.Value
+			if math.IsNaN(d) {
+				break
+			}
+			i := slices.IndexFunc(dst, func(l labeledRate) bool { return l.label == lb.Label })
+			if i < 0 {
+				dst = append(dst, labeledRate{label: lb.Label})
+				i = len(dst) - 1
+			}
+			dst[i].rate += d / secs
+			break
+		}
+	}
+	return dst
+}
+
+// merge folds another acc (an engine into an endpoint, an endpoint into the fleet).
+func (x *acc) merge(o *acc) {
+	x.span = max(x.span, o.span)
+	x.engines += o.engines
+	for c := range x.rates {
+		x.rates[c] = nanAdd(x.rates[c], o.rates[c])
+	}
+	for i := range x.hists {
+		x.hists[i].merge(&o.hists[i])
+	}
+	for _, l := range o.finish {
+		i := slices.IndexFunc(x.finish, func(m labeledRate) bool { return m.label == l.label })
+		if i < 0 {
+			x.finish = append(x.finish, l)
+		} else {
+			x.finish[i].rate += l.rate
+		}
+	}
+	x.running = nanAdd(x.running, o.running)
+	x.waiting = nanAdd(x.waiting, o.waiting)
+	x.swapped = nanAdd(x.swapped, o.swapped)
+	x.waitCap = nanAdd(x.waitCap, o.waitCap)
+	x.waitDef = nanAdd(x.waitDef, o.waitDef)
+	x.kvWeighted += o.kvWeighted
+	x.kvCap += o.kvCap
+	x.kvPlain += o.kvPlain
+	x.kvPlainN += o.kvPlainN
+	x.kvKnownN += o.kvKnownN
+	x.kvMax = nanMax(x.kvMax, o.kvMax)
+	x.cpuKV = nanMax(x.cpuKV, o.cpuKV)
+	x.prefixGauge += o.prefixGauge
+	x.prefixGaugeN += o.prefixGaugeN
+	x.capTokens += o.capTokens
+	x.blocks += o.blocks
+	switch {
+	case o.blockSize == 0:
+	case x.blockSize == 0:
+		x.blockSize = o.blockSize
+	case x.blockSize != o.blockSize:
+		x.blockSize = math.NaN()
+	}
+	x.gpuMemUtil = nanMax(x.gpuMemUtil, o.gpuMemUtil)
+	x.prefixYes += o.prefixYes
+	x.prefixNo += o.prefixNo
+}
+
+// stats derives the displayed numbers.
+func (x *acc) stats() Stats {
+	s := Stats{Span: x.span, Engines: x.engines}
+	s.TTFT = x.hists[tTTFT].quantiles()
+	s.ITL = x.hists[tITL].quantiles()
+	s.TPOT = x.hists[tTPOT].quantiles()
+	s.E2E = x.hists[tE2E].quantiles()
+	s.Queue = x.hists[tQueue].quantiles()
+	s.Prefill = x.hists[tPrefill].quantiles()
+	s.Decode = x.hists[tDecode].quantiles()
+
+	// KV usage weighted by capacity. Engines whose capacity is unknown count
+	// with the mean capacity of the others (or equally when none is known).
+	switch {
+	case x.kvKnownN > 0 && x.kvPlainN == 0:
+		s.KVUsage = x.kvWeighted / x.kvCap
+	case x.kvKnownN > 0:
+		mean := x.kvCap / float64(x.kvKnownN)
+		s.KVUsage = (x.kvWeighted + x.kvPlain*mean) / (x.kvCap + mean*float64(x.kvPlainN))
+	case x.kvPlainN > 0:
+		s.KVUsage = x.kvPlain / float64(x.kvPlainN)
+	default:
+		s.KVUsage = math.NaN()
+	}
+	s.KVUsageMax = x.kvMax
+	s.KVCapacityTokens = orNaN(x.capTokens)
+	s.NumGPUBlocks = orNaN(x.blocks)
+	s.BlockSize = x.blockSize
+	if s.BlockSize == 0 {
+		s.BlockSize = math.NaN()
+	}
+	s.GPUMemUtil = x.gpuMemUtil
+	switch {
+	case x.prefixYes > 0:
+		s.PrefixCaching = sources.TriYes
+	case x.prefixNo > 0:
+		s.PrefixCaching = sources.TriNo
+	}
+	q, h := x.rates[sources.CPrefixQueries], x.rates[sources.CPrefixHits]
+	s.PrefixQueryRate = q
+	switch {
+	case q > 0 && !math.IsNaN(h):
+		s.PrefixHitRatio = h / q
+	case x.prefixGaugeN > 0:
+		s.PrefixHitRatio = x.prefixGauge / x.prefixGaugeN
+	default:
+		s.PrefixHitRatio = math.NaN()
+	}
+	s.PreemptionsRate = x.rates[sources.CPreemptions]
+	s.Swapped = x.swapped
+	s.CPUKVUsage = x.cpuKV
+	s.Running, s.Waiting = x.running, x.waiting
+	s.WaitingCapacity, s.WaitingDeferred = x.waitCap, x.waitDef
+	s.PromptTokRate = x.rates[sources.CPromptTokens]
+	s.GenTokRate = x.rates[sources.CGenTokens]
+	s.PromptCachedRate = x.rates[sources.CPromptCached]
+
+	s.ReqRate = math.NaN()
+	s.AbortShare = math.NaN()
+	if len(x.finish) > 0 {
+		total := 0.0
+		for _, f := range x.finish {
+			total += f.rate
+		}
+		s.ReqRate = total
+		sort.Slice(x.finish, func(i, j int) bool { return x.finish[i].label < x.finish[j].label })
+		s.Finish = make([]FinishShare, len(x.finish))
+		abort := 0.0
+		for i, f := range x.finish {
+			share := math.NaN()
+			if total > 0 {
+				share = f.rate / total
+			}
+			s.Finish[i] = FinishShare{Reason: f.label, PerSec: f.rate, Share: share}
+			if f.label == sources.FinishAbort {
+				abort = f.rate
+			}
+		}
+		if total > 0 {
+			s.AbortShare = abort / total
+		}
+	} else if e2e := x.hists[tE2E]; e2e.bounds != nil {
+		s.ReqRate = e2e.count
+	}
+	s.AvgPromptLen = x.hists[tPromptLen].mean()
+	s.AvgGenLen = x.hists[tGenLen].mean()
+	s.MeanIterTokens = x.hists[tIter].mean()
+	return s
+}
+
+func orNaN(v float64) float64 {
+	if v == 0 {
+		return math.NaN()
+	}
+	return v
+}
+
+func (r *histRate) quantiles() Quantiles {
+	nan := math.NaN()
+	if r.bounds == nil || !(r.count > 0) {
+		q := Quantiles{nan, nan, nan, nan, nan, nan}
+		if r.bounds != nil {
+			q.Count = r.obs
+		}
+		return q
+	}
+	return Quantiles{
+		P50:   bucketQuantile(0.50, r.bounds, r.rates),
+		P90:   bucketQuantile(0.90, r.bounds, r.rates),
+		P95:   bucketQuantile(0.95, r.bounds, r.rates),
+		P99:   bucketQuantile(0.99, r.bounds, r.rates),
+		Mean:  r.mean(),
+		Count: r.obs,
+	}
+}
+
+func (r *histRate) mean() float64 {
+	if r.bounds == nil || !(r.count > 0) {
+		return math.NaN()
+	}
+	return r.sum / r.count
+}

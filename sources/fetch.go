@@ -1,0 +1,225 @@
+package sources
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Default limits of one scrape.
+const (
+	DefaultTimeout  = 3 * time.Second
+	DefaultMaxBody  = 16 << 20 // after decompression; a full vLLM scrape is ~60 KiB
+	acceptHeaderVal = "application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1"
+)
+
+// The Accept header proposes OpenMetrics first and the classic text format
+// after it, with falling weights, as a Prometheus server does by default; the
+// Content-Type of the answer picks the textparse parser.
+
+// HTTPConfig is how vtop talks to targets.
+type HTTPConfig struct {
+	Timeout            time.Duration
+	MaxBody            int64
+	BearerTokenFile    string // read at each scrape, so a rotated token is picked up
+	BearerToken        string // from the environment only, never a flag
+	BasicUser          string
+	BasicPassword      string // from a file or the environment
+	CAFile             string
+	CertFile, KeyFile  string
+	InsecureSkipVerify bool
+	UserAgent          string
+}
+
+// Fetcher performs bounded HTTP GETs of /metrics.
+type Fetcher struct {
+	cfg    HTTPConfig
+	client *http.Client
+}
+
+// NewFetcher builds the HTTP client once (TLS material is loaded here, so a
+// bad CA file is an error at start-up, not a silent failure per scrape).
+func NewFetcher(cfg HTTPConfig) (*Fetcher, error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	tlsCfg := &tls.Config{InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // only when asked
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("CA file: %v", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("CA file %s: no PEM certificates", cfg.CAFile)
+		}
+		tlsCfg.RootCAs = pool
+	}
+	if cfg.CertFile != "" || cfg.KeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.CertFile, cfg.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("client certificate: %v", err)
+		}
+		tlsCfg.Certificates = []tls.Certificate{cert}
+	}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSClientConfig:       tlsCfg,
+		MaxIdleConnsPerHost:   2,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   cfg.Timeout,
+		ResponseHeaderTimeout: cfg.Timeout,
+		DisableCompression:    true, // we ask for gzip ourselves and bound the inflated size
+	}
+	// The per-request context carries the deadline (connect, headers and a
+	// slow-drip body alike), so the client itself has no Timeout.
+	return &Fetcher{cfg: cfg, client: &http.Client{Transport: tr,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 3 {
+				return errors.New("too many redirects")
+			}
+			return nil
+		}}}, nil
+}
+
+// Fetch GETs the target into buf (reused between scrapes) and returns the
+// body and its Content-Type. Every failure is one sanitized line.
+func (f *Fetcher) Fetch(ctx context.Context, url string, buf *bytes.Buffer) ([]byte, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	req.Header.Set("Accept", acceptHeaderVal)
+	req.Header.Set("Accept-Encoding", "gzip")
+	ua := f.cfg.UserAgent
+	if ua == "" {
+		ua = "vtop"
+	}
+	req.Header.Set("User-Agent", ua)
+	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", fmt.Sprintf("%g", f.cfg.Timeout.Seconds()))
+	if err := f.auth(req); err != nil {
+		return nil, "", err
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return nil, "", describeNetErr(err, f.cfg.Timeout)
+	}
+	defer resp.Body.Close()
+	ct := resp.Header.Get("Content-Type")
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+		msg := fmt.Sprintf("HTTP %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+		switch resp.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden:
+			msg += " (check --bearer-token-file / basic auth)"
+		case http.StatusNotFound:
+			msg += " (is the path /metrics, and is this the vLLM API server?)"
+		}
+		return nil, ct, errors.New(msg)
+	}
+	var r io.Reader = resp.Body
+	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		gz, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			return nil, ct, fmt.Errorf("bad gzip body: %v", err)
+		}
+		defer gz.Close()
+		r = gz
+	}
+	buf.Reset()
+	n, err := buf.ReadFrom(io.LimitReader(r, f.cfg.MaxBody+1))
+	if err != nil {
+		if ctx.Err() != nil || isTimeout(err) {
+			return nil, ct, fmt.Errorf("timed out after %s reading the body (%d bytes so far)", f.cfg.Timeout, n)
+		}
+		return nil, ct, fmt.Errorf("reading body: %s", Sanitize(err.Error(), 120))
+	}
+	if n > f.cfg.MaxBody {
+		return nil, ct, fmt.Errorf("body larger than %s after decompression (limit --max-body)", byteSize(f.cfg.MaxBody))
+	}
+	body := buf.Bytes()
+	if looksHTML(ct, body) {
+		return nil, ct, errors.New("served an HTML page, not metrics (wrong port or path? vLLM serves /metrics on its API port)")
+	}
+	return body, ct, nil
+}
+
+func (f *Fetcher) auth(req *http.Request) error {
+	switch {
+	case f.cfg.BearerTokenFile != "":
+		b, err := os.ReadFile(f.cfg.BearerTokenFile)
+		if err != nil {
+			return fmt.Errorf("bearer token file: %v", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(b)))
+	case f.cfg.BearerToken != "":
+		req.Header.Set("Authorization", "Bearer "+f.cfg.BearerToken)
+	case f.cfg.BasicUser != "":
+		req.SetBasicAuth(f.cfg.BasicUser, f.cfg.BasicPassword)
+	}
+	return nil
+}
+
+func looksHTML(ct string, body []byte) bool {
+	if strings.HasPrefix(strings.ToLower(ct), "text/html") {
+		return true
+	}
+	head := bytes.ToLower(bytes.TrimSpace(body[:min(len(body), 256)]))
+	return bytes.HasPrefix(head, []byte("<!doctype html")) || bytes.HasPrefix(head, []byte("<html"))
+}
+
+// describeNetErr turns a transport error into one line an operator can act on.
+func describeNetErr(err error, timeout time.Duration) error {
+	var dns *net.DNSError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return fmt.Errorf("timed out after %s", timeout)
+	case errors.As(err, &dns):
+		return fmt.Errorf("DNS lookup of %s failed: %s", Sanitize(dns.Name, 60), Sanitize(dns.Err, 60))
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return errors.New("connection refused (is vLLM running on this port?)")
+	case errors.Is(err, syscall.ECONNRESET):
+		return errors.New("connection reset by peer")
+	}
+	var cert *tls.CertificateVerificationError
+	if errors.As(err, &cert) {
+		return fmt.Errorf("TLS certificate not trusted (use --ca-file, or --insecure-skip-verify): %s", Sanitize(cert.Err.Error(), 80))
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "Get ") {
+		msg = msg[i+2:]
+	}
+	return errors.New(Sanitize(msg, 160))
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d B", n)
+}

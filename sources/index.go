@@ -1,0 +1,119 @@
+package sources
+
+import (
+	"fmt"
+	"strings"
+)
+
+// part says which sample of a family a wire name is.
+type part uint8
+
+const (
+	partValue part = iota
+	partCreated
+	partBucket
+	partSum
+	partCount
+)
+
+// wireName is what a sample name resolves to.
+type wireName struct {
+	fam  int // index into families
+	part part
+}
+
+// family is one distinct family name of the table with every row that uses it.
+type family struct {
+	name string
+	kind Kind
+	role Role
+	id   uint8
+	rank uint8
+	rows []int // indexes into Metrics
+}
+
+var (
+	families []family
+	byWire   map[string]wireName
+	famIndex map[string]int
+	// famRunning is the family whose HELP text tells V0 from V1.
+	famRunning int
+)
+
+func init() {
+	famIndex = map[string]int{}
+	byWire = map[string]wireName{}
+	for i, m := range Metrics {
+		fi, ok := famIndex[m.Name]
+		if !ok {
+			fi = len(families)
+			famIndex[m.Name] = fi
+			families = append(families, family{name: m.Name, kind: m.Kind, role: m.Role, id: m.ID, rank: m.Rank})
+		}
+		f := &families[fi]
+		if f.kind != m.Kind || f.role != m.Role || f.id != m.ID || f.rank != m.Rank {
+			panic(fmt.Sprintf("schema: rows of %s disagree on kind/role/id/rank", m.Name))
+		}
+		f.rows = append(f.rows, i)
+	}
+	add := func(name string, fi int, p part) {
+		if old, dup := byWire[name]; dup && old != (wireName{fi, p}) {
+			panic("schema: wire name " + name + " maps to two families")
+		}
+		byWire[name] = wireName{fi, p}
+	}
+	for fi, f := range families {
+		switch f.kind {
+		case KindGauge, KindInfo:
+			add(f.name, fi, partValue)
+		case KindCounter:
+			// The wire name ends in _total whatever the code name (text and
+			// OpenMetrics alike); simulators that drop _total are accepted too.
+			add(f.name+"_total", fi, partValue)
+			add(f.name, fi, partValue)
+			add(f.name+"_created", fi, partCreated)
+		case KindHistogram:
+			add(f.name+"_bucket", fi, partBucket)
+			add(f.name+"_sum", fi, partSum)
+			add(f.name+"_count", fi, partCount)
+			add(f.name+"_created", fi, partCreated)
+		}
+	}
+	famRunning = famIndex["vllm:num_requests_running"]
+}
+
+// otherEngine returns the name of another serving engine whose metric prefix
+// name carries, or "".
+func otherEngine(name string) string {
+	for _, o := range OtherEngines {
+		if strings.HasPrefix(name, o.Prefix) {
+			return o.Name
+		}
+	}
+	return ""
+}
+
+// FamilyName returns the family name of a canonical signal's current (rank 0)
+// name, for messages and rule annotations.
+func FamilyName(r Role, id uint8) string {
+	for _, f := range families {
+		if f.role == r && f.id == id && f.rank == 0 {
+			return f.name
+		}
+	}
+	return ""
+}
+
+// FamilyNames returns every family name (all ranks) feeding a canonical
+// signal, current name first.
+func FamilyNames(r Role, id uint8) []string {
+	var out []string
+	for rank := uint8(0); rank < 4; rank++ {
+		for _, f := range families {
+			if f.role == r && f.id == id && f.rank == rank {
+				out = append(out, f.name)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,755 @@
+package sources
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/textparse"
+)
+
+// DefaultMaxSamples bounds the samples read from one scrape. A data-parallel
+// engine with 16 ranks and a few models exposes ~10k; far more means a
+// misconfigured or hostile target.
+const DefaultMaxSamples = 50_000
+
+// maxWarnings bounds the warnings one snapshot carries.
+const maxWarnings = 16
+
+// Normalizer turns /metrics bodies of one target into Snapshots. It caches
+// what each raw series line resolved to, so a steady endpoint costs one map
+// lookup per sample after the first scrape (the idea behind Prometheus' scrape
+// cache). Not safe for concurrent use: the poller owns one per target.
+type Normalizer struct {
+	MaxSamples int
+
+	cache  map[string]*entry
+	slots  map[SubKey]*subAcc
+	active []*subAcc
+	iter   uint64
+	st     *labels.SymbolTable
+	lset   labels.Labels
+
+	// per-scrape state
+	present    []bool // by family index
+	presentAny bool
+	declared   int // vllm: families with a TYPE line
+	router     int
+	other      map[string]int
+	help       Gen // what the HELP of num_requests_running says
+	procs      [NumProcs]float64
+	cacheCfgs  []cacheCfgAt
+	lora       *LoraInfo
+	warnings   []string
+	warnSeen   map[string]bool
+	samples    int
+	dups       int
+	engineSeen bool
+}
+
+type cacheCfgAt struct {
+	engine string
+	cfg    *CacheConfig
+}
+
+type entryKind uint8
+
+const (
+	eIgnore entryKind = iota
+	eSignal           // a gauge/counter/hist/labeled sample of a sub-series
+	eProc
+	eCacheInfo
+	eLoraInfo
+	eRouter
+	eOther // another engine's metric
+)
+
+// entry is what one raw series line resolved to.
+type entry struct {
+	iter  uint64
+	kind  entryKind
+	fam   int
+	part  part
+	slot  *subAcc
+	pid   bool    // carried a pid label (multi-API-server gauges)
+	le    float64 // bucket bound
+	label string  // value of the Labeled family's extra label
+	other string  // other engine name
+	cfg   *CacheConfig
+	cfgEn string
+	lora  *LoraInfo
+	bad   string // why the sample is unusable (sanitized), or ""
+}
+
+// subAcc accumulates one sub-series during a scrape.
+type subAcc struct {
+	iter     uint64
+	sub      Sub
+	gRank    [NumGauges]uint8 // rank+1 of the alias in use, 0 = unset
+	cRank    [NumCounters]uint8
+	hRank    [NumHists]uint8
+	lRank    [NumLabeled]uint8
+	gPID     [NumGauges]bool
+	hist     [NumHists]histAcc
+	labeled  [NumLabeled][]LabeledValue
+	prevBnds [NumHists][]float64 // last layout, to share Bounds between snapshots
+}
+
+type histAcc struct {
+	les, counts []float64
+	sum, count  float64
+	created     float64
+	pid         bool
+}
+
+// NewNormalizer returns a Normalizer with the default limits.
+func NewNormalizer() *Normalizer {
+	return &Normalizer{
+		MaxSamples: DefaultMaxSamples,
+		cache:      map[string]*entry{},
+		slots:      map[SubKey]*subAcc{},
+		st:         labels.NewSymbolTable(),
+		present:    make([]bool, len(families)),
+		other:      map[string]int{},
+		warnSeen:   map[string]bool{},
+	}
+}
+
+// ErrTooManySamples is returned when a scrape exceeds MaxSamples.
+var ErrTooManySamples = errors.New("too many samples")
+
+// Normalize parses one /metrics body. contentType is the response's
+// Content-Type; an empty or unknown one falls back to the text format.
+func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, error) {
+	p, err := textparse.New(body, contentType, n.st, textparse.ParserOptions{FallbackContentType: "text/plain"})
+	if p == nil {
+		return nil, fmt.Errorf("cannot parse Content-Type %q: %v", Sanitize(contentType, 60), err)
+	}
+	n.begin()
+	if err := n.read(p); err != nil {
+		return nil, err
+	}
+	return n.finish()
+}
+
+func (n *Normalizer) begin() {
+	n.iter++
+	n.active = n.active[:0]
+	clear(n.present)
+	n.presentAny = false
+	n.declared, n.router, n.samples, n.dups = 0, 0, 0, 0
+	clear(n.other)
+	n.help = GenUnknown
+	for i := range n.procs {
+		n.procs[i] = math.NaN()
+	}
+	n.cacheCfgs = n.cacheCfgs[:0]
+	n.lora = nil
+	n.warnings = nil
+	clear(n.warnSeen)
+	n.engineSeen = false
+}
+
+var (
+	prefixVLLM   = []byte(VLLMPrefix)
+	helpRunV0    = []byte(helpV0Running)
+	helpRunV1    = []byte(helpV1Running)
+	nameRunning  = []byte("vllm:num_requests_running")
+	errNoSamples = errors.New("no samples")
+)
+
+func (n *Normalizer) read(p textparse.Parser) error {
+	for {
+		e, err := p.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("parse error: %s", Sanitize(err.Error(), 160))
+		}
+		switch e {
+		case textparse.EntrySeries:
+			n.samples++
+			if n.samples > n.MaxSamples {
+				return fmt.Errorf("%w: more than %d (raise --max-samples if this is expected)", ErrTooManySamples, n.MaxSamples)
+			}
+			series, _, v := p.Series()
+			en := n.cache[string(series)] // no allocation for the lookup
+			if en == nil {
+				p.Labels(&n.lset)
+				en = n.classify(n.lset)
+				n.cache[string(series)] = en
+			}
+			if en.iter == n.iter {
+				// The same series line twice in one scrape.
+				n.dups++
+				continue
+			}
+			en.iter = n.iter
+			n.apply(en, v)
+		case textparse.EntryType:
+			name, _ := p.Type()
+			if bytes.HasPrefix(name, prefixVLLM) {
+				n.declared++
+			}
+		case textparse.EntryHelp:
+			name, help := p.Help()
+			if bytes.Equal(name, nameRunning) {
+				switch {
+				case bytes.Equal(help, helpRunV0):
+					n.help = GenV0
+				case bytes.Equal(help, helpRunV1):
+					n.help = GenV1
+				}
+			}
+		case textparse.EntryHistogram:
+			n.warn("native histograms are not read; expose classic buckets")
+		}
+	}
+}
+
+// classify resolves a series seen for the first time. Only this path looks at
+// label values, and it sanitizes every one it keeps.
+func (n *Normalizer) classify(ls labels.Labels) *entry {
+	name := ls.Get(labels.MetricName)
+	en := &entry{}
+	w, ok := byWire[name]
+	if !ok {
+		if o := otherEngine(name); o != "" {
+			en.kind, en.other = eOther, o
+		}
+		return en
+	}
+	en.fam, en.part = w.fam, w.part
+	f := &families[w.fam]
+	switch f.role {
+	case RoleRouter:
+		en.kind = eRouter
+		return en
+	case RoleProc:
+		en.kind = eProc
+		return en
+	case RoleCacheInfo:
+		en.kind = eCacheInfo
+		en.cfg, en.cfgEn = parseCacheConfig(ls)
+		return en
+	case RoleLoraInfo:
+		en.kind = eLoraInfo
+		en.lora = parseLora(ls)
+		return en
+	}
+	en.kind = eSignal
+	model := ls.Get(LabelModel)
+	if model == "" {
+		model = ls.Get(LabelModelAlt)
+	}
+	key := SubKey{Model: Sanitize(model, MaxLabelLen), Engine: Sanitize(ls.Get(LabelEngine), 16)}
+	en.pid = ls.Has(LabelPID)
+	if f.role == RoleLabeled {
+		lbl := Metrics[f.rows[0]].Label
+		en.label = Sanitize(ls.Get(lbl), 40)
+	}
+	if en.part == partBucket {
+		le, err := strconv.ParseFloat(ls.Get(LabelLe), 64)
+		if err != nil || math.IsNaN(le) {
+			en.bad = fmt.Sprintf("%s has a bucket with le=%q", f.name, Sanitize(ls.Get(LabelLe), 20))
+		}
+		en.le = le
+	}
+	slot := n.slots[key]
+	if slot == nil {
+		slot = &subAcc{}
+		n.slots[key] = slot
+		slot.sub.Key = key
+	}
+	en.slot = slot
+	return en
+}
+
+func (n *Normalizer) apply(en *entry, v float64) {
+	switch en.kind {
+	case eIgnore:
+		return
+	case eOther:
+		n.other[en.other]++
+		return
+	case eRouter:
+		n.router++
+		return
+	case eProc:
+		n.present[en.fam] = true
+		if en.part == partValue && finite(v) {
+			n.procs[families[en.fam].id] = v
+		}
+		return
+	case eCacheInfo:
+		n.present[en.fam] = true
+		n.cacheCfgs = append(n.cacheCfgs, cacheCfgAt{en.cfgEn, en.cfg})
+		return
+	case eLoraInfo:
+		n.present[en.fam] = true
+		n.lora = en.lora
+		return
+	}
+	if en.bad != "" {
+		n.warn(en.bad)
+		return
+	}
+	n.present[en.fam] = true
+	n.presentAny = true
+	s := en.slot
+	if s.iter != n.iter {
+		n.resetSlot(s)
+	}
+	if s.sub.Key.Engine != "" {
+		n.engineSeen = true
+	}
+	f := &families[en.fam]
+	switch f.role {
+	case RoleGauge:
+		n.applyGauge(s, Gauge(f.id), f, en, v)
+	case RoleCounter:
+		id := Counter(f.id)
+		if !takeRank(&s.cRank[id], f.rank) {
+			return
+		}
+		if s.cRank[id] != f.rank+1 {
+			s.cRank[id] = f.rank + 1
+			s.sub.Counters[id], s.sub.Created[id] = math.NaN(), math.NaN()
+		}
+		if en.part == partCreated {
+			s.sub.Created[id] = v
+			return
+		}
+		if !validCounter(v) {
+			n.warn(fmt.Sprintf("%s is %v; counters must be finite and ≥0 (ignored)", f.name, v))
+			return
+		}
+		if en.pid && !math.IsNaN(s.sub.Counters[id]) {
+			v += s.sub.Counters[id]
+		}
+		s.sub.Counters[id] = v
+	case RoleHist:
+		n.applyHist(s, Hist(f.id), f, en, v)
+	case RoleLabeled:
+		id := Labeled(f.id)
+		if !takeRank(&s.lRank[id], f.rank) {
+			return
+		}
+		if s.lRank[id] != f.rank+1 {
+			s.lRank[id] = f.rank + 1
+			s.labeled[id] = s.labeled[id][:0]
+		}
+		list := s.labeled[id]
+		i := slices.IndexFunc(list, func(lv LabeledValue) bool { return lv.Label == en.label })
+		if i < 0 {
+			list = append(list, LabeledValue{Label: en.label, Value: math.NaN(), Created: math.NaN()})
+			i = len(list) - 1
+		}
+		if en.part == partCreated {
+			list[i].Created = v
+		} else if f.kind == KindCounter && !validCounter(v) {
+			n.warn(fmt.Sprintf("%s{%s} is %v; counters must be finite and ≥0 (ignored)", f.name, en.label, v))
+		} else if finite(v) {
+			if en.pid && !math.IsNaN(list[i].Value) {
+				v = pidMerge(f.kind, list[i].Value, v)
+			}
+			list[i].Value = v
+		}
+		s.labeled[id] = list
+	}
+}
+
+func (n *Normalizer) applyGauge(s *subAcc, id Gauge, f *family, en *entry, v float64) {
+	if !takeRank(&s.gRank[id], f.rank) {
+		return
+	}
+	if s.gRank[id] != f.rank+1 {
+		s.gRank[id] = f.rank + 1
+		s.sub.Gauges[id] = math.NaN()
+	}
+	if !finite(v) {
+		n.warn(fmt.Sprintf("%s is %v (shown as unknown)", f.name, v))
+		return
+	}
+	if id == GKVUsage || id == GCPUKVUsage {
+		// vllm-ascend#10048 shows negative usage on a DP rank: a bug in the
+		// engine, not a number to average into the fleet.
+		if v < 0 || v > 1+1e-9 {
+			n.warn(fmt.Sprintf("%s{engine=%q} is %.4g, outside 0..1 (shown as unknown)", f.name, s.sub.Key.Engine, v))
+			return
+		}
+	}
+	if en.pid && !math.IsNaN(s.sub.Gauges[id]) {
+		v = math.Max(v, s.sub.Gauges[id])
+	}
+	s.sub.Gauges[id] = v
+}
+
+// pidMerge combines one sub-series' values exposed once per API-server
+// process. Counters add up; for gauges only one process holds the live value
+// and the others report stale zeros (vLLM PR #28792), so the largest wins.
+func pidMerge(k Kind, a, b float64) float64 {
+	if k == KindCounter {
+		return a + b
+	}
+	return math.Max(a, b)
+}
+
+func (n *Normalizer) applyHist(s *subAcc, id Hist, f *family, en *entry, v float64) {
+	if !takeRank(&s.hRank[id], f.rank) {
+		return
+	}
+	h := &s.hist[id]
+	if s.hRank[id] != f.rank+1 {
+		s.hRank[id] = f.rank + 1
+		h.les, h.counts = h.les[:0], h.counts[:0]
+		h.sum, h.count, h.created = math.NaN(), math.NaN(), math.NaN()
+	}
+	h.pid = h.pid || en.pid
+	switch en.part {
+	case partBucket:
+		h.les = append(h.les, en.le)
+		h.counts = append(h.counts, v)
+	case partSum:
+		h.sum = v
+	case partCount:
+		h.count = v
+	case partCreated:
+		h.created = v
+	}
+}
+
+// takeRank reports whether a sample of alias rank r may feed a signal whose
+// alias in use is cur (rank+1, 0 = none yet): a better alias replaces a worse one.
+func takeRank(cur *uint8, r uint8) bool {
+	return *cur == 0 || r+1 <= *cur
+}
+
+func (n *Normalizer) resetSlot(s *subAcc) {
+	key := s.sub.Key
+	s.sub = newSub(key)
+	s.iter = n.iter
+	s.gRank, s.cRank, s.hRank, s.lRank = [NumGauges]uint8{}, [NumCounters]uint8{}, [NumHists]uint8{}, [NumLabeled]uint8{}
+	for i := range s.hist {
+		h := &s.hist[i]
+		h.les, h.counts, h.pid = h.les[:0], h.counts[:0], false
+	}
+	for i := range s.labeled {
+		s.labeled[i] = nil
+	}
+	n.active = append(n.active, s)
+}
+
+func (n *Normalizer) warn(msg string) {
+	if n.warnSeen[msg] || len(n.warnings) >= maxWarnings {
+		return
+	}
+	n.warnSeen[msg] = true
+	n.warnings = append(n.warnings, msg)
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+func validCounter(v float64) bool { return finite(v) && v >= 0 }
+
+func (n *Normalizer) finish() (*Snapshot, error) {
+	n.sweep()
+	if n.dups > 0 {
+		n.warn(fmt.Sprintf("%d duplicate series ignored (first one kept)", n.dups))
+	}
+	snap := &Snapshot{Samples: n.samples, Proc: n.procs, Lora: n.lora}
+	switch {
+	case n.router > 0 && !n.hasEngineCore():
+		snap.Kind = KindRouter
+	case !n.presentAny:
+		if n.declared > 0 {
+			snap.Kind = KindNoSamples
+		} else {
+			return nil, n.noVLLMError()
+		}
+	}
+	slices.SortFunc(n.active, func(a, b *subAcc) int {
+		if c := strings.Compare(a.sub.Key.Model, b.sub.Key.Model); c != 0 {
+			return c
+		}
+		return compareEngine(a.sub.Key.Engine, b.sub.Key.Engine)
+	})
+	snap.Subs = make([]Sub, 0, len(n.active))
+	for _, s := range n.active {
+		n.finishSub(s)
+		snap.Subs = append(snap.Subs, s.sub)
+	}
+	n.attachCacheConfigs(snap)
+	snap.Version = n.detectVersion(snap)
+	snap.Warnings = n.warnings
+	return snap, nil
+}
+
+// hasEngineCore reports whether the scrape carries engine scheduler state, so
+// a router that also re-exports engine gauges is still recognised as a router.
+func (n *Normalizer) hasEngineCore() bool {
+	for _, s := range n.active {
+		if !math.IsNaN(s.sub.Gauges[GRunning]) && s.hist[HTTFT].les != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (n *Normalizer) noVLLMError() error {
+	best, cnt := "", 0
+	for name, c := range n.other {
+		if c > cnt || (c == cnt && name < best) {
+			best, cnt = name, c
+		}
+	}
+	if best != "" {
+		return fmt.Errorf("no vLLM metrics: this looks like %s (%d of its samples); vtop reads vLLM's vllm:* metrics", best, cnt)
+	}
+	if n.samples == 0 {
+		return fmt.Errorf("%w: the response has no metric samples", errNoSamples)
+	}
+	return fmt.Errorf("no vLLM metrics among %d samples (is this the vLLM API server's port?)", n.samples)
+}
+
+// sweep drops cache entries and sub-series not seen in this scrape, so a
+// target that churns label values cannot grow vtop's memory. Steady targets
+// skip the walk.
+func (n *Normalizer) sweep() {
+	if len(n.cache) > n.samples-n.dups || len(n.slots) > len(n.active) {
+		for k, en := range n.cache {
+			if en.iter != n.iter {
+				delete(n.cache, k)
+			}
+		}
+		for k, s := range n.slots {
+			if s.iter != n.iter {
+				delete(n.slots, k)
+			}
+		}
+	}
+}
+
+func (n *Normalizer) finishSub(s *subAcc) {
+	// Histograms: sort buckets, merge per-pid duplicates, check the shape.
+	total := 0
+	for i := range s.hist {
+		total += len(s.hist[i].les)
+	}
+	backing := make([]float64, 0, total)
+	for i := range s.hist {
+		h := &s.hist[i]
+		if len(h.les) == 0 {
+			if s.hRank[i] != 0 {
+				n.warn(fmt.Sprintf("%s has _sum/_count but no buckets (ignored)", FamilyName(RoleHist, uint8(i))))
+			}
+			continue
+		}
+		name := FamilyName(RoleHist, uint8(i))
+		if !sortedFloats(h.les) {
+			sortPairs(h.les, h.counts)
+		}
+		h.les, h.counts = n.mergeEqualBounds(h.les, h.counts, h.pid, name)
+		if problem := histProblem(h.les, h.counts); problem != "" {
+			n.warn(fmt.Sprintf("%s %s (ignored)", name, problem))
+			continue
+		}
+		bounds := s.prevBnds[i]
+		if !slices.Equal(bounds, h.les) {
+			bounds = slices.Clone(h.les)
+			s.prevBnds[i] = bounds
+		}
+		start := len(backing)
+		backing = append(backing, h.counts...)
+		count := h.count
+		if math.IsNaN(count) || count != h.counts[len(h.counts)-1] {
+			// _count must equal the +Inf bucket; the bucket is what quantiles use.
+			count = h.counts[len(h.counts)-1]
+		}
+		s.sub.Hists[i] = Histogram{
+			Bounds:  bounds,
+			Counts:  backing[start:len(backing):len(backing)],
+			Sum:     h.sum,
+			Count:   count,
+			Created: h.created,
+		}
+	}
+	for i := range s.labeled {
+		if len(s.labeled[i]) > 0 {
+			s.sub.Labeled[i] = slices.Clone(s.labeled[i])
+			slices.SortFunc(s.sub.Labeled[i], func(a, b LabeledValue) int { return strings.Compare(a.Label, b.Label) })
+		}
+	}
+}
+
+// mergeEqualBounds handles a bound listed twice: per-pid copies add up,
+// anything else is a duplicate series and the first one stays.
+func (n *Normalizer) mergeEqualBounds(les, counts []float64, pid bool, name string) ([]float64, []float64) {
+	w := 0
+	for r := 0; r < len(les); r++ {
+		if w > 0 && les[r] == les[w-1] {
+			if pid {
+				counts[w-1] += counts[r]
+			} else {
+				n.dups++
+			}
+			continue
+		}
+		les[w], counts[w] = les[r], counts[r]
+		w++
+	}
+	return les[:w], counts[:w]
+}
+
+// histProblem describes why a classic histogram cannot be used, or "".
+func histProblem(les, counts []float64) string {
+	if !math.IsInf(les[len(les)-1], 1) {
+		return "has no +Inf bucket"
+	}
+	for i, c := range counts {
+		if !validCounter(c) {
+			return fmt.Sprintf("has bucket le=%g = %v", les[i], c)
+		}
+		if i > 0 && c < counts[i-1] {
+			return fmt.Sprintf("buckets decrease (le=%g: %g > le=%g: %g)", les[i-1], counts[i-1], les[i], c)
+		}
+	}
+	return ""
+}
+
+func sortedFloats(s []float64) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i] < s[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+func sortPairs(les, counts []float64) {
+	idx := make([]int, len(les))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case les[a] < les[b]:
+			return -1
+		case les[a] > les[b]:
+			return 1
+		}
+		return 0
+	})
+	l2, c2 := make([]float64, len(les)), make([]float64, len(les))
+	for i, j := range idx {
+		l2[i], c2[i] = les[j], counts[j]
+	}
+	copy(les, l2)
+	copy(counts, c2)
+}
+
+// compareEngine orders engine labels numerically when they are numbers.
+func compareEngine(a, b string) int {
+	ai, ea := strconv.Atoi(a)
+	bi, eb := strconv.Atoi(b)
+	if ea == nil && eb == nil {
+		return ai - bi
+	}
+	return strings.Compare(a, b)
+}
+
+// attachCacheConfigs gives each sub-series the cache config of its engine.
+// V1 labels cache_config_info with engine (≥0.9.0); V0 and early V1 expose
+// one config for the whole endpoint.
+func (n *Normalizer) attachCacheConfigs(snap *Snapshot) {
+	if len(n.cacheCfgs) == 0 {
+		return
+	}
+	for i := range snap.Subs {
+		s := &snap.Subs[i]
+		for _, c := range n.cacheCfgs {
+			if c.engine == s.Key.Engine || c.engine == "" {
+				s.Cache = c.cfg
+				if c.engine == s.Key.Engine {
+					break
+				}
+			}
+		}
+	}
+}
+
+func parseCacheConfig(ls labels.Labels) (*CacheConfig, string) {
+	c := &CacheConfig{GPUMemUtil: math.NaN(), SwapSpaceBytes: math.NaN()}
+	engine := ""
+	ls.Range(func(l labels.Label) {
+		switch l.Name {
+		case labels.MetricName:
+			return
+		case LabelEngine:
+			engine = Sanitize(l.Value, 16)
+			return
+		case CCBlockSize:
+			c.BlockSize = atoiOrZero(l.Value)
+		case CCNumGPUBlocks:
+			c.NumGPUBlocks = atoiOrZero(l.Value)
+		case CCNumCPUBlocks:
+			c.NumCPUBlocks = atoiOrZero(l.Value)
+		case CCGPUMemUtil:
+			if f, err := strconv.ParseFloat(l.Value, 64); err == nil && f > 0 && f <= 1 {
+				c.GPUMemUtil = f
+			}
+		case CCPrefixCaching:
+			switch strings.ToLower(l.Value) {
+			case "true":
+				c.PrefixCaching = TriYes
+			case "false":
+				c.PrefixCaching = TriNo
+			}
+		case CCCacheDtype:
+			c.CacheDtype = Sanitize(l.Value, 24)
+		case CCSwapSpaceBytes:
+			if f, err := strconv.ParseFloat(l.Value, 64); err == nil && f >= 0 {
+				c.SwapSpaceBytes = f
+			}
+		}
+		if len(c.Labels) < 64 {
+			c.Labels = append(c.Labels, Label{Sanitize(l.Name, 48), Sanitize(l.Value, 48)})
+		}
+	})
+	return c, engine
+}
+
+// atoiOrZero reads an integer label ("850", "850.0"); anything else ("None") is 0.
+func atoiOrZero(s string) int {
+	if i, err := strconv.Atoi(s); err == nil && i > 0 {
+		return i
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 && f < math.MaxInt32 && f == math.Trunc(f) {
+		return int(f)
+	}
+	return 0
+}
+
+func parseLora(ls labels.Labels) *LoraInfo {
+	split := func(s string) []string {
+		var out []string
+		for _, a := range strings.Split(s, ",") {
+			if a = strings.TrimSpace(a); a != "" && len(out) < 32 {
+				out = append(out, Sanitize(a, 48))
+			}
+		}
+		return out
+	}
+	return &LoraInfo{
+		MaxLora: atoiOrZero(ls.Get(LabelMaxLora)),
+		Running: split(ls.Get(LabelRunLora)),
+		Waiting: split(ls.Get(LabelWaitLora)),
+	}
+}

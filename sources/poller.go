@@ -1,0 +1,236 @@
+package sources
+
+import (
+	"bytes"
+	"context"
+	"hash/fnv"
+	"sync"
+	"time"
+)
+
+// PollerConfig sets the poller's timing and bounds.
+type PollerConfig struct {
+	Interval    time.Duration // poll period of each target
+	MaxParallel int           // scrapes in flight at once, all targets together
+	MaxBackoff  time.Duration // longest wait between polls of a target that stays down
+	MaxSamples  int
+	Clock       func() time.Time // time.Now when nil
+}
+
+// DefaultPollerConfig returns the defaults: 1 s interval, 64 scrapes at once,
+// back off to 30 s while a target is down.
+func DefaultPollerConfig() PollerConfig {
+	return PollerConfig{Interval: time.Second, MaxParallel: 64, MaxBackoff: 30 * time.Second, MaxSamples: DefaultMaxSamples}
+}
+
+// Poller polls targets on their own schedules and hands results to a Mailbox.
+// Each target has one goroutine, so polls of one target never overlap; a
+// semaphore bounds how many run at once across targets.
+type Poller struct {
+	cfg     PollerConfig
+	targets []Target
+	fetch   *Fetcher
+	box     *Mailbox
+	sem     chan struct{}
+
+	mu  sync.Mutex
+	now chan struct{} // closed to make every target poll at once
+}
+
+// NewPoller builds a poller; results arrive in the returned Mailbox, indexed
+// like targets.
+func NewPoller(targets []Target, f *Fetcher, cfg PollerConfig) *Poller {
+	if cfg.Interval <= 0 {
+		cfg.Interval = time.Second
+	}
+	if cfg.MaxParallel <= 0 {
+		cfg.MaxParallel = 64
+	}
+	if cfg.MaxBackoff < cfg.Interval {
+		cfg.MaxBackoff = cfg.Interval
+	}
+	if cfg.MaxSamples <= 0 {
+		cfg.MaxSamples = DefaultMaxSamples
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	return &Poller{cfg: cfg, targets: targets, fetch: f, box: NewMailbox(len(targets)),
+		sem: make(chan struct{}, cfg.MaxParallel), now: make(chan struct{})}
+}
+
+// Mailbox returns where results arrive.
+func (p *Poller) Mailbox() *Mailbox { return p.box }
+
+// Targets returns the polled targets.
+func (p *Poller) Targets() []Target { return p.targets }
+
+// PollNow makes every target poll immediately, ending any backoff.
+func (p *Poller) PollNow() {
+	p.mu.Lock()
+	close(p.now)
+	p.now = make(chan struct{})
+	p.mu.Unlock()
+}
+
+func (p *Poller) nowCh() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.now
+}
+
+// Run polls until ctx ends.
+func (p *Poller) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for i := range p.targets {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			p.loop(ctx, i)
+		}(i)
+	}
+	wg.Wait()
+}
+
+// offset spreads targets over the interval so a large fleet does not poll in
+// one burst; it is stable per target URL.
+func (p *Poller) offset(i int) time.Duration {
+	if len(p.targets) == 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(p.targets[i].URL))
+	return time.Duration(uint64(h.Sum32()) % uint64(p.cfg.Interval))
+}
+
+func (p *Poller) loop(ctx context.Context, i int) {
+	t := p.targets[i]
+	norm := NewNormalizer()
+	norm.MaxSamples = p.cfg.MaxSamples
+	var buf bytes.Buffer
+	wait := p.offset(i)
+	failures := 0
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		now := p.nowCh()
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		case <-now:
+			if !timer.Stop() {
+				select {
+				case <-timer.C:
+				default:
+				}
+			}
+			failures = 0
+		}
+		select {
+		case p.sem <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		start, began := p.cfg.Clock(), time.Now()
+		s := p.scrapeOnce(ctx, t, norm, &buf)
+		<-p.sem
+		if ctx.Err() != nil {
+			return
+		}
+		s.Time = start
+		s.Duration = time.Since(began)
+		p.box.Put(i, s)
+		next := p.cfg.Interval
+		if s.Err != nil {
+			failures++
+			next = backoff(p.cfg.Interval, p.cfg.MaxBackoff, failures)
+		} else {
+			failures = 0
+		}
+		// The schedule counts from the start of the poll, so a slow target
+		// still polls once per interval (never twice at once).
+		next -= s.Duration
+		if next < 0 {
+			next = 0
+		}
+		timer.Reset(next)
+	}
+}
+
+// backoff doubles the wait after each consecutive failure beyond the second,
+// up to max, so a restarting engine is seen back within seconds but a dead one
+// costs little.
+func backoff(interval, max time.Duration, failures int) time.Duration {
+	if failures <= 2 {
+		return interval
+	}
+	d := interval
+	for i := 2; i < failures && d < max; i++ {
+		d *= 2
+	}
+	return min(d, max)
+}
+
+func (p *Poller) scrapeOnce(ctx context.Context, t Target, n *Normalizer, buf *bytes.Buffer) Scrape {
+	s := Scrape{Target: t.Name}
+	body, ct, err := p.fetch.Fetch(ctx, t.URL, buf)
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	snap, err := n.Normalize(body, ct)
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	s.Data = snap
+	return s
+}
+
+// Mailbox hands the newest result of each target to one consumer. A consumer
+// that falls behind sees the latest scrape of each target, never a backlog.
+type Mailbox struct {
+	mu      sync.Mutex
+	pending []Scrape
+	has     []bool
+	ready   chan struct{}
+}
+
+// NewMailbox makes a mailbox for n targets.
+func NewMailbox(n int) *Mailbox {
+	return &Mailbox{pending: make([]Scrape, n), has: make([]bool, n), ready: make(chan struct{}, 1)}
+}
+
+// Put stores the result of target i, replacing one not yet taken.
+func (m *Mailbox) Put(i int, s Scrape) {
+	m.mu.Lock()
+	m.pending[i], m.has[i] = s, true
+	m.mu.Unlock()
+	select {
+	case m.ready <- struct{}{}:
+	default:
+	}
+}
+
+// Ready is signalled after Put.
+func (m *Mailbox) Ready() <-chan struct{} { return m.ready }
+
+// Take appends every pending result (with its target index) to dst and clears them.
+func (m *Mailbox) Take(dst []Indexed) []Indexed {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, ok := range m.has {
+		if ok {
+			dst = append(dst, Indexed{i, m.pending[i]})
+			m.pending[i], m.has[i] = Scrape{}, false
+		}
+	}
+	return dst
+}
+
+// Indexed is a result with the index of its target.
+type Indexed struct {
+	Index int
+	Scrape
+}

@@ -1,0 +1,92 @@
+package sources
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// DefaultTarget is vLLM's default listen address.
+const DefaultTarget = "localhost:8000"
+
+// Target is one /metrics endpoint to poll.
+type Target struct {
+	Name string // what the user typed, for display (host:port when that is all)
+	URL  string // full URL of the metrics endpoint
+	Host string // host part, to tell whether it is on this machine
+	Port int
+	// MaxNumSeqs is the engine's --max-num-seqs when the operator told vtop
+	// (config file); vLLM does not expose it. 0: unknown.
+	MaxNumSeqs int
+}
+
+// ParseTarget accepts host:port, http(s)://host:port, or a full URL. The path
+// defaults to /metrics and the scheme to http.
+func ParseTarget(s string) (Target, error) {
+	raw := strings.TrimSpace(s)
+	if raw == "" {
+		return Target{}, fmt.Errorf("empty target")
+	}
+	in := raw
+	if !strings.Contains(in, "://") {
+		in = "http://" + in
+	}
+	u, err := url.Parse(in)
+	if err != nil {
+		return Target{}, fmt.Errorf("target %q: %v", Sanitize(raw, 80), err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return Target{}, fmt.Errorf("target %q: scheme must be http or https", Sanitize(raw, 80))
+	}
+	if u.Host == "" {
+		return Target{}, fmt.Errorf("target %q: no host", Sanitize(raw, 80))
+	}
+	if u.User != nil {
+		return Target{}, fmt.Errorf("target %q: credentials in the URL are not accepted; use --basic-auth-user and a password file or VTOP_BASIC_AUTH_PASSWORD", Sanitize(u.Redacted(), 80))
+	}
+	port := 80
+	if u.Scheme == "https" {
+		port = 443
+	}
+	if p := u.Port(); p != "" {
+		if _, err := fmt.Sscanf(p, "%d", &port); err != nil || port <= 0 || port > 65535 {
+			return Target{}, fmt.Errorf("target %q: bad port %q", Sanitize(raw, 80), Sanitize(p, 10))
+		}
+	} else if !strings.Contains(raw, "://") {
+		return Target{}, fmt.Errorf("target %q: give a port (vLLM listens on 8000 by default)", Sanitize(raw, 80))
+	}
+	if u.Path == "" || u.Path == "/" {
+		u.Path = "/metrics"
+	}
+	name := raw
+	if !strings.Contains(raw, "://") && !strings.Contains(raw, "/") {
+		name = u.Host
+	}
+	return Target{Name: Sanitize(name, 80), URL: u.String(), Host: u.Hostname(), Port: port}, nil
+}
+
+// IsLocal reports whether the target's host is this machine (loopback or one
+// of its interface addresses), so its processes and GPUs can be joined to it.
+func (t Target) IsLocal() bool {
+	if t.Host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(t.Host)
+	if ip == nil {
+		return false
+	}
+	if ip.IsLoopback() || ip.IsUnspecified() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,183 @@
+// Package format renders vtop's numbers the same way in the TUI and the
+// headless report: unknown is always "--", never 0.
+package format
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-runewidth"
+)
+
+// Missing is how an unknown value is shown.
+const Missing = "--"
+
+func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+
+// Seconds renders a latency given in seconds: 850µs, 12ms, 1.25s, 2m05s.
+func Seconds(v float64) string {
+	switch {
+	case bad(v):
+		return Missing
+	case v < 0.001:
+		return fmt.Sprintf("%.0fµs", v*1e6)
+	case v < 0.1:
+		return trim(fmt.Sprintf("%.1f", v*1e3)) + "ms"
+	case v < 1:
+		return fmt.Sprintf("%.0fms", v*1e3)
+	case v < 10:
+		return fmt.Sprintf("%.2fs", v)
+	case v < 100:
+		return fmt.Sprintf("%.1fs", v)
+	case v < 3600:
+		return fmt.Sprintf("%dm%02ds", int(v)/60, int(v)%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(v)/3600, int(v)%3600/60)
+}
+
+// Percent renders a 0..1 ratio: 97%, 4.2%, 0.3%.
+func Percent(v float64) string {
+	if bad(v) {
+		return Missing
+	}
+	p := v * 100
+	switch {
+	case p != 0 && math.Abs(p) < 10:
+		return trim(fmt.Sprintf("%.1f", p)) + "%"
+	}
+	return fmt.Sprintf("%.0f%%", p)
+}
+
+// Rate renders a per-second rate with SI suffixes: 0, 0.03, 12.4, 1.2k, 45k, 1.3M.
+func Rate(v float64) string {
+	if bad(v) {
+		return Missing
+	}
+	return SI(v)
+}
+
+// SI renders a number compactly: 0, 0.03, 4.5, 12, 1.2k, 45k, 1.3M.
+func SI(v float64) string {
+	if bad(v) {
+		return Missing
+	}
+	a := math.Abs(v)
+	switch {
+	case a == 0:
+		return "0"
+	case a < 0.1:
+		return trim(fmt.Sprintf("%.2f", v))
+	case a < 10:
+		return trim(fmt.Sprintf("%.1f", v))
+	case a < 1000:
+		return fmt.Sprintf("%.0f", v)
+	case a < 10_000:
+		return trim(fmt.Sprintf("%.1f", v/1e3)) + "k"
+	case a < 1e6:
+		return fmt.Sprintf("%.0fk", v/1e3)
+	case a < 1e7:
+		return trim(fmt.Sprintf("%.1f", v/1e6)) + "M"
+	case a < 1e9:
+		return fmt.Sprintf("%.0fM", v/1e6)
+	}
+	return trim(fmt.Sprintf("%.1f", v/1e9)) + "G"
+}
+
+// Count renders a gauge that counts things (requests): 0, 7, 1.2k.
+func Count(v float64) string {
+	if bad(v) {
+		return Missing
+	}
+	if v == math.Trunc(v) && math.Abs(v) < 1000 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return SI(v)
+}
+
+// Bytes renders a byte count in binary units: 512B, 3.2KiB, 41GiB.
+func Bytes(v float64) string {
+	if bad(v) {
+		return Missing
+	}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for math.Abs(v) >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if i == 0 || v >= 100 {
+		return fmt.Sprintf("%.0f%s", v, units[i])
+	}
+	return trim(fmt.Sprintf("%.1f", v)) + units[i]
+}
+
+// Age renders how long ago t was, relative to now: 3s, 4m, 2h, 3d.
+func Age(now, t time.Time) string {
+	if t.IsZero() {
+		return Missing
+	}
+	return Dur(now.Sub(t))
+}
+
+// Dur renders a duration coarsely: 850ms, 3s, 4m10s, 2h05m, 3d.
+func Dur(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		m, s := int(d.Minutes()), int(d.Seconds())%60
+		if s == 0 {
+			return fmt.Sprintf("%dm", m)
+		}
+		return fmt.Sprintf("%dm%02ds", m, s)
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// Tokens renders a token count: 512, 13.6k, 458k, 1.2M.
+func Tokens(v float64) string { return SI(v) }
+
+func trim(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(s, "0")
+		s = strings.TrimSuffix(s, ".")
+	}
+	return s
+}
+
+// Truncate cuts s to at most n display cells, ending in "…" when cut.
+func Truncate(s string, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return runewidth.Truncate(s, n, "…")
+}
+
+// Width is the display width of s.
+func Width(s string) int { return runewidth.StringWidth(s) }
+
+// PadRight pads s with spaces to n cells (truncating when longer).
+func PadRight(s string, n int) string {
+	s = Truncate(s, n)
+	if w := Width(s); w < n {
+		s += strings.Repeat(" ", n-w)
+	}
+	return s
+}
+
+// PadLeft right-aligns s in n cells.
+func PadLeft(s string, n int) string {
+	s = Truncate(s, n)
+	if w := Width(s); w < n {
+		s = strings.Repeat(" ", n-w) + s
+	}
+	return s
+}

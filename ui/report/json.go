@@ -1,0 +1,261 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// SchemaVersion names the JSON layout. Fields are only ever added within a
+// version; a change of meaning or a removal bumps it.
+const SchemaVersion = "vtop.report/v1"
+
+// Num is a number that encodes NaN and ±Inf as null: unknown is not zero.
+type Num float64
+
+// MarshalJSON implements json.Marshaler.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// JSONReport is the document `vtop --once --output json` prints.
+type JSONReport struct {
+	Schema          string         `json:"schema"`
+	VtopVersion     string         `json:"vtop_version"`
+	GeneratedAt     time.Time      `json:"generated_at"`
+	WindowSeconds   float64        `json:"window_seconds"`
+	IntervalSeconds float64        `json:"interval_seconds"`
+	Status          JSONStatus     `json:"status"`
+	Fleet           JSONFleet      `json:"fleet"`
+	Endpoints       []JSONEndpoint `json:"endpoints"`
+}
+
+// JSONStatus is the overall verdict, as the exit status says it.
+type JSONStatus struct {
+	Code int    `json:"code"` // 0 ok, 1 warning, 2 critical, 3 unknown
+	Text string `json:"text"`
+}
+
+// JSONFleet aggregates the endpoints that are up.
+type JSONFleet struct {
+	Up     int         `json:"up"`
+	Total  int         `json:"total"`
+	Stats  JSONStats   `json:"stats"`
+	Models []JSONModel `json:"models"`
+}
+
+// JSONModel aggregates the endpoints serving one model.
+type JSONModel struct {
+	Model     string    `json:"model"`
+	Endpoints int       `json:"endpoints"`
+	Stats     JSONStats `json:"stats"`
+}
+
+// JSONEndpoint is one target.
+type JSONEndpoint struct {
+	Name            string       `json:"name"`
+	State           string       `json:"state"` // pending, up, down, stale
+	StateSince      *time.Time   `json:"state_since"`
+	LastError       string       `json:"last_error,omitempty"`
+	LastSuccess     *time.Time   `json:"last_success"`
+	ScrapeSeconds   Num          `json:"scrape_seconds"`
+	RestartedAt     *time.Time   `json:"restarted_at"`
+	Kind            string       `json:"kind"` // engine, router, no-samples
+	Generation      string       `json:"generation"`
+	VersionRange    string       `json:"version_range"`
+	VersionMin      string       `json:"version_min,omitempty"`
+	VersionMax      string       `json:"version_max,omitempty"`
+	Models          []string     `json:"models"`
+	Warnings        []string     `json:"warnings"`
+	Samples         int          `json:"samples"`
+	ResidentBytes   Num          `json:"resident_memory_bytes"`
+	MaxNumSeqs      *int         `json:"max_num_seqs"`
+	Stats           JSONStats    `json:"stats"`
+	Engines         []JSONEngine `json:"engines"`
+}
+
+// JSONEngine is one (model, engine) sub-series.
+type JSONEngine struct {
+	Model  string    `json:"model"`
+	Engine string    `json:"engine"`
+	Stats  JSONStats `json:"stats"`
+}
+
+// JSONStats are the four rows.
+type JSONStats struct {
+	WindowSeconds Num            `json:"window_seconds"`
+	Latency       JSONLatency    `json:"latency"`
+	Cache         JSONCache      `json:"cache"`
+	Queue         JSONQueue      `json:"queue"`
+	Throughput    JSONThroughput `json:"throughput"`
+}
+
+// JSONQuantiles are seconds; count is observations in the window.
+type JSONQuantiles struct {
+	P50   Num `json:"p50"`
+	P90   Num `json:"p90"`
+	P95   Num `json:"p95"`
+	P99   Num `json:"p99"`
+	Mean  Num `json:"mean"`
+	Count Num `json:"count"`
+}
+
+// JSONLatency is the latency row.
+type JSONLatency struct {
+	TTFT       JSONQuantiles `json:"ttft"`
+	InterToken JSONQuantiles `json:"inter_token"`
+	TPOT       JSONQuantiles `json:"tpot_per_request"`
+	E2E        JSONQuantiles `json:"e2e"`
+	Queue      JSONQuantiles `json:"queue"`
+	Prefill    JSONQuantiles `json:"prefill"`
+	Decode     JSONQuantiles `json:"decode"`
+}
+
+// JSONCache is the cache row.
+type JSONCache struct {
+	KVUsage          Num   `json:"kv_usage"`
+	KVUsageMax       Num   `json:"kv_usage_max_engine"`
+	KVCapacityTokens Num   `json:"kv_capacity_tokens"`
+	NumGPUBlocks     Num   `json:"num_gpu_blocks"`
+	BlockSize        Num   `json:"block_size"`
+	GPUMemUtil       Num   `json:"gpu_memory_utilization"`
+	PrefixCaching    *bool `json:"prefix_caching"`
+	PrefixHitRatio   Num   `json:"prefix_hit_ratio"`
+	PreemptionsPerS  Num   `json:"preemptions_per_s"`
+	Swapped          Num   `json:"swapped"`
+	CPUKVUsage       Num   `json:"cpu_kv_usage"`
+}
+
+// JSONQueue is the queue row.
+type JSONQueue struct {
+	Running         Num `json:"running"`
+	Waiting         Num `json:"waiting"`
+	WaitingCapacity Num `json:"waiting_capacity"`
+	WaitingDeferred Num `json:"waiting_deferred"`
+}
+
+// JSONThroughput is the throughput row.
+type JSONThroughput struct {
+	PromptTokensPerS Num          `json:"prompt_tokens_per_s"`
+	GenTokensPerS    Num          `json:"generation_tokens_per_s"`
+	RequestsPerS     Num          `json:"requests_per_s"`
+	AbortShare       Num          `json:"abort_share"`
+	AvgPromptTokens  Num          `json:"avg_prompt_tokens"`
+	AvgGenTokens     Num          `json:"avg_generation_tokens"`
+	MeanIterTokens   Num          `json:"mean_tokens_per_step"`
+	Finish           []JSONFinish `json:"finish_reasons"`
+}
+
+// JSONFinish is one finish reason.
+type JSONFinish struct {
+	Reason string `json:"reason"`
+	PerS   Num    `json:"per_s"`
+	Share  Num    `json:"share"`
+}
+
+func jq(q diagnose.Quantiles) JSONQuantiles {
+	return JSONQuantiles{Num(q.P50), Num(q.P90), Num(q.P95), Num(q.P99), Num(q.Mean), Num(q.Count)}
+}
+
+// Stats converts derived stats to the JSON layout.
+func Stats(s diagnose.Stats) JSONStats {
+	var pc *bool
+	switch s.PrefixCaching {
+	case sources.TriYes:
+		t := true
+		pc = &t
+	case sources.TriNo:
+		f := false
+		pc = &f
+	}
+	out := JSONStats{
+		WindowSeconds: Num(s.Span.Seconds()),
+		Latency: JSONLatency{TTFT: jq(s.TTFT), InterToken: jq(s.ITL), TPOT: jq(s.TPOT), E2E: jq(s.E2E),
+			Queue: jq(s.Queue), Prefill: jq(s.Prefill), Decode: jq(s.Decode)},
+		Cache: JSONCache{KVUsage: Num(s.KVUsage), KVUsageMax: Num(s.KVUsageMax), KVCapacityTokens: Num(s.KVCapacityTokens),
+			NumGPUBlocks: Num(s.NumGPUBlocks), BlockSize: Num(s.BlockSize), GPUMemUtil: Num(s.GPUMemUtil),
+			PrefixCaching: pc, PrefixHitRatio: Num(s.PrefixHitRatio), PreemptionsPerS: Num(s.PreemptionsRate),
+			Swapped: Num(s.Swapped), CPUKVUsage: Num(s.CPUKVUsage)},
+		Queue: JSONQueue{Running: Num(s.Running), Waiting: Num(s.Waiting),
+			WaitingCapacity: Num(s.WaitingCapacity), WaitingDeferred: Num(s.WaitingDeferred)},
+		Throughput: JSONThroughput{PromptTokensPerS: Num(s.PromptTokRate), GenTokensPerS: Num(s.GenTokRate),
+			RequestsPerS: Num(s.ReqRate), AbortShare: Num(s.AbortShare), AvgPromptTokens: Num(s.AvgPromptLen),
+			AvgGenTokens: Num(s.AvgGenLen), MeanIterTokens: Num(s.MeanIterTokens), Finish: []JSONFinish{}},
+	}
+	for _, f := range s.Finish {
+		out.Throughput.Finish = append(out.Throughput.Finish, JSONFinish{f.Reason, Num(f.PerSec), Num(f.Share)})
+	}
+	return out
+}
+
+func tptr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+// BuildJSON converts a frame into the JSON document.
+func BuildJSON(f *diagnose.Frame, vtopVersion string, st Status) JSONReport {
+	r := JSONReport{
+		Schema: SchemaVersion, VtopVersion: vtopVersion, GeneratedAt: f.Time.UTC(),
+		WindowSeconds: f.Window.Seconds(), IntervalSeconds: f.Interval.Seconds(),
+		Status:    JSONStatus{Code: int(st), Text: st.String()},
+		Fleet:     JSONFleet{Up: f.Fleet.Up, Total: f.Fleet.Total, Stats: Stats(f.Fleet.Stats), Models: []JSONModel{}},
+		Endpoints: []JSONEndpoint{},
+	}
+	for _, m := range f.Fleet.Models {
+		r.Fleet.Models = append(r.Fleet.Models, JSONModel{m.Model, m.Endpoints, Stats(m.Stats)})
+	}
+	for _, e := range f.Endpoints {
+		je := JSONEndpoint{
+			Name: e.Name, State: e.State.String(), StateSince: tptr(e.Since), LastError: e.LastError,
+			LastSuccess: tptr(e.LastSuccess), ScrapeSeconds: Num(e.ScrapeDuration.Seconds()),
+			RestartedAt: tptr(e.RestartedAt), Kind: e.Kind.String(), Generation: e.Version.Gen.String(),
+			VersionRange: e.Version.String(), Models: orEmpty(e.Models), Warnings: orEmpty(e.Warnings),
+			Samples: e.Samples, ResidentBytes: Num(e.RSS), Stats: Stats(e.Stats), Engines: []JSONEngine{},
+		}
+		if e.LastAttempt.IsZero() {
+			je.ScrapeSeconds = Num(math.NaN())
+		}
+		if !e.Version.Min.IsZero() {
+			je.VersionMin = e.Version.Min.String()
+		}
+		if !e.Version.Max.IsZero() {
+			je.VersionMax = e.Version.Max.String()
+		}
+		if e.MaxNumSeqs > 0 {
+			n := e.MaxNumSeqs
+			je.MaxNumSeqs = &n
+		}
+		for _, s := range e.Subs {
+			je.Engines = append(je.Engines, JSONEngine{s.Key.Model, s.Key.Engine, Stats(s.Stats)})
+		}
+		r.Endpoints = append(r.Endpoints, je)
+	}
+	return r
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// WriteJSON writes the document, indented.
+func WriteJSON(w io.Writer, r JSONReport) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}

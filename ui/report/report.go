@@ -1,0 +1,207 @@
+// Package report renders a frame as the headless report (`vtop --once`):
+// a compact four-row table per endpoint and a fleet line, or JSON.
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+	f "github.com/vtop-dev/vtop/ui/format"
+)
+
+// Status is the monitoring-plugin verdict, also the process exit status.
+type Status int
+
+const (
+	OK       Status = 0
+	Warning  Status = 1
+	Critical Status = 2
+	Unknown  Status = 3
+)
+
+func (s Status) String() string {
+	switch s {
+	case OK:
+		return "ok"
+	case Warning:
+		return "warning"
+	case Critical:
+		return "critical"
+	}
+	return "unknown"
+}
+
+// Worse returns the worse of two statuses (unknown ranks below critical,
+// above warning, as monitoring plugins rank it for aggregation).
+func Worse(a, b Status) Status {
+	rank := func(s Status) int { return [...]int{0, 1, 3, 2}[s] }
+	if rank(b) > rank(a) {
+		return b
+	}
+	return a
+}
+
+// ReachStatus is the verdict from reachability alone: unknown when no
+// endpoint answered, warning when some did not.
+func ReachStatus(fr *diagnose.Frame) Status {
+	if fr.Fleet.Total == 0 || fr.Fleet.Up == 0 {
+		return Unknown
+	}
+	if fr.Fleet.Up < fr.Fleet.Total {
+		return Warning
+	}
+	return OK
+}
+
+// WriteText writes the human report.
+func WriteText(w io.Writer, fr *diagnose.Frame, st Status) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "vtop report  %s  window %s  interval %s  status %s\n",
+		fr.Time.Format("2006-01-02 15:04:05 MST"), f.Dur(fr.Window), f.Dur(fr.Interval), strings.ToUpper(st.String()))
+	for i := range fr.Endpoints {
+		b.WriteByte('\n')
+		writeEndpoint(&b, fr, &fr.Endpoints[i])
+	}
+	b.WriteByte('\n')
+	b.WriteString(FleetLine(fr))
+	b.WriteByte('\n')
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeEndpoint(b *strings.Builder, fr *diagnose.Frame, e *diagnose.EndpointView) {
+	state := strings.ToUpper(e.State.String())
+	if !e.Since.IsZero() {
+		state += " " + f.Age(fr.Time, e.Since)
+	}
+	if !e.RestartedAt.IsZero() {
+		state += ", restarted " + f.Age(fr.Time, e.RestartedAt) + " ago"
+	}
+	fmt.Fprintf(b, "%s  [%s]", e.Name, state)
+	if e.State == diagnose.StatePending {
+		b.WriteString("  not polled yet\n")
+		return
+	}
+	if e.LastError != "" {
+		fmt.Fprintf(b, "  %s", e.LastError)
+	}
+	if e.LastSuccess.IsZero() {
+		b.WriteByte('\n')
+		return
+	}
+	if e.State != diagnose.StateUp {
+		fmt.Fprintf(b, "  (numbers below are %s old)", f.Age(fr.Time, e.LastSuccess))
+	}
+	b.WriteByte('\n')
+	models := strings.Join(e.Models, ", ")
+	if models == "" {
+		models = f.Missing
+	}
+	fmt.Fprintf(b, "  vLLM %s  model %s  engines %d  scrape %s  %d samples\n",
+		e.Version, models, e.Stats.Engines, f.Dur(e.ScrapeDuration), e.Samples)
+	switch e.Kind {
+	case sources.KindRouter:
+		b.WriteString("  this is a production-stack router, not an engine: point vtop at the vLLM engines behind it\n")
+		return
+	case sources.KindNoSamples:
+		b.WriteString("  vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)\n")
+		return
+	}
+	for _, row := range Rows(&e.Stats, e.MaxNumSeqs) {
+		fmt.Fprintf(b, "  %-11s %s\n", row.Name, strings.Join(row.Cells, " │ "))
+	}
+	if len(e.Subs) > 1 {
+		for _, s := range e.Subs {
+			fmt.Fprintf(b, "    %s: KV %s  run %s  wait %s  TTFT p95 %s  gen %s tok/s\n", subName(s.Key),
+				f.Percent(s.Stats.KVUsage), f.Count(s.Stats.Running), f.Count(s.Stats.Waiting),
+				f.Seconds(s.Stats.TTFT.P95), f.Rate(s.Stats.GenTokRate))
+		}
+	}
+	for _, w := range e.Warnings {
+		fmt.Fprintf(b, "  warning: %s\n", w)
+	}
+}
+
+func subName(k sources.SubKey) string {
+	if k.Engine == "" {
+		return k.Model
+	}
+	return fmt.Sprintf("%s engine %s", k.Model, k.Engine)
+}
+
+// Row is one of the four report rows.
+type Row struct {
+	Name  string
+	Cells []string
+}
+
+func quant(name string, q diagnose.Quantiles) string {
+	if math.IsNaN(q.P50) {
+		if q.Count == 0 {
+			return name + " -- (no requests)"
+		}
+		return name + " --"
+	}
+	return fmt.Sprintf("%s p50 %s p95 %s p99 %s (n=%s)", name, f.Seconds(q.P50), f.Seconds(q.P95), f.Seconds(q.P99), f.Count(q.Count))
+}
+
+// Rows renders the four rows (latency, cache, queue, throughput) as text cells.
+func Rows(s *diagnose.Stats, maxNumSeqs int) []Row {
+	lat := []string{quant("TTFT", s.TTFT), quant("ITL", s.ITL), "E2E p95 " + f.Seconds(s.E2E.P95), "queue p95 " + f.Seconds(s.Queue.P95)}
+	kv := "KV " + f.Percent(s.KVUsage)
+	if !math.IsNaN(s.KVUsageMax) && s.Engines > 1 {
+		kv += " (max engine " + f.Percent(s.KVUsageMax) + ")"
+	}
+	if !math.IsNaN(s.KVCapacityTokens) {
+		kv += " of " + f.Tokens(s.KVCapacityTokens) + " tokens"
+	}
+	hit := "prefix hit " + f.Percent(s.PrefixHitRatio)
+	if s.PrefixCaching == sources.TriNo {
+		hit = "prefix caching off"
+	}
+	cache := []string{kv, hit, "preempt " + f.Rate(s.PreemptionsRate) + "/s"}
+	if !math.IsNaN(s.Swapped) {
+		cache = append(cache, "swapped "+f.Count(s.Swapped))
+	}
+	run := "running " + f.Count(s.Running)
+	if maxNumSeqs > 0 {
+		run += " of " + fmt.Sprint(maxNumSeqs)
+	}
+	wait := "waiting " + f.Count(s.Waiting)
+	if !math.IsNaN(s.WaitingCapacity) || !math.IsNaN(s.WaitingDeferred) {
+		wait += fmt.Sprintf(" (capacity %s, deferred %s)", f.Count(s.WaitingCapacity), f.Count(s.WaitingDeferred))
+	}
+	queue := []string{run, wait, "queue p95 " + f.Seconds(s.Queue.P95)}
+	tput := []string{"prompt " + f.Rate(s.PromptTokRate) + " tok/s", "gen " + f.Rate(s.GenTokRate) + " tok/s",
+		f.Rate(s.ReqRate) + " req/s"}
+	if len(s.Finish) > 0 {
+		var parts []string
+		for _, fs := range s.Finish {
+			parts = append(parts, fs.Reason+" "+f.Percent(fs.Share))
+		}
+		tput = append(tput, strings.Join(parts, " "))
+	}
+	tput = append(tput, "avg prompt "+f.Tokens(s.AvgPromptLen)+" gen "+f.Tokens(s.AvgGenLen))
+	return []Row{{"latency", lat}, {"cache", cache}, {"queue", queue}, {"throughput", tput}}
+}
+
+// FleetLine summarises the fleet in one line.
+func FleetLine(fr *diagnose.Frame) string {
+	s := &fr.Fleet.Stats
+	worst, worstName := math.NaN(), ""
+	for _, e := range fr.Endpoints {
+		if e.State == diagnose.StateUp && (math.IsNaN(worst) || e.Stats.TTFT.P95 > worst) && !math.IsNaN(e.Stats.TTFT.P95) {
+			worst, worstName = e.Stats.TTFT.P95, e.Name
+		}
+	}
+	line := fmt.Sprintf("fleet: %d/%d up │ gen %s tok/s │ prompt %s tok/s │ %s req/s │ TTFT p95 %s",
+		fr.Fleet.Up, fr.Fleet.Total, f.Rate(s.GenTokRate), f.Rate(s.PromptTokRate), f.Rate(s.ReqRate), f.Seconds(s.TTFT.P95))
+	if worstName != "" && fr.Fleet.Up > 1 {
+		line += fmt.Sprintf(" (worst %s on %s)", f.Seconds(worst), worstName)
+	}
+	return line + " │ KV " + f.Percent(s.KVUsage)
+}
