@@ -100,6 +100,8 @@ type EndpointView struct {
 	Stats          Stats
 	Subs           []SubView
 	Spark          []SparkPoint // oldest first; shared, read-only
+	GPU            EndpointGPU  // filled when the endpoint runs on this host
+	Findings       []Finding    // this endpoint's active findings, worst first
 }
 
 // ModelView aggregates every endpoint serving one model.
@@ -124,4 +126,6 @@ type Frame struct {
 	Interval  time.Duration
 	Endpoints []EndpointView
 	Fleet     FleetView
+	GPU       sources.GPUSnapshot // local GPUs (NVML or simulated)
+	Findings  []Finding           // every active finding, worst first
 }

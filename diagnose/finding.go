@@ -1,0 +1,59 @@
+package diagnose
+
+import "time"
+
+// Severity of a finding.
+type Severity uint8
+
+const (
+	SevInfo Severity = iota
+	SevWarning
+	SevCritical
+)
+
+func (s Severity) String() string {
+	return [...]string{"info", "warning", "critical"}[s]
+}
+
+// Finding is one diagnosed problem: what, where, since when, the evidence
+// that made the rule fire, and what to change.
+type Finding struct {
+	Rule      string   // rule id, e.g. "kv_cache_thrashing"
+	Severity  Severity // warning or critical (info for advisories)
+	Target    string   // endpoint name, or "fleet"
+	Model     string   // model, when the finding is about one
+	Engine    string   // data-parallel engine, when about one
+	FirstSeen time.Time
+	LastSeen  time.Time
+	Title     string     // "KV cache thrashing"
+	Summary   string     // one line of evidence: "preemptions 22/s, KV 97% for 3m"
+	Evidence  []Evidence // the values and windows that made it fire
+	Explain   string     // a plain explanation, a few sentences
+	Action    string     // the recommendation in one line
+	Flags     []FlagChange
+}
+
+// Evidence is one measured value behind a finding.
+type Evidence struct {
+	Name   string        // "KV usage"
+	Value  string        // "97%" (formatted; the rule chose the unit)
+	Window time.Duration // the window it was measured over (0: instantaneous)
+}
+
+// FlagChange is a concrete vLLM flag recommendation. From is empty when the
+// current value is unknown; To may say what is missing instead of a number.
+type FlagChange struct {
+	Flag string // "--max-num-seqs"
+	From string // "256"
+	To   string // "96"
+	Why  string // how To was computed
+}
+
+// EndpointGPU is the GPU share of one endpoint: the devices its processes
+// hold memory on (joined through the local process tree).
+type EndpointGPU struct {
+	GPUs     []int   // indexes into Frame.GPU.GPUs
+	MemBytes float64 // GPU memory held by the endpoint's processes; NaN unknown
+	PIDs     []int   // the endpoint's process tree
+	Note     string  // why no join was possible ("not on this host", "no process listens on :8000")
+}
