@@ -209,12 +209,12 @@ func (h *subHistory) addHist(dst *hframe, c *hcorr, src *sources.Histogram) bool
 	return reset
 }
 
-// push appends a frame, thinning: a frame closer than spacing to the one
-// before the newest replaces the newest (the newest is always kept), and
-// frames older than retain are dropped.
+// push appends a frame, thinning: while the newest frame is closer than
+// spacing to the one before it, a new frame replaces it (the newest is always
+// kept), so kept frames are spacing apart; frames older than retain go.
 func (h *subHistory) push(f frame, spacing, retain time.Duration, maxFrames int) {
 	n := len(h.frames)
-	if n >= 2 && f.t.Sub(h.frames[n-2].t) < spacing {
+	if n >= 2 && h.frames[n-1].t.Sub(h.frames[n-2].t) < spacing {
 		h.frames[n-1] = f
 	} else {
 		h.frames = append(h.frames, f)

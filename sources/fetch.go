@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"syscall"
@@ -40,6 +41,9 @@ type HTTPConfig struct {
 	CertFile, KeyFile  string
 	InsecureSkipVerify bool
 	UserAgent          string
+	// Resolver overrides name resolution (tests point it at loopback so a
+	// DNS failure needs no network); nil uses the system resolver.
+	Resolver *net.Resolver
 }
 
 // Fetcher performs bounded HTTP GETs of /metrics.
@@ -78,7 +82,7 @@ func NewFetcher(cfg HTTPConfig) (*Fetcher, error) {
 	}
 	tr := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           (&net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second, Resolver: cfg.Resolver}).DialContext,
 		TLSClientConfig:       tlsCfg,
 		MaxIdleConnsPerHost:   2,
 		IdleConnTimeout:       90 * time.Second,
@@ -202,11 +206,11 @@ func describeNetErr(err error, timeout time.Duration) error {
 	if errors.As(err, &cert) {
 		return fmt.Errorf("TLS certificate not trusted (use --ca-file, or --insecure-skip-verify): %s", Sanitize(cert.Err.Error(), 80))
 	}
-	msg := err.Error()
-	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "Get ") {
-		msg = msg[i+2:]
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err // drop `Get "http://…":`, the target is named already
 	}
-	return errors.New(Sanitize(msg, 160))
+	return errors.New(Sanitize(strings.TrimPrefix(err.Error(), "net/http: "), 160))
 }
 
 func isTimeout(err error) bool {

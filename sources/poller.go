@@ -23,6 +23,10 @@ func DefaultPollerConfig() PollerConfig {
 	return PollerConfig{Interval: time.Second, MaxParallel: 64, MaxBackoff: 30 * time.Second, MaxSamples: DefaultMaxSamples}
 }
 
+// keepBuffer is the largest body buffer a target keeps between polls; a real
+// vLLM scrape is ~60 KiB, a 16-rank data-parallel one under 1 MiB.
+const keepBuffer = 1 << 20
+
 // Poller polls targets on their own schedules and hands results to a Mailbox.
 // Each target has one goroutine, so polls of one target never overlap; a
 // semaphore bounds how many run at once across targets.
@@ -135,6 +139,10 @@ func (p *Poller) loop(ctx context.Context, i int) {
 		start, began := p.cfg.Clock(), time.Now()
 		s := p.scrapeOnce(ctx, t, norm, &buf)
 		<-p.sem
+		if buf.Cap() > keepBuffer {
+			// One huge or hostile body must not pin its buffer for good.
+			buf = bytes.Buffer{}
+		}
 		if ctx.Err() != nil {
 			return
 		}

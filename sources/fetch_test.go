@@ -1,0 +1,326 @@
+package sources
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func v010Dump(t testing.TB) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "dumps", "armandossrecife-vllm-server-api-chat__v0.10.1-ngc25.09_full.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func serve(t *testing.T, h http.HandlerFunc) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/metrics"
+}
+
+// closedPort returns a loopback address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// loopbackResolver sends DNS queries to a closed loopback port, so a lookup
+// fails without any traffic leaving the machine.
+func loopbackResolver(t *testing.T) *net.Resolver {
+	dead := closedPort(t)
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "tcp", dead)
+	}}
+}
+
+func gzipBomb(t *testing.T, size int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
+	chunk := make([]byte, 1<<20)
+	for i := 0; i < size>>20; i++ {
+		zw.Write(chunk)
+	}
+	zw.Close()
+	return b.Bytes()
+}
+
+// badTargets are the hostile and broken endpoints of the issue, each with
+// the error the operator must see.
+func badTargets(t *testing.T, timeout time.Duration) []struct{ name, url, want string } {
+	dump := v010Dump(t)
+	bomb := gzipBomb(t, 32<<20) // 32 MiB of zeros in ~32 KiB, four times the cap
+	var big bytes.Buffer
+	for i := 0; i < 100_000; i++ {
+		fmt.Fprintf(&big, "vllm:num_requests_running{model_name=\"m%d\"} 1\n", i)
+	}
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	return []struct{ name, url, want string }{
+		{"refused", "http://" + closedPort(t) + "/metrics", "connection refused"},
+		{"dns", "http://vtop-test-host.invalid:8000/metrics", "DNS lookup of vtop-test-host.invalid failed"},
+		{"hang", serve(t, func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+			case <-stop:
+			}
+		}), "timed out after " + timeout.String()},
+		{"slow drip", serve(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", textCT)
+			for i := 0; i < len(dump); i++ {
+				if _, err := w.Write(dump[i : i+1]); err != nil {
+					return
+				}
+				w.(http.Flusher).Flush()
+				select {
+				case <-time.After(20 * time.Millisecond):
+				case <-r.Context().Done():
+					return
+				case <-stop:
+					return
+				}
+			}
+		}), "timed out after " + timeout.String() + " reading the body"},
+		{"404", serve(t, func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }), "HTTP 404 Not Found (is the path /metrics"},
+		{"500", serve(t, func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "multiprocess dir on NFS", http.StatusInternalServerError)
+		}), "HTTP 500 Internal Server Error"},
+		{"html", serve(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			fmt.Fprint(w, "<!DOCTYPE html><html><body>Grafana</body></html>")
+		}), "served an HTML page"},
+		{"html as text", serve(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			fmt.Fprint(w, "<html><body>login</body></html>")
+		}), "served an HTML page"},
+		{"oversize", serve(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", textCT)
+			for i := 0; i < 200; i++ {
+				w.Write(dump)
+			}
+		}), "body larger than 8 MiB after decompression"},
+		{"gzip bomb", serve(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", textCT)
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Write(bomb)
+		}), "body larger than 8 MiB after decompression"},
+		{"truncated", serve(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", textCT)
+			w.Write(dump[:len(dump)/2+17])
+		}), "parse error"},
+		{"100k series", serve(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", textCT)
+			w.Write(big.Bytes())
+		}), "too many samples: more than 50000"},
+		{"not vllm", serve(t, func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprint(w, "sglang:num_running_reqs{model_name=\"m\"} 1\n")
+		}), "looks like SGLang"},
+		{"hostile error text", serve(t, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/x-\x1b[31mevil")
+			fmt.Fprint(w, "vllm:num_requests_running 1\n")
+		}), "malformed MIME header line"},
+	}
+}
+
+func testFetcher(t *testing.T, timeout time.Duration) *Fetcher {
+	f, err := NewFetcher(HTTPConfig{Timeout: timeout, MaxBody: 8 << 20, Resolver: loopbackResolver(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestBadTargets: each broken endpoint gives one clear, printable line.
+func TestBadTargets(t *testing.T) {
+	f := testFetcher(t, time.Second)
+	for _, bt := range badTargets(t, time.Second) {
+		t.Run(bt.name, func(t *testing.T) {
+			t.Parallel()
+			var buf bytes.Buffer
+			body, ct, err := f.Fetch(context.Background(), bt.url, &buf)
+			if err == nil {
+				_, err = NewNormalizer().Normalize(body, ct)
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, bt.want) {
+				t.Errorf("error %q does not say %q", msg, bt.want)
+			}
+			if strings.ContainsAny(msg, "\n\r") || len(msg) > 240 {
+				t.Errorf("not one short line: %q", msg)
+			}
+			assertPrintable(t, msg)
+		})
+	}
+}
+
+// TestBadTargetsDoNotStallOthers polls a good endpoint beside every bad one:
+// the good one keeps updating at its interval, each bad one reports its
+// error under its own name, and nothing panics.
+func TestBadTargetsDoNotStallOthers(t *testing.T) {
+	dump := v010Dump(t)
+	good := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", textCT)
+		w.Write(dump)
+	})
+	// Everything here competes for 2 cores under -race: a generous timeout
+	// keeps the size-limit cases from turning into timeouts.
+	const timeout = 3 * time.Second
+	bad := badTargets(t, timeout)
+	targets := []Target{{Name: "good", URL: good}}
+	for _, b := range bad {
+		targets = append(targets, Target{Name: b.name, URL: b.url})
+	}
+	cfg := DefaultPollerConfig()
+	cfg.Interval = 100 * time.Millisecond
+	p := NewPoller(targets, testFetcher(t, timeout), cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); p.Run(ctx) }()
+
+	goodResults := 0
+	lastErr := map[string]string{}
+	var batch []Indexed
+	for ctx.Err() == nil {
+		select {
+		case <-p.Mailbox().Ready():
+		case <-ctx.Done():
+		}
+		batch = p.Mailbox().Take(batch[:0])
+		for _, s := range batch {
+			if s.Target != targets[s.Index].Name {
+				t.Fatalf("result of %d carries name %q", s.Index, s.Target)
+			}
+			if s.Index == 0 {
+				if s.Err != nil {
+					t.Fatalf("good target failed: %v", s.Err)
+				}
+				goodResults++
+			} else if s.Err != nil {
+				lastErr[s.Target] = s.Err.Error()
+			}
+		}
+	}
+	wg.Wait()
+	// 5 s at 100 ms is 50 polls; the bound is loose because -race and a busy
+	// 2-core machine slow everything, but a stalled target gets 0 to 5.
+	if goodResults < 15 {
+		t.Errorf("good target polled %d times in 5s beside hostile ones", goodResults)
+	}
+	for _, b := range bad {
+		if !strings.Contains(lastErr[b.name], b.want) {
+			t.Errorf("%s: last error %q, want %q", b.name, lastErr[b.name], b.want)
+		}
+	}
+}
+
+func TestAuthHeaders(t *testing.T) {
+	var got []string
+	var mu sync.Mutex
+	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Get("Authorization")+"|"+r.Header.Get("Accept-Encoding"))
+		mu.Unlock()
+		fmt.Fprint(w, "vllm:num_requests_running 1\n")
+	})
+	tok := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(tok, []byte("s3cret\n"), 0o600)
+	for _, cfg := range []HTTPConfig{{BearerTokenFile: tok}, {BearerToken: "envtok"}, {BasicUser: "u", BasicPassword: "p"}} {
+		f, err := NewFetcher(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if _, _, err := f.Fetch(context.Background(), url, &buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "Bearer s3cret|gzip,Bearer envtok|gzip,Basic dTpw|gzip"
+	if strings.Join(got, ",") != want {
+		t.Errorf("headers %q, want %q", strings.Join(got, ","), want)
+	}
+}
+
+func TestGzipAndNegotiation(t *testing.T) {
+	dump := v010Dump(t)
+	var accept string
+	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		accept = r.Header.Get("Accept")
+		w.Header().Set("Content-Type", textCT)
+		w.Header().Set("Content-Encoding", "gzip")
+		zw := gzip.NewWriter(w)
+		zw.Write(dump)
+		zw.Close()
+	})
+	f, _ := NewFetcher(HTTPConfig{})
+	var buf bytes.Buffer
+	body, ct, err := f.Fetch(context.Background(), url, &buf)
+	if err != nil || !bytes.Equal(body, dump) || ct != textCT {
+		t.Fatalf("gzip fetch: err %v, %d bytes, ct %q", err, len(body), ct)
+	}
+	if !strings.HasPrefix(accept, "application/openmetrics-text;version=1.0.0") || !strings.Contains(accept, "text/plain;version=0.0.4") {
+		t.Errorf("Accept %q does not negotiate like Prometheus", accept)
+	}
+}
+
+func TestParseTarget(t *testing.T) {
+	cases := []struct{ in, url, name, err string }{
+		{"localhost:8000", "http://localhost:8000/metrics", "localhost:8000", ""},
+		{"http://10.0.0.5:8000", "http://10.0.0.5:8000/metrics", "http://10.0.0.5:8000", ""},
+		{"https://llm.internal/v1/metrics", "https://llm.internal/v1/metrics", "https://llm.internal/v1/metrics", ""},
+		{"[::1]:9000", "http://[::1]:9000/metrics", "[::1]:9000", ""},
+		{"localhost", "", "", "give a port"},
+		{"ftp://x:1", "", "", "scheme must be http or https"},
+		{"http://u:p@h:1", "", "", "credentials in the URL are not accepted"},
+		{"h:99999", "", "", "bad port"},
+	}
+	for _, c := range cases {
+		got, err := ParseTarget(c.in)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: err %v, want %q", c.in, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got.URL != c.url || got.Name != c.name {
+			t.Errorf("%s: %+v %v", c.in, got, err)
+		}
+	}
+	if tg, _ := ParseTarget("127.0.0.1:8000"); !tg.IsLocal() {
+		t.Error("127.0.0.1 not local")
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	want := []time.Duration{1, 1, 2, 4, 8, 16, 30, 30}
+	for i, w := range want {
+		if got := backoff(time.Second, 30*time.Second, i+1); got != w*time.Second {
+			t.Errorf("failure %d: %v, want %v", i+1, got, w*time.Second)
+		}
+	}
+}

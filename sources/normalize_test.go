@@ -1,0 +1,351 @@
+package sources
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+const textCT = "text/plain; version=0.0.4"
+
+func norm(t *testing.T, body string) (*Snapshot, error) {
+	t.Helper()
+	return NewNormalizer().Normalize([]byte(body), textCT)
+}
+
+func TestMultiEngineMultiModel(t *testing.T) {
+	body := `# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="1",model_name="b"} 3
+vllm:num_requests_running{engine="0",model_name="b"} 2
+vllm:num_requests_running{engine="10",model_name="a"} 1
+vllm:num_requests_running{engine="2",model_name="a"} 4
+# TYPE vllm:generation_tokens_total counter
+vllm:generation_tokens_total{engine="0",model_name="b"} 100
+vllm:generation_tokens_total{engine="1",model_name="b"} 50
+# TYPE vllm:cache_config_info gauge
+vllm:cache_config_info{block_size="16",engine="0",num_gpu_blocks="1000"} 1
+vllm:cache_config_info{block_size="32",engine="1",num_gpu_blocks="500"} 1
+`
+	s, err := norm(t, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, sub := range s.Subs {
+		keys = append(keys, sub.Key.Model+"/"+sub.Key.Engine)
+	}
+	// Sorted by model, then engine numerically (2 before 10).
+	if got := strings.Join(keys, " "); got != "a/2 a/10 b/0 b/1" {
+		t.Errorf("sub order %q", got)
+	}
+	if c := s.Subs[2].Cache; c == nil || c.CapacityTokens() != 16000 {
+		t.Errorf("engine 0 cache %+v", c)
+	}
+	if c := s.Subs[3].Cache; c == nil || c.CapacityTokens() != 16000 || c.BlockSize != 32 {
+		t.Errorf("engine 1 cache %+v", c)
+	}
+	if got := s.Subs[3].Counters[CGenTokens]; got != 50 {
+		t.Errorf("engine 1 tokens %v", got)
+	}
+	if s.Version.Gen != GenV1 {
+		t.Errorf("engine label implies V1, got %s", s.Version)
+	}
+	if fmt.Sprint(s.Models()) != "[a b]" {
+		t.Errorf("models %v", s.Models())
+	}
+}
+
+func TestPIDMerge(t *testing.T) {
+	body := `# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",model_name="m",pid="1"} 0
+vllm:kv_cache_usage_perc{engine="0",model_name="m",pid="2"} 0.4
+vllm:kv_cache_usage_perc{engine="0",model_name="m",pid="3"} 0
+# TYPE vllm:prompt_tokens_total counter
+vllm:prompt_tokens_total{engine="0",model_name="m",pid="1"} 10
+vllm:prompt_tokens_total{engine="0",model_name="m",pid="2"} 5
+# TYPE vllm:time_to_first_token_seconds histogram
+vllm:time_to_first_token_seconds_bucket{engine="0",le="1",model_name="m",pid="1"} 1
+vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf",model_name="m",pid="1"} 2
+vllm:time_to_first_token_seconds_bucket{engine="0",le="1",model_name="m",pid="2"} 3
+vllm:time_to_first_token_seconds_bucket{engine="0",le="+Inf",model_name="m",pid="2"} 3
+`
+	s, err := norm(t, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := s.Subs[0]
+	if len(s.Subs) != 1 || sub.Gauges[GKVUsage] != 0.4 || sub.Counters[CPromptTokens] != 15 {
+		t.Errorf("pid merge: kv %v prompt %v subs %d", sub.Gauges[GKVUsage], sub.Counters[CPromptTokens], len(s.Subs))
+	}
+	if h := sub.Hists[HTTFT]; fmt.Sprint(h.Counts) != "[4 5]" || h.Count != 5 {
+		t.Errorf("pid histogram merge %v count %v", h.Counts, h.Count)
+	}
+	if len(s.Warnings) != 0 {
+		t.Errorf("warnings %v", s.Warnings)
+	}
+}
+
+func TestAliasPrecedence(t *testing.T) {
+	// The deprecated name comes first on the wire (as in the v0.10.1 dump)
+	// with a different value: the current name must win.
+	body := `vllm:gpu_cache_usage_perc{engine="0",model_name="m"} 0.9
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.5
+vllm:gpu_prefix_cache_queries_total{engine="0",model_name="m"} 1000
+vllm:gpu_prefix_cache_hits_total{engine="0",model_name="m"} 900
+vllm:prefix_cache_queries_total{engine="0",model_name="m"} 200
+vllm:prefix_cache_hits_total{engine="0",model_name="m"} 20
+vllm:time_per_output_token_seconds_bucket{engine="0",le="0.1",model_name="m"} 7
+vllm:time_per_output_token_seconds_bucket{engine="0",le="+Inf",model_name="m"} 7
+vllm:inter_token_latency_seconds_bucket{engine="0",le="0.05",model_name="m"} 1
+vllm:inter_token_latency_seconds_bucket{engine="0",le="0.1",model_name="m"} 2
+vllm:inter_token_latency_seconds_bucket{engine="0",le="+Inf",model_name="m"} 3
+vllm:time_per_output_token_seconds_count{engine="0",model_name="m"} 7
+`
+	s, err := norm(t, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := s.Subs[0]
+	if sub.Gauges[GKVUsage] != 0.5 || sub.Counters[CPrefixQueries] != 200 || sub.Counters[CPrefixHits] != 20 {
+		t.Errorf("alias precedence: kv %v q %v h %v", sub.Gauges[GKVUsage], sub.Counters[CPrefixQueries], sub.Counters[CPrefixHits])
+	}
+	if h := sub.Hists[HITL]; fmt.Sprint(h.Counts) != "[1 2 3]" || h.Count != 3 {
+		t.Errorf("ITL mixed with TPOT: %v count %v", h.Counts, h.Count)
+	}
+	// Alone, the old names still feed the signal (older releases).
+	s, err = norm(t, "vllm:gpu_cache_usage_perc{model_name=\"m\"} 0.25\n")
+	if err != nil || s.Subs[0].Gauges[GKVUsage] != 0.25 {
+		t.Errorf("old name alone: %v %v", err, s)
+	}
+}
+
+func TestOpenMetricsAndCounterNaming(t *testing.T) {
+	// OpenMetrics names the counter family without _total; samples carry it.
+	om := `# TYPE vllm:prompt_tokens counter
+# HELP vllm:prompt_tokens Number of prefill tokens processed.
+vllm:prompt_tokens_total{engine="0",model_name="m"} 42.0
+vllm:prompt_tokens_created{engine="0",model_name="m"} 1.7e+09
+# TYPE vllm:num_requests_running gauge
+# HELP vllm:num_requests_running Number of requests in model execution batches.
+vllm:num_requests_running{engine="0",model_name="m"} 3.0
+# EOF
+`
+	s, err := NewNormalizer().Normalize([]byte(om), "application/openmetrics-text; version=1.0.0; charset=utf-8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := s.Subs[0]
+	if sub.Counters[CPromptTokens] != 42 || sub.Created[CPromptTokens] != 1.7e9 || sub.Gauges[GRunning] != 3 {
+		t.Errorf("openmetrics: %v %v %v", sub.Counters[CPromptTokens], sub.Created[CPromptTokens], sub.Gauges[GRunning])
+	}
+	if s.Version.Gen != GenV1 {
+		t.Errorf("V1 help text not recognised: %s", s.Version)
+	}
+	// A simulator that drops _total on a counter is read too.
+	s, err = norm(t, "vllm:generation_tokens{model_name=\"m\"} 9\n")
+	if err != nil || s.Subs[0].Counters[CGenTokens] != 9 {
+		t.Errorf("counter without _total: %v", err)
+	}
+	// OpenMetrics without # EOF is a truncated body.
+	if _, err := NewNormalizer().Normalize([]byte(strings.TrimSuffix(om, "# EOF\n")), "application/openmetrics-text; version=1.0.0"); err == nil {
+		t.Error("OpenMetrics body without # EOF accepted")
+	}
+}
+
+func TestHostileValues(t *testing.T) {
+	cases := []struct {
+		name, body string
+		check      func(*testing.T, *Snapshot)
+		warn       string // a warning must contain this
+	}{
+		{"nan gauge", `vllm:num_requests_running{model_name="m"} NaN` + "\n", func(t *testing.T, s *Snapshot) {
+			if !math.IsNaN(s.Subs[0].Gauges[GRunning]) {
+				t.Error("NaN gauge not unknown")
+			}
+		}, "is NaN"},
+		{"inf counter", `vllm:prompt_tokens_total{model_name="m"} +Inf` + "\n", func(t *testing.T, s *Snapshot) {
+			if !math.IsNaN(s.Subs[0].Counters[CPromptTokens]) {
+				t.Error("+Inf counter used")
+			}
+		}, "counters must be finite"},
+		{"negative counter", `vllm:prompt_tokens_total{model_name="m"} -5` + "\n", nil, "counters must be finite"},
+		{"kv above one", `vllm:kv_cache_usage_perc{engine="0",model_name="m"} 1.5` + "\n", func(t *testing.T, s *Snapshot) {
+			if !math.IsNaN(s.Subs[0].Gauges[GKVUsage]) {
+				t.Error("KV 150% used")
+			}
+		}, "outside 0..1"},
+		{"negative kv", `vllm:kv_cache_usage_perc{engine="3",model_name="m"} -0.38` + "\n", nil, `engine="3"`},
+		{"decreasing buckets", `vllm:time_to_first_token_seconds_bucket{le="0.1",model_name="m"} 10
+vllm:time_to_first_token_seconds_bucket{le="1",model_name="m"} 8
+vllm:time_to_first_token_seconds_bucket{le="+Inf",model_name="m"} 12
+`, func(t *testing.T, s *Snapshot) {
+			if s.Subs[0].Hists[HTTFT].Present() {
+				t.Error("decreasing histogram kept")
+			}
+		}, "buckets decrease"},
+		{"no +Inf", `vllm:time_to_first_token_seconds_bucket{le="0.1",model_name="m"} 1
+vllm:time_to_first_token_seconds_bucket{le="1",model_name="m"} 2
+`, nil, "no +Inf bucket"},
+		{"nan bucket", `vllm:time_to_first_token_seconds_bucket{le="0.1",model_name="m"} NaN
+vllm:time_to_first_token_seconds_bucket{le="+Inf",model_name="m"} 2
+`, nil, "le=0.1"},
+		{"bad le", `vllm:time_to_first_token_seconds_bucket{le="fast",model_name="m"} 1
+vllm:time_to_first_token_seconds_bucket{le="+Inf",model_name="m"} 2
+`, nil, `le="fast"`},
+		{"duplicate series", `vllm:num_requests_running{model_name="m"} 1
+vllm:num_requests_running{model_name="m"} 99
+`, func(t *testing.T, s *Snapshot) {
+			if s.Subs[0].Gauges[GRunning] != 1 {
+				t.Errorf("duplicate replaced first value: %v", s.Subs[0].Gauges[GRunning])
+			}
+		}, "duplicate series"},
+		{"unsorted buckets", `vllm:time_to_first_token_seconds_bucket{le="+Inf",model_name="m"} 3
+vllm:time_to_first_token_seconds_bucket{le="1",model_name="m"} 2
+vllm:time_to_first_token_seconds_bucket{le="0.1",model_name="m"} 1
+`, func(t *testing.T, s *Snapshot) {
+			if h := s.Subs[0].Hists[HTTFT]; fmt.Sprint(h.Bounds) != "[0.1 1 +Inf]" || fmt.Sprint(h.Counts) != "[1 2 3]" {
+				t.Errorf("unsorted buckets: %v %v", h.Bounds, h.Counts)
+			}
+		}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := norm(t, c.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.check != nil {
+				c.check(t, s)
+			}
+			joined := strings.Join(s.Warnings, "\n")
+			if c.warn == "" && joined != "" {
+				t.Errorf("unexpected warnings %q", joined)
+			}
+			if c.warn != "" && !strings.Contains(joined, c.warn) {
+				t.Errorf("warnings %q lack %q", joined, c.warn)
+			}
+			assertPrintable(t, joined)
+		})
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	cases := []struct{ name, body, want string }{
+		{"truncated mid-line", "vllm:num_requests_running{model_name=\"m\"} 1\nvllm:num_requests_waiting{model_na", "parse error"},
+		{"garbage line", "vllm:num_requests_running{model_name=\"m\"} 1\nthis is not a metric line\n", "parse error"},
+		{"sglang", "sglang:num_running_reqs{model_name=\"m\"} 1\nsglang:token_usage{model_name=\"m\"} 0.5\n", "looks like SGLang"},
+		{"not vllm", "go_goroutines 7\n", "no vLLM metrics among 1 samples"},
+		{"empty", "", "no samples"},
+		{"invalid utf8 help", "# HELP vllm:num_requests_running \x1b[31m\xff\n", "not a valid utf8"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := norm(t, c.body)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want %q", err, c.want)
+			}
+			assertPrintable(t, err.Error())
+		})
+	}
+}
+
+func TestSampleLimit(t *testing.T) {
+	var b bytes.Buffer
+	for i := 0; i < 100_000; i++ {
+		fmt.Fprintf(&b, "vllm:num_requests_running{model_name=\"m%d\"} 1\n", i)
+	}
+	n := NewNormalizer()
+	_, err := n.Normalize(b.Bytes(), textCT)
+	if !errors.Is(err, ErrTooManySamples) || !strings.Contains(err.Error(), "50000") {
+		t.Fatalf("err = %v", err)
+	}
+	// The aborted scrape must not leave 50k series cached: the next, normal
+	// scrape sweeps them.
+	if _, err := n.Normalize([]byte("vllm:num_requests_running{model_name=\"x\"} 1\n"), textCT); err != nil {
+		t.Fatal(err)
+	}
+	if len(n.cache) != 1 || len(n.slots) != 1 {
+		t.Errorf("cache %d slots %d after sweep", len(n.cache), len(n.slots))
+	}
+}
+
+func TestChurnIsBounded(t *testing.T) {
+	// A target that invents a new model name every scrape must not grow the cache.
+	n := NewNormalizer()
+	for i := 0; i < 500; i++ {
+		body := fmt.Sprintf("vllm:num_requests_running{model_name=\"m%d\"} 1\nvllm:num_requests_waiting{model_name=\"m%d\"} 1\n", i, i)
+		if _, err := n.Normalize([]byte(body), textCT); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(n.cache) != 2 || len(n.slots) != 1 {
+		t.Errorf("cache %d slots %d", len(n.cache), len(n.slots))
+	}
+}
+
+func TestHostileText(t *testing.T) {
+	esc := "\x1b[2J\x1b]0;pwned\x07\u202eevil\u2066\u009b31m\x00\r\n"
+	big := strings.Repeat("A", 1<<20)
+	body := fmt.Sprintf("# HELP vllm:num_requests_running %s\n# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{engine=%q,model_name=%q} 1\n"+
+		"vllm:num_requests_running{model_name=%q} 2\n"+
+		"vllm:request_success_total{finished_reason=%q,model_name=\"x\"} 3\n"+
+		"vllm:cache_config_info{block_size=%q,cache_dtype=%q,num_gpu_blocks=\"10\"} 1\n",
+		strings.ReplaceAll(esc, "\n", ""), esc, esc, big, esc, esc, esc)
+	s, err := norm(t, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range s.Subs {
+		assertPrintable(t, sub.Key.Model)
+		assertPrintable(t, sub.Key.Engine)
+		if len([]rune(sub.Key.Model)) > MaxLabelLen+1 {
+			t.Errorf("1 MiB model name kept at %d runes", len([]rune(sub.Key.Model)))
+		}
+		for _, l := range sub.Labeled {
+			for _, lv := range l {
+				assertPrintable(t, lv.Label)
+			}
+		}
+		if sub.Cache != nil {
+			for _, l := range sub.Cache.Labels {
+				assertPrintable(t, l.Name+l.Value)
+			}
+			assertPrintable(t, sub.Cache.CacheDtype)
+		}
+	}
+}
+
+// assertPrintable fails if s holds anything a terminal would interpret.
+func assertPrintable(t *testing.T, s string) {
+	t.Helper()
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r) {
+			t.Fatalf("unsafe rune %U in %q", r, s)
+		}
+	}
+}
+
+func TestSanitize(t *testing.T) {
+	cases := map[string]string{
+		"plain":            "plain",
+		"a\x1b[31mb":       `a\x1b[31mb`,
+		"bidi\u202eevil":   `bidi\u{202e}evil`,
+		"c1\u009bx":        `c1\x9bx`,
+		"nul\x00":          `nul\x00`,
+		"bad\xffutf8":      `bad\xffutf8`,
+		"日本語":              "日本語",
+		"arabic\u061cmark": `arabic\u{61c}mark`,
+	}
+	for in, want := range cases {
+		if got := Sanitize(in, 0); got != want {
+			t.Errorf("Sanitize(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := Sanitize(strings.Repeat("x", 10), 4); got != "xxxx…" {
+		t.Errorf("cut: %q", got)
+	}
+}
