@@ -1,0 +1,84 @@
+package main
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/vtop-dev/vtop"
+
+// TestLayering enforces the one-way shape of STYLE.md:
+// sources → diagnose → ui/themes → cmd. Lower layers never import higher
+// ones, and only ui (and cmd) may import the terminal libraries.
+func TestLayering(t *testing.T) {
+	// deps: forbidden anywhere below the package; direct: forbidden as a
+	// direct import (diagnose and ui get sources' plain values, and with them
+	// a transitive net/http, but never do I/O themselves).
+	rules := []struct {
+		pkg    string
+		direct bool
+		forbid []string
+	}{
+		{mod + "/sources/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/diagnose/...", false, []string{mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/diagnose/...", true, []string{"net", "net/http", "os/exec", "os/signal"}},
+		{mod + "/themes/...", false, []string{mod + "/sources", mod + "/diagnose", mod + "/ui", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/ui/...", false, []string{mod + "/cmd"}},
+		{mod + "/ui/...", true, []string{"net", "net/http", "os/exec", "os/signal"}},
+	}
+	for _, r := range rules {
+		args := []string{"list", "-deps", "-f", "{{.ImportPath}}", r.pkg}
+		if r.direct {
+			args = []string{"list", "-f", `{{join .Imports "\n"}}`, r.pkg}
+		}
+		out, err := exec.Command("go", args...).CombinedOutput()
+		if err != nil {
+			if strings.Contains(string(out), "matched no packages") {
+				continue
+			}
+			t.Fatalf("go list %s: %v\n%s", r.pkg, err, out)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			for _, f := range r.forbid {
+				hit := strings.HasPrefix(dep, f) && !strings.HasPrefix(dep, strings.TrimSuffix(r.pkg, "/..."))
+				if r.direct {
+					hit = dep == f
+				}
+				if hit {
+					t.Errorf("%s depends on %s", r.pkg, dep)
+				}
+			}
+		}
+	}
+}
+
+// TestDiagnoseHasNoClock: diagnose takes time as a parameter, so its
+// results are reproducible; it never calls time.Now or time.Since.
+func TestDiagnoseHasNoClock(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "diagnose", "*.go"))
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			if id, ok := sel.X.(*ast.Ident); ok && id.Name == "time" && (sel.Sel.Name == "Now" || sel.Sel.Name == "Since" || sel.Sel.Name == "Until") {
+				t.Errorf("%s: diagnose reads the clock (time.%s)", fset.Position(sel.Pos()), sel.Sel.Name)
+			}
+			return true
+		})
+	}
+}
