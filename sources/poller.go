@@ -96,15 +96,16 @@ func (p *Poller) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// offset spreads targets over the interval so a large fleet does not poll in
-// one burst; it is stable per target URL.
+// offset spreads the targets' first polls so a large fleet does not poll in
+// one burst; it is stable per target URL, and at most a second, so a long
+// --interval still shows numbers at once.
 func (p *Poller) offset(i int) time.Duration {
 	if len(p.targets) == 1 {
 		return 0
 	}
 	h := fnv.New32a()
 	h.Write([]byte(p.targets[i].URL))
-	return time.Duration(uint64(h.Sum32()) % uint64(p.cfg.Interval))
+	return time.Duration(uint64(h.Sum32()) % uint64(min(p.cfg.Interval, time.Second)))
 }
 
 func (p *Poller) loop(ctx context.Context, i int) {

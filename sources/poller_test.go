@@ -1,0 +1,207 @@
+package sources
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// concurrency counts requests in flight and the most seen at once.
+type concurrency struct {
+	now, peak atomic.Int32
+	total     atomic.Int32
+}
+
+func (c *concurrency) handler(delay time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		n := c.now.Add(1)
+		defer c.now.Add(-1)
+		c.total.Add(1)
+		for {
+			p := c.peak.Load()
+			if n <= p || c.peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
+		fmt.Fprint(w, "vllm:num_requests_running{model_name=\"m\"} 1\n")
+	}
+}
+
+func runPoller(t *testing.T, targets []Target, cfg PollerConfig, d time.Duration) *Poller {
+	t.Helper()
+	f, _ := NewFetcher(HTTPConfig{Timeout: 2 * time.Second})
+	p := NewPoller(targets, f, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	p.Run(ctx)
+	return p
+}
+
+// TestNoOverlappingPolls: a target slower than the interval is polled one
+// request at a time.
+func TestNoOverlappingPolls(t *testing.T) {
+	var c concurrency
+	url := serve(t, c.handler(250*time.Millisecond))
+	cfg := DefaultPollerConfig()
+	cfg.Interval = 50 * time.Millisecond
+	runPoller(t, []Target{{Name: "slow", URL: url}}, cfg, time.Second)
+	if c.peak.Load() != 1 || c.total.Load() < 2 {
+		t.Errorf("peak %d concurrent polls of one target (total %d)", c.peak.Load(), c.total.Load())
+	}
+}
+
+// TestParallelismBound: many slow targets, at most MaxParallel scrapes at once.
+func TestParallelismBound(t *testing.T) {
+	var c concurrency
+	url := serve(t, c.handler(100*time.Millisecond))
+	var targets []Target
+	for i := 0; i < 12; i++ {
+		targets = append(targets, Target{Name: fmt.Sprint(i), URL: fmt.Sprintf("%s?t=%d", url, i)})
+	}
+	cfg := DefaultPollerConfig()
+	cfg.Interval, cfg.MaxParallel = 100*time.Millisecond, 3
+	runPoller(t, targets, cfg, 1200*time.Millisecond)
+	if c.peak.Load() > 3 || c.peak.Load() < 2 {
+		t.Errorf("peak concurrency %d with MaxParallel 3", c.peak.Load())
+	}
+}
+
+// TestPollNow: "r" in the UI polls every target at once, even mid-interval
+// or in backoff.
+func TestPollNow(t *testing.T) {
+	var c concurrency
+	url := serve(t, c.handler(0))
+	f, _ := NewFetcher(HTTPConfig{})
+	cfg := DefaultPollerConfig()
+	cfg.Interval = time.Hour
+	p := NewPoller([]Target{{Name: "a", URL: url}, {Name: "b", URL: url + "?b"}}, f, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.Run(ctx)
+	waitTotal := func(n int32) {
+		deadline := time.Now().Add(3 * time.Second)
+		for c.total.Load() < n && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if c.total.Load() < n {
+			t.Fatalf("%d polls, want %d", c.total.Load(), n)
+		}
+	}
+	waitTotal(2) // first polls start within a second, whatever the interval
+	p.PollNow()
+	waitTotal(4)
+}
+
+func TestRouterDetected(t *testing.T) {
+	body := `vllm:current_qps{server="http://engine-0:8000"} 12.5
+vllm:healthy_pods_total{server="http://engine-0:8000"} 1
+vllm:num_incoming_requests_total{server="http://engine-0:8000"} 100
+vllm:gpu_cache_usage_perc{server="http://engine-0:8000"} 0.4
+`
+	s, err := norm(t, body)
+	if err != nil || s.Kind != KindRouter {
+		t.Fatalf("router: %v %v", err, s)
+	}
+}
+
+// tlsFiles writes the test server's CA and a client certificate it trusts.
+func tlsFiles(t *testing.T, srv *httptest.Server) (ca, cert, key string) {
+	dir := t.TempDir()
+	ca = filepath.Join(dir, "ca.pem")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}), 0o600)
+	// httptest's server certificate doubles as a client certificate signed by
+	// a CA the server is told to trust.
+	c := srv.TLS.Certificates[0]
+	cert = filepath.Join(dir, "client.pem")
+	key = filepath.Join(dir, "client.key")
+	os.WriteFile(cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Certificate[0]}), 0o600)
+	kb, err := x509.MarshalPKCS8PrivateKey(c.PrivateKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb}), 0o600)
+	return
+}
+
+func TestTLS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.TLS.PeerCertificates) == 0 {
+			http.Error(w, "client certificate required", http.StatusForbidden)
+			return
+		}
+		fmt.Fprint(w, "vllm:num_requests_running{model_name=\"m\"} 1\n")
+	}))
+	srv.TLS = &tls.Config{ClientAuth: tls.RequestClientCert}
+	srv.StartTLS()
+	defer srv.Close()
+	ca, cert, key := tlsFiles(t, srv)
+	url := srv.URL + "/metrics"
+	fetch := func(cfg HTTPConfig) error {
+		f, err := NewFetcher(cfg)
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		_, _, err = f.Fetch(context.Background(), url, &buf)
+		return err
+	}
+	if err := fetch(HTTPConfig{}); err == nil || !strings.Contains(err.Error(), "TLS certificate not trusted (use --ca-file") {
+		t.Errorf("untrusted: %v", err)
+	}
+	if err := fetch(HTTPConfig{CAFile: ca}); err == nil || !strings.Contains(err.Error(), "HTTP 403") {
+		t.Errorf("CA without client cert: %v", err)
+	}
+	if err := fetch(HTTPConfig{CAFile: ca, CertFile: cert, KeyFile: key}); err != nil {
+		t.Errorf("CA + client cert: %v", err)
+	}
+	if err := fetch(HTTPConfig{InsecureSkipVerify: true, CertFile: cert, KeyFile: key}); err != nil {
+		t.Errorf("insecure: %v", err)
+	}
+	if _, err := NewFetcher(HTTPConfig{CAFile: key}); err == nil || !strings.Contains(err.Error(), "no PEM certificates") {
+		t.Errorf("bad CA file: %v", err)
+	}
+}
+
+// TestMailboxNewestWins: a slow consumer sees the newest result of each
+// target, never a backlog.
+func TestMailboxNewestWins(t *testing.T) {
+	m := NewMailbox(2)
+	for i := 0; i < 5; i++ {
+		m.Put(0, Scrape{Target: fmt.Sprint(i)})
+	}
+	m.Put(1, Scrape{Target: "b"})
+	got := m.Take(nil)
+	if len(got) != 2 || got[0].Target != "4" || got[1].Target != "b" {
+		t.Errorf("took %+v", got)
+	}
+	if len(m.Take(nil)) != 0 {
+		t.Error("results taken twice")
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); m.Put(i%2, Scrape{}) }()
+	}
+	wg.Wait()
+	<-m.Ready()
+	if len(m.Take(nil)) != 2 {
+		t.Error("concurrent puts lost")
+	}
+}
