@@ -55,6 +55,12 @@ func (p *pipeline) drain() {
 	}
 }
 
+// frame builds the picture at now. Everything the views and the report read
+// is attached here: the engine's frame, then GPU data and findings.
+func (p *pipeline) frame(now time.Time) *diagnose.Frame {
+	return p.engine.Frame(now)
+}
+
 // runOnce polls for one window and prints the report. Interrupting it
 // prints what was gathered so far.
 func runOnce(ctx context.Context, o *options, stdout, stderr io.Writer, logger *slog.Logger) int {
@@ -92,7 +98,7 @@ loop:
 	cancel()
 	<-done
 	p.drain()
-	fr := p.engine.Frame(time.Now())
+	fr := p.frame(time.Now())
 	st := report.ReachStatus(fr)
 	if o.output == "json" {
 		err := report.WriteJSON(stdout, report.BuildJSON(fr, vtopVersion(), st))

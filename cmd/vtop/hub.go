@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+)
+
+// hub runs the pipeline for a live view: it owns the engine (one goroutine),
+// drains scrapes as they arrive, applies commands from the UI, and publishes
+// a frame every interval. The UI gets the newest frame; a slow UI skips
+// frames, it never queues them.
+type hub struct {
+	p      *pipeline
+	frames chan *diagnose.Frame // capacity 1, newest wins
+	cmds   chan hubCmd
+}
+
+// hubCmd is a request from the UI, applied on the hub's goroutine.
+type hubCmd struct {
+	window  time.Duration // >0: change the window
+	pollNow bool
+}
+
+func newHub(p *pipeline) *hub {
+	return &hub{p: p, frames: make(chan *diagnose.Frame, 1), cmds: make(chan hubCmd, 8)}
+}
+
+// SetWindow asks for a new quantile/rate window.
+func (h *hub) SetWindow(w time.Duration) {
+	select {
+	case h.cmds <- hubCmd{window: w}:
+	default:
+	}
+}
+
+// PollNow asks every target to poll immediately.
+func (h *hub) PollNow() {
+	select {
+	case h.cmds <- hubCmd{pollNow: true}:
+	default:
+	}
+}
+
+// Frames delivers published frames.
+func (h *hub) Frames() <-chan *diagnose.Frame { return h.frames }
+
+func (h *hub) run(ctx context.Context, interval time.Duration) {
+	go h.p.poller.Run(ctx)
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	box := h.p.poller.Mailbox()
+	h.publish()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-box.Ready():
+			h.p.drain()
+		case c := <-h.cmds:
+			if c.window > 0 {
+				h.p.engine.SetWindow(c.window)
+				h.publish()
+			}
+			if c.pollNow {
+				h.p.poller.PollNow()
+			}
+		case <-tick.C:
+			h.p.drain()
+			h.publish()
+		}
+	}
+}
+
+func (h *hub) publish() {
+	fr := h.p.frame(time.Now())
+	select {
+	case <-h.frames: // drop the unread older frame
+	default:
+	}
+	h.frames <- fr
+}
