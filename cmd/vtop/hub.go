@@ -43,10 +43,11 @@ func (h *hub) PollNow() {
 	}
 }
 
-// Frames delivers published frames.
+// Frames delivers published frames; it is closed when run returns.
 func (h *hub) Frames() <-chan *diagnose.Frame { return h.frames }
 
 func (h *hub) run(ctx context.Context, interval time.Duration) {
+	defer close(h.frames)
 	go h.p.poller.Run(ctx)
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
