@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -24,6 +25,18 @@ type GPUSnapshot struct {
 	// Notes name conditions that limit what could be read on this host
 	// ("XID events: not supported", processes in another PID namespace).
 	Notes []string
+}
+
+// PIDs lists the processes holding memory on any GPU, sorted, once each.
+func (s *GPUSnapshot) PIDs() []int {
+	var out []int
+	for i := range s.GPUs {
+		for _, p := range s.GPUs[i].Processes {
+			out = append(out, p.PID)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // GPU is one device. Numbers are NaN when the driver cannot tell (not

@@ -63,3 +63,14 @@ func TestUnavailableGPU(t *testing.T) {
 		t.Errorf("%+v", s)
 	}
 }
+
+func TestSnapshotPIDs(t *testing.T) {
+	s := GPUSnapshot{GPUs: []GPU{
+		{Processes: []GPUProcess{{PID: 30}, {PID: 10}}},
+		{},
+		{Processes: []GPUProcess{{PID: 10}, {PID: 20}}},
+	}}
+	if got := s.PIDs(); !slices.Equal(got, []int{10, 20, 30}) {
+		t.Errorf("%v", got)
+	}
+}
