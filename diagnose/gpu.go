@@ -9,6 +9,10 @@ import (
 	"github.com/vtop-dev/vtop/sources"
 )
 
+// NoteNotLocal is the join note of an endpoint on another host: its GPUs
+// are not this machine's.
+const NoteNotLocal = "not on this host"
+
 // gpuState is the engine's GPU side: the latest snapshot, a bounded
 // history per GPU and the recent XID events.
 type gpuState struct {
