@@ -37,7 +37,7 @@ func gpuFrame() *diagnose.Frame {
 				PowerW: 698.5, PowerLimitW: 700, SMClockMHz: 1410, MemClockMHz: 2619,
 				ClockEventBits: sources.ClockSWPowerCap, ClockEvents: sources.ClockSWPowerCap.Words(), Throttled: true,
 				ECCUncorrected: 0, RetiredPages: 2, RemapPending: true, PCIeTxBps: 1.5 * gib, PCIeRxBps: 300 << 20,
-				MIG: sources.TriNo,
+				MIG:       sources.TriNo,
 				Processes: []sources.GPUProcess{{PID: 4151, Name: "VLLM::Worker", UsedBytes: 70 * gib}, {PID: 999, Name: "", UsedBytes: n}},
 			}, {
 				Index: 1, Name: "NVIDIA H100 80GB HBM3", UUID: "GPU-1bb", UtilGPU: n, UtilMem: n, MemUsed: n, MemTotal: n,
