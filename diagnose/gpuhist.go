@@ -8,6 +8,19 @@ import (
 	"github.com/vtop-dev/vtop/sources"
 )
 
+// What the GPU rules read, all on the Frame (times come with the data):
+//   - Frame.GPU: the latest reading; GPU.GPUs[i] has every field, Problem
+//     (lost GPU), Throttled and ClockEventBits; Notes and Unavailable say
+//     what this host cannot tell.
+//   - Frame.GPUSeries[i]: GPU i's history (Points), and ThrottledSince /
+//     ThrottleReasons for "throttled for 2 minutes by power cap".
+//   - Frame.GPUEvents: XID events within Config.XIDRetention;
+//     sources.LookupXID(x).Action says reset, drain, reboot or restart.
+//   - EndpointView.GPU: the endpoint's GPUs, MemBytes and Hist (its share
+//     over time) for per-endpoint memory growth.
+// GPUWindow, GPUMean, GPUSlope and GPUThrottledShare work on any []GPUPoint;
+// skip Lost points when fitting a slope.
+
 // GPUPoint is one reading of one GPU, or of one endpoint's share of its
 // GPUs, kept for the rules. NaN is unknown.
 type GPUPoint struct {
