@@ -147,9 +147,13 @@ func (e *Engine) joinGPU(ep *endpoint) {
 	}
 	held := map[string]bool{}
 	mem, memKnown, procs := 0.0, true, 0
+	var sick []string
 	for gi := range snap.GPUs {
 		g := &snap.GPUs[gi]
 		on := g.Problem != "" && ep.gpu.held[gpuKey(g)]
+		if on {
+			sick = append(sick, fmt.Sprintf("GPU %d: %s", g.Index, g.Problem))
+		}
 		for _, p := range g.Processes {
 			if !pids[p.PID] {
 				continue
@@ -169,6 +173,9 @@ func (e *Engine) joinGPU(ep *endpoint) {
 	}
 	ep.gpu.held = held
 	switch {
+	case len(sick) > 0:
+		// What the endpoint held on a lost GPU is unknown, so is its total.
+		j.Note = strings.Join(sick, "; ")
 	case procs == 0 && len(j.GPUs) == 0:
 		j.Note = fmt.Sprintf("its processes (%s, PID %d, %d in all) hold no GPU memory", t.RootName, t.Root, len(t.PIDs))
 		if t.RootName == "docker-proxy" {

@@ -170,8 +170,12 @@ func TestEndpointGPUJoin(t *testing.T) {
 	lost.Problem = "GPU has fallen off the bus"
 	e.IngestGPU(snapAt(3, gpuAt(0, 80, 30*gib, 0, proc(101, 10*gib)), lost, gpuAt(2, 10, 6*gib, 0, proc(300, 5*gib))))
 	a = e.Frame(t0.Add(3 * time.Second)).Endpoints[0].GPU
-	if !slices.Equal(a.GPUs, []int{0, 1}) || !a.Hist[len(a.Hist)-1].Lost {
+	if !slices.Equal(a.GPUs, []int{0, 1}) || !a.Hist[len(a.Hist)-1].Lost || !math.IsNaN(a.MemBytes) ||
+		a.Note != "GPU 1: GPU has fallen off the bus" || !math.IsNaN(a.Hist[len(a.Hist)-1].MemUsed) {
 		t.Errorf("lost GPU detached: %+v", a)
+	}
+	if s := GPUSlope(a.Hist, func(p GPUPoint) float64 { return p.MemUsed }); math.Abs(s-gib) > 1 {
+		t.Errorf("the lost reading must not bend the slope: %v", s)
 	}
 
 	// The driver cannot tell per-process memory; then NVML goes away.

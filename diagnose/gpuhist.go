@@ -18,8 +18,9 @@ import (
 //     sources.LookupXID(x).Action says reset, drain, reboot or restart.
 //   - EndpointView.GPU: the endpoint's GPUs, MemBytes and Hist (its share
 //     over time) for per-endpoint memory growth.
-// GPUWindow, GPUMean, GPUSlope and GPUThrottledShare work on any []GPUPoint;
-// skip Lost points when fitting a slope.
+// GPUWindow, GPUMean, GPUSlope and GPUThrottledShare work on any []GPUPoint.
+// Values of a lost GPU are NaN (an endpoint's MemUsed too), so GPUMean and
+// GPUSlope pass over them.
 
 // GPUPoint is one reading of one GPU, or of one endpoint's share of its
 // GPUs, kept for the rules. NaN is unknown.
