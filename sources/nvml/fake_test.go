@@ -149,7 +149,8 @@ func (f *fakeNode) lack(symbols ...string) {
 	}
 }
 
-// state runs fn under the lock and returns the failure set for method.
+// state is the code method returns on g: SUCCESS unless a failure is set.
+// The caller holds f.mu.
 func (f *fakeNode) state(g *gpuState, method string) nvml.Return {
 	if r, ok := g.fail[method]; ok {
 		return r
