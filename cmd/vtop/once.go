@@ -17,6 +17,7 @@ import (
 type pipeline struct {
 	poller *sources.Poller
 	engine *diagnose.Engine
+	gpu    *gpuFeed // local GPUs; the demo may set a simulated source
 	batch  []sources.Indexed
 	log    *slog.Logger
 }
@@ -31,6 +32,10 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	if o.maxParallel > 0 {
 		pc.MaxParallel = o.maxParallel
 	}
+	gpuSrc, err := openGPUSource(o)
+	if err != nil {
+		return nil, err
+	}
 	infos := make([]diagnose.TargetInfo, len(o.targets))
 	for i, t := range o.targets {
 		infos[i] = diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs}
@@ -38,6 +43,7 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	return &pipeline{
 		poller: sources.NewPoller(o.targets, fetcher, pc),
 		engine: diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, infos),
+		gpu:    newGPUFeed(gpuSrc, o.targets, o.interval),
 		log:    logger,
 	}, nil
 }
@@ -79,6 +85,7 @@ func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stde
 		p.poller.Run(pctx)
 		close(done)
 	}()
+	p.gpu.start(pctx, p.engine)
 	// A window of data needs polls at both ends: wait the window plus half
 	// an interval for the last one.
 	deadline := time.NewTimer(o.window + o.interval/2)
@@ -89,6 +96,8 @@ loop:
 		select {
 		case <-box.Ready():
 			p.drain()
+		case <-p.gpu.ready:
+			p.gpu.drain(p.engine)
 		case <-deadline.C:
 			break loop
 		case <-ctx.Done():
@@ -98,6 +107,10 @@ loop:
 	cancel()
 	<-done
 	p.drain()
+	if err := p.gpu.stop(); err != nil {
+		p.log.Debug("gpu source close", "err", err)
+	}
+	p.gpu.drain(p.engine)
 	fr := p.frame(time.Now())
 	st := report.ReachStatus(fr)
 	if o.output == "json" {
