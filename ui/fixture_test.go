@@ -144,6 +144,24 @@ func fixtureGPU(n int) sources.GPUSnapshot {
 	return g
 }
 
+// fixtureGPUSeries is each GPU's utilization history, a wave per device.
+func fixtureGPUSeries(g *sources.GPUSnapshot) []diagnose.GPUSeries {
+	out := make([]diagnose.GPUSeries, len(g.GPUs))
+	for i, d := range g.GPUs {
+		s := diagnose.GPUSeries{Index: d.Index, UUID: d.UUID, Name: d.Name}
+		for k := 0; k < 120; k++ {
+			u := d.UtilGPU * (0.75 + 0.25*math.Sin(float64(k)/7+float64(i)))
+			s.Points = append(s.Points, diagnose.GPUPoint{Time: t0.Add(time.Duration(k-119) * time.Second), UtilGPU: u,
+				MemUsed: d.MemUsed, MemTotal: d.MemTotal, TempC: d.TempC, PowerW: d.PowerW, UtilMem: nan})
+		}
+		if d.Throttled {
+			s.ThrottledSince = t0.Add(-2*time.Minute - 5*time.Second)
+		}
+		out[i] = s
+	}
+	return out
+}
+
 type fixtureOpts struct {
 	endpoints int
 	gpus      int
@@ -181,7 +199,8 @@ func fixtureFrame(o fixtureOpts) *diagnose.Frame {
 				e.Subs = append(e.Subs, diagnose.SubView{Key: sources.SubKey{Model: e.Models[0], Engine: fmt.Sprint(k)}, Stats: s})
 			}
 			e.MaxNumSeqs = 0
-			e.GPU = diagnose.EndpointGPU{GPUs: []int{0, 1, 2, 3}, MemBytes: 4 * 71.9 * (1 << 30), PIDs: []int{4242, 4243, 4244, 4245, 4246}}
+			e.GPU = diagnose.EndpointGPU{GPUs: []int{0, 1, 2, 3}, MemBytes: 4 * 71.9 * (1 << 30), PIDs: []int{4242, 4243, 4244, 4245, 4246},
+				Root: 4242, RootName: "vllm", UtilGPU: 67.5}
 		}
 		switch i {
 		case 2:
@@ -233,6 +252,7 @@ func fixtureFrame(o fixtureOpts) *diagnose.Frame {
 	}
 	if o.gpus > 0 {
 		fr.GPU = fixtureGPU(o.gpus)
+		fr.GPUSeries = fixtureGPUSeries(&fr.GPU)
 	} else {
 		fr.GPU = sources.GPUSnapshot{Time: t0, Unavailable: "NVML unavailable: libnvidia-ml.so.1 not found"}
 	}

@@ -110,6 +110,11 @@ func gpuTroubleFrame() *diagnose.Frame {
 	g.GPUs[6].TempC = 88
 	g.GPUs[6].Throttled = true
 	g.GPUs[6].ClockEvents = []string{"HW thermal slowdown", "SW thermal slowdown"}
+	fr.GPUSeries = fixtureGPUSeries(g)
+	fr.GPUEvents = []sources.GPUEvent{
+		sources.XIDEvent(t0.Add(-9*time.Minute), 3, 63),
+		sources.XIDEvent(t0.Add(-40*time.Second), 2, 79),
+	}
 	return fr
 }
 

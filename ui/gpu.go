@@ -71,23 +71,31 @@ func tempLevel(g *sources.GPU) level {
 	return lvNone
 }
 
-// gpuState is the device's health: a problem, throttling, or fine.
-func (s *styles) gpuState(g *sources.GPU) (string, paint) {
-	var bad []string
+// gpuState is the device's health: a problem, throttling (and for how
+// long, from the history), or fine.
+func (m *Model) gpuState(g *sources.GPU, ser *diagnose.GPUSeries) (string, paint) {
+	s := m.st
 	if g.Problem != "" {
 		return symCrit + " " + g.Problem, s.crit
 	}
+	var bad []string
 	if g.ECCUncorrected > 0 {
 		bad = append(bad, "ECC uncorrected "+f.Count(g.ECCUncorrected))
 	}
-	if g.RemapPending {
+	if g.RemapFailed {
+		bad = append(bad, "row remapping failed (replace the GPU)")
+	} else if g.RemapPending {
 		bad = append(bad, "row remap pending (reset the GPU)")
 	}
 	if len(bad) > 0 {
 		return symCrit + " " + strings.Join(bad, ", "), s.crit
 	}
 	if g.Throttled {
-		return symWarn + " throttled: " + strings.Join(g.ClockEvents, ", "), s.warn
+		t := symWarn + " throttled"
+		if ser != nil && !ser.ThrottledSince.IsZero() {
+			t += " " + f.Short(m.fr.Time.Sub(ser.ThrottledSince))
+		}
+		return t + ": " + strings.Join(g.ClockEvents, ", "), s.warn
 	}
 	if len(g.ClockEvents) > 0 {
 		return strings.Join(g.ClockEvents, ", "), s.muted
@@ -106,29 +114,36 @@ func memPair(used, total float64) string {
 	return u + "/" + t
 }
 
-// gpuLine is one device on one line: utilization, memory, temperature,
-// power against its limit, clocks, health.
-func (m *Model) gpuLine(g *sources.GPU, mine bool, roomy bool, w int) string {
+// gpuSparkWidth is the utilization history beside each GPU: what the line
+// leaves over its fixed fields, within bounds.
+func gpuSparkWidth(w int) int {
+	sw := min(w-95, 24)
+	if sw < 6 {
+		return 0
+	}
+	return sw
+}
+
+// gpuLine is one device on one line: utilization (and its history),
+// memory, temperature, power against its limit, health, clocks.
+func (m *Model) gpuLine(g *sources.GPU, ser *diagnose.GPUSeries, mine bool, w int) string {
 	s := m.st
 	mk := " "
 	if mine {
 		mk = symExpand
 	}
 	nameW := 14
-	if roomy && w >= 110 {
+	if w >= 150 {
 		nameW = 22
 	}
 	tl := tempLevel(g)
 	temp := whole(g.TempC) + "°C" + tl.mark()
-	if math.IsNaN(g.TempC) {
-		temp = f.Missing + "°C"
-	}
 	power := whole(g.PowerW) + "/" + whole(g.PowerLimitW) + "W"
 	clocks := "SM " + whole(g.SMClockMHz) + "MHz"
-	if roomy {
+	if w >= 150 {
 		clocks += " mem " + whole(g.MemClockMHz) + "MHz"
 	}
-	state, sp := s.gpuState(g)
+	state, sp := m.gpuState(g, ser)
 	var b strings.Builder
 	b.WriteString(s.accent.s(mk) + padLeft(itoa(g.Index), 2) + " " + pad(shortGPUName(g.Name), nameW))
 	if g.Problem != "" {
@@ -136,6 +151,10 @@ func (m *Model) gpuLine(g *sources.GPU, mine bool, roomy bool, w int) string {
 		return cut(b.String(), w)
 	}
 	b.WriteString(s.muted.s(" util ") + padLeft(f.Percent(g.UtilGPU/100), 4))
+	if sw := gpuSparkWidth(w); sw > 0 && ser != nil {
+		pts := ser.Points
+		b.WriteString(" " + s.spark.s(sparkSeries(len(pts), func(i int) float64 { return pts[i].UtilGPU }, sw, 1, sparkScale{max: 100})[0]))
+	}
 	b.WriteString(s.muted.s("  mem ") + pad(memPair(g.MemUsed, g.MemTotal), 12))
 	b.WriteString(" " + s.lv(tl).s(padLeft(temp, 6)))
 	b.WriteString("  " + padLeft(power, 9))
@@ -159,18 +178,48 @@ func (m *Model) procLine(g *sources.GPU, w int) string {
 // mineLine says which GPUs serve the endpoint, or why that is unknown.
 func (m *Model) mineLine(e *diagnose.EndpointGPU, w int) string {
 	s := m.st
-	if len(e.GPUs) > 0 {
-		ids := make([]string, len(e.GPUs))
-		for i, g := range e.GPUs {
-			ids[i] = itoa(g)
-		}
-		text := "this endpoint (" + symExpand + "): " + f.Bytes(e.MemBytes) + " on GPU " + strings.Join(ids, ", ")
-		if len(e.PIDs) > 0 {
-			text += fmt.Sprintf(" · %d processes", len(e.PIDs))
-		}
-		return cut(s.accent.s(text), w)
+	if len(e.GPUs) == 0 {
+		return cut(s.muted.s("this endpoint: "+e.Note), w)
 	}
-	return cut(s.muted.s("this endpoint: "+e.Note), w)
+	ids := make([]string, len(e.GPUs))
+	for i, g := range e.GPUs {
+		ids[i] = itoa(m.fr.GPU.GPUs[g].Index)
+	}
+	text := "this endpoint (" + symExpand + "): " + f.Bytes(e.MemBytes) + " on GPU " + strings.Join(ids, ", ")
+	if !math.IsNaN(e.UtilGPU) {
+		text += " · util " + f.Percent(e.UtilGPU/100)
+	}
+	if e.Root > 0 {
+		text += fmt.Sprintf(" · pid %d %s", e.Root, e.RootName)
+		if n := len(e.PIDs) - 1; n > 0 {
+			text += fmt.Sprintf(" and %d more processes", n)
+		}
+	}
+	if e.Note != "" {
+		text += " · " + e.Note
+	}
+	return cut(s.accent.s(text), w)
+}
+
+// maxGPUEvents is how many recent XID events the panel lists.
+const maxGPUEvents = 3
+
+// eventLines lists the newest XID events with what to do.
+func (m *Model) eventLines(w int) []string {
+	ev := m.fr.GPUEvents
+	var out []string
+	for i := len(ev) - 1; i >= 0 && len(out) < maxGPUEvents; i-- {
+		e := &ev[i]
+		p := m.st.warn
+		sym := symWarn
+		if e.Level == "critical" {
+			p, sym = m.st.crit, symCrit
+		}
+		x := sources.LookupXID(e.XID)
+		text := fmt.Sprintf("%s XID %d · GPU %d · %s · %s", sym, e.XID, e.GPU, clock(e.Time), e.Text)
+		out = append(out, cut(p.s(text)+m.st.muted.s(" → "+x.Action.Advice()), w))
+	}
+	return out
 }
 
 // gpuPanel renders the GPU panel in sz; mine is the shown endpoint's share
@@ -188,25 +237,34 @@ func (m *Model) gpuPanel(mine *diagnose.EndpointGPU, sz size) []string {
 	if mine != nil && (len(mine.GPUs) > 0 || mine.Note != "") && sz.h > 2 {
 		out = append(out, m.mineLine(mine, sz.w))
 	}
+	events := m.eventLines(sz.w)
 	procs := m.lay.roomy && slices.ContainsFunc(g.GPUs, func(x sources.GPU) bool { return len(x.Processes) > 0 })
 	per := 1
 	if procs {
 		per = 2
 	}
-	room := sz.h - len(out)
-	fit := max(0, room/per)
 	n := len(g.GPUs)
+	room := sz.h - len(out)
+	// Events first when the GPUs would not all fit anyway: an XID is news.
+	ev := min(len(events), max(0, room-per))
+	room -= ev
+	fit := max(0, room/per)
 	if fit < n {
 		fit = max(0, (room-1)/per) // one line says how many more
 	}
 	if fit == 0 {
 		return block([]string{m.gpuSummary(sz.w)}, sz.w, sz.h)
 	}
+	out = append(out, events[:ev]...)
 	m.gpuOff = max(0, min(m.gpuOff, n-fit))
 	for i := m.gpuOff; i < min(n, m.gpuOff+fit); i++ {
 		d := &g.GPUs[i]
+		var ser *diagnose.GPUSeries
+		if i < len(m.fr.GPUSeries) {
+			ser = &m.fr.GPUSeries[i]
+		}
 		isMine := mine != nil && slices.Contains(mine.GPUs, i)
-		out = append(out, m.gpuLine(d, isMine, m.lay.roomy, sz.w))
+		out = append(out, m.gpuLine(d, ser, isMine, sz.w))
 		if procs {
 			out = append(out, m.procLine(d, sz.w))
 		}
@@ -216,7 +274,16 @@ func (m *Model) gpuPanel(mine *diagnose.EndpointGPU, sz size) []string {
 		if m.gpuOff > 0 {
 			more += fmt.Sprintf(" (from GPU %d)", g.GPUs[m.gpuOff].Index)
 		}
-		out = append(out, s.muted.s(more+" · tab to this pane, ↑↓ to scroll"))
+		hint := " · tab to this pane, ↑↓ to scroll"
+		if m.focus == paneGPU {
+			hint = " · ↑↓ to scroll"
+		}
+		out = append(out, s.muted.s(more+hint))
+	}
+	for _, note := range g.Notes {
+		if len(out) < sz.h {
+			out = append(out, s.muted.s("  "+note))
+		}
 	}
 	return block(out, sz.w, sz.h)
 }
@@ -246,7 +313,7 @@ func (m *Model) gpuSummary(w int) string {
 		if d.Throttled {
 			throttled++
 		}
-		if d.Problem != "" || d.ECCUncorrected > 0 || d.RemapPending {
+		if d.Problem != "" || d.ECCUncorrected > 0 || d.RemapPending || d.RemapFailed {
 			problems++
 		}
 	}
@@ -259,22 +326,24 @@ func (m *Model) gpuSummary(w int) string {
 	if nu > 0 {
 		avg = util / float64(nu)
 	}
-	parts := []string{
-		s.title.s(gpuTitle(g)),
-		strings.Join(kinds, ", "),
-		"util " + f.Percent(avg/100) + " avg",
-		"mem " + memPair(used, total),
-		"max " + whole(hot) + "°C",
+	parts := []string{s.title.s(gpuTitle(g))}
+	if problems > 0 {
+		parts = append(parts, s.crit.s(fmt.Sprintf("%s %d with errors", symCrit, problems)))
 	}
 	if throttled > 0 {
 		parts = append(parts, s.warn.s(fmt.Sprintf("%s %d throttled", symWarn, throttled)))
 	}
-	if problems > 0 {
-		parts = append(parts, s.crit.s(fmt.Sprintf("%s %d with errors", symCrit, problems)))
+	if n := len(m.fr.GPUEvents); n > 0 {
+		parts = append(parts, s.crit.s(fmt.Sprintf("%s %d XID events", symCrit, n)))
 	}
-	if throttled == 0 && problems == 0 {
+	if throttled == 0 && problems == 0 && len(m.fr.GPUEvents) == 0 {
 		parts = append(parts, s.ok.s(symOK))
 	}
+	parts = append(parts,
+		strings.Join(kinds, ", "),
+		"util "+f.Percent(avg/100)+" avg",
+		"mem "+memPair(used, total),
+		"max "+whole(hot)+"°C")
 	return cut(strings.Join(parts, s.muted.s(" · ")), w)
 }
 

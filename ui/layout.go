@@ -44,6 +44,7 @@ type counts struct {
 	gpus        int  // devices in the snapshot
 	gpuNone     bool // no GPU data: the panel is one line
 	gpuProcs    bool // some GPU has processes (a line each when roomy)
+	gpuEvents   int  // XID events listed (at most maxGPUEvents)
 	findings    int
 	subs        int // engines (endpoint) or models (fleet aggregate)
 	endpointGPU bool
@@ -94,7 +95,7 @@ func (l *layout) planFleet(c counts) {
 	avail := l.body - fleetHeadLines
 	gpuWant := 1
 	if l.h >= fleetGPUMinHeight && !c.gpuNone {
-		gpuWant = min(1+c.gpus, fleetGPUMaxLines)
+		gpuWant = min(1+c.gpus+c.gpuEvents, fleetGPUMaxLines)
 	}
 	findWant := 1 + max(1, c.findings)
 	if l.h >= fleetGPUMinHeight {
@@ -106,7 +107,7 @@ func (l *layout) planFleet(c counts) {
 		findMax = max(panelMinLines, avail*2/3)
 	case paneGPU:
 		if !c.gpuNone {
-			gpuWant = min(1+c.gpus, max(panelMinLines, avail*2/3))
+			gpuWant = min(1+c.gpus+c.gpuEvents, max(panelMinLines, avail*2/3))
 		}
 	}
 	l.fleetGPU = size{l.w, gpuWant}
@@ -118,7 +119,7 @@ func gpuWant(c counts, roomy bool) int {
 	if c.gpuNone || c.gpus == 0 {
 		return 1
 	}
-	n := 1 + c.gpus
+	n := 1 + c.gpus + c.gpuEvents
 	if c.endpointGPU {
 		n++
 	}

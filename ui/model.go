@@ -253,6 +253,7 @@ func (m *Model) countsNow() counts {
 	g := &m.fr.GPU
 	c.gpus = len(g.GPUs)
 	c.gpuNone = gpuUnavailable(g) != ""
+	c.gpuEvents = min(len(m.fr.GPUEvents), maxGPUEvents)
 	for i := range g.GPUs {
 		if len(g.GPUs[i].Processes) > 0 {
 			c.gpuProcs = true

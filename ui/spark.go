@@ -34,14 +34,17 @@ func sparkline(pts []diagnose.SparkPoint, which diagnose.Spark, w int, sc sparkS
 // sparkRows draws the sparkline h rows tall (8 levels per row), top row
 // first.
 func sparkRows(pts []diagnose.SparkPoint, which diagnose.Spark, w, h int, sc sparkScale) []string {
-	if len(pts) > w {
-		pts = pts[len(pts)-w:]
-	}
+	return sparkSeries(len(pts), func(i int) float64 { return float64(pts[i].V[which]) }, w, h, sc)
+}
+
+// sparkSeries draws the newest w of n values read through at.
+func sparkSeries(n int, at func(int) float64, w, h int, sc sparkScale) []string {
+	first := max(0, n-w)
 	top := sc.max
 	if top <= 0 {
 		top = sc.floor
-		for _, p := range pts {
-			if v := float64(p.V[which]); v > top && !math.IsInf(v, 0) {
+		for i := first; i < n; i++ {
+			if v := at(i); v > top && !math.IsInf(v, 0) {
 				top = v
 			}
 		}
@@ -49,12 +52,12 @@ func sparkRows(pts []diagnose.SparkPoint, which diagnose.Spark, w, h int, sc spa
 	rows := make([]strings.Builder, h)
 	for r := range rows {
 		rows[r].Grow(w * 3)
-		for i := len(pts); i < w; i++ {
+		for i := n - first; i < w; i++ {
 			rows[r].WriteByte(' ')
 		}
 	}
-	for _, p := range pts {
-		v := float64(p.V[which])
+	for i := first; i < n; i++ {
+		v := at(i)
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			for r := range rows {
 				rows[r].WriteByte(' ')
