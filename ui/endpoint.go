@@ -77,7 +77,10 @@ func (s *styles) cellText(c cell) (plain, painted string) {
 		pl.WriteString(fill + empty + " ")
 		pa.WriteString(gp.s(fill) + s.barEmpty.s(empty) + " ")
 	}
-	v := c.value + c.unit + c.lv.mark()
+	v := c.value + c.lv.mark()
+	if c.value != f.Missing {
+		v = c.value + c.unit + c.lv.mark()
+	}
 	pl.WriteString(v)
 	pa.WriteString(vp.s(v))
 	if c.tail != "" {

@@ -50,7 +50,12 @@ func watch(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Write
 	h := newHub(p)
 	m := ui.New(h, ui.Options{Theme: o.theme, SLO: o.sloProfile, Window: o.window,
 		Renderer: lipgloss.NewRenderer(stdout)})
-	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(stdout), tea.WithFPS(renderFPS)}
+	// Signals are handled here, not by bubbletea: its handler sends on an
+	// unbuffered channel and hangs its shutdown when SIGTERM also ends ctx
+	// (main's NotifyContext) and the event loop is already gone. SIGINT and
+	// SIGTERM end ctx, which kills the program with the terminal restored.
+	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(stdout),
+		tea.WithFPS(renderFPS), tea.WithoutSignalHandler()}
 	if !isTerminal(os.Stdin) {
 		opts = append(opts, tea.WithInputTTY())
 	}
@@ -60,17 +65,11 @@ func watch(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Write
 	var hubPanic string
 	go func() {
 		defer close(hubDone)
-		defer func() {
-			if r := recover(); r != nil {
-				hubPanic = fmt.Sprintf("%v\n%s", r, debug.Stack())
-				prog.Kill() // restores the terminal
-			}
-		}()
-		h.run(ctx, o.interval)
+		hubPanic = guard(func() { h.run(ctx, o.interval) }, prog.Kill)
 	}()
 
-	// SIGINT and SIGTERM end ctx (main) and bubbletea quits on them too; a
-	// hang-up (the SSH link dropped) must also restore the terminal.
+	// A hang-up (the SSH link dropped) must also end vtop and restore the
+	// terminal.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -95,6 +94,19 @@ func watch(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Write
 		return 1
 	}
 	return 0
+}
+
+// guard runs fn; if it panics, kill is called (bubbletea then restores the
+// terminal) and the panic and its stack are returned.
+func guard(fn func(), kill func()) (panicked string) {
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = fmt.Sprintf("%v\n%s", r, debug.Stack())
+			kill()
+		}
+	}()
+	fn()
+	return ""
 }
 
 // slogWriter sends the standard logger's lines to the --log file.
