@@ -49,24 +49,24 @@ const (
 type Hist uint8
 
 const (
-	HTTFT           Hist = iota // time to first token, s
-	HITL                        // inter-token latency, s
-	HTPOT                       // mean time per output token per request, s
-	HE2E                        // end-to-end request latency, s
-	HQueue                      // time in WAITING, s
-	HPrefill                    // time in PREFILL, s
-	HDecode                     // time in DECODE, s
-	HInference                  // time in RUNNING, s
-	HPromptLen                  // prompt tokens per request
-	HGenLen                     // generated tokens per request
-	HIterTokens                 // tokens per engine step (batch-size proxy)
-	HMaxGenTokens               // requested max generation tokens
-	HParamsN                    // request n
-	HParamsMaxTokens            // request max_tokens
-	HParamsBestOf               // request best_of (V0 ≤0.6.2)
-	HPrefillKVComputed          // new KV tokens computed per request
-	HKVBlockLifetime            // --kv-cache-metrics
-	HKVBlockIdleEvict           // --kv-cache-metrics
+	HTTFT              Hist = iota // time to first token, s
+	HITL                           // inter-token latency, s
+	HTPOT                          // mean time per output token per request, s
+	HE2E                           // end-to-end request latency, s
+	HQueue                         // time in WAITING, s
+	HPrefill                       // time in PREFILL, s
+	HDecode                        // time in DECODE, s
+	HInference                     // time in RUNNING, s
+	HPromptLen                     // prompt tokens per request
+	HGenLen                        // generated tokens per request
+	HIterTokens                    // tokens per engine step (batch-size proxy)
+	HMaxGenTokens                  // requested max generation tokens
+	HParamsN                       // request n
+	HParamsMaxTokens               // request max_tokens
+	HParamsBestOf                  // request best_of (V0 ≤0.6.2)
+	HPrefillKVComputed             // new KV tokens computed per request
+	HKVBlockLifetime               // --kv-cache-metrics
+	HKVBlockIdleEvict              // --kv-cache-metrics
 	NumHists
 )
 

@@ -19,9 +19,9 @@ type Scrape struct {
 type EndpointKind uint8
 
 const (
-	KindEngine EndpointKind = iota // a vLLM engine (API server)
-	KindRouter                     // production-stack router re-using the vllm: prefix
-	KindNoSamples                  // vllm: families declared, no samples (V0 multiprocess quirk)
+	KindEngine    EndpointKind = iota // a vLLM engine (API server)
+	KindRouter                        // production-stack router re-using the vllm: prefix
+	KindNoSamples                     // vllm: families declared, no samples (V0 multiprocess quirk)
 )
 
 func (k EndpointKind) String() string {

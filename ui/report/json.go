@@ -62,25 +62,25 @@ type JSONModel struct {
 
 // JSONEndpoint is one target.
 type JSONEndpoint struct {
-	Name            string       `json:"name"`
-	State           string       `json:"state"` // pending, up, down, stale
-	StateSince      *time.Time   `json:"state_since"`
-	LastError       string       `json:"last_error,omitempty"`
-	LastSuccess     *time.Time   `json:"last_success"`
-	ScrapeSeconds   Num          `json:"scrape_seconds"`
-	RestartedAt     *time.Time   `json:"restarted_at"`
-	Kind            string       `json:"kind"` // engine, router, no-samples
-	Generation      string       `json:"generation"`
-	VersionRange    string       `json:"version_range"`
-	VersionMin      string       `json:"version_min,omitempty"`
-	VersionMax      string       `json:"version_max,omitempty"`
-	Models          []string     `json:"models"`
-	Warnings        []string     `json:"warnings"`
-	Samples         int          `json:"samples"`
-	ResidentBytes   Num          `json:"resident_memory_bytes"`
-	MaxNumSeqs      *int         `json:"max_num_seqs"`
-	Stats           JSONStats    `json:"stats"`
-	Engines         []JSONEngine `json:"engines"`
+	Name          string       `json:"name"`
+	State         string       `json:"state"` // pending, up, down, stale
+	StateSince    *time.Time   `json:"state_since"`
+	LastError     string       `json:"last_error,omitempty"`
+	LastSuccess   *time.Time   `json:"last_success"`
+	ScrapeSeconds Num          `json:"scrape_seconds"`
+	RestartedAt   *time.Time   `json:"restarted_at"`
+	Kind          string       `json:"kind"` // engine, router, no-samples
+	Generation    string       `json:"generation"`
+	VersionRange  string       `json:"version_range"`
+	VersionMin    string       `json:"version_min,omitempty"`
+	VersionMax    string       `json:"version_max,omitempty"`
+	Models        []string     `json:"models"`
+	Warnings      []string     `json:"warnings"`
+	Samples       int          `json:"samples"`
+	ResidentBytes Num          `json:"resident_memory_bytes"`
+	MaxNumSeqs    *int         `json:"max_num_seqs"`
+	Stats         JSONStats    `json:"stats"`
+	Engines       []JSONEngine `json:"engines"`
 }
 
 // JSONEngine is one (model, engine) sub-series.
