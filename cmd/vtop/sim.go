@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -108,8 +109,10 @@ func runSim(args []string, stdout, stderr io.Writer, getenv func(string) string)
 	p := fleet.Replicas()[0].Profile()
 	fmt.Fprintf(stdout, "vtop sim: %d replica%s of vLLM %s (%s), seed %d: %s\n",
 		len(cfg.Replicas), plural(len(cfg.Replicas)), p.Version, p.Name, seed, srv.Summary())
+	start := time.Now()
 	<-ctx.Done()
 	srv.Close()
+	fmt.Fprintf(stderr, "vtop sim: stopped after %s, %d scrapes served\n", time.Since(start).Round(time.Second), srv.Scrapes())
 	return 0
 }
 

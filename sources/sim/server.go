@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -37,19 +38,21 @@ func CheckLoopback(host string) (string, error) {
 // /metrics over real HTTP, and opens and closes the ports as the scenarios
 // take endpoints down and bring them back.
 type Server struct {
-	fleet *Fleet
-	host  string
-	eps   []*endpoint
-	stop  chan struct{}
-	done  chan struct{}
-	once  sync.Once
+	fleet   *Fleet
+	host    string
+	eps     []*endpoint
+	stop    chan struct{}
+	done    chan struct{}
+	once    sync.Once
+	scrapes atomic.Int64
 }
 
 type endpoint struct {
-	r    *Replica
-	f    *Fleet
-	addr string
-	port int
+	r       *Replica
+	f       *Fleet
+	addr    string
+	port    int
+	scrapes *atomic.Int64
 
 	mu  sync.Mutex
 	srv *http.Server
@@ -79,7 +82,7 @@ func Serve(f *Fleet, cfg ServeConfig) (*Server, error) {
 		if cfg.BasePort > 0 {
 			port = cfg.BasePort + i
 		}
-		ep := &endpoint{r: r, f: f, addr: net.JoinHostPort(host, strconv.Itoa(port))}
+		ep := &endpoint{r: r, f: f, addr: net.JoinHostPort(host, strconv.Itoa(port)), scrapes: &s.scrapes}
 		ln, err := net.Listen("tcp", ep.addr)
 		if err != nil {
 			s.closeAll()
@@ -134,6 +137,9 @@ func (s *Server) Summary() string {
 	}
 	return "http://" + host + ":{" + strings.Join(parts, ",") + "}/metrics"
 }
+
+// Scrapes is how many /metrics requests the server has answered.
+func (s *Server) Scrapes() int64 { return s.scrapes.Load() }
 
 // Sync opens and closes ports for the current simulated time at once (the
 // server also does it every 100 ms by itself).
@@ -228,6 +234,7 @@ func (ep *endpoint) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
 	}
+	ep.scrapes.Add(1)
 	format := NegotiateFormat(req.Header.Get("Accept"))
 	buf := getBuf()
 	defer putBuf(buf)
