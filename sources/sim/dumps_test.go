@@ -16,6 +16,7 @@ import (
 // each, the label names its samples carry, and the bucket bounds of
 // histograms. Only vllm:* and process_* families count.
 type exposed struct {
+	help   map[string]string
 	types  map[string]string
 	labels map[string][]string // sorted label names, le excluded
 	les    map[string][]string // bucket bounds as written
@@ -24,9 +25,15 @@ type exposed struct {
 // parseExposition reads the text format tolerantly: the published dumps
 // are sometimes cut mid-line, so an incomplete line is skipped, not an error.
 func parseExposition(text string) exposed {
-	e := exposed{types: map[string]string{}, labels: map[string][]string{}, les: map[string][]string{}}
+	e := exposed{help: map[string]string{}, types: map[string]string{}, labels: map[string][]string{}, les: map[string][]string{}}
 	family := ""
 	for _, line := range strings.Split(text, "\n") {
+		if rest, ok := strings.CutPrefix(line, "# HELP "); ok {
+			if name, h, ok := strings.Cut(rest, " "); ok && relevant(name) {
+				e.help[name] = h
+			}
+			continue
+		}
 		if strings.HasPrefix(line, "# TYPE ") {
 			f := strings.Fields(line)
 			if len(f) == 4 && slices.Contains([]string{"gauge", "counter", "histogram", "summary", "untyped"}, f[3]) {
@@ -145,7 +152,7 @@ func withMaxModelLen(n int) sim.Model {
 }
 
 // The two full captures: the simulator must expose exactly their vllm:* and
-// process_* families, with the same types, label names and buckets. The
+// process_* families, with the same help, types, label names and buckets. The
 // 1-2-5 buckets follow max_model_len, so each run uses one that
 // reproduces the capture's.
 func TestExpositionMatchesFullDumps(t *testing.T) {
@@ -175,6 +182,11 @@ func TestExpositionMatchesFullDumps(t *testing.T) {
 			for fam, names := range want.labels {
 				if !slices.Equal(got.labels[fam], names) {
 					t.Errorf("%s: labels %v, dump has %v", fam, got.labels[fam], names)
+				}
+			}
+			for fam, h := range want.help {
+				if got.help[fam] != h {
+					t.Errorf("%s: help %q, dump has %q", fam, got.help[fam], h)
 				}
 			}
 			for fam, les := range want.les {
@@ -213,6 +225,11 @@ func TestExpositionCoversV0Fragments(t *testing.T) {
 				}
 				if got.types[fam] != typ {
 					t.Errorf("%s: type %q, fragment has %q", fam, got.types[fam], typ)
+				}
+			}
+			for fam, h := range want.help {
+				if !strings.Contains(fam, "best_of") && len(h) > 0 && !strings.HasPrefix(got.help[fam], h) {
+					t.Errorf("%s: help %q, fragment has %q", fam, got.help[fam], h)
 				}
 			}
 			for fam, names := range want.labels {
