@@ -44,11 +44,13 @@
 // A scenario changes what production changes, never a symptom: the
 // replica's deployment (flags such as --max-num-seqs or
 // --gpu-memory-utilization, its usual traffic) from the start, and its
-// traffic or environment from its start time, NAME@DELAY of simulated time:
+// traffic or environment from its start time, NAME@DELAY of simulated time.
+// Request rates are set for the reference model (Models[0]) and scaled to
+// a slower model's speed, so a scenario means the same state on either:
 //
 //	healthy               chat traffic at moderate load
 //	busy                  traffic ×2.2, bigger batches, still within targets
-//	kv-thrashing          --gpu-memory-utilization 0.55, then 4k-token documents with 1.5k-token answers
+//	kv-thrashing          a ~200k-token KV cache (lower --gpu-memory-utilization), then 4k-token documents with 1.5k-token answers
 //	prefill-starvation    --max-num-seqs 48, then long generations fill the batch; prompts wait
 //	swapping              (V0 only) n=4 parallel samples of long answers: groups swapped to CPU
 //	memory-leak           the API server's RSS grows 60 MiB/min (GPU memory 6 MiB/min), load flat

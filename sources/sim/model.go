@@ -28,6 +28,15 @@ var Models = []Model{
 		StepBase: 10500 * time.Microsecond, PerSeq: 60 * time.Microsecond, PerCtxToken: 38 * time.Nanosecond, PerPrefillToken: 62 * time.Microsecond},
 }
 
+// speed is the model's throughput relative to the reference preset,
+// judged by prefill cost.
+func (m *Model) speed() float64 {
+	if m.PerPrefillToken <= 0 {
+		return 1
+	}
+	return float64(Models[0].PerPrefillToken) / float64(m.PerPrefillToken)
+}
+
 // LookupModel returns the preset called name, or the first preset's costs
 // under that name.
 func LookupModel(name string) Model {

@@ -86,6 +86,7 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	}
 	rc.Profile = p.Name
 	load := ChatLoad()
+	load.Rate *= rc.Model.speed()
 	if rc.Load != nil {
 		load = *rc.Load
 	}
@@ -242,6 +243,10 @@ func reshape(dst, src *request, now time.Duration) {
 		dst.deadline = now + src.timeout
 	}
 }
+
+// scaled is a request rate meant for the reference model, for this
+// replica's model.
+func (r *Replica) scaled(rate float64) float64 { return rate * r.cfg.Model.speed() }
 
 // route is the data-parallel load balancer: the engine with the least work.
 func (r *Replica) route() *engine {

@@ -2,11 +2,16 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
 )
+
+// Rates in the catalogue are for the reference model (Models[0]); a replica
+// of a slower model gets proportionally less traffic (Replica.scaled), so a
+// scenario means the same state whatever the model.
 
 // Scenario drives a replica into a state the diagnosis must recognise, by
 // changing what production changes: the deployment (flags the replica was
@@ -32,31 +37,31 @@ var Scenarios = []Scenario{
 		start: func(r *Replica) {}},
 	{Name: "busy", Summary: "traffic grows 2.2×: bigger batches and a busier GPU, latency still within chat targets",
 		start: func(r *Replica) { r.load.Rate *= 2.2 }},
-	{Name: "kv-thrashing", Summary: "deployed with --gpu-memory-utilization 0.55; long-document traffic arrives (4k-token prompts, 1.5k-token answers): more long sequences than the KV cache holds, preemption after preemption",
-		deploy: func(c *ReplicaConfig) { c.GPUMemUtil = 0.55 },
+	{Name: "kv-thrashing", Summary: "deployed with --gpu-memory-utilization lowered to share the GPU (a ~200k-token KV cache); long-document traffic arrives (4k-token prompts, 1.5k-token answers): more long sequences than the cache holds, preemption after preemption",
+		deploy: func(c *ReplicaConfig) { c.GPUMemUtil = utilForKV(c.Model, 200_000) },
 		start: func(r *Replica) {
 			l := &r.load
-			l.Rate, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.MaxTokens = 1.8, 4000, 0.4, 1500, 0.4, 2048
+			l.Rate, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(1.8), 4000, 0.4, 1500, 0.4, 2048
 			l.PrefixShare = 0.2
 		}},
 	{Name: "prefill-starvation", Summary: "deployed with --max-num-seqs 48; a batch client starts long generations (1.5k tokens): the decode batch stays full, new prompts wait",
 		deploy: func(c *ReplicaConfig) { c.MaxNumSeqs = 48 },
 		start: func(r *Replica) {
 			l := &r.load
-			l.Rate, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.MaxTokens = 3, 2000, 0.5, 1500, 0.3, 2048
+			l.Rate, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(3), 2000, 0.5, 1500, 0.3, 2048
 		}},
-	{Name: "swapping", V0Only: true, Summary: "V0 with --gpu-memory-utilization 0.6; a best-of-4 feature sends n=4 parallel samples of long answers: V0 swaps preempted groups to CPU",
-		deploy: func(c *ReplicaConfig) { c.GPUMemUtil = 0.6 },
+	{Name: "swapping", V0Only: true, Summary: "V0 with --gpu-memory-utilization lowered (a ~240k-token KV cache); a best-of-4 feature sends n=4 parallel samples of long answers: V0 swaps preempted groups to CPU",
+		deploy: func(c *ReplicaConfig) { c.GPUMemUtil = utilForKV(c.Model, 240_000) },
 		start: func(r *Replica) {
 			l := &r.load
-			l.Rate, l.N, l.NShare, l.PromptMedian, l.OutputMedian, l.OutputSigma, l.MaxTokens = 3, 4, 1, 1500, 800, 0.4, 2048
+			l.Rate, l.N, l.NShare, l.PromptMedian, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(3), 4, 1, 1500, 800, 0.4, 2048
 		}},
 	{Name: "memory-leak", Summary: "load stays flat while the API server's resident memory grows 60 MiB/min (and the engine's GPU memory 6 MiB/min)",
 		start: func(r *Replica) { r.leakRSS, r.leakGPU, r.leakSince = 1<<20, 0.1*(1<<20), r.now }},
 	{Name: "gpu-underutilization", Summary: "traffic drops to one request every few seconds: batches of one, the GPU mostly idle",
 		start: func(r *Replica) {
 			l := &r.load
-			l.Rate, l.BurstEvery, l.OutputMedian = 0.25, 0, 120
+			l.Rate, l.BurstEvery, l.OutputMedian = r.scaled(0.25), 0, 120
 		}},
 	{Name: "prefix-cache-miss", Summary: "an agent app with a 3k-token shared system prompt; a client change puts a request id at its top: caching stays on, the prefix cache stops matching",
 		deploy: func(c *ReplicaConfig) {
@@ -85,6 +90,16 @@ var Scenarios = []Scenario{
 				e.gpu.ambientC, e.gpu.cwPerWatt = 42, 0.17
 			}
 		}},
+}
+
+// utilForKV is the --gpu-memory-utilization (two decimals, as operators
+// write it) that leaves a KV cache of about tokens for model m.
+func utilForKV(m Model, tokens float64) float64 {
+	if m.Name == "" {
+		m = Models[0]
+	}
+	u := (tokens*m.KVBytesPerToken + m.WeightBytes + gpuReserveBytes) / gpuMemTotal
+	return math.Min(0.95, math.Round(u*100)/100)
 }
 
 const (

@@ -351,3 +351,74 @@ func TestScenarioThermalThrottle(t *testing.T) {
 		t.Errorf("mean ITL %.4fs throttled vs %.4fs at the same load", s.ITL.Mean, b.ITL.Mean)
 	}
 }
+
+// Scenario rates are scaled to the model's speed, so the slower preset
+// shows the same states.
+func TestScenarioSecondModel(t *testing.T) {
+	t.Parallel()
+	qwen := sim.Models[1]
+	cfg := func(sc string) sim.FleetConfig {
+		return one(sim.ReplicaConfig{Model: qwen, Scenarios: []sim.ScenarioSpec{at(sc, scenarioStart)}})
+	}
+	for _, sc := range []string{"healthy", "busy"} {
+		if s := stats(t, cfg(sc)).Stats; s.PreemptionsRate != 0 || !(s.TTFT.P95 < 1) || !(s.Waiting < 5) {
+			t.Errorf("%s on %s: preempt %.2f/s, TTFT p95 %.2fs, waiting %v", sc, qwen.Name, s.PreemptionsRate, s.TTFT.P95, s.Waiting)
+		}
+	}
+	if s := stats(t, cfg("kv-thrashing")).Stats; !(s.KVUsage > 0.9) || !(s.PreemptionsRate > 0.1) {
+		t.Errorf("kv-thrashing on %s: KV %.2f, preempt %.2f/s", qwen.Name, s.KVUsage, s.PreemptionsRate)
+	}
+}
+
+// The demo fleet: healthy for its first minute, then five incidents while
+// qwen-a stays healthy.
+func TestDemoFleetDevelopsIncidents(t *testing.T) {
+	t.Parallel()
+	p := newPipeline(t, sim.DemoConfig(80*time.Second), scenarioSeed)
+	byName := func(fr *diagnose.Frame, name string) diagnose.EndpointView {
+		for _, e := range fr.Endpoints {
+			if e.Name == name {
+				return e
+			}
+		}
+		t.Fatalf("no endpoint %s", name)
+		return diagnose.EndpointView{}
+	}
+	fr := p.run(75 * time.Second)
+	for _, e := range fr.Endpoints {
+		s := e.Stats
+		if e.State != diagnose.StateUp || s.PreemptionsRate != 0 || !(s.TTFT.P95 < 1) || !(s.Waiting < 5) {
+			t.Errorf("%s before the incidents: %v, preempt %.2f/s, TTFT p95 %.2fs, waiting %v", e.Name, e.State, s.PreemptionsRate, s.TTFT.P95, s.Waiting)
+		}
+	}
+	var flapped, throttled bool
+	var rss []float64
+	p.each = func(i int, s sources.Scrape) {
+		switch p.fleet.Replicas()[i].Name() {
+		case "qwen-c":
+			flapped = flapped || s.Err != nil
+			if s.Err == nil {
+				rss = append(rss, s.Data.Proc[sources.PRSS])
+			}
+		case "qwen-b":
+			g := p.fleet.GPUs().Sample(context.Background()).GPUs[p.fleet.Replicas()[i].GPUIndexes()[0]]
+			throttled = throttled || g.Throttled
+		}
+	}
+	fr = p.run(3 * time.Minute)
+	if s := byName(fr, "llama-a").Stats; !(s.PrefixHitRatio < 0.1) {
+		t.Errorf("llama-a prefix hit ratio %.2f", s.PrefixHitRatio)
+	}
+	if s := byName(fr, "llama-b").Stats; !(s.KVUsage > 0.9) || !(s.PreemptionsRate > 0) {
+		t.Errorf("llama-b KV %.2f, preempt %.2f/s", s.KVUsage, s.PreemptionsRate)
+	}
+	if e := byName(fr, "llama-dp"); e.Stats.Engines != 2 || !(e.Stats.Waiting > 20) {
+		t.Errorf("llama-dp %d engines, waiting %v", e.Stats.Engines, e.Stats.Waiting)
+	}
+	if s := byName(fr, "qwen-a").Stats; s.PreemptionsRate != 0 || !(s.TTFT.P95 < 1) {
+		t.Errorf("qwen-a should stay healthy: preempt %.2f/s, TTFT p95 %.2fs", s.PreemptionsRate, s.TTFT.P95)
+	}
+	if !throttled || !flapped || !(rss[len(rss)-1] > rss[0]+100<<20) {
+		t.Errorf("qwen-b throttled %v, qwen-c flapped %v, RSS %.0f → %.0f MiB", throttled, flapped, rss[0]/(1<<20), rss[len(rss)-1]/(1<<20))
+	}
+}

@@ -44,7 +44,8 @@ type Load struct {
 }
 
 // ChatLoad is the default traffic: a chat application at moderate load with
-// shared system prompts and occasional bursts.
+// shared system prompts and occasional bursts (for the reference model; a
+// replica without a Load scales the rate to its model's speed).
 func ChatLoad() Load {
 	return Load{
 		Rate: 3, BurstEvery: 90 * time.Second, BurstLen: 10 * time.Second, BurstFactor: 2.5,
