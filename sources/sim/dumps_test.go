@@ -20,12 +20,14 @@ type exposed struct {
 	types  map[string]string
 	labels map[string][]string // sorted label names, le excluded
 	les    map[string][]string // bucket bounds as written
+	cache  map[string]string   // cache_config_info label values
 }
 
 // parseExposition reads the text format tolerantly: the published dumps
 // are sometimes cut mid-line, so an incomplete line is skipped, not an error.
 func parseExposition(text string) exposed {
-	e := exposed{help: map[string]string{}, types: map[string]string{}, labels: map[string][]string{}, les: map[string][]string{}}
+	e := exposed{help: map[string]string{}, types: map[string]string{}, labels: map[string][]string{},
+		les: map[string][]string{}, cache: map[string]string{}}
 	family := ""
 	for _, line := range strings.Split(text, "\n") {
 		if rest, ok := strings.CutPrefix(line, "# HELP "); ok {
@@ -50,6 +52,11 @@ func parseExposition(text string) exposed {
 		name, labels, ok := parseSample(line)
 		if !ok || !strings.HasPrefix(name, strings.TrimSuffix(family, "_total")) {
 			continue
+		}
+		if strings.HasSuffix(name, "cache_config_info") {
+			for k, v := range labels {
+				e.cache[k] = v
+			}
 		}
 		var names []string
 		for k, v := range labels {
@@ -194,6 +201,17 @@ func TestExpositionMatchesFullDumps(t *testing.T) {
 					t.Errorf("%s: buckets %v, dump has %v", fam, got.les[fam], les)
 				}
 			}
+			// cache_config_info values as vLLM writes them (str() of each
+			// field), except what depends on the deployment.
+			for k, v := range want.cache {
+				switch k {
+				case "num_gpu_blocks", "gpu_memory_utilization":
+					continue
+				}
+				if got.cache[k] != v {
+					t.Errorf("cache_config_info %s=%q, dump has %q", k, got.cache[k], v)
+				}
+			}
 		})
 	}
 }
@@ -230,6 +248,13 @@ func TestExpositionCoversV0Fragments(t *testing.T) {
 			for fam, h := range want.help {
 				if !strings.Contains(fam, "best_of") && len(h) > 0 && !strings.HasPrefix(got.help[fam], h) {
 					t.Errorf("%s: help %q, fragment has %q", fam, got.help[fam], h)
+				}
+			}
+			if c.exactCache {
+				for k, v := range want.cache {
+					if k != "num_gpu_blocks" && k != "num_cpu_blocks" && got.cache[k] != v {
+						t.Errorf("cache_config_info %s=%q, fragment has %q", k, got.cache[k], v)
+					}
 				}
 			}
 			for fam, names := range want.labels {

@@ -192,13 +192,13 @@ func (r *Replica) cacheConfigLine(e int) []byte {
 	vals := map[string]string{
 		"block_size": strconv.Itoa(c.blockSize), "cache_dtype": "auto", "calculate_kv_scales": "False",
 		"cpu_kvcache_space_bytes": "None", "cpu_offload_gb": "0.0", "enable_prefix_caching": pyBool(c.prefixCaching),
-		"gpu_memory_utilization": string(appendPyFloat(nil, c.gpuMemUtil)), "is_attention_free": "False",
+		"gpu_memory_utilization": string(appendPyRepr(nil, c.gpuMemUtil)), "is_attention_free": "False",
 		"kv_cache_memory_bytes": "None", "kv_offloading_backend": "native", "kv_offloading_size": "None",
 		"kv_sharing_fast_prefill": "False", "mamba_cache_dtype": "auto", "mamba_page_size_padded": "None",
 		"mamba_ssm_cache_dtype": "auto", "num_cpu_blocks": "None", "num_gpu_blocks": strconv.Itoa(c.numGPUBlocks),
 		"num_gpu_blocks_override": "None", "prefix_caching_hash_algo": "sha256", "sliding_window": "None",
-		"swap_space":       string(appendPyFloat(nil, swap)),
-		"swap_space_bytes": string(appendPyFloat(nil, swap*(1<<30))),
+		"swap_space":       string(appendPyRepr(nil, swap)),
+		"swap_space_bytes": string(appendPyRepr(nil, swap*(1<<30))),
 	}
 	if r.profile.Gen == sources.GenV0 {
 		// V0 0.6 wrote its fields with str() of ints and floats as given.

@@ -99,3 +99,39 @@ func TestSameSeedSameBytes(t *testing.T) {
 		t.Fatal("different seeds gave the same exposition")
 	}
 }
+
+func TestFleetRefusesWhatVLLMRefuses(t *testing.T) {
+	small := sim.Models[0]
+	small.MaxModelLen = 500_000
+	for name, rc := range map[string]sim.ReplicaConfig{
+		"cache smaller than max_model_len": {Model: small},
+		"V0 budget below max_model_len":    {Profile: "v0.6", MaxBatchedTokens: 4096},
+		"data parallel V0":                 {Profile: "v0.6", DP: 2},
+		"unknown generation":               {Profile: "v0.3"},
+		"model without costs":              {Model: sim.Model{Name: "x"}},
+		"swapping on V1":                   {Scenarios: []sim.ScenarioSpec{{Name: "swapping"}}},
+		"unknown scenario":                 {Scenarios: []sim.ScenarioSpec{{Name: "meltdown"}}},
+	} {
+		if _, err := sim.NewFleet(one(rc), 1); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := sim.NewFleet(sim.FleetConfig{}, 1); err == nil {
+		t.Error("an empty fleet was accepted")
+	}
+}
+
+func TestParseScenarios(t *testing.T) {
+	got, err := sim.ParseScenarios("busy+kv-thrashing@2m")
+	if err != nil || len(got) != 2 || got[0] != (sim.ScenarioSpec{Name: "busy"}) || got[1] != (sim.ScenarioSpec{Name: "kv-thrashing", Delay: 2 * time.Minute}) {
+		t.Fatalf("%v %v", got, err)
+	}
+	for _, bad := range []string{"", "busy+", "busy@-1s", "busy@soon", "nope"} {
+		if _, err := sim.ParseScenarios(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	if s := got[1].String(); s != "kv-thrashing@2m0s" {
+		t.Errorf("String %q", s)
+	}
+}

@@ -80,6 +80,9 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	if rc.Model.Name == "" {
 		rc.Model = Models[0]
 	}
+	if m := rc.Model; m.StepBase <= 0 || m.KVBytesPerToken <= 0 || m.MaxModelLen <= 0 || m.WeightBytes < 0 {
+		return nil, fmt.Errorf("%s: model %q needs a step time, KV bytes per token and a max model length (start from LookupModel)", rc.Name, m.Name)
+	}
 	p, err := LookupProfile(rc.Profile)
 	if err != nil {
 		return nil, err
@@ -127,6 +130,10 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 		if !p.ChunkedPrefill {
 			rc.MaxBatchedTokens = max(rc.Model.MaxModelLen, 2048)
 		}
+	}
+	if !p.ChunkedPrefill && rc.MaxBatchedTokens < rc.Model.MaxModelLen {
+		return nil, fmt.Errorf("%s: --max-num-batched-tokens %d is below --max-model-len %d without chunked prefill (vLLM refuses to start)",
+			rc.Name, rc.MaxBatchedTokens, rc.Model.MaxModelLen)
 	}
 	caching := p.PrefixCaching
 	if rc.PrefixCaching != nil {
