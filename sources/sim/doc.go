@@ -55,7 +55,7 @@
 //	swapping              (V0 only) n=4 parallel samples of long answers: groups swapped to CPU
 //	memory-leak           the API server's RSS grows 60 MiB/min (GPU memory 6 MiB/min), load flat
 //	gpu-underutilization  traffic falls to one request every few seconds
-//	prefix-cache-miss     a 3k-token shared system prompt stops matching (a request id at its top)
+//	prefix-cache-miss     a 2k-token shared system prompt stops matching (a request id at its top)
 //	abort-storm           longer answers, 4 s client timeout, half the timeouts retried
 //	queue-backlog         a failover sends 10× the traffic
 //	restart               the process restarts: 20 s refusing connections, counters from zero

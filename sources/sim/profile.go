@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/vtop-dev/vtop/sources"
@@ -89,12 +88,11 @@ func LookupProfile(name string) (*Profile, error) {
 	return nil, fmt.Errorf("unknown vLLM generation %q (have %s)", name, ProfileNames())
 }
 
-// ProfileNames lists the profile names for messages.
+// ProfileNames lists the profile names for messages, oldest first.
 func ProfileNames() string {
 	var names []string
 	for _, p := range Profiles {
 		names = append(names, p.Name)
 	}
-	sort.Strings(names)
 	return strings.Join(names, ", ")
 }

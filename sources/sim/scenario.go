@@ -63,11 +63,11 @@ var Scenarios = []Scenario{
 			l := &r.load
 			l.Rate, l.BurstEvery, l.OutputMedian = r.scaled(0.25), 0, 120
 		}},
-	{Name: "prefix-cache-miss", Summary: "an agent app with a 3k-token shared system prompt; a client change puts a request id at its top: caching stays on, the prefix cache stops matching",
+	{Name: "prefix-cache-miss", Summary: "an agent app with a 2k-token shared system prompt; a client change puts a request id at its top: caching stays on, the prefix cache stops matching",
 		deploy: func(c *ReplicaConfig) {
 			on := true
 			c.PrefixCaching = &on
-			c.Load.PrefixShare, c.Load.PrefixLen, c.Load.PrefixGroups = 0.9, 3072, 4
+			c.Load.PrefixShare, c.Load.PrefixLen, c.Load.PrefixGroups = 0.85, 2048, 4
 		},
 		start: func(r *Replica) { r.load.PrefixUnique = true }},
 	{Name: "abort-storm", Summary: "answers get longer while a client with a 4 s timeout retries half of what times out: aborts feed more load",
