@@ -174,7 +174,12 @@ func Rows(s *diagnose.Stats, maxNumSeqs int) []Row {
 	}
 	run := "running " + f.Count(s.Running)
 	if maxNumSeqs > 0 {
-		run += " of " + fmt.Sprint(maxNumSeqs)
+		// --max-num-seqs bounds each data-parallel engine.
+		if s.Engines > 1 {
+			run += fmt.Sprintf(" of %d (%d × %d engines)", maxNumSeqs*s.Engines, maxNumSeqs, s.Engines)
+		} else {
+			run += " of " + fmt.Sprint(maxNumSeqs)
+		}
 	}
 	wait := "waiting " + f.Count(s.Waiting)
 	if !math.IsNaN(s.WaitingCapacity) || !math.IsNaN(s.WaitingDeferred) {
