@@ -12,7 +12,6 @@ import (
 
 const gib = 1 << 30
 
-
 func gpuAt(i int, util, used float64, ev sources.ClockEvent, procs ...sources.GPUProcess) sources.GPU {
 	return sources.GPU{Index: i, UUID: "GPU-" + string(rune('a'+i)), Name: "H100", UtilGPU: util, UtilMem: util / 2,
 		MemUsed: used, MemTotal: 80 * gib, TempC: 60 + float64(i), PowerW: 300, PowerLimitW: 700,

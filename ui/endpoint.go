@@ -264,7 +264,7 @@ func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
 			if i == 2 {
 				factor = 2 // p99 may reach twice the target (slo.go)
 			}
-			text, lv := latencyCell(v, r.target, factor)
+			text, lv := latencyCell(r.q, v, r.target, factor)
 			p := s.lv(lv)
 			if math.IsNaN(v) {
 				p = s.muted
@@ -364,7 +364,7 @@ func (m *Model) cells(sj subject) rowCells {
 	if !rc.hasReasons {
 		rc.reasons = cell{label: "waiting for", value: f.Missing, tail: "(reasons from vLLM 0.20)"}
 	}
-	rc.qt = cell{label: "queue p95", value: f.Seconds(st.Queue.P95), spark: &sparkSpec{diagnose.SpQueue, autoScale, lvNone}}
+	rc.qt = cell{label: "queue p95", value: f.Quantile(st.Queue.P95, st.Queue.Lowest, st.Queue.Highest), spark: &sparkSpec{diagnose.SpQueue, autoScale, lvNone}}
 
 	rc.prompt = cell{label: "prompt", value: f.Rate(st.PromptTokRate), unit: " tok/s", spark: &sparkSpec{diagnose.SpPromptTok, autoScale, lvNone}}
 	rc.gen = cell{label: "gen", value: f.Rate(st.GenTokRate), unit: " tok/s", spark: &sparkSpec{diagnose.SpGenTok, autoScale, lvNone}}
@@ -552,7 +552,7 @@ func (m *Model) subsPanel(e *diagnose.EndpointView, sz size) []string {
 			break
 		}
 		_, kvp := s.kvCell(l.st.KVUsage, barW)
-		ttft, tl := latencyCell(l.st.TTFT.P95, slo.TTFT, 1)
+		ttft, tl := latencyCell(l.st.TTFT, l.st.TTFT.P95, slo.TTFT, 1)
 		var b strings.Builder
 		b.WriteString("  " + pad(l.name, nameW) + " ")
 		if e == nil {

@@ -22,12 +22,22 @@ func (r *rng) next() float64 {
 	return float64(uint64(*r)>>11) / float64(1<<53)
 }
 
+// quantiles over vLLM V1's latency buckets (1 ms … 2560 s).
 func quantiles(p50 float64) diagnose.Quantiles {
-	return diagnose.Quantiles{P50: p50, P90: p50 * 2.2, P95: p50 * 2.8, P99: p50 * 4.5, Mean: p50 * 1.3, Count: 1200}
+	return diagnose.Quantiles{P50: p50, P90: p50 * 2.2, P95: p50 * 2.8, P99: p50 * 4.5, Mean: p50 * 1.3, Count: 1200,
+		Lowest: 0.001, Highest: 2560}
+}
+
+// queueQuantiles: vLLM's queue-time buckets start at 0.3 s, so a short
+// wait is only known to be under it.
+func queueQuantiles(p50 float64) diagnose.Quantiles {
+	q := quantiles(p50)
+	q.Lowest = 0.3
+	return q
 }
 
 func unknownQuantiles() diagnose.Quantiles {
-	return diagnose.Quantiles{P50: nan, P90: nan, P95: nan, P99: nan, Mean: nan, Count: 0}
+	return diagnose.Quantiles{P50: nan, P90: nan, P95: nan, P99: nan, Mean: nan, Count: 0, Lowest: nan, Highest: nan}
 }
 
 // fixtureStats is a busy V1 engine; load scales it (0..1).
@@ -35,7 +45,7 @@ func fixtureStats(load float64, engines int) diagnose.Stats {
 	return diagnose.Stats{
 		Span: 60 * time.Second, Engines: engines,
 		TTFT: quantiles(0.06 + 0.25*load), ITL: quantiles(0.012 + 0.01*load), TPOT: quantiles(0.013),
-		E2E: quantiles(1.5 + 3*load), Queue: quantiles(0.002 + 0.2*load*load),
+		E2E: quantiles(1.5 + 3*load), Queue: queueQuantiles(0.002 + 0.2*load*load),
 		Prefill: quantiles(0.04), Decode: quantiles(1.2),
 		KVUsage: 0.35 + 0.62*load, KVUsageMax: math.Min(1, 0.40+0.62*load), KVCapacityTokens: 458752 * float64(engines),
 		NumGPUBlocks: 28672 * float64(engines), BlockSize: 16, GPUMemUtil: 0.9,

@@ -353,9 +353,9 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 		case colRunWait:
 			text = f.Count(st.Running) + "/" + f.Count(st.Waiting)
 		case colTTFT:
-			text, lv = latencyCell(st.TTFT.P95, slo.TTFT, 1)
+			text, lv = latencyCell(st.TTFT, st.TTFT.P95, slo.TTFT, 1)
 		case colITL:
-			text, lv = latencyCell(st.ITL.P95, slo.ITL, 1)
+			text, lv = latencyCell(st.ITL, st.ITL.P95, slo.ITL, 1)
 		case colTok:
 			text = f.Rate(st.GenTokRate)
 		case colTrend:
@@ -407,11 +407,12 @@ func subLabel(e *diagnose.EndpointView, k int) string {
 	return key.Model
 }
 
-// latencyCell is a latency with its SLO mark; factor scales the target
-// (p99 is judged against twice the target).
-func latencyCell(v float64, target time.Duration, factor float64) (string, level) {
+// latencyCell is percentile v of q with its SLO mark, at the resolution of
+// q's buckets ("≤300ms" at the first bound, as the report writes it);
+// factor scales the target (p99 is judged against twice the target).
+func latencyCell(q diagnose.Quantiles, v float64, target time.Duration, factor float64) (string, level) {
 	lv := sloLevel(v, target, factor)
-	s := f.Seconds(v)
+	s := f.Quantile(v, q.Lowest, q.Highest)
 	if m := lv.mark(); m != "" {
 		s += m
 	} else {
@@ -467,11 +468,11 @@ func (m *Model) renderTableHeader() string {
 func (m *Model) fleetSummary(selected bool) string {
 	fr := m.fr
 	fs := &fr.Fleet.Stats
-	worstV, worstName := math.NaN(), ""
+	worst, worstName := diagnose.Quantiles{P95: math.NaN()}, ""
 	for i := range fr.Endpoints {
 		e := &fr.Endpoints[i]
-		if e.State == diagnose.StateUp && !math.IsNaN(e.Stats.TTFT.P95) && (math.IsNaN(worstV) || e.Stats.TTFT.P95 > worstV) {
-			worstV, worstName = e.Stats.TTFT.P95, e.Name
+		if e.State == diagnose.StateUp && !math.IsNaN(e.Stats.TTFT.P95) && (math.IsNaN(worst.P95) || e.Stats.TTFT.P95 > worst.P95) {
+			worst, worstName = e.Stats.TTFT, e.Name
 		}
 	}
 	slo := m.slos[m.slo]
@@ -495,7 +496,7 @@ func (m *Model) fleetSummary(selected bool) string {
 		parts = append(parts, part{"prompt " + f.Rate(fs.PromptTokRate) + " tok/s", m.st.text},
 			part{f.Rate(fs.ReqRate) + " req/s", m.st.text})
 	}
-	wt, lv := latencyCell(worstV, slo.TTFT, 1)
+	wt, lv := latencyCell(worst, worst.P95, slo.TTFT, 1)
 	wt = strings.TrimSpace(wt)
 	if worstName != "" {
 		wt += " " + worstName
@@ -605,7 +606,8 @@ func quote(s string) string { return "\"" + s + "\"" }
 
 // unknownStats is Stats with every number unknown.
 func unknownStats() diagnose.Stats {
-	q := diagnose.Quantiles{P50: math.NaN(), P90: math.NaN(), P95: math.NaN(), P99: math.NaN(), Mean: math.NaN(), Count: math.NaN()}
+	q := diagnose.Quantiles{P50: math.NaN(), P90: math.NaN(), P95: math.NaN(), P99: math.NaN(), Mean: math.NaN(), Count: math.NaN(),
+		Lowest: math.NaN(), Highest: math.NaN()}
 	n := math.NaN()
 	return diagnose.Stats{TTFT: q, ITL: q, TPOT: q, E2E: q, Queue: q, Prefill: q, Decode: q,
 		KVUsage: n, KVUsageMax: n, KVCapacityTokens: n, NumGPUBlocks: n, BlockSize: n, GPUMemUtil: n,

@@ -116,7 +116,3 @@ func (w slogWriter) Write(b []byte) (int, error) {
 	w.l.Info(string(b))
 	return len(b), nil
 }
-
-func runDemo(ctx context.Context, o *options, stdout, stderr io.Writer, logger *slog.Logger) int {
-	return runOnce(ctx, o, stdout, stderr, logger)
-}
