@@ -3,6 +3,7 @@ package ui
 import (
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -324,7 +325,7 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 		text, lv := "", lvNone
 		switch c.id {
 		case colName:
-			text = e.Name
+			text = fitName(e.Name, c.w)
 			if sub {
 				text = symSub + " " + subLabel(e, r.sub)
 			}
@@ -592,6 +593,24 @@ func shortCounts(fs []diagnose.Finding) string {
 		n[min(int(x.Severity), 2)]++
 	}
 	return symCrit + itoa(n[2]) + " " + symWarn + itoa(n[1]) + " " + symInfo + itoa(n[0])
+}
+
+// fitName shortens an endpoint name to w cells keeping what tells
+// endpoints apart: the port of host:port ("127.0…:33269"), else both ends.
+func fitName(name string, w int) string {
+	if width(name) <= w || w < 5 {
+		return name
+	}
+	if i := strings.LastIndexByte(name, ':'); i > 0 {
+		port := name[i:]
+		if _, err := strconv.Atoi(port[1:]); err == nil && width(port)+3 <= w {
+			return cut(name[:i], w-width(port)) + port
+		}
+	}
+	head := (w - 1) / 2
+	r := []rune(name)
+	tail := string(r[len(r)-(w-1-head):])
+	return cut(name, head+1)[:len(cut(name, head+1))-len("…")] + "…" + tail
 }
 
 // shortModel drops the organization: "meta-llama/Llama-3.1-8B" → "Llama-3.1-8B".

@@ -193,11 +193,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.header = m.renderHeader()
 		return m, tick(m.tickEvery())
 	case tea.KeyMsg:
-		var quit bool
-		cmd, quit = m.key(msg)
-		if quit {
-			return m, tea.Quit
+		var cmds []tea.Cmd
+		for _, k := range splitKeys(msg) {
+			c, quit := m.key(k)
+			if quit {
+				return m, tea.Quit
+			}
+			cmds = append(cmds, c)
 		}
+		cmd = tea.Batch(cmds...)
 	default:
 		return m, nil
 	}
@@ -385,6 +389,23 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 		m.fleetKey(k)
 	}
 	return nil, false
+}
+
+// splitKeys undoes what a slow link does to keys: bubbletea delivers runes
+// that arrive in one read as one message ("jj"), and Esc followed quickly
+// by a key as alt+key. Each becomes its own key press; a paste stays whole.
+func splitKeys(k tea.KeyMsg) []tea.KeyMsg {
+	if k.Type != tea.KeyRunes || k.Paste || (len(k.Runes) <= 1 && !k.Alt) {
+		return []tea.KeyMsg{k}
+	}
+	var out []tea.KeyMsg
+	if k.Alt {
+		out = append(out, tea.KeyMsg{Type: tea.KeyEsc})
+	}
+	for _, r := range k.Runes {
+		out = append(out, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	return out
 }
 
 // back closes what is open, innermost first.

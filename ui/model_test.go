@@ -388,3 +388,46 @@ func TestFindingDetailAndScroll(t *testing.T) {
 		t.Error("esc closes the detail, keeps the pane")
 	}
 }
+
+// Keys that arrive together over a slow link are still single presses.
+func TestBatchedKeys(t *testing.T) {
+	m := newTestModel(fleetFrame(), 120, 40, Options{})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jj")})
+	if m.fleet.cursor != 2 {
+		t.Errorf("jj: cursor %d", m.fleet.cursor)
+	}
+	press(m, "enter")
+	// Esc then j, fast: bubbletea reads alt+j.
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("j"), Alt: true})
+	if m.mode != modeFleet || m.fleet.cursor != 3 {
+		t.Errorf("alt+j: mode %d cursor %d", m.mode, m.fleet.cursor)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/qwen")})
+	if m.fleet.filter != "qwen" {
+		t.Errorf("/qwen in one read: filter %q", m.fleet.filter)
+	}
+	press(m, "esc")
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/q w"), Paste: false})
+	if m.fleet.filter != "q w" {
+		t.Errorf("filter %q", m.fleet.filter)
+	}
+}
+
+func TestFitName(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		w    int
+		want string
+	}{
+		{"replica-1", 12, "replica-1"},
+		{"127.0.0.1:33269", 12, "127.0…:33269"},
+		{"gpu-node-17.example.internal:8000", 14, "gpu-node…:8000"},
+		{"a-very-long-endpoint-name", 11, "a-ver…-name"},
+		{"http://10.0.0.1:8000/metrics", 12, "http:…etrics"},
+	} {
+		got := fitName(c.name, c.w)
+		if got != c.want || width(got) > c.w {
+			t.Errorf("fitName(%q, %d) = %q, want %q", c.name, c.w, got, c.want)
+		}
+	}
+}
