@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -257,6 +259,115 @@ func TestE2ESignals(t *testing.T) {
 			if err := syscall.Kill(tm.vtopPID(), sig); err != nil {
 				t.Fatal(err)
 			}
+			tm.assertRestored("0")
+		})
+	}
+}
+
+// vtop --demo: the built-in fleet, keys sent in one burst as a slow link
+// delivers them, drill-down to a data-parallel endpoint, the GPU pane, the
+// fleet aggregate.
+func TestE2EDemo(t *testing.T) {
+	bin := vtopBinary(t)
+	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			tm := newTerm(t, sz[0], sz[1])
+			tm.start(bin, "--demo", "--log", filepath.Join(tm.dir, "vtop.log"))
+			tm.waitFor(15*time.Second, "6/6 up", "llama-a", "llama-dp", "qwen-c", "run/wait", "GPU · simulated")
+			tm.keys("j", "j", "Enter") // one write: bubbletea reads "jj" as one message
+			s := tm.waitFor(5*time.Second, "llama-dp · ", "2 engin", "Latency", "Cache", "Queue", "Throughput", "this endpoint")
+			if !strings.Contains(s, "simulated") {
+				t.Errorf("the GPU panel does not say simulated:\n%s", s)
+			}
+			tm.keys("Tab")
+			tm.waitFor(5*time.Second, "› GPU · simulated")
+			tm.keys("Escape")
+			tm.waitGone(5*time.Second, "› GPU")
+			tm.keys("Escape")
+			tm.waitFor(5*time.Second, "run/wait")
+			tm.keys("g", "Enter")
+			tm.waitFor(5*time.Second, "Fleet · every endpoint up, aggregated", "Latency", "Throughput")
+			tm.keys("?")
+			tm.waitFor(5*time.Second, "Help: keys and symbols")
+			tm.keys("q")
+			tm.assertRestored("0")
+		})
+	}
+}
+
+// simFleet starts `vtop sim` (the binary) and returns its replicas' URLs.
+func simFleet(t *testing.T, bin string, args ...string) []string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"sim", "--listen", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = cmd.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	// "vtop sim: 3 replicas of vLLM …: http://127.0.0.1:{38689,40109,42833}/metrics"
+	line := make(chan string, 1)
+	go func() {
+		buf := make([]byte, 4096)
+		n, _ := stderr.Read(buf)
+		line <- string(buf[:n])
+		io.Copy(io.Discard, stderr)
+	}()
+	var s string
+	select {
+	case s = <-line:
+	case <-time.After(10 * time.Second):
+		t.Fatal("vtop sim said nothing")
+	}
+	m := regexp.MustCompile(`http://127\.0\.0\.1:(\{[0-9,]+\}|[0-9]+)/metrics`).FindStringSubmatch(s)
+	if m == nil {
+		t.Fatalf("no URLs in %q", s)
+	}
+	var urls []string
+	for _, p := range strings.Split(strings.Trim(m[1], "{}"), ",") {
+		urls = append(urls, "127.0.0.1:"+p)
+	}
+	return urls
+}
+
+// vtop against a `vtop sim` fleet: sort, expand engines, filter, pause,
+// window, theme, drill-down, quit.
+func TestE2ESimFleet(t *testing.T) {
+	bin := vtopBinary(t)
+	urls := simFleet(t, bin, "--replicas", "4", "--dp", "2", "--scenario", "healthy", "--scenario", "queue-backlog", "--models", "meta-llama/Llama-3.1-8B-Instruct,Qwen/Qwen2.5-14B-Instruct")
+	for _, sz := range [][2]int{{80, 24}, {160, 48}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			tm := newTerm(t, sz[0], sz[1])
+			tm.start(bin, append([]string{"--interval", "500ms", "--log", filepath.Join(tm.dir, "vtop.log")}, urls...)...)
+			// Names are cut to the column at 80×24, keeping the port.
+			port := func(u string) string { return u[strings.LastIndexByte(u, ':'):] }
+			tm.waitFor(10*time.Second, "4/4 up", port(urls[0]), port(urls[3]), "run/wait")
+			tm.keys("s")
+			tm.waitFor(5*time.Second, "sort:severity")
+			tm.keys("g", "j", "Space")
+			tm.waitFor(5*time.Second, "└ engine 0", "└ engine 1")
+			tm.keys("p")
+			tm.waitFor(5*time.Second, "‖ PAUSED")
+			tm.keys("p")
+			tm.waitGone(5*time.Second, "PAUSED")
+			tm.keys("+")
+			tm.waitFor(5*time.Second, "window 2m")
+			tm.keys("t", "?", "G") // G: the end of the help, where the theme is
+			tm.waitFor(5*time.Second, "Theme light")
+			tm.keys("Escape")
+			tm.waitGone(5*time.Second, "Help: keys")
+			tm.keys("/")
+			tm.tmux("send-keys", "-l", "qwen")
+			tm.waitFor(5*time.Second, "2 of 4 endpoints")
+			tm.keys("Enter", "Enter")
+			tm.waitFor(5*time.Second, "Qwen/Qwen2.5-14B-Instruct", "2 engin", "Latency", "Throughput", "Engines (2)")
+			tm.keys("q")
 			tm.assertRestored("0")
 		})
 	}
