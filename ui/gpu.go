@@ -238,13 +238,16 @@ func (m *Model) gpuPanel(mine *diagnose.EndpointGPU, sz size) []string {
 		out = append(out, m.mineLine(mine, sz.w))
 	}
 	events := m.eventLines(sz.w)
-	procs := m.lay.roomy && slices.ContainsFunc(g.GPUs, func(x sources.GPU) bool { return len(x.Processes) > 0 })
+	n := len(g.GPUs)
+	room := sz.h - len(out)
+	// Per-process memory when the layout is roomy, or when the pane has
+	// focus (the user came for the detail) and every GPU still fits.
+	procs := slices.ContainsFunc(g.GPUs, func(x sources.GPU) bool { return len(x.Processes) > 0 }) &&
+		(m.lay.roomy || m.focus == paneGPU && room-len(events) >= 2*n)
 	per := 1
 	if procs {
 		per = 2
 	}
-	n := len(g.GPUs)
-	room := sz.h - len(out)
 	// Events first when the GPUs would not all fit anyway: an XID is news.
 	ev := min(len(events), max(0, room-per))
 	room -= ev

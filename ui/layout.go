@@ -123,7 +123,7 @@ func gpuWant(c counts, roomy bool) int {
 	if c.endpointGPU {
 		n++
 	}
-	if roomy && c.gpuProcs {
+	if (roomy || c.focus == paneGPU) && c.gpuProcs {
 		n += c.gpus
 	}
 	return n
