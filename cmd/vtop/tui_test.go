@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,5 +43,62 @@ func TestGuardKillsProgramOnPanic(t *testing.T) {
 	}
 	if msg := guard(func() {}, func() { t.Error("kill without a panic") }); msg != "" {
 		t.Errorf("no panic: %q", msg)
+	}
+}
+
+// The theme: flag > VTOP_THEME > config file > default; NO_COLOR turns the
+// default into mono but not a theme someone asked for; TERM=dumb always
+// gets mono. Bad themes and SLO profiles are refused at startup.
+func TestThemeResolution(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(cfg, []byte("theme: light\nslo: rag\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(kv ...string) func(string) string {
+		return func(k string) string {
+			if k == "XDG_CONFIG_HOME" {
+				return dir + "/none"
+			}
+			for i := 0; i+1 < len(kv); i += 2 {
+				if kv[i] == k {
+					return kv[i+1]
+				}
+			}
+			return ""
+		}
+	}
+	cases := []struct {
+		args  []string
+		env   func(string) string
+		theme string
+	}{
+		{nil, env(), "dark"},
+		{[]string{"--theme", "hc"}, env(), "high-contrast"},
+		{nil, env("NO_COLOR", "1"), "mono"},
+		{[]string{"--theme", "dark"}, env("NO_COLOR", "1"), "dark"},
+		{nil, env("NO_COLOR", "1", "VTOP_THEME", "light"), "light"},
+		{[]string{"--config", cfg}, env("NO_COLOR", "1"), "light"},
+		{[]string{"--theme", "dark"}, env("TERM", "dumb"), "mono"},
+		{[]string{"--theme", "light"}, env("VTOP_THEME", "dark"), "light"},
+	}
+	for _, c := range cases {
+		o, _, err := resolve(c.args, c.env)
+		if err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if o.theme != c.theme {
+			t.Errorf("%v: theme %q, want %q", c.args, o.theme, c.theme)
+		}
+	}
+	o, _, _ := resolve([]string{"--config", cfg}, env())
+	if o.sloProfile != "rag" {
+		t.Errorf("slo from the config file: %q", o.sloProfile)
+	}
+	for _, bad := range [][]string{{"--theme", "solarized"}, {"--slo", "fast"}} {
+		code, _, errOut := runArgs(t, nil, append(bad, "--once", "127.0.0.1:1")...)
+		if code != 3 || !strings.Contains(errOut, bad[0]) {
+			t.Errorf("%v: exit %d, %q", bad, code, errOut)
+		}
 	}
 }
