@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 }
 
 // vtopBinary builds the binary once per test run.
-func vtopBinary(t *testing.T) string {
+func vtopBinary(t testing.TB) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		buildDir, buildErr = os.MkdirTemp("", "vtop-e2e-")
@@ -296,7 +297,7 @@ func TestE2EDemo(t *testing.T) {
 }
 
 // simFleet starts `vtop sim` (the binary) and returns its replicas' URLs.
-func simFleet(t *testing.T, bin string, args ...string) []string {
+func simFleet(t testing.TB, bin string, args ...string) []string {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"sim", "--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
@@ -314,10 +315,10 @@ func simFleet(t *testing.T, bin string, args ...string) []string {
 	// "vtop sim: 3 replicas of vLLM …: http://127.0.0.1:{38689,40109,42833}/metrics"
 	line := make(chan string, 1)
 	go func() {
-		buf := make([]byte, 4096)
-		n, _ := stderr.Read(buf)
-		line <- string(buf[:n])
-		io.Copy(io.Discard, stderr)
+		r := bufio.NewReader(stderr)
+		l, _ := r.ReadString('\n')
+		line <- l
+		io.Copy(io.Discard, r)
 	}()
 	var s string
 	select {
