@@ -35,6 +35,7 @@ const (
 	fleetGPUMinHeight = 40
 	fleetGPUMaxLines  = 9
 	fleetHeadLines    = 2 // the fleet summary line and the column header
+	fleetMinRows      = 3 // table rows kept before panels grow
 
 	panelMinLines = 2 // a panel's title and one line
 )
@@ -48,6 +49,7 @@ type counts struct {
 	findings    int
 	subs        int // engines (endpoint) or models (fleet aggregate)
 	endpointGPU bool
+	rows        int  // fleet table rows (endpoints and shown engines)
 	nameLen     int  // longest endpoint name
 	modelLen    int  // longest model name in the table
 	focus       pane // a focused panel gets the room it wants first
@@ -93,12 +95,13 @@ func plan(w, h int, c counts) layout {
 func (l *layout) planFleet(c counts) {
 	l.cols = fleetColumns(l.w, c.nameLen, c.modelLen)
 	avail := l.body - fleetHeadLines
-	gpuWant := 1
-	if l.h >= fleetGPUMinHeight && !c.gpuNone {
-		gpuWant = min(1+c.gpus+c.gpuEvents, fleetGPUMaxLines)
+	tall := l.h >= fleetGPUMinHeight
+	gpuLines := 1
+	if tall && !c.gpuNone {
+		gpuLines = min(1+c.gpus+c.gpuEvents, fleetGPUMaxLines)
 	}
 	findWant := 1 + max(1, c.findings)
-	if l.h >= fleetGPUMinHeight {
+	if tall {
 		findWant = 1 + max(1, 2*c.findings)
 	}
 	findMax := max(panelMinLines, avail/3)
@@ -107,11 +110,22 @@ func (l *layout) planFleet(c counts) {
 		findMax = max(panelMinLines, avail*2/3)
 	case paneGPU:
 		if !c.gpuNone {
-			gpuWant = min(1+c.gpus+c.gpuEvents, max(panelMinLines, avail*2/3))
+			gpuLines = min(1+c.gpus+c.gpuEvents, max(panelMinLines, avail*2/3))
 		}
 	}
-	l.fleetGPU = size{l.w, gpuWant}
-	l.fleetFind = size{l.w, max(1, min(findWant, findMax, avail-gpuWant-1))}
+	find := max(1, min(findWant, findMax, avail-gpuLines-1))
+	// A short table leaves room: the whole GPU panel (with per-process
+	// memory when tall), then the longer form of the findings.
+	if free := avail - max(fleetMinRows, c.rows) - find; !c.gpuNone && c.gpus > 0 {
+		if full := gpuWant(c, tall); free >= full && full > gpuLines {
+			gpuLines = full
+		}
+	}
+	if free := avail - max(fleetMinRows, c.rows) - gpuLines; free > find {
+		find = min(free, 1+max(1, 2*c.findings))
+	}
+	l.fleetGPU = size{l.w, gpuLines}
+	l.fleetFind = size{l.w, find}
 	l.fleetRows = max(1, avail-l.fleetFind.h-l.fleetGPU.h)
 }
 

@@ -243,7 +243,7 @@ func (m *Model) apply(fr *diagnose.Frame) {
 
 // countsNow are the sizes the layout depends on, for the shown frame.
 func (m *Model) countsNow() counts {
-	c := counts{focus: m.focus}
+	c := counts{focus: m.focus, rows: len(m.fleet.rows)}
 	if m.fr == nil {
 		return c
 	}
@@ -424,6 +424,7 @@ func (m *Model) back() {
 		m.fleet.filter = ""
 		if m.fr != nil {
 			m.fleet.rebuild(m.fr)
+			m.relayout()
 		}
 	}
 }
@@ -541,6 +542,12 @@ func (m *Model) scrollOverlay(k tea.KeyMsg) {
 func (m *Model) fleetKey(k tea.KeyMsg) {
 	km := &m.keys
 	t := &m.fleet
+	n := len(t.rows)
+	defer func() {
+		if len(t.rows) != n { // engines shown or hidden: the panels may grow or shrink
+			m.relayout()
+		}
+	}()
 	switch {
 	case key.Matches(k, km.Up):
 		t.move(-1)
@@ -609,6 +616,7 @@ func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
 	}
 	t.cursor = max(t.cursor, 0)
 	t.rebuild(m.fr)
+	m.relayout()
 	return nil
 }
 
