@@ -50,7 +50,7 @@ var (
 func upEndpoint(name string, st Stats) EndpointView {
 	return EndpointView{Name: name, State: StateUp, Since: t0.Add(-time.Hour), Kind: sources.KindEngine, Version: v1,
 		Models: []string{"m"}, RSS: 1 << 30, Stats: st, Subs: []SubView{{Key: sources.SubKey{Model: "m", Engine: "0"}, Stats: st}},
-		Cache: &sources.CacheConfig{BlockSize: 16, NumGPUBlocks: 27000, GPUMemUtil: 0.9, PrefixCaching: sources.TriYes, CacheDtype: "auto"},
+		Cache:       &sources.CacheConfig{BlockSize: 16, NumGPUBlocks: 27000, GPUMemUtil: 0.9, PrefixCaching: sources.TriYes, CacheDtype: "auto"},
 		LastSuccess: t0, LastAttempt: t0, ScrapeDuration: 5 * time.Millisecond, Samples: 400}
 }
 

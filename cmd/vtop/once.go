@@ -15,10 +15,11 @@ import (
 // pipeline is sources → diagnose for one run: the poller, its mailbox, and
 // the engine fed from it.
 type pipeline struct {
-	poller *sources.Poller
-	engine *diagnose.Engine
-	batch  []sources.Indexed
-	log    *slog.Logger
+	poller   *sources.Poller
+	engine   *diagnose.Engine
+	detector *diagnose.Detector
+	batch    []sources.Indexed
+	log      *slog.Logger
 }
 
 func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
@@ -35,10 +36,15 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	for i, t := range o.targets {
 		infos[i] = diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs}
 	}
+	det, err := diagnose.NewDetector(o.rules)
+	if err != nil {
+		return nil, err
+	}
 	return &pipeline{
-		poller: sources.NewPoller(o.targets, fetcher, pc),
-		engine: diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, infos),
-		log:    logger,
+		poller:   sources.NewPoller(o.targets, fetcher, pc),
+		engine:   diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, infos),
+		detector: det,
+		log:      logger,
 	}, nil
 }
 
@@ -58,7 +64,9 @@ func (p *pipeline) drain() {
 // frame builds the picture at now. Everything the views and the report read
 // is attached here: the engine's frame, then GPU data and findings.
 func (p *pipeline) frame(now time.Time) *diagnose.Frame {
-	return p.engine.Frame(now)
+	fr := p.engine.Frame(now)
+	p.detector.Evaluate(fr)
+	return fr
 }
 
 // runOnce polls for one window and prints the report. Interrupting it
@@ -73,6 +81,9 @@ func runOnce(ctx context.Context, o *options, stdout, stderr io.Writer, logger *
 }
 
 func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Writer) int {
+	// A report cannot wait longer than its one window: a condition that
+	// held for half of it counts as held for the rule's for.
+	p.detector.SetForCap(o.window / 2)
 	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -89,6 +100,8 @@ loop:
 		select {
 		case <-box.Ready():
 			p.drain()
+			// Findings need their for durations: evaluate as data arrives.
+			p.frame(time.Now())
 		case <-deadline.C:
 			break loop
 		case <-ctx.Done():
@@ -99,7 +112,7 @@ loop:
 	<-done
 	p.drain()
 	fr := p.frame(time.Now())
-	st := report.ReachStatus(fr)
+	st := report.FrameStatus(fr)
 	if o.output == "json" {
 		err := report.WriteJSON(stdout, report.BuildJSON(fr, vtopVersion(), st))
 		if err != nil {
