@@ -22,6 +22,7 @@ type Detector struct {
 	eps    []*epState
 	fleet  map[fleetKey]*ruleState
 	gen    uint32
+	supers [][]int // per rule, the indexes of the rules that supersede it
 }
 
 // stateKey names one rule's state on one endpoint: the engine-scope rules
@@ -50,6 +51,7 @@ type epState struct {
 	name    string
 	states  map[stateKey]*ruleState
 	long    longHistory
+	leak    leakMemo
 	down    downHistory
 	restart time.Time
 }
@@ -64,7 +66,17 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 	if slo.Name == "" {
 		slo = SLOProfiles()[0]
 	}
-	return &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, fleet: map[fleetKey]*ruleState{}}, nil
+	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, fleet: map[fleetKey]*ruleState{}, supers: make([][]int, len(rules))}
+	for i, r := range rules {
+		for _, id := range r.SupersededBy {
+			for j := range rules {
+				if rules[j].ID == id {
+					d.supers[i] = append(d.supers[i], j)
+				}
+			}
+		}
+	}
+	return d, nil
 }
 
 // SetForCap caps every rule's for duration (0: no cap); see RulesConfig.ForCap.
@@ -98,6 +110,8 @@ type evalCtx struct {
 
 	// peers are the replicas a fleet finding compares its target with.
 	peers []*EndpointView
+	u     unit
+	es    *epState // the endpoint being evaluated
 
 	// Lazily derived from the endpoint's sparkline, once per endpoint.
 	trendEp    *EndpointView
@@ -107,6 +121,13 @@ type evalCtx struct {
 	waitMean   float64
 	trendSpan  time.Duration
 	trendCount int
+}
+
+// unitFor fills the context's one unit: evaluations never keep it, so it
+// is reused rather than allocated per rule and endpoint.
+func (x *evalCtx) unitFor(ep *EndpointView, es *epState, st *Stats, model, engine string) *unit {
+	x.u = unit{ep: ep, es: es, st: st, model: model, engine: engine}
+	return &x.u
 }
 
 // Evaluate runs every enabled rule over the frame and attaches the active
@@ -119,9 +140,9 @@ func (d *Detector) Evaluate(f *Frame) {
 		ep := &f.Endpoints[i]
 		es := d.endpoint(i, ep.Name)
 		es.observe(ep, f.Time)
-		x.trendEp, x.trendDone = ep, false
+		x.trendEp, x.trendDone, x.es = ep, false, es
 		d.evalEndpoint(x, ep, es)
-		ep.Findings = d.collect(es, ep)
+		ep.Findings = d.collect(es)
 		all = append(all, ep.Findings...)
 	}
 	if len(d.eps) > len(f.Endpoints) {
@@ -181,14 +202,14 @@ func (d *Detector) evalEndpoint(x *evalCtx, ep *EndpointView, es *epState) {
 			if ep.State == StatePending {
 				continue
 			}
-			u := unit{ep: ep, es: es, st: &ep.Stats, model: soleModel(ep)}
-			d.step(x, es.states, stateKey{rule: ri}, ri, &u)
+			u := x.unitFor(ep, es, &ep.Stats, soleModel(ep), "")
+			d.step(x, es.states, stateKey{rule: ri}, ri, u)
 		case ScopeEndpoint:
 			if !up {
 				continue
 			}
-			u := unit{ep: ep, es: es, st: &ep.Stats, model: soleModel(ep)}
-			d.step(x, es.states, stateKey{rule: ri, model: u.model}, ri, &u)
+			u := x.unitFor(ep, es, &ep.Stats, soleModel(ep), "")
+			d.step(x, es.states, stateKey{rule: ri, model: u.model}, ri, u)
 		case ScopeEngine:
 			if !up {
 				continue
@@ -196,16 +217,17 @@ func (d *Detector) evalEndpoint(x *evalCtx, ep *EndpointView, es *epState) {
 			if len(ep.Subs) > 1 {
 				for k := range ep.Subs {
 					s := &ep.Subs[k]
-					u := unit{ep: ep, es: es, st: &s.Stats, model: s.Key.Model, engine: s.Key.Engine}
-					d.step(x, es.states, stateKey{rule: ri, model: u.model, engine: u.engine}, ri, &u)
+					u := x.unitFor(ep, es, &s.Stats, s.Key.Model, s.Key.Engine)
+					d.step(x, es.states, stateKey{rule: ri, model: u.model, engine: u.engine}, ri, u)
 				}
 				continue
 			}
-			u := unit{ep: ep, es: es, st: &ep.Stats, model: soleModel(ep)}
+			engine := ""
 			if len(ep.Subs) == 1 {
-				u.engine = ep.Subs[0].Key.Engine
+				engine = ep.Subs[0].Key.Engine
 			}
-			d.step(x, es.states, stateKey{rule: ri, model: u.model, engine: u.engine}, ri, &u)
+			u := x.unitFor(ep, es, &ep.Stats, soleModel(ep), engine)
+			d.step(x, es.states, stateKey{rule: ri, model: u.model, engine: u.engine}, ri, u)
 		}
 	}
 	// States no rule visited this time (an engine that went away, an
@@ -299,9 +321,19 @@ func (d *Detector) transition(x *evalCtx, states map[stateKey]*ruleState, k stat
 }
 
 // describe refreshes a firing finding's words and numbers from the frame.
+// A finding a more specific one supersedes is not shown, so its words are
+// not built (rules precede those they supersede in the table, so that
+// verdict is this frame's).
 func (d *Detector) describe(x *evalCtx, st *ruleState, ri int, sev Severity, u *unit, met bool) {
 	r := &d.rules[ri]
 	old := st.finding
+	if x.es != nil && d.superseded(x.es, ri) {
+		st.finding.Severity = sev
+		if met {
+			st.finding.LastSeen = x.now
+		}
+		return
+	}
 	fd := Finding{Rule: r.ID, Severity: sev, Target: u.ep.Name, Model: u.model, Engine: u.engine,
 		FirstSeen: old.FirstSeen, LastSeen: old.LastSeen, Title: r.Title}
 	if met {
@@ -311,38 +343,37 @@ func (d *Detector) describe(x *evalCtx, st *ruleState, ri int, sev Severity, u *
 	st.finding = fd
 }
 
+// superseded reports whether a rule that supersedes rule ri fires on the
+// endpoint.
+func (d *Detector) superseded(es *epState, ri int) bool {
+	sup := d.supers[ri]
+	if len(sup) == 0 {
+		return false
+	}
+	for k, st := range es.states {
+		if st.firing && slices.Contains(sup, k.rule) {
+			return true
+		}
+	}
+	return false
+}
+
 // collect returns an endpoint's firing findings, without those a more
 // specific firing rule explains.
-func (d *Detector) collect(es *epState, ep *EndpointView) []Finding {
-	if len(es.states) == 0 {
-		return nil
-	}
+func (d *Detector) collect(es *epState) []Finding {
 	var out []Finding
-	for _, st := range es.states {
-		if st.firing {
+	for k, st := range es.states {
+		if st.firing && !d.superseded(es, k.rule) {
 			out = append(out, st.finding)
 		}
 	}
-	if len(out) == 0 {
-		return nil
-	}
-	firing := func(id string) bool {
-		return slices.ContainsFunc(out, func(f Finding) bool { return f.Rule == id })
-	}
-	kept := out[:0]
-	for _, fd := range out {
-		r, _ := LookupRule(fd.Rule)
-		if r != nil && slices.ContainsFunc(r.SupersededBy, firing) {
-			continue
-		}
-		kept = append(kept, fd)
-	}
-	SortFindings(kept)
-	return kept
+	SortFindings(out)
+	return out
 }
 
 // evalFleet runs the fleet rules.
 func (d *Detector) evalFleet(x *evalCtx, f *Frame) []Finding {
+	x.es = nil
 	for ri := range d.rules {
 		r := &d.rules[ri]
 		if !r.Enabled || r.Scope != ScopeFleet {

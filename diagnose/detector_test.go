@@ -472,8 +472,16 @@ func TestRuleTableDocumented(t *testing.T) {
 			}
 		}
 		for _, id := range r.SupersededBy {
-			if _, err := LookupRule(id); err != nil {
-				t.Errorf("%s: superseded by unknown %s", r.ID, id)
+			j := -1
+			for k := range active {
+				if active[k].ID == id {
+					j = k
+				}
+			}
+			// The detector skips describing superseded findings from the
+			// verdicts of rules evaluated before them in the same frame.
+			if j < 0 || j > i {
+				t.Errorf("%s: superseded by %s, which must exist and come first", r.ID, id)
 			}
 		}
 	}

@@ -74,8 +74,8 @@ type Rule struct {
 var ruleTable = []*Rule{
 	ruleKVThrashing,
 	rulePrefillStarvation,
-	rulePreemption,
 	ruleSwapping,
+	rulePreemption,
 	ruleMemoryLeak,
 	ruleUnderutil,
 	rulePrefixMiss,

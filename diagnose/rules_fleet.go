@@ -78,9 +78,13 @@ func imbalanceCheck(x *evalCtx, f *Frame, p []float64) []fleetHit {
 		if len(eps) < 2 {
 			continue
 		}
+		total := 0.0
 		for _, ep := range eps {
-			mean := peersMean(ep, eps)
+			total += replicaLoad(ep)
+		}
+		for _, ep := range eps {
 			load := replicaLoad(ep)
+			mean := (total - load) / float64(len(eps)-1)
 			h := fleetHit{ep: ep, model: m.Model, peers: eps}
 			switch {
 			case load >= p[riFactor]*mean && load-mean >= p[riMinDiff]:

@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
@@ -96,7 +97,29 @@ type leak struct {
 	runEarly, runLate            float64
 }
 
+// leakMemo keeps the last verdict: the history only changes every
+// longStep, and fitting it on every poll is the detector's largest cost.
+type leakMemo struct {
+	newest time.Time
+	n      int
+	params [mlLoadChange + 1]float64
+	l      leak
+}
+
 func leakOf(x *evalCtx, u *unit, p []float64) leak {
+	h, m := &u.es.long, &u.es.leak
+	if n := len(h.pts); n > 0 && m.n == n && m.newest.Equal(h.pts[n-1].t) && slices.Equal(m.params[:], p) {
+		return m.l
+	}
+	l := fitLeak(x, u, p)
+	if n := len(h.pts); n > 0 {
+		m.n, m.newest, m.l = n, h.pts[n-1].t, l
+		copy(m.params[:], p)
+	}
+	return l
+}
+
+func fitLeak(x *evalCtx, u *unit, p []float64) leak {
 	var l leak
 	w := seconds(p[mlWindow])
 	pts := u.es.long.window(x.now, w)
