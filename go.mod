@@ -3,6 +3,7 @@ module github.com/vtop-dev/vtop
 go 1.26.8
 
 require (
+	github.com/NVIDIA/go-nvml v0.13.2-0
 	github.com/mattn/go-runewidth v0.0.16
 	github.com/prometheus/prometheus v0.315.0
 	github.com/spf13/pflag v1.0.10
@@ -20,6 +21,7 @@ require (
 	github.com/go-logr/logr v1.4.4 // indirect
 	github.com/go-logr/stdr v1.2.2 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
+	github.com/google/uuid v1.6.0 // indirect
 	github.com/grafana/regexp v0.0.0-20250905093917-f7b3be9d1853 // indirect
 	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect

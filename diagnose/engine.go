@@ -17,6 +17,9 @@ type Config struct {
 	RestartShown time.Duration // how long "restarted" stays on an endpoint (default 10 min)
 	SparkLen     int           // points per sparkline (default 240)
 	MaxFrames    int           // hard cap of history frames per sub-series (default 512)
+	GPURetention time.Duration // GPU history kept per GPU and endpoint (default 30 min, at least 2 × Window)
+	GPUMaxPoints int           // hard cap of GPU readings kept per series (default 3600)
+	XIDRetention time.Duration // how long XID events stay in frames (default 1 h)
 }
 
 func (c *Config) defaults() {
@@ -38,6 +41,15 @@ func (c *Config) defaults() {
 	if c.MaxFrames <= 0 {
 		c.MaxFrames = 512
 	}
+	if c.GPURetention <= 0 {
+		c.GPURetention = 30 * time.Minute
+	}
+	if c.GPUMaxPoints <= 0 {
+		c.GPUMaxPoints = 3600
+	}
+	if c.XIDRetention <= 0 {
+		c.XIDRetention = time.Hour
+	}
 }
 
 // SparkWindow is the short window each sparkline point is computed over:
@@ -53,6 +65,7 @@ type Engine struct {
 	eps        []*endpoint
 	fleetSpark sparkRing
 	lastFleet  time.Time
+	gpu        gpuState
 }
 
 type endpoint struct {
@@ -69,6 +82,7 @@ type endpoint struct {
 	snap        *sources.Snapshot
 	subs        map[sources.SubKey]*subHistory
 	spark       sparkRing
+	gpu         endpointGPU
 
 	// Derived at ingest (work happens when data arrives), reused by frames.
 	dirty     bool
@@ -257,6 +271,7 @@ func (e *Engine) Frame(now time.Time) *Frame {
 		e.lastFleet = now
 	}
 	f.Fleet.Spark = e.fleetSpark.view()
+	e.gpuFrame(f)
 	return f
 }
 
@@ -265,7 +280,10 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr,
 		LastAttempt: ep.lastAttempt, LastSuccess: ep.lastSuccess, ScrapeDuration: ep.dur,
 		MaxNumSeqs: ep.maxNumSeqs, RSS: math.NaN(),
-		Stats: ep.stats, Subs: ep.subStats, Spark: ep.spark.view(),
+		Stats: ep.stats, Subs: ep.subStats, Spark: ep.spark.view(), GPU: ep.gpu.joined,
+	}
+	if !ep.gpu.set {
+		v.GPU = EndpointGPU{MemBytes: math.NaN(), UtilGPU: math.NaN()}
 	}
 	if ep.state == StateUp && now.Sub(ep.lastSuccess) > e.cfg.StaleAfter {
 		v.State, v.Since = StateStale, ep.lastSuccess.Add(e.cfg.StaleAfter)

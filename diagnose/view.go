@@ -127,6 +127,8 @@ type Frame struct {
 	Interval  time.Duration
 	Endpoints []EndpointView
 	Fleet     FleetView
-	GPU       sources.GPUSnapshot // local GPUs (NVML or simulated)
+	GPU       sources.GPUSnapshot // local GPUs (NVML or simulated), the latest reading
+	GPUSeries []GPUSeries         // history of each GPU, indexed like GPU.GPUs
+	GPUEvents []sources.GPUEvent  // XID events within XIDRetention, oldest first
 	Findings  []Finding           // every active finding, worst first
 }

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -21,6 +22,21 @@ type GPUSnapshot struct {
 	Unavailable string // why no GPU could be read ("NVML unavailable: libnvidia-ml.so.1 not found"), or ""
 	GPUs        []GPU
 	Events      []GPUEvent // XID and other events since the last reading
+	// Notes name conditions that limit what could be read on this host
+	// ("XID events: not supported", processes in another PID namespace).
+	Notes []string
+}
+
+// PIDs lists the processes holding memory on any GPU, sorted, once each.
+func (s *GPUSnapshot) PIDs() []int {
+	var out []int
+	for i := range s.GPUs {
+		for _, p := range s.GPUs[i].Processes {
+			out = append(out, p.PID)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // GPU is one device. Numbers are NaN when the driver cannot tell (not
@@ -39,17 +55,19 @@ type GPU struct {
 	PowerLimitW     float64 // enforced limit
 	SMClockMHz      float64
 	MemClockMHz     float64
-	ClockEvents     []string // active throttle / clock-event reasons in words
-	ECCUncorrected  float64  // volatile uncorrected ECC errors
-	RetiredPages    float64  // pending + retired pages (pre-Ampere) or remapped rows (Ampere+)
-	RemapPending    bool     // a row remap or page retirement waits for a reset
-	PCIeTxBps       float64  // bytes/s
+	ClockEvents     []string   // active throttle / clock-event reasons in words
+	ClockEventBits  ClockEvent // the same reasons as NVML's bit mask, for rules
+	ECCUncorrected  float64    // volatile uncorrected ECC errors
+	RetiredPages    float64    // pending + retired pages (pre-Ampere) or remapped rows (Ampere+)
+	RemapPending    bool       // a row remap or page retirement waits for a reset
+	RemapFailed     bool       // row remapping failed: the GPU has no spare rows left
+	PCIeTxBps       float64    // bytes/s
 	PCIeRxBps       float64
 	MIG             Tri
 	Processes       []GPUProcess
-	Problem         string // a per-device failure ("GPU has fallen off the bus"), sanitized
-	FieldsMissing   []string
-	Throttled       bool // a performance-relevant clock event is active (thermal, power, hw slowdown)
+	Problem         string   // a per-device failure ("GPU has fallen off the bus"), sanitized
+	FieldsMissing   []string // fields not read, with why: "PCIe throughput (not supported)"
+	Throttled       bool     // a performance-relevant clock event is active (thermal, power, hw slowdown)
 	SimulatedReason string
 }
 
@@ -68,3 +86,32 @@ type GPUEvent struct {
 	Text  string
 	Level string // "critical" / "warning" / "info"
 }
+
+// ProcTree is the process tree serving one local endpoint: the process
+// holding its listening socket and every descendant (vLLM's engine-core and
+// worker processes), joined to GPU processes by PID.
+type ProcTree struct {
+	Root     int    // topmost process holding the listening socket; 0 when none was found
+	RootName string // its comm name
+	PIDs     []int  // Root and its descendants, sorted
+	Note     string // why no tree was found ("no process listens on port 8000 here")
+}
+
+// UnavailableGPU is a GPUSource that reads nothing and says why: NVML
+// missing or compiled out, or GPUs turned off with --gpu none.
+type UnavailableGPU struct {
+	Reason string
+	Clock  func() time.Time // time.Now when nil
+}
+
+// Sample implements GPUSource.
+func (u UnavailableGPU) Sample(context.Context) GPUSnapshot {
+	now := time.Now
+	if u.Clock != nil {
+		now = u.Clock
+	}
+	return GPUSnapshot{Time: now(), Unavailable: u.Reason}
+}
+
+// Close implements GPUSource.
+func (UnavailableGPU) Close() error { return nil }

@@ -225,6 +225,11 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	if o.timeout <= 0 {
 		return nil, fs, fmt.Errorf("--timeout must be positive")
 	}
+	switch o.gpu {
+	case "auto", "nvml", "none":
+	default:
+		return nil, fs, fmt.Errorf("--gpu must be auto, nvml or none, not %q", o.gpu)
+	}
 	if err := o.resolveAuth(fs, getenv); err != nil {
 		return nil, fs, err
 	}

@@ -48,6 +48,12 @@ func (h *hub) Frames() <-chan *diagnose.Frame { return h.frames }
 
 func (h *hub) run(ctx context.Context, interval time.Duration) {
 	go h.p.poller.Run(ctx)
+	h.p.gpu.start(ctx, h.p.engine)
+	defer func() {
+		if err := h.p.gpu.stop(); err != nil {
+			h.p.log.Debug("gpu source close", "err", err)
+		}
+	}()
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	box := h.p.poller.Mailbox()
@@ -58,6 +64,8 @@ func (h *hub) run(ctx context.Context, interval time.Duration) {
 			return
 		case <-box.Ready():
 			h.p.drain()
+		case <-h.p.gpu.ready:
+			h.p.gpu.drain(h.p.engine)
 		case c := <-h.cmds:
 			if c.window > 0 {
 				h.p.engine.SetWindow(c.window)

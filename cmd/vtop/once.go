@@ -18,6 +18,7 @@ type pipeline struct {
 	poller   *sources.Poller
 	engine   *diagnose.Engine
 	detector *diagnose.Detector
+	gpu      *gpuFeed // local GPUs; the demo may set a simulated source
 	batch    []sources.Indexed
 	log      *slog.Logger
 }
@@ -32,18 +33,23 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	if o.maxParallel > 0 {
 		pc.MaxParallel = o.maxParallel
 	}
-	infos := make([]diagnose.TargetInfo, len(o.targets))
-	for i, t := range o.targets {
-		infos[i] = diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs}
-	}
 	det, err := diagnose.NewDetector(o.rules)
 	if err != nil {
 		return nil, err
+	}
+	gpuSrc, err := openGPUSource(o)
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]diagnose.TargetInfo, len(o.targets))
+	for i, t := range o.targets {
+		infos[i] = diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs}
 	}
 	return &pipeline{
 		poller:   sources.NewPoller(o.targets, fetcher, pc),
 		engine:   diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, infos),
 		detector: det,
+		gpu:      newGPUFeed(gpuSrc, o.targets, o.interval),
 		log:      logger,
 	}, nil
 }
@@ -90,6 +96,7 @@ func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stde
 		p.poller.Run(pctx)
 		close(done)
 	}()
+	p.gpu.start(pctx, p.engine)
 	// A window of data needs polls at both ends: wait the window plus half
 	// an interval for the last one.
 	deadline := time.NewTimer(o.window + o.interval/2)
@@ -102,6 +109,8 @@ loop:
 			p.drain()
 			// Findings need their for durations: evaluate as data arrives.
 			p.frame(time.Now())
+		case <-p.gpu.ready:
+			p.gpu.drain(p.engine)
 		case <-deadline.C:
 			break loop
 		case <-ctx.Done():
@@ -111,6 +120,10 @@ loop:
 	cancel()
 	<-done
 	p.drain()
+	if err := p.gpu.stop(); err != nil {
+		p.log.Debug("gpu source close", "err", err)
+	}
+	p.gpu.drain(p.engine)
 	fr := p.frame(time.Now())
 	st := report.FrameStatus(fr)
 	if o.output == "json" {

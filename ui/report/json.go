@@ -37,6 +37,8 @@ type JSONReport struct {
 	Status          JSONStatus     `json:"status"`
 	Fleet           JSONFleet      `json:"fleet"`
 	Endpoints       []JSONEndpoint `json:"endpoints"`
+	GPU             JSONGPUStatus  `json:"gpu"`
+	GPUs            []JSONGPU      `json:"gpus"`
 	Findings        []JSONFinding  `json:"findings"` // worst first
 }
 
@@ -115,25 +117,26 @@ type JSONModel struct {
 
 // JSONEndpoint is one target.
 type JSONEndpoint struct {
-	Name          string       `json:"name"`
-	State         string       `json:"state"` // pending, up, down, stale
-	StateSince    *time.Time   `json:"state_since"`
-	LastError     string       `json:"last_error,omitempty"`
-	LastSuccess   *time.Time   `json:"last_success"`
-	ScrapeSeconds Num          `json:"scrape_seconds"`
-	RestartedAt   *time.Time   `json:"restarted_at"`
-	Kind          string       `json:"kind"` // engine, router, no-samples
-	Generation    string       `json:"generation"`
-	VersionRange  string       `json:"version_range"`
-	VersionMin    string       `json:"version_min,omitempty"`
-	VersionMax    string       `json:"version_max,omitempty"`
-	Models        []string     `json:"models"`
-	Warnings      []string     `json:"warnings"`
-	Samples       int          `json:"samples"`
-	ResidentBytes Num          `json:"resident_memory_bytes"`
-	MaxNumSeqs    *int         `json:"max_num_seqs"`
-	Stats         JSONStats    `json:"stats"`
-	Engines       []JSONEngine `json:"engines"`
+	Name          string           `json:"name"`
+	State         string           `json:"state"` // pending, up, down, stale
+	StateSince    *time.Time       `json:"state_since"`
+	LastError     string           `json:"last_error,omitempty"`
+	LastSuccess   *time.Time       `json:"last_success"`
+	ScrapeSeconds Num              `json:"scrape_seconds"`
+	RestartedAt   *time.Time       `json:"restarted_at"`
+	Kind          string           `json:"kind"` // engine, router, no-samples
+	Generation    string           `json:"generation"`
+	VersionRange  string           `json:"version_range"`
+	VersionMin    string           `json:"version_min,omitempty"`
+	VersionMax    string           `json:"version_max,omitempty"`
+	Models        []string         `json:"models"`
+	Warnings      []string         `json:"warnings"`
+	Samples       int              `json:"samples"`
+	ResidentBytes Num              `json:"resident_memory_bytes"`
+	MaxNumSeqs    *int             `json:"max_num_seqs"`
+	Stats         JSONStats        `json:"stats"`
+	Engines       []JSONEngine     `json:"engines"`
+	GPU           *JSONEndpointGPU `json:"gpu"` // null unless the endpoint was joined to local GPUs
 }
 
 // JSONEngine is one (model, engine) sub-series.
@@ -295,8 +298,10 @@ func BuildJSON(f *diagnose.Frame, vtopVersion string, st Status) JSONReport {
 		for _, s := range e.Subs {
 			je.Engines = append(je.Engines, JSONEngine{s.Key.Model, s.Key.Engine, Stats(s.Stats)})
 		}
+		je.GPU = EndpointGPUJSON(f, &e)
 		r.Endpoints = append(r.Endpoints, je)
 	}
+	r.GPU, r.GPUs = GPUJSON(f)
 	return r
 }
 

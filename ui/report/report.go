@@ -71,7 +71,12 @@ func WriteText(w io.Writer, fr *diagnose.Frame, st Status) error {
 	for i := range fr.Endpoints {
 		b.WriteByte('\n')
 		writeEndpoint(&b, fr, &fr.Endpoints[i])
+		if l := EndpointGPULine(fr, &fr.Endpoints[i]); l != "" {
+			b.WriteString("  " + l + "\n")
+		}
 	}
+	b.WriteByte('\n')
+	writeGPU(&b, fr)
 	b.WriteByte('\n')
 	b.WriteString(FleetLine(fr))
 	b.WriteByte('\n')

@@ -1,0 +1,144 @@
+package report
+
+import (
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// JSONGPUStatus says where the GPU readings come from, or why there are none.
+type JSONGPUStatus struct {
+	Source      string         `json:"source"`
+	Simulated   bool           `json:"simulated"`
+	Available   bool           `json:"available"`
+	Unavailable string         `json:"unavailable,omitempty"` // "NVML unavailable: libnvidia-ml.so.1 not found"
+	ReadAt      *time.Time     `json:"read_at"`
+	Notes       []string       `json:"notes"`
+	Events      []JSONGPUEvent `json:"xid_events"` // within the XID retention, oldest first
+}
+
+// JSONGPUEvent is one XID with what it calls for.
+type JSONGPUEvent struct {
+	Time   time.Time `json:"time"`
+	GPU    int       `json:"gpu"`
+	XID    int       `json:"xid"`
+	Text   string    `json:"text"`
+	Level  string    `json:"level"`  // critical, warning, info
+	Action string    `json:"action"` // watch, restart, reset, reboot
+	Advice string    `json:"advice"`
+}
+
+// JSONGPU is one device. Unknown numbers are null.
+type JSONGPU struct {
+	Index             int              `json:"index"`
+	Name              string           `json:"name"`
+	UUID              string           `json:"uuid"`
+	PCIBusID          string           `json:"pci_bus_id"`
+	UtilPercent       Num              `json:"utilization_percent"`
+	MemUtilPercent    Num              `json:"memory_utilization_percent"`
+	MemUsedBytes      Num              `json:"memory_used_bytes"`
+	MemTotalBytes     Num              `json:"memory_total_bytes"`
+	TempC             Num              `json:"temperature_c"`
+	TempSlowdownC     Num              `json:"temperature_slowdown_c"`
+	PowerW            Num              `json:"power_w"`
+	PowerLimitW       Num              `json:"power_limit_w"`
+	SMClockMHz        Num              `json:"sm_clock_mhz"`
+	MemClockMHz       Num              `json:"memory_clock_mhz"`
+	ClockEvents       []string         `json:"clock_events"`
+	ClockEventBits    uint64           `json:"clock_event_bits"`
+	Throttled         bool             `json:"throttled"`
+	ThrottledSince    *time.Time       `json:"throttled_since"`
+	ECCUncorrected    Num              `json:"ecc_uncorrected_volatile"`
+	RetiredOrRemapped Num              `json:"retired_pages_or_remapped_rows"`
+	RemapPending      bool             `json:"remap_pending"`
+	RemapFailed       bool             `json:"remap_failed"`
+	PCIeTxBps         Num              `json:"pcie_tx_bytes_per_s"`
+	PCIeRxBps         Num              `json:"pcie_rx_bytes_per_s"`
+	MIG               *bool            `json:"mig_mode"`
+	Processes         []JSONGPUProcess `json:"processes"`
+	Problem           string           `json:"problem,omitempty"`
+	FieldsMissing     []string         `json:"fields_missing"`
+}
+
+// JSONGPUProcess is a process holding GPU memory.
+type JSONGPUProcess struct {
+	PID       int    `json:"pid"`
+	Name      string `json:"name"`
+	UsedBytes Num    `json:"used_bytes"`
+}
+
+// JSONEndpointGPU is an endpoint's share of the local GPUs.
+type JSONEndpointGPU struct {
+	GPUs        []int  `json:"gpus"` // NVML indexes
+	MemoryBytes Num    `json:"memory_bytes"`
+	UtilPercent Num    `json:"utilization_percent"`
+	Root        *int   `json:"root_pid"`
+	RootName    string `json:"root_name,omitempty"`
+	PIDs        []int  `json:"pids"`
+	Note        string `json:"note,omitempty"`
+}
+
+func triPtr(t sources.Tri) *bool {
+	if t == sources.TriUnknown {
+		return nil
+	}
+	v := t == sources.TriYes
+	return &v
+}
+
+// GPUJSON converts the frame's GPU side.
+func GPUJSON(fr *diagnose.Frame) (JSONGPUStatus, []JSONGPU) {
+	g := &fr.GPU
+	st := JSONGPUStatus{Source: g.Source, Simulated: g.Simulated, Unavailable: g.Unavailable, ReadAt: tptr(g.Time),
+		Available: g.Unavailable == "" && !g.Time.IsZero(), Notes: orEmpty(g.Notes), Events: []JSONGPUEvent{}}
+	if st.Unavailable == "" && g.Time.IsZero() {
+		st.Unavailable = "not read"
+	}
+	for _, ev := range fr.GPUEvents {
+		x := sources.LookupXID(ev.XID)
+		st.Events = append(st.Events, JSONGPUEvent{Time: ev.Time.UTC(), GPU: ev.GPU, XID: ev.XID, Text: ev.Text,
+			Level: ev.Level, Action: x.Action.String(), Advice: x.Action.Advice()})
+	}
+	gpus := make([]JSONGPU, 0, len(g.GPUs))
+	for i := range g.GPUs {
+		d := &g.GPUs[i]
+		j := JSONGPU{Index: d.Index, Name: d.Name, UUID: d.UUID, PCIBusID: d.PCIBusID,
+			UtilPercent: Num(d.UtilGPU), MemUtilPercent: Num(d.UtilMem), MemUsedBytes: Num(d.MemUsed), MemTotalBytes: Num(d.MemTotal),
+			TempC: Num(d.TempC), TempSlowdownC: Num(d.TempSlowdownC), PowerW: Num(d.PowerW), PowerLimitW: Num(d.PowerLimitW),
+			SMClockMHz: Num(d.SMClockMHz), MemClockMHz: Num(d.MemClockMHz), ClockEvents: orEmpty(d.ClockEvents),
+			ClockEventBits: uint64(d.ClockEventBits), Throttled: d.Throttled, ECCUncorrected: Num(d.ECCUncorrected),
+			RetiredOrRemapped: Num(d.RetiredPages), RemapPending: d.RemapPending, RemapFailed: d.RemapFailed,
+			PCIeTxBps: Num(d.PCIeTxBps), PCIeRxBps: Num(d.PCIeRxBps), MIG: triPtr(d.MIG),
+			Processes: []JSONGPUProcess{}, Problem: d.Problem, FieldsMissing: orEmpty(d.FieldsMissing)}
+		if i < len(fr.GPUSeries) {
+			j.ThrottledSince = tptr(fr.GPUSeries[i].ThrottledSince)
+		}
+		for _, p := range d.Processes {
+			j.Processes = append(j.Processes, JSONGPUProcess{PID: p.PID, Name: p.Name, UsedBytes: Num(p.UsedBytes)})
+		}
+		gpus = append(gpus, j)
+	}
+	return st, gpus
+}
+
+// EndpointGPUJSON converts an endpoint's GPU share; nil when no join was made.
+func EndpointGPUJSON(fr *diagnose.Frame, e *diagnose.EndpointView) *JSONEndpointGPU {
+	g := &e.GPU
+	if g.Note == "" && len(g.GPUs) == 0 && g.Root == 0 {
+		return nil
+	}
+	j := &JSONEndpointGPU{GPUs: []int{}, MemoryBytes: Num(g.MemBytes), UtilPercent: Num(g.UtilGPU), RootName: g.RootName,
+		PIDs: g.PIDs, Note: g.Note}
+	if j.PIDs == nil {
+		j.PIDs = []int{}
+	}
+	for _, gi := range g.GPUs {
+		j.GPUs = append(j.GPUs, fr.GPU.GPUs[gi].Index)
+	}
+	if g.Root != 0 {
+		r := g.Root
+		j.Root = &r
+	}
+	return j
+}
