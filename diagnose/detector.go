@@ -21,6 +21,7 @@ type Detector struct {
 	forCap time.Duration
 	eps    []*epState
 	fleet  map[fleetKey]*ruleState
+	gpus   map[gpuStateKey]*ruleState
 	gen    uint32
 	supers [][]int // per rule, the indexes of the rules that supersede it
 }
@@ -66,7 +67,7 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 	if slo.Name == "" {
 		slo = SLOProfiles()[0]
 	}
-	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, fleet: map[fleetKey]*ruleState{}, supers: make([][]int, len(rules))}
+	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, fleet: map[fleetKey]*ruleState{}, gpus: map[gpuStateKey]*ruleState{}, supers: make([][]int, len(rules))}
 	for i, r := range rules {
 		for _, id := range r.SupersededBy {
 			for j := range rules {
@@ -95,6 +96,10 @@ type unit struct {
 	es            *epState
 	st            *Stats
 	model, engine string
+	// GPU rules: the device (slot in Frame.GPU.GPUs, -1 when the reading no
+	// longer lists it; gpuIndex is its device index) and who it serves.
+	gpu, gpuIndex int
+	target        string
 }
 
 // evalCtx carries the frame and per-endpoint values computed on demand.
@@ -160,6 +165,17 @@ func (d *Detector) Evaluate(f *Frame) {
 		}
 	}
 	all = append(all, fleet...)
+	gpus := d.evalGPUs(x, f)
+	for i := range gpus {
+		for j := range f.Endpoints {
+			ep := &f.Endpoints[j]
+			if len(gpus[i].GPUs) > 0 && slices.Contains(ep.GPU.GPUs, gpus[i].GPUs[0]) {
+				ep.Findings = append(ep.Findings, gpus[i])
+				SortFindings(ep.Findings)
+			}
+		}
+	}
+	all = append(all, gpus...)
 	SortFindings(all)
 	f.Findings = all
 }
@@ -334,8 +350,17 @@ func (d *Detector) describe(x *evalCtx, st *ruleState, ri int, sev Severity, u *
 		}
 		return
 	}
-	fd := Finding{Rule: r.ID, Severity: sev, Target: u.ep.Name, Model: u.model, Engine: u.engine,
+	fd := Finding{Rule: r.ID, Severity: sev, Model: u.model, Engine: u.engine,
 		FirstSeen: old.FirstSeen, LastSeen: old.LastSeen, Title: r.Title}
+	switch {
+	case u.target != "":
+		fd.Target = u.target
+		if u.gpu >= 0 {
+			fd.GPUs = []int{u.gpu}
+		}
+	default:
+		fd.Target = u.ep.Name
+	}
 	if met {
 		fd.LastSeen = x.now
 	}

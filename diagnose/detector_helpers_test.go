@@ -60,6 +60,30 @@ type world struct {
 	window time.Duration
 	eps    []EndpointView
 	sparks [][]SparkPoint
+	// The local GPUs as the engine would hand them over.
+	gpu    sources.GPUSnapshot
+	series []GPUSeries
+	events []sources.GPUEvent
+}
+
+// addGPUReading appends one reading of every GPU to the world's history.
+func (w *world) addGPUReading(now time.Time, gpus ...sources.GPU) {
+	w.gpu = sources.GPUSnapshot{Time: now, Source: "test", GPUs: gpus}
+	for len(w.series) < len(gpus) {
+		w.series = append(w.series, GPUSeries{})
+	}
+	for i := range gpus {
+		g := &gpus[i]
+		s := &w.series[i]
+		s.Index, s.UUID, s.Name = g.Index, g.UUID, g.Name
+		p := gpuPoint(now, g)
+		s.Points = append(s.Points, p)
+		if !p.Throttled() {
+			s.ThrottledSince = time.Time{}
+		} else if s.ThrottledSince.IsZero() {
+			s.ThrottledSince = now
+		}
+	}
 }
 
 func newWorld(t *testing.T, cfg RulesConfig, eps ...EndpointView) *world {
@@ -102,6 +126,7 @@ func (w *world) frame(now time.Time) *Frame {
 	for m, n := range models {
 		f.Fleet.Models = append(f.Fleet.Models, ModelView{Model: m, Endpoints: n})
 	}
+	f.GPU, f.GPUSeries, f.GPUEvents = w.gpu, w.series, w.events
 	w.d.Evaluate(f)
 	return f
 }

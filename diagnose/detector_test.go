@@ -460,7 +460,10 @@ func TestRuleTableDocumented(t *testing.T) {
 			t.Errorf("duplicate id %s", r.ID)
 		}
 		seen[r.ID] = true
-		if r.Title == "" || r.Catches == "" || r.Cond == "" || r.Clear == "" || r.Severity == "" || r.Action == "" || r.Needs == "" || r.prom == nil || r.describe == nil {
+		// GPU rules read NVML, which no vLLM metric carries: they have no
+		// Prometheus form.
+		if r.Title == "" || r.Catches == "" || r.Cond == "" || r.Clear == "" || r.Severity == "" || r.Action == "" || r.Needs == "" ||
+			(r.prom == nil) != (r.Scope == ScopeGPU) || r.describe == nil {
 			t.Errorf("%s: incomplete definition", r.ID)
 		}
 		if (r.check == nil) == (r.fleetCheck == nil) {
@@ -487,7 +490,7 @@ func TestRuleTableDocumented(t *testing.T) {
 	}
 	for _, id := range []string{"kv_cache_thrashing", "prefill_starvation", "preemption", "swapping", "memory_leak", "gpu_underutilization",
 		"prefix_cache_miss", "queue_backlog", "decode_stutter", "high_abort_rate", "oom_risk", "slo_breach", "replica_imbalance",
-		"endpoint_down", "endpoint_restarted", "scrape_slow"} {
+		"gpu_throttling", "gpu_xid", "endpoint_down", "endpoint_restarted", "scrape_slow"} {
 		if !seen[id] {
 			t.Errorf("rule %s missing", id)
 		}

@@ -23,6 +23,7 @@ type Finding struct {
 	Target    string   // endpoint name, or "fleet"
 	Model     string   // model, when the finding is about one
 	Engine    string   // data-parallel engine, when about one
+	GPUs      []int    // indexes into Frame.GPU.GPUs, when about devices (the GPU rules)
 	FirstSeen time.Time
 	LastSeen  time.Time
 	Title     string     // "KV cache thrashing"

@@ -23,10 +23,12 @@ const (
 	ScopeTarget
 	// ScopeFleet rules compare endpoints serving the same model.
 	ScopeFleet
+	// ScopeGPU rules run once per local GPU (NVML or simulated).
+	ScopeGPU
 )
 
 func (s Scope) String() string {
-	return [...]string{"engine", "endpoint", "target", "fleet"}[s]
+	return [...]string{"engine", "endpoint", "target", "fleet", "gpu"}[s]
 }
 
 // Param is one tunable threshold of a rule.
@@ -85,6 +87,8 @@ var ruleTable = []*Rule{
 	ruleOOMRisk,
 	ruleSLOBreach,
 	ruleImbalance,
+	ruleGPUThrottling,
+	ruleGPUXID,
 	ruleEndpointDown,
 	ruleRestarted,
 	ruleScrapeSlow,
@@ -272,7 +276,7 @@ func FormatParam(p Param, v float64) string {
 	case "ratio":
 		return trimFloat(v*100, 1) + "%"
 	case "s":
-		return time.Duration(v * float64(time.Second)).String()
+		return dur(seconds(v))
 	case "per_s":
 		return trimFloat(v, 2) + "/s"
 	case "factor":

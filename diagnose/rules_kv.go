@@ -381,20 +381,27 @@ var rulePrefixMiss = &Rule{
 	},
 }
 
-// endpointGPUMem sums the memory the endpoint's processes hold and the
-// total of the GPUs they are on; NaN without a GPU join.
+// endpointGPUMem sums the used and total memory of the GPUs the endpoint's
+// processes are on (used by anyone: OOM is about the device); NaN without
+// a GPU join.
 func endpointGPUMem(f *Frame, ep *EndpointView) (used, total float64) {
 	used, total = math.NaN(), math.NaN()
 	if len(ep.GPU.GPUs) == 0 {
 		return
 	}
+	used, total = 0, 0
 	for _, gi := range ep.GPU.GPUs {
 		if gi < 0 || gi >= len(f.GPU.GPUs) {
 			return math.NaN(), math.NaN()
 		}
 		g := &f.GPU.GPUs[gi]
-		used = nanAdd(used, g.MemUsed)
-		total = nanAdd(total, g.MemTotal)
+		// A lost GPU (or one whose memory cannot be read) makes the sum
+		// unknown, not smaller.
+		used += g.MemUsed
+		total += g.MemTotal
+	}
+	if bad(used) || bad(total) {
+		return math.NaN(), math.NaN()
 	}
 	return used, total
 }

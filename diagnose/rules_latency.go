@@ -478,7 +478,7 @@ var ruleUnderutil = &Rule{
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		x.trend()
 		run, wait, kv := x.runMean, x.waitMean, u.st.KVUsage
-		util := endpointGPUUtil(x.f, u.ep)
+		util := endpointGPUUtil(x.f, u.ep, x.f.Window)
 		switch {
 		case bad(run) || bad(wait) || bad(kv) || x.trendSpan < x.f.Window/2:
 			return condUnknown, 0
@@ -492,7 +492,7 @@ var ruleUnderutil = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st := u.st
 		x.trend()
-		util := endpointGPUUtil(x.f, u.ep)
+		util := endpointGPUUtil(x.f, u.ep, x.f.Window)
 		fd.Summary = fmt.Sprintf("batch ≈%s sequences, %s waiting, KV %s, %s req/s", num(x.runMean), num(x.waitMean), pct(st.KVUsage), num(st.ReqRate))
 		fd.Evidence = []Evidence{ev("mean running", num(x.runMean), x.trendSpan), ev("mean waiting", num(x.waitMean), x.trendSpan),
 			ev("KV usage", pct(st.KVUsage), 0), ev("finished", num(st.ReqRate)+" req/s", st.Span), ev("generation", num(st.GenTokRate)+" tokens/s", st.Span)}
@@ -512,26 +512,4 @@ var ruleUnderutil = &Rule{
 			g.gauge(sources.GWaiting, "sum", byEndpoint), g.w, g.num(p[guWaiting]),
 			g.gauge(sources.GKVUsage, "max", byEndpoint), g.num(p[guKV]))}}
 	},
-}
-
-// endpointGPUUtil is the mean utilization of the endpoint's GPUs, NaN
-// without a GPU join.
-func endpointGPUUtil(f *Frame, ep *EndpointView) float64 {
-	if len(ep.GPU.GPUs) == 0 {
-		return math.NaN()
-	}
-	s, n := 0.0, 0.0
-	for _, gi := range ep.GPU.GPUs {
-		if gi < 0 || gi >= len(f.GPU.GPUs) {
-			return math.NaN()
-		}
-		if u := f.GPU.GPUs[gi].UtilGPU; !bad(u) {
-			s += u
-			n++
-		}
-	}
-	if n == 0 {
-		return math.NaN()
-	}
-	return s / n
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 func init() { subcommands["rules"] = runRules }
@@ -178,6 +179,12 @@ func rulesMarkdown(rules []diagnose.ActiveRule, rc diagnose.RulesConfig) string 
 				fmt.Fprintf(&b, "| `%s` | %s | %s |\n", p.Name, diagnose.FormatParam(p, p.Default), p.Help)
 			}
 		}
+		if r.ID == "gpu_xid" {
+			b.WriteString("\nThe XIDs vtop knows (others are warnings to look up in NVIDIA's catalog):\n\n| XID | meaning | level | action |\n|---|---|---|---|\n")
+			for _, x := range sources.KnownXIDs() {
+				fmt.Fprintf(&b, "| %d | %s | %s | %s |\n", x.XID, x.Name, x.Level, x.Action.Advice())
+			}
+		}
 	}
 	b.WriteString(rulesDocTail)
 	return b.String()
@@ -293,6 +300,10 @@ rule's *for* becomes ` + "`for`" + `, its resolve duration ` + "`keep_firing_for
 (Prometheus ≥ 2.42), and rules with a critical level render a second alert
 with the ` + "`Critical`" + ` suffix. ` + "`--window`" + ` sets the range of ` + "`rate()`" + ` and
 ` + "`histogram_quantile()`" + ` (give it at least four scrape intervals).
+
+` + "`gpu_throttling`" + ` and ` + "`gpu_xid`" + ` read the GPUs through NVML, which no vLLM metric
+carries: they have no Prometheus form (alert on DCGM exporter's clock-event and
+XID series for that).
 
 Where PromQL cannot say exactly the same thing: the hysteresis band between
 the fire and clear thresholds is approximated by ` + "`keep_firing_for`" + `;
