@@ -124,6 +124,7 @@ type evalCtx struct {
 	waitSlope  float64 // waiting requests per second, least squares over the window
 	runMean    float64 // mean running requests over the window
 	waitMean   float64
+	swapMax    float64 // most requests swapped at any scrape of the window (V0)
 	trendSpan  time.Duration
 	trendCount int
 }
@@ -452,7 +453,7 @@ func (x *evalCtx) trend() {
 		return
 	}
 	x.trendDone = true
-	x.waitSlope, x.runMean, x.waitMean, x.trendSpan, x.trendCount = math.NaN(), math.NaN(), math.NaN(), 0, 0
+	x.waitSlope, x.runMean, x.waitMean, x.swapMax, x.trendSpan, x.trendCount = math.NaN(), math.NaN(), math.NaN(), math.NaN(), 0, 0
 	pts := x.trendEp.Spark
 	if len(pts) < 3 {
 		return
@@ -470,6 +471,7 @@ func (x *evalCtx) trend() {
 			run += r
 			runN++
 		}
+		x.swapMax = nanMax(x.swapMax, float64(p.V[SpSwapped]))
 		w := float64(p.V[SpWaiting])
 		if math.IsNaN(w) {
 			continue

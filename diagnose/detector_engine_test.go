@@ -99,7 +99,8 @@ func TestDetectorOverRealMetricSets(t *testing.T) {
 				t.Fatalf("no thrashing: %+v", f.Findings)
 			}
 			// 2,000 × 0.85 = 1,700; 1,100 tokens → 69 blocks; 1,700 / 69 = 24.
-			if th.Flags[0].From != "256" || th.Flags[0].To != "24" || th.Severity != SevWarning || th.Model != "llama" {
+			// 3 preemptions per finished request: critical.
+			if th.Flags[0].From != "256" || th.Flags[0].To != "24" || th.Severity != SevCritical || th.Model != "llama" {
 				t.Errorf("thrashing %+v", th)
 			}
 			sw := findingOf(f, "swapping")

@@ -288,7 +288,7 @@ func TestEndpointDownRestartFlap(t *testing.T) {
 		}
 	})
 	at, fd := firstFiring(frames, "endpoint_down")
-	if fd == nil || at.Sub(start) != 40*time.Second || fd.Severity != SevWarning || !strings.Contains(fd.Summary, "connection refused") {
+	if fd == nil || at.Sub(start) != 55*time.Second || fd.Severity != SevWarning || !strings.Contains(fd.Summary, "connection refused") {
 		t.Errorf("outage: %v %+v", at.Sub(start), fd)
 	}
 	if fd := findingOf(frames[len(frames)-1], "endpoint_down"); fd == nil || fd.Severity != SevCritical {
@@ -422,9 +422,10 @@ func TestRulesConfig(t *testing.T) {
 	if _, fd := run(cfg); fd != nil {
 		t.Errorf("disabled rule fired")
 	}
-	cfg.Rules = map[string]RuleConfig{"preemption": {Params: map[string]float64{"rate": 0.5}}}
+	// 0.3/s over 5 finished requests/s is 0.06 per request.
+	cfg.Rules = map[string]RuleConfig{"preemption": {Params: map[string]float64{"share": 0.07}}}
 	if _, fd := run(cfg); fd != nil {
-		t.Errorf("rate 0.5 fired at 0.3/s")
+		t.Errorf("share 0.07 fired at 0.06")
 	}
 	cfg.Rules = map[string]RuleConfig{"preemption": {For: time.Minute}}
 	if at, fd := run(cfg); fd == nil || at.Sub(t0) != time.Minute {
@@ -438,7 +439,7 @@ func TestRulesConfig(t *testing.T) {
 	for _, bad := range []map[string]RuleConfig{
 		{"kv_thrash": {}},
 		{"preemption": {Params: map[string]float64{"rat": 1}}},
-		{"preemption": {Params: map[string]float64{"rate": -1}}},
+		{"preemption": {Params: map[string]float64{"share": -1}}},
 	} {
 		if _, err := NewDetector(RulesConfig{Rules: bad}); err == nil {
 			t.Errorf("%v accepted", bad)

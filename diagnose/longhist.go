@@ -19,7 +19,7 @@ type longPoint struct {
 	rss    float64 // API-server resident memory, bytes
 	gpuMem float64 // GPU memory held by the endpoint's processes, bytes
 	req    float64 // finished requests/s over the window
-	run    float64 // requests running
+	gen    float64 // generated tokens/s over the window
 }
 
 // longHistory is a bounded ring of longPoints, oldest first.
@@ -33,7 +33,7 @@ func (h *longHistory) observe(ep *EndpointView, now time.Time) {
 	if n := len(h.pts); n > 0 && now.Sub(h.pts[n-1].t) < longStep {
 		return
 	}
-	p := longPoint{t: now, rss: ep.RSS, gpuMem: ep.GPU.MemBytes, req: ep.Stats.ReqRate, run: ep.Stats.Running}
+	p := longPoint{t: now, rss: ep.RSS, gpuMem: ep.GPU.MemBytes, req: ep.Stats.ReqRate, gen: ep.Stats.GenTokRate}
 	if len(ep.GPU.GPUs) == 0 {
 		p.gpuMem = math.NaN()
 	}

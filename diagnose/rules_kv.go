@@ -15,38 +15,58 @@ import (
 const (
 	kvtHigh = iota
 	kvtClear
-	kvtPreempt
+	kvtMinRate
+	kvtShare
 	kvtCritical
-	kvtPreemptClear
+	kvtShareClear
 	kvtHeadroom
 )
+
+// preemptShare is preemptions per finished request over the window: V1
+// preempts continuously under pressure, V0 in bouts, so a rate relative to
+// the work done compares across generations and loads. Preemptions with no
+// request finishing are +Inf; unknown completions are NaN.
+func preemptShare(st *Stats) float64 {
+	pre, done := st.PreemptionsRate, st.ReqRate
+	switch {
+	case bad(pre) || bad(done):
+		return math.NaN()
+	case done > 0:
+		return pre / done
+	case pre > 0:
+		return math.Inf(1)
+	}
+	return 0
+}
 
 var ruleKVThrashing = &Rule{
 	ID: "kv_cache_thrashing", Title: "KV cache thrashing", Scope: ScopeEngine,
 	Catches:  "More sequences than the KV cache holds: it is pinned near full, the scheduler preempts running requests (V1 drops their KV and recomputes it later; V0 recomputes or swaps) and TTFT inflates.",
-	Needs:    "KV usage (kv_cache_usage_perc / gpu_cache_usage_perc), preemptions (V0 ≥0.4.3, V1 ≥0.8), TTFT histogram",
-	Cond:     "KV usage ≥ {kv_high} and preemptions ≥ {preempt_rate} over the window and TTFT p95 above the SLO profile's TTFT target",
-	Clear:    "KV usage < {kv_clear} or preemptions < {preempt_clear}",
-	Severity: "warning; critical at ≥ {preempt_critical} preemptions",
+	Needs:    "KV usage (kv_cache_usage_perc / gpu_cache_usage_perc), preemptions (V0 ≥0.4.3, V1 ≥0.8), finished requests, TTFT histogram",
+	Cond:     "KV usage ≥ {kv_high}, preemptions ≥ {min_rate} and ≥ {share} of finished requests over the window, and TTFT p95 above the SLO profile's TTFT target",
+	Clear:    "KV usage < {kv_clear}, or preemptions < {share_clear} of finished requests",
+	Severity: "warning; critical at preemptions ≥ {critical} of finished requests",
 	Action:   "lower --max-num-seqs to what the KV cache holds at the measured average sequence length with {headroom} headroom (computed from cache_config_info's num_gpu_blocks × block_size); more KV: --gpu-memory-utilization up to vLLM's default 0.90 when deployed below it, --kv-cache-dtype fp8",
 	For:      2 * time.Minute, ResolveFor: 2 * time.Minute,
 	Params: []Param{
 		{"kv_high", 0.90, "ratio", "KV usage at or above which the cache counts as full"},
 		{"kv_clear", 0.80, "ratio", "KV usage below which the finding clears"},
-		{"preempt_rate", 0.5, "per_s", "preemptions per second that count as thrashing"},
-		{"preempt_critical", 5, "per_s", "preemptions per second that make it critical"},
-		{"preempt_clear", 0.05, "per_s", "preemptions per second below which it clears"},
+		{"min_rate", 0.05, "per_s", "preemptions per second, at least"},
+		{"share", 0.05, "ratio", "preemptions per finished request that count as thrashing"},
+		{"critical", 0.5, "ratio", "preemptions per finished request that make it critical"},
+		{"share_clear", 0.01, "ratio", "preemptions per finished request below which it clears"},
 		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
 	},
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		kv, pre, ttft := u.st.KVUsage, u.st.PreemptionsRate, u.st.TTFT.P95
+		share := preemptShare(u.st)
 		switch {
-		case bad(kv) || bad(pre):
+		case bad(kv) || bad(pre) || math.IsNaN(share):
 			return condUnknown, 0
-		case kv < p[kvtClear] || pre < p[kvtPreemptClear]:
+		case kv < p[kvtClear] || share < p[kvtShareClear]:
 			return condClear, 0
-		case kv >= p[kvtHigh] && pre >= p[kvtPreempt] && !bad(ttft) && ttft > x.slo.TTFT.Seconds():
-			if pre >= p[kvtCritical] {
+		case kv >= p[kvtHigh] && pre >= p[kvtMinRate] && share >= p[kvtShare] && !bad(ttft) && ttft > x.slo.TTFT.Seconds():
+			if share >= p[kvtCritical] {
 				return condMet, SevCritical
 			}
 			return condMet, SevWarning
@@ -55,8 +75,8 @@ var ruleKVThrashing = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st, w := u.st, u.st.Span
-		fd.Summary = fmt.Sprintf("preemptions %s/s, KV %s, TTFT p95 %s (%s target %s)",
-			num(st.PreemptionsRate), pct(st.KVUsage), secs(st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT))
+		fd.Summary = fmt.Sprintf("preemptions %s/s (%s per finished request), KV %s, TTFT p95 %s (%s target %s)",
+			num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage), secs(st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT))
 		fd.Evidence = kvEvidence(u, w)
 		fd.Evidence = append(fd.Evidence, ev("TTFT p95", secs(st.TTFT.P95), w))
 		fd.Explain = "The engine runs more sequences than its KV cache holds. " + preemptWords(u.ep.Version) +
@@ -64,13 +84,15 @@ var ruleKVThrashing = &Rule{
 		fd.Flags, fd.Action = kvAdvice(u, p[kvtHeadroom])
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
-		base := fmt.Sprintf("%s >= %s and %s >= %s and %s > %s",
+		pre := g.rate(sources.CPreemptions, byEngine)
+		share := fmt.Sprintf("%s / %s", pre, g.labeledRate(sources.LFinished, "", byEngine))
+		base := fmt.Sprintf("%s >= %s and %s >= %s and %s >= %s and %s > %s",
 			g.gauge(sources.GKVUsage, "max", byEngine), g.num(p[kvtHigh]),
-			g.rate(sources.CPreemptions, byEngine), g.num(p[kvtPreempt]),
+			pre, g.num(p[kvtMinRate]), share, g.num(p[kvtShare]),
 			g.quantile(0.95, sources.HTTFT, byEngine), g.num(g.slo.TTFT.Seconds()))
 		return []promAlert{
 			{Severity: "warning", Expr: base},
-			{Severity: "critical", Expr: fmt.Sprintf("%s and %s >= %s", base, g.rate(sources.CPreemptions, byEngine), g.num(p[kvtCritical]))},
+			{Severity: "critical", Expr: fmt.Sprintf("%s and %s >= %s", base, share, g.num(p[kvtCritical]))},
 		}
 	},
 }
@@ -85,11 +107,21 @@ func preemptWords(v sources.VersionRange) string {
 	return "vLLM preempts running requests when blocks run out."
 }
 
+// shareWords renders preemptions per finished request: 0.94, or "all"
+// when none finished.
+func shareWords(v float64) string {
+	if math.IsInf(v, 1) {
+		return "none finished"
+	}
+	return dec(v, 2)
+}
+
 func kvEvidence(u *unit, w time.Duration) []Evidence {
 	st := u.st
 	out := []Evidence{
 		ev("KV usage", pct(st.KVUsage), 0),
 		ev("preemptions", num(st.PreemptionsRate)+"/s", w),
+		ev("preemptions per finished request", shareWords(preemptShare(st)), w),
 		ev("running", num(st.Running), 0),
 		ev("waiting", num(st.Waiting), 0),
 	}
@@ -137,55 +169,58 @@ func kvAdvice(u *unit, headroom float64) ([]FlagChange, string) {
 
 // preemption parameters.
 const (
-	prRate = iota
+	prMinRate = iota
+	prShare
 	prCritical
-	prClear
+	prShareClear
 	prHeadroom
 )
 
 var rulePreemption = &Rule{
 	ID: "preemption", Title: "Sustained preemption", Scope: ScopeEngine,
-	Catches:      "Any sustained preemption: the leading sign of KV capacity exhaustion, before latency shows it (V1: recompute).",
-	Needs:        "preemptions (V0 ≥0.4.3, V1 ≥0.8)",
-	Cond:         "preemptions ≥ {rate} over the window",
-	Clear:        "preemptions < {clear}",
-	Severity:     "warning; critical at ≥ {critical}",
+	Catches:      "Any sustained preemption: the leading sign of KV capacity exhaustion, before latency shows it (V1: recompute). More than about 1% of requests preempted means KV pressure.",
+	Needs:        "preemptions (V0 ≥0.4.3, V1 ≥0.8), finished requests",
+	Cond:         "preemptions ≥ {min_rate} and ≥ {share} of finished requests over the window",
+	Clear:        "preemptions < {share_clear} of finished requests",
+	Severity:     "warning; critical at ≥ {critical} of finished requests",
 	Action:       "the --max-num-seqs that fits the KV cache with {headroom} headroom (computed), or more KV capacity",
 	For:          5 * time.Minute,
 	ResolveFor:   2 * time.Minute,
 	SupersededBy: []string{"kv_cache_thrashing", "swapping"},
 	Params: []Param{
-		{"rate", 0.1, "per_s", "preemptions per second that count"},
-		{"critical", 2, "per_s", "preemptions per second that make it critical"},
-		{"clear", 0.01, "per_s", "preemptions per second below which it clears"},
+		{"min_rate", 0.02, "per_s", "preemptions per second, at least"},
+		{"share", 0.01, "ratio", "preemptions per finished request that count"},
+		{"critical", 0.25, "ratio", "preemptions per finished request that make it critical"},
+		{"share_clear", 0.002, "ratio", "preemptions per finished request below which it clears"},
 		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
 	},
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
-		pre := u.st.PreemptionsRate
+		pre, share := u.st.PreemptionsRate, preemptShare(u.st)
 		switch {
-		case bad(pre):
+		case bad(pre) || math.IsNaN(share):
 			return condUnknown, 0
-		case pre >= p[prCritical]:
-			return condMet, SevCritical
-		case pre >= p[prRate]:
-			return condMet, SevWarning
-		case pre < p[prClear]:
+		case share < p[prShareClear]:
 			return condClear, 0
+		case pre >= p[prMinRate] && share >= p[prCritical]:
+			return condMet, SevCritical
+		case pre >= p[prMinRate] && share >= p[prShare]:
+			return condMet, SevWarning
 		}
 		return condHold, 0
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st := u.st
-		fd.Summary = fmt.Sprintf("preemptions %s/s at KV %s", num(st.PreemptionsRate), pct(st.KVUsage))
+		fd.Summary = fmt.Sprintf("preemptions %s/s (%s per finished request) at KV %s", num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage))
 		fd.Evidence = kvEvidence(u, st.Span)
 		fd.Explain = preemptWords(u.ep.Version) + " A steady rate means the KV cache is too small for the concurrency it is asked to run; every preemption repeats a prefill."
 		fd.Flags, fd.Action = kvAdvice(u, p[prHeadroom])
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		r := g.rate(sources.CPreemptions, byEngine)
+		share := fmt.Sprintf("%s / %s", r, g.labeledRate(sources.LFinished, "", byEngine))
 		return []promAlert{
-			{Severity: "warning", Expr: fmt.Sprintf("%s >= %s", r, g.num(p[prRate]))},
-			{Severity: "critical", Expr: fmt.Sprintf("%s >= %s", r, g.num(p[prCritical]))},
+			{Severity: "warning", Expr: fmt.Sprintf("%s >= %s and %s >= %s", r, g.num(p[prMinRate]), share, g.num(p[prShare]))},
+			{Severity: "critical", Expr: fmt.Sprintf("%s >= %s and %s >= %s", r, g.num(p[prMinRate]), share, g.num(p[prCritical]))},
 		}
 	},
 }
@@ -200,8 +235,8 @@ var ruleSwapping = &Rule{
 	ID: "swapping", Title: "Swapping to CPU", Scope: ScopeEngine,
 	Catches:  "V0 engines swapping preempted sequences' KV to CPU memory: requests swapped out or CPU KV space in use. Latency spikes while blocks move over PCIe.",
 	Needs:    "V0 only: num_requests_swapped, cpu_cache_usage_perc (hidden from 0.8.3, gone in 0.9.1); V1 never swaps",
-	Cond:     "swapped requests ≥ 1 or CPU KV usage ≥ {cpu_kv}",
-	Clear:    "no swapped request and CPU KV usage < {cpu_kv}",
+	Cond:     "a request swapped at any scrape of the window, or CPU KV usage ≥ {cpu_kv}",
+	Clear:    "no request swapped within the window and CPU KV usage < {cpu_kv}",
 	Severity: "critical",
 	Action:   "stabilise first: the --max-num-seqs that fits the GPU KV cache with {headroom} headroom (computed); then more KV (--kv-cache-dtype fp8) or another replica",
 	For:      time.Minute, ResolveFor: 2 * time.Minute,
@@ -210,7 +245,7 @@ var ruleSwapping = &Rule{
 		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
 	},
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
-		sw, cpu := u.st.Swapped, u.st.CPUKVUsage
+		sw, cpu := swappedInWindow(x, u), u.st.CPUKVUsage
 		switch {
 		case bad(sw) && bad(cpu):
 			return condUnknown, 0
@@ -221,15 +256,30 @@ var ruleSwapping = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st := u.st
-		fd.Summary = fmt.Sprintf("%s requests swapped, CPU KV %s, GPU KV %s", num(st.Swapped), pct(st.CPUKVUsage), pct(st.KVUsage))
-		fd.Evidence = append([]Evidence{ev("swapped", num(st.Swapped), 0), ev("CPU KV usage", pct(st.CPUKVUsage), 0)}, kvEvidence(u, st.Span)...)
+		most := swappedInWindow(x, u)
+		fd.Summary = fmt.Sprintf("up to %s requests swapped in %s (%s now), CPU KV %s, GPU KV %s", num(most), dur(x.f.Window), num(st.Swapped), pct(st.CPUKVUsage), pct(st.KVUsage))
+		fd.Evidence = append([]Evidence{ev("swapped, most", num(most), x.f.Window), ev("swapped now", num(st.Swapped), 0),
+			ev("CPU KV usage", pct(st.CPUKVUsage), 0)}, kvEvidence(u, st.Span)...)
 		fd.Explain = "The V0 scheduler ran out of GPU KV blocks and moved preempted sequence groups (those with several sequences: n>1, beam search) to CPU memory. They stall until swapped back, and every swap crosses PCIe."
 		fd.Flags, fd.Action = kvAdvice(u, p[swHeadroom])
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
-		return []promAlert{{Severity: "critical", Expr: fmt.Sprintf("%s >= 1 or %s >= %s",
-			g.gauge(sources.GSwapped, "sum", byEngine), g.gauge(sources.GCPUKVUsage, "max", byEngine), g.num(p[swCPUKV]))}}
+		return []promAlert{{Severity: "critical", Expr: fmt.Sprintf("max_over_time((%s)[%s:]) >= 1 or %s >= %s",
+			g.gauge(sources.GSwapped, "sum", byEngine), g.w, g.gauge(sources.GCPUKVUsage, "max", byEngine), g.num(p[swCPUKV]))}}
 	},
+}
+
+// swappedInWindow is the most requests swapped at any scrape of the window:
+// V0 swaps in bouts, so the gauge now is often 0 while swapping goes on.
+// The sparkline is per endpoint, so it speaks for a unit only when the
+// endpoint has one engine (always, for V0).
+func swappedInWindow(x *evalCtx, u *unit) float64 {
+	sw := u.st.Swapped
+	if len(u.ep.Subs) <= 1 {
+		x.trend()
+		sw = nanMax(sw, x.swapMax)
+	}
+	return sw
 }
 
 // oom_risk parameters.

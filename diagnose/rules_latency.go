@@ -220,8 +220,17 @@ func signed(v float64) string {
 func replicasNeeded(x *evalCtx, u *unit) (string, bool) {
 	st := u.st
 	x.trend()
-	done, grow := st.ReqRate, x.waitSlope
-	if bad(done) || done <= 0 || bad(grow) || grow <= 0 {
+	finished, grow := st.ReqRate, x.waitSlope
+	if bad(finished) || finished <= 0 || bad(grow) || grow <= 0 {
+		return "", false
+	}
+	// Aborted requests finished without being served: capacity is what
+	// completes otherwise.
+	done := finished
+	if !bad(st.AbortShare) {
+		done = finished * (1 - st.AbortShare)
+	}
+	if done <= 0 {
 		return "", false
 	}
 	reps := 1
@@ -232,13 +241,13 @@ func replicasNeeded(x *evalCtx, u *unit) (string, bool) {
 			}
 		}
 	}
-	arrivals := done + grow
+	arrivals := finished + grow
 	need := int(math.Ceil(float64(reps)*arrivals/done - 1e-9))
 	if need <= reps {
 		return "", false
 	}
-	return fmt.Sprintf("arrivals ≈ %s completed + %s queue growth = %s req/s, %s× what it completes: %d replicas of this model instead of %d",
-		num(done), num(grow), num(arrivals), dec(arrivals/done, 2), need, reps), true
+	return fmt.Sprintf("arrivals ≈ %s finished + %s queue growth = %s req/s against %s req/s served (%s aborted): %s×, so %d replicas of this model instead of %d",
+		num(finished), num(grow), num(arrivals), num(done), pct(st.AbortShare), dec(arrivals/done, 2), need, reps), true
 }
 
 // decode_stutter parameters.

@@ -24,10 +24,10 @@ var ruleMemoryLeak = &Rule{
 	ID: "memory_leak", Title: "Memory leak", Scope: ScopeEndpoint,
 	Catches:  "Memory that only grows while the work stays the same: the API server's resident memory, or the GPU memory its processes hold, rising steadily over tens of minutes with flat load and completions. It ends in an OOM kill.",
 	Needs:    "process_resident_memory_bytes (single-process registry; not in multiprocess mode) or the GPU memory of the endpoint's processes (vtop on the node); finished requests",
-	Cond:     "over {window}: resident memory rising ≥ {slope} (or GPU memory ≥ {gpu_slope}) on a steady line (R² ≥ {r2}), while finished requests/s and running requests change by < {load_change} between the first and last third",
+	Cond:     "over {window}: resident memory rising ≥ {slope} (or GPU memory ≥ {gpu_slope}) on a steady line (R² ≥ {r2}), while finished requests/s and generated tokens/s change by < {load_change} between the first and last third",
 	Clear:    "growth below half the threshold, or no longer steady (R² < 0.5)",
 	Severity: "warning",
-	Action:   "plan a restart before it runs out (the projection is in the evidence); capture a heap profile first; look at multimodal caches and request logging; upgrade vLLM",
+	Action:   "plan a restart before it runs out; capture where the memory goes first (heap profile); look at multimodal caches and request logging; upgrade vLLM",
 	For:      10 * time.Minute, ResolveFor: 10 * time.Minute,
 	Params: []Param{
 		{"window", 600, "s", "how far back the growth is fitted (history is kept for 64 minutes)"},
@@ -60,9 +60,9 @@ var ruleMemoryLeak = &Rule{
 			what, mib(f.Last-f.First), dur(w), dec(rate, 1), dec(f.R2, 2), num(l.reqLate))
 		fd.Evidence = []Evidence{
 			ev(what+" now", mib(f.RawMax), 0),
-			ev(what+" growth", fmt.Sprintf("%s MiB/min, R² %s", dec(rate, 1), dec(f.R2, 2)), w),
+			ev(what+" growth", fmt.Sprintf("%s MiB/min (%s per hour), R² %s", dec(rate, 1), mib(f.Slope*3600), dec(f.R2, 2)), w),
 			ev("finished requests", fmt.Sprintf("%s → %s req/s", num(l.reqEarly), num(l.reqLate)), w),
-			ev("running", fmt.Sprintf("%s → %s", num(l.runEarly), num(l.runLate)), w),
+			ev("generated tokens", fmt.Sprintf("%s → %s tokens/s", num(l.genEarly), num(l.genLate)), w),
 		}
 		if l.gpuLeak && l.rssLeak {
 			fd.Evidence = append(fd.Evidence, ev("GPU memory growth", fmt.Sprintf("%s MiB/min, R² %s", dec(l.gpu.Slope*60/mib1, 1), dec(l.gpu.R2, 2)), l.gpu.Span))
@@ -94,7 +94,7 @@ type leak struct {
 	rssLeak, gpuLeak             bool
 	rss, gpu                     Fit
 	reqEarly, reqLate            float64
-	runEarly, runLate            float64
+	genEarly, genLate            float64
 }
 
 // leakMemo keeps the last verdict: the history only changes every
@@ -134,7 +134,7 @@ func fitLeak(x *evalCtx, u *unit, p []float64) leak {
 		return l
 	}
 	l.reqEarly, l.reqLate = thirds(pts, func(q *longPoint) float64 { return q.req })
-	l.runEarly, l.runLate = thirds(pts, func(q *longPoint) float64 { return q.run })
+	l.genEarly, l.genLate = thirds(pts, func(q *longPoint) float64 { return q.gen })
 	if bad(l.reqEarly) || bad(l.reqLate) {
 		return l
 	}
@@ -148,7 +148,9 @@ func fitLeak(x *evalCtx, u *unit, p []float64) leak {
 		return perMin(f) >= th/2 && !bad(f.R2) && f.R2 >= 0.5
 	}
 	l.rising = (rssOK && still(l.rss, p[mlSlope])) || (gpuOK && still(l.gpu, p[mlGPUSlope]))
-	l.flat = flat(l.reqEarly, l.reqLate, p[mlLoadChange]) && (bad(l.runEarly) || bad(l.runLate) || flat(l.runEarly, l.runLate, p[mlLoadChange]) || math.Abs(l.runLate-l.runEarly) < 2)
+	// Running requests are an instant gauge that bursts swing; the rates
+	// over the window say whether the work changed.
+	l.flat = flat(l.reqEarly, l.reqLate, p[mlLoadChange]) && (bad(l.genEarly) || bad(l.genLate) || flat(l.genEarly, l.genLate, p[mlLoadChange]))
 	return l
 }
 

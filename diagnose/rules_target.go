@@ -24,7 +24,9 @@ var ruleEndpointDown = &Rule{
 	Clear:    "scrapes succeed and fewer than {flap_count} outages began within {flap_window}",
 	Severity: "warning; critical when down for ≥ {critical}",
 	Action:   "check the process (systemctl status, kubectl describe/logs), the port, and the kernel log for GPU Xid errors",
-	For:      30 * time.Second, ResolveFor: 30 * time.Second,
+	// 45 s: a restart's model load (tens of seconds) is endpoint_restarted,
+	// not an outage; a second outage within the flap window fires at once.
+	For: 45 * time.Second, ResolveFor: 30 * time.Second,
 	Params: []Param{
 		{"critical", 120, "s", "continuous outage that makes it critical"},
 		{"flap_count", 2, "count", "outages within the flap window that count as flapping"},

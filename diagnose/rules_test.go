@@ -29,17 +29,28 @@ func TestRuleEdges(t *testing.T) {
 		sev  Severity
 	}{
 		{"thrashing: full KV, preemptions, slow TTFT", "kv_cache_thrashing", false, func(e *EndpointView) { thrash(&e.Stats) }, true, SevCritical},
-		{"thrashing: preemptions just above the rate", "kv_cache_thrashing", false, func(e *EndpointView) { thrash(&e.Stats); e.Stats.PreemptionsRate = 0.51 }, true, SevWarning},
-		{"thrashing: preemptions just below the rate", "kv_cache_thrashing", false, func(e *EndpointView) { thrash(&e.Stats); e.Stats.PreemptionsRate = 0.49 }, false, 0},
+		{"thrashing: preemptions per request just above", "kv_cache_thrashing", false, func(e *EndpointView) { thrash(&e.Stats); e.Stats.PreemptionsRate = 0.255 }, true, SevWarning},
+		{"thrashing: preemptions per request just below", "kv_cache_thrashing", false, func(e *EndpointView) { thrash(&e.Stats); e.Stats.PreemptionsRate = 0.245 }, false, 0},
+		{"thrashing: per request enough, rate just below the floor", "kv_cache_thrashing", false, func(e *EndpointView) {
+			thrash(&e.Stats)
+			e.Stats.PreemptionsRate, e.Stats.ReqRate = 0.049, 0.5
+		}, false, 0},
+		{"thrashing: rate just above the floor", "kv_cache_thrashing", false, func(e *EndpointView) {
+			thrash(&e.Stats)
+			e.Stats.PreemptionsRate, e.Stats.ReqRate = 0.051, 0.5
+		}, true, SevWarning},
+		{"thrashing: nothing finishes", "kv_cache_thrashing", false, func(e *EndpointView) { thrash(&e.Stats); e.Stats.PreemptionsRate, e.Stats.ReqRate = 0.2, 0 }, true, SevCritical},
+		{"thrashing: completions unknown", "kv_cache_thrashing", false, func(e *EndpointView) { thrash(&e.Stats); e.Stats.ReqRate = nan }, false, 0},
 		{"thrashing: KV just below full", "kv_cache_thrashing", false, func(e *EndpointView) { thrash(&e.Stats); e.Stats.KVUsage = 0.899 }, false, 0},
 		{"thrashing: TTFT within target", "kv_cache_thrashing", false, func(e *EndpointView) { thrash(&e.Stats); e.Stats.TTFT = qs(0.2, 0.45, 0.6, 200) }, false, 0},
 		{"thrashing: no preemption counter (V0 < 0.4.3)", "kv_cache_thrashing", false, func(e *EndpointView) { thrash(&e.Stats); e.Stats.PreemptionsRate = nan }, false, 0},
 		{"thrashing: no TTFT observation", "kv_cache_thrashing", false, func(e *EndpointView) { thrash(&e.Stats); e.Stats.TTFT = noQ() }, false, 0},
 		{"thrashing: V0 gpu_cache_usage metric set", "kv_cache_thrashing", true, func(e *EndpointView) { thrash(&e.Stats) }, true, SevCritical},
 
-		{"preemption: just above", "preemption", false, func(e *EndpointView) { e.Stats.PreemptionsRate = 0.11 }, true, SevWarning},
-		{"preemption: just below", "preemption", false, func(e *EndpointView) { e.Stats.PreemptionsRate = 0.09 }, false, 0},
-		{"preemption: critical", "preemption", false, func(e *EndpointView) { e.Stats.PreemptionsRate = 2.5 }, true, SevCritical},
+		{"preemption: just above 1% of requests", "preemption", false, func(e *EndpointView) { e.Stats.PreemptionsRate = 0.055 }, true, SevWarning},
+		{"preemption: just below 1% of requests", "preemption", false, func(e *EndpointView) { e.Stats.PreemptionsRate = 0.045 }, false, 0},
+		{"preemption: below the floor", "preemption", false, func(e *EndpointView) { e.Stats.PreemptionsRate, e.Stats.ReqRate = 0.019, 0.1 }, false, 0},
+		{"preemption: critical", "preemption", false, func(e *EndpointView) { e.Stats.PreemptionsRate = 1.3 }, true, SevCritical},
 		{"preemption: missing", "preemption", false, func(e *EndpointView) { e.Stats.PreemptionsRate = nan }, false, 0},
 
 		{"swapping: V0 swapped request", "swapping", true, func(e *EndpointView) { e.Stats.Swapped = 1 }, true, SevCritical},

@@ -66,7 +66,7 @@ func TestRulesText(t *testing.T) {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{"kv_cache_thrashing — KV cache thrashing  [engine; for 2m, resolves after 2m]",
-		"KV usage ≥ 90% and preemptions ≥ 0.5/s", "SLO profile chat (interactive chat): TTFT 500ms, inter-token 50ms, E2E 10s",
+		"KV usage ≥ 90%, preemptions ≥ 0.05/s and ≥ 5% of finished requests", "SLO profile chat (interactive chat): TTFT 500ms, inter-token 50ms, E2E 10s",
 		"endpoint_down", "replica_imbalance", "settings  kv_high 90%"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("lacks %q", want)
@@ -88,8 +88,8 @@ func TestRulesText(t *testing.T) {
 func TestRulesConfigErrors(t *testing.T) {
 	for _, c := range []struct{ body, want string }{
 		{"rules:\n  kv_thrashing: {for: 1m}\n", `line 2: rules: unknown rule "kv_thrashing"`},
-		{"rules:\n  preemption:\n    rat: 1\n", "line 3: rules: preemption: rat: unknown setting (have for, resolve_for, disabled, rate, critical, clear, headroom)"},
-		{"rules:\n  preemption: {rate: fast}\n", "rate must be a non-negative number"},
+		{"rules:\n  preemption:\n    rat: 1\n", "line 3: rules: preemption: rat: unknown setting (have for, resolve_for, disabled, min_rate, share, critical, share_clear, headroom)"},
+		{"rules:\n  preemption: {share: fast}\n", "share must be a non-negative number"},
 		{"rules:\n  preemption: {for: soon}\n", "must be a duration"},
 		{"rules:\n  preemption: {disabled: maybe}\n", "must be true or false"},
 		{"rules: [a]\n", "rules must map rule ids"},
@@ -164,12 +164,14 @@ func TestRulesPrometheus(t *testing.T) {
 	for _, r := range file.Groups[0].Rules {
 		ann[r.Alert] = r.Annotations
 	}
-	// 20 preemptions/s, KV 97%, TTFT p95 4.75 s: thrashing on both
-	// generations' names; V0 also swaps.
+	// 20 preemptions/s, 2 finished requests/s, KV 97%, TTFT p95 4.75 s:
+	// thrashing on both generations' names; V0 also swaps.
 	series := func(kvName, labels string, extra ...string) string {
 		s := []string{
 			fmt.Sprintf(`      - series: '%s{%s}'`+"\n        values: '0.97x40'", kvName, labels),
 			fmt.Sprintf(`      - series: 'vllm:num_preemptions_total{%s}'`+"\n        values: '0+300x40'", labels),
+			// 2 requests finish per second: 10 preemptions per request.
+			fmt.Sprintf(`      - series: 'vllm:request_success_total{%s,finished_reason="stop"}'`+"\n        values: '0+30x40'", labels),
 		}
 		for _, le := range []struct{ le, v string }{{"0.5", "1"}, {"5", "10"}, {"+Inf", "10"}} {
 			s = append(s, fmt.Sprintf(`      - series: 'vllm:time_to_first_token_seconds_bucket{%s,le="%s"}'`+"\n        values: '0+%sx40'", labels, le.le, le.v))
