@@ -102,13 +102,18 @@ func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stde
 	deadline := time.NewTimer(o.window + o.interval/2)
 	defer deadline.Stop()
 	box := p.poller.Mailbox()
+	var lastEval time.Time
 loop:
 	for {
 		select {
 		case <-box.Ready():
 			p.drain()
-			// Findings need their for durations: evaluate as data arrives.
-			p.frame(time.Now())
+			// Findings need their for durations: evaluate as data arrives,
+			// about twice per interval however many targets report.
+			if now := time.Now(); now.Sub(lastEval) >= o.interval/2 {
+				p.frame(now)
+				lastEval = now
+			}
 		case <-p.gpu.ready:
 			p.gpu.drain(p.engine)
 		case <-deadline.C:

@@ -222,7 +222,8 @@ explanation, and the recommended action with concrete vLLM flags.
   duration, and resolves when its clear condition held for its *resolve*
   duration; between the two thresholds a firing finding stays. Findings do not
   flap. ` + "`vtop --once`" + ` caps every *for* at half its window: a report cannot wait
-  longer than its run.
+  longer than its run. ` + "`memory_leak`" + ` needs ten minutes of history, more than a
+  report's window, so only the live view (or a long ` + "`--window`" + `) shows it.
 - **Missing is not zero.** A signal the endpoint does not expose (a metric
   older releases lack, a window with no request) never makes a rule fire and
   never produces a number. The rule stays silent, and a recommendation says
