@@ -246,5 +246,5 @@ func raiseMemUtilFlag(util float64) (FlagChange, bool) {
 	}
 	return FlagChange{Flag: "--gpu-memory-utilization", From: util2(util), To: util2(defaultGPUMemUtil),
 		Why: fmt.Sprintf("deployed below vLLM's default %s: the KV cache may take %s more of the GPU's memory (%s − %s); first check that nothing else needs that memory",
-			dec(defaultGPUMemUtil, 2), pct(defaultGPUMemUtil-util), dec(defaultGPUMemUtil, 2), dec(util, 2))}, true
+			util2(defaultGPUMemUtil), pct(defaultGPUMemUtil-util), util2(defaultGPUMemUtil), util2(util))}, true
 }

@@ -215,8 +215,8 @@ func signed(v float64) string {
 	return num(v)
 }
 
-// replicasNeeded estimates from completions and queue growth how many
-// replicas of the model match the arrivals.
+// replicasNeeded compares what reaches the endpoint with what it serves,
+// from completions and queue growth.
 func replicasNeeded(x *evalCtx, u *unit) (string, bool) {
 	st := u.st
 	x.trend()
@@ -233,21 +233,24 @@ func replicasNeeded(x *evalCtx, u *unit) (string, bool) {
 	if done <= 0 {
 		return "", false
 	}
-	reps := 1
+	reps := 0
 	if u.model != "" {
 		for _, m := range x.f.Fleet.Models {
-			if m.Model == u.model && m.Endpoints > 0 {
+			if m.Model == u.model {
 				reps = m.Endpoints
 			}
 		}
 	}
 	arrivals := finished + grow
-	need := int(math.Ceil(float64(reps)*arrivals/done - 1e-9))
-	if need <= reps {
-		return "", false
+	ratio := arrivals / done
+	s := fmt.Sprintf("arrivals ≈ %s finished + %s queue growth = %s req/s against %s req/s served (%s aborted): %s× this replica's capacity",
+		num(finished), num(grow), num(arrivals), num(done), pct(st.AbortShare), dec(ratio, 2))
+	if reps <= 1 {
+		s += fmt.Sprintf(", so %d replicas of this model instead of 1", int(math.Ceil(ratio-1e-9)))
+	} else {
+		s += fmt.Sprintf("; move that share to this model's other %d replicas or add one", reps-1)
 	}
-	return fmt.Sprintf("arrivals ≈ %s finished + %s queue growth = %s req/s against %s req/s served (%s aborted): %s×, so %d replicas of this model instead of %d",
-		num(finished), num(grow), num(arrivals), num(done), pct(st.AbortShare), dec(arrivals/done, 2), need, reps), true
+	return s, true
 }
 
 // decode_stutter parameters.
