@@ -497,3 +497,27 @@ func TestRuleTableDocumented(t *testing.T) {
 		}
 	}
 }
+
+// Queue growth on top of completions sizes the backlog: 3 finished/s with
+// the queue growing 1.5/s is 4.5 req/s arriving, 1.5× what one replica
+// serves, so 2 replicas; with 10% aborted it serves 2.7: 4.5/2.7 = 1.67×.
+func TestQueueBacklogArithmetic(t *testing.T) {
+	for _, c := range []struct {
+		abort float64
+		want  string
+	}{
+		{0, "arrivals ≈ 3 finished + 1.5 queue growth = 4.5 req/s against 3 req/s served (0% aborted): 1.5× this replica's capacity, so 2 replicas of this model instead of 1"},
+		{0.1, "arrivals ≈ 3 finished + 1.5 queue growth = 4.5 req/s against 2.7 req/s served (10% aborted): 1.67× this replica's capacity, so 2 replicas of this model instead of 1"},
+	} {
+		st := healthyStats()
+		st.ReqRate, st.AbortShare, st.Queue = 3, c.abort, qs(4, 8, 9, 100)
+		w := newWorld(t, chatCfg(), upEndpoint("r", st))
+		frames := w.run(t0, 3*time.Minute, time.Second, func(now time.Time, w *world) {
+			w.eps[0].Stats.Waiting = 20 + 1.5*now.Sub(t0).Seconds()
+		})
+		fd := findingOf(frames[len(frames)-1], "queue_backlog")
+		if fd == nil || !strings.Contains(fd.Action, c.want) {
+			t.Errorf("abort %v: %+v", c.abort, fd)
+		}
+	}
+}
