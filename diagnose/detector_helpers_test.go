@@ -14,10 +14,12 @@ import (
 var nan = math.NaN()
 
 func qs(p50, p95, p99, n float64) Quantiles {
-	return Quantiles{P50: p50, P90: (p50 + p95) / 2, P95: p95, P99: p99, Mean: p50, Count: n}
+	return Quantiles{P50: p50, P90: (p50 + p95) / 2, P95: p95, P99: p99, Mean: p50, Count: n, Lowest: nan, Highest: nan}
 }
 
-func noQ() Quantiles { return Quantiles{nan, nan, nan, nan, nan, 0} }
+func noQ() Quantiles {
+	return Quantiles{P50: nan, P90: nan, P95: nan, P99: nan, Mean: nan, Count: 0, Lowest: nan, Highest: nan}
+}
 
 // healthyStats is a V1 engine at moderate load, well inside the chat SLO.
 func healthyStats() Stats {

@@ -142,6 +142,8 @@ func TestMovingEndpoint(t *testing.T) {
 	approx(t, "ttft p90", s.TTFT.P90, 0.5+0.5*(76.5-20)/60)
 	approx(t, "ttft p95", s.TTFT.P95, 1) // rank 80.75 > 80: the +Inf bucket → highest finite bound
 	approx(t, "ttft mean", s.TTFT.Mean, 59.5/85)
+	approx(t, "ttft lowest bound", s.TTFT.Lowest, 0.1)
+	approx(t, "ttft highest bound", s.TTFT.Highest, 1)
 	approx(t, "kv", s.KVUsage, 0.75)
 	approx(t, "running", s.Running, 12)
 	approx(t, "kv capacity tokens", s.KVCapacityTokens, 16000)

@@ -32,9 +32,12 @@ type promAlert struct {
 
 // promGen builds PromQL for one rendering.
 type promGen struct {
-	w   string // range of rate() and friends, e.g. "1m"
-	slo SLO
+	w      string // range of rate() and friends, e.g. "1m"
+	rangeD time.Duration
+	slo    SLO
 }
+
+func (g *promGen) rangeSeconds() float64 { return g.rangeD.Seconds() }
 
 func (g *promGen) num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
@@ -183,7 +186,7 @@ func PrometheusRules(rules []ActiveRule, slo SLO, o PromOptions) ([]byte, error)
 	if o.Group == "" {
 		o.Group = "vtop"
 	}
-	g := &promGen{w: promDur(o.Range), slo: slo}
+	g := &promGen{w: promDur(o.Range), rangeD: o.Range, slo: slo}
 	grp := promGroup{Name: o.Group}
 	for i := range rules {
 		r := &rules[i]

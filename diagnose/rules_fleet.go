@@ -30,7 +30,7 @@ var ruleImbalance = &Rule{
 	ID: "replica_imbalance", Title: "Replica imbalance", Scope: ScopeFleet,
 	Catches:  "One replica much hotter than its peers serving the same model: the router (or session affinity) sends it more than its share, so its users wait while the others idle.",
 	Needs:    "running and waiting gauges of every replica of a model (two or more endpoints up)",
-	Cond:     "a replica's requests in flight (running + waiting) ≥ {factor} the mean of its peers' and ≥ {min_diff} more",
+	Cond:     "a replica's requests in flight (running + waiting, per data-parallel engine) ≥ {factor} the mean of its peers' and ≥ {min_diff} more",
 	Clear:    "its load < {clear} the peers' mean",
 	Severity: "warning",
 	Action:   "fix the balancing: least-outstanding-requests or prefix-aware routing instead of round-robin or sticky sessions; check the router's view of replica health",
@@ -41,7 +41,9 @@ var ruleImbalance = &Rule{
 		{"clear", 1.3, "factor", "load over the peers' mean below which it clears"},
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
-		load := fmt.Sprintf("(%s + %s)", g.gauge(sources.GRunning, "sum", byEndpoint), g.gauge(sources.GWaiting, "sum", byEndpoint))
+		// Per data-parallel engine: count the engines reporting the gauge.
+		load := fmt.Sprintf("((%s + %s) / count by (%s) (%s))", g.gauge(sources.GRunning, "sum", byEndpoint), g.gauge(sources.GWaiting, "sum", byEndpoint),
+			byEndpoint, sources.FamilyName(sources.RoleGauge, uint8(sources.GRunning)))
 		peers := fmt.Sprintf("((sum by (model_name) %s - on(model_name) group_right() %s) / on(model_name) group_left() (count by (model_name) %s - 1))", load, load, load)
 		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf("%s >= %s * %s and %s - %s >= %s",
 			load, g.num(p[riFactor]), peers, load, peers, g.num(p[riMinDiff]))}}
@@ -53,13 +55,15 @@ func init() {
 	ruleImbalance.describe = imbalanceDescribe
 }
 
-// replicaLoad is a replica's requests in flight, NaN when unknown.
+// replicaLoad is a replica's requests in flight per data-parallel engine
+// (an endpoint with two engines carries twice the load of one), NaN when
+// unknown.
 func replicaLoad(ep *EndpointView) float64 {
 	r, w := ep.Stats.Running, ep.Stats.Waiting
 	if bad(r) || bad(w) {
 		return math.NaN()
 	}
-	return r + w
+	return (r + w) / float64(max(ep.Stats.Engines, 1))
 }
 
 func imbalanceCheck(x *evalCtx, f *Frame, p []float64) []fleetHit {
@@ -119,9 +123,9 @@ func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev Severity, fd *Findi
 	eps := x.peers
 	mean := peersMean(ep, eps)
 	load := replicaLoad(ep)
-	fd.Summary = fmt.Sprintf("%s requests in flight vs %s on average on its %d peers serving %s", num(load), num(mean), len(eps)-1, u.model)
-	fd.Evidence = []Evidence{ev("in flight here", fmt.Sprintf("%s (running %s, waiting %s)", num(load), num(ep.Stats.Running), num(ep.Stats.Waiting)), 0),
-		ev("peers' mean", num(mean), 0), ev("TTFT p95 here", secs(ep.Stats.TTFT.P95), ep.Stats.Span)}
+	fd.Summary = fmt.Sprintf("%s requests in flight per engine vs %s on average on its %d peers serving %s", num(load), num(mean), len(eps)-1, u.model)
+	fd.Evidence = []Evidence{ev("in flight per engine here", fmt.Sprintf("%s (running %s, waiting %s, %d engines)", num(load), num(ep.Stats.Running), num(ep.Stats.Waiting), max(ep.Stats.Engines, 1)), 0),
+		ev("peers' mean", num(mean), 0), ev("TTFT p95 here", qsecs(&ep.Stats.TTFT, ep.Stats.TTFT.P95), ep.Stats.Span)}
 	others := slices.DeleteFunc(slices.Clone(eps), func(o *EndpointView) bool { return o == ep })
 	var parts []string
 	for _, o := range others {
@@ -129,5 +133,5 @@ func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev Severity, fd *Findi
 	}
 	fd.Evidence = append(fd.Evidence, ev("peers", strings.Join(parts, ", "), 0))
 	fd.Explain = "Replicas of the same model should carry similar load. This one carries several times its peers' share, so its requests queue while they have room: the balancer's policy (round-robin with uneven request sizes, sticky sessions) or its health view is off."
-	fd.Action = fmt.Sprintf("rebalance: route by outstanding requests (or prefix-aware) rather than round-robin or sticky sessions; at the peers' load this replica would carry about %s requests", num(mean))
+	fd.Action = fmt.Sprintf("rebalance: route by outstanding requests (or prefix-aware) rather than round-robin or sticky sessions; at the peers' load this replica would carry about %s requests per engine", num(mean))
 }

@@ -76,9 +76,9 @@ var ruleKVThrashing = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st, w := u.st, u.st.Span
 		fd.Summary = fmt.Sprintf("preemptions %s/s (%s per finished request), KV %s, TTFT p95 %s (%s target %s)",
-			num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage), secs(st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT))
+			num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage), qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT))
 		fd.Evidence = kvEvidence(u, w)
-		fd.Evidence = append(fd.Evidence, ev("TTFT p95", secs(st.TTFT.P95), w))
+		fd.Evidence = append(fd.Evidence, ev("TTFT p95", qsecs(&st.TTFT, st.TTFT.P95), w))
 		fd.Explain = "The engine runs more sequences than its KV cache holds. " + preemptWords(u.ep.Version) +
 			" Each preemption throws away computed KV and redoes the prefill later, so GPU time goes to recomputation and new requests wait longer for their first token."
 		fd.Flags, fd.Action = kvAdvice(u, p[kvtHeadroom])
@@ -361,13 +361,14 @@ const (
 	pcHitLow = iota
 	pcHitClear
 	pcMinPrompt
+	pcMinTokens
 )
 
 var rulePrefixMiss = &Rule{
 	ID: "prefix_cache_miss", Title: "Prefix cache misses", Scope: ScopeEngine,
 	Catches:      "Prefix caching is on but almost nothing matches (a per-request id or timestamp at the top of a shared system prompt, prompts routed away from their cache); or caching is off (info: vLLM cannot tell whether prompts would share prefixes).",
 	Needs:        "cache_config_info's enable_prefix_caching; prefix-cache hit and query counters (V1 ≥0.7.3) or V0's hit-rate gauge",
-	Cond:         "caching on, prompt tokens ≥ {min_prompt_rate} tokens/s and hit ratio < {hit_low}; or caching off (info)",
+	Cond:         "caching on, prompt tokens ≥ {min_prompt_rate} tokens/s and ≥ {min_tokens} in the window, and hit ratio < {hit_low}; or caching off (info)",
 	Clear:        "hit ratio ≥ {hit_clear}, or traffic below {min_prompt_rate} tokens/s",
 	Severity:     "warning; info when caching is off",
 	Action:       "keep the shared part of prompts byte-identical and first, route one prefix to one replica; when off: --enable-prefix-caching (V1 enables it by default: remove --no-enable-prefix-caching)",
@@ -378,6 +379,7 @@ var rulePrefixMiss = &Rule{
 		{"hit_low", 0.10, "ratio", "hit ratio below which caching is not working"},
 		{"hit_clear", 0.20, "ratio", "hit ratio at or above which it clears"},
 		{"min_prompt_rate", 100, "count", "prompt tokens per second below which hit ratios say nothing"},
+		{"min_tokens", 20000, "count", "prompt tokens in the window below which the ratio is noise (a cache still warming up)"},
 	},
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		st := u.st
@@ -390,6 +392,8 @@ var rulePrefixMiss = &Rule{
 			return condUnknown, 0
 		case tok < p[pcMinPrompt] || hit >= p[pcHitClear]:
 			return condClear, 0
+		case tok*st.Span.Seconds() < p[pcMinTokens]:
+			return condHold, 0
 		case hit < p[pcHitLow]:
 			return condMet, SevWarning
 		}
@@ -416,7 +420,7 @@ var rulePrefixMiss = &Rule{
 		}
 		fd.Summary = fmt.Sprintf("prefix-cache hit %s of %s prompt tokens/s, caching on", pct(st.PrefixHitRatio), num(st.PromptTokRate))
 		fd.Evidence = []Evidence{ev("hit ratio", pct(st.PrefixHitRatio), st.Span), ev("prompt tokens", num(st.PromptTokRate)+"/s", st.Span),
-			ev("TTFT p95", secs(st.TTFT.P95), st.Span)}
+			ev("TTFT p95", qsecs(&st.TTFT, st.TTFT.P95), st.Span)}
 		if !bad(st.PrefixQueryRate) {
 			fd.Evidence = append(fd.Evidence, ev("cache queries", num(st.PrefixQueryRate)+" tokens/s", st.Span))
 		}
@@ -426,8 +430,9 @@ var rulePrefixMiss = &Rule{
 	prom: func(g *promGen, p []float64) []promAlert {
 		hits := g.rate(sources.CPrefixHits, byEngine)
 		q := g.rate(sources.CPrefixQueries, byEngine)
-		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf("(%s) / (%s) < %s and %s >= %s",
-			hits, q, g.num(p[pcHitLow]), g.rate(sources.CPromptTokens, byEngine), g.num(p[pcMinPrompt]))}}
+		prompt := g.rate(sources.CPromptTokens, byEngine)
+		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf("(%s) / (%s) < %s and %s >= %s and %s * %s >= %s",
+			hits, q, g.num(p[pcHitLow]), prompt, g.num(p[pcMinPrompt]), prompt, g.num(g.rangeSeconds()), g.num(p[pcMinTokens]))}}
 	},
 }
 

@@ -67,9 +67,9 @@ var rulePrefillStarvation = &Rule{
 			run += " of " + strconv.Itoa(u.ep.MaxNumSeqs)
 		}
 		fd.Summary = fmt.Sprintf("TTFT p95 %s (%s target %s) with inter-token p50 %s; %s waiting, running %s, KV %s",
-			secs(st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT), secs(st.ITL.P50), num(st.Waiting), run, pct(st.KVUsage))
-		fd.Evidence = []Evidence{ev("TTFT p95", secs(st.TTFT.P95), w), ev("inter-token p50", secs(st.ITL.P50), w),
-			ev("queue time p95", secs(st.Queue.P95), w), ev("waiting", num(st.Waiting), 0), ev("running", run, 0),
+			qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT), qsecs(&st.ITL, st.ITL.P50), num(st.Waiting), run, pct(st.KVUsage))
+		fd.Evidence = []Evidence{ev("TTFT p95", qsecs(&st.TTFT, st.TTFT.P95), w), ev("inter-token p50", qsecs(&st.ITL, st.ITL.P50), w),
+			ev("queue time p95", qsecs(&st.Queue, st.Queue.P95), w), ev("waiting", num(st.Waiting), 0), ev("running", run, 0),
 			ev("KV usage", pct(st.KVUsage), 0)}
 		fd.Explain = "Requests already running stream at normal speed, but new ones wait for a slot: the batch is full of long generations and a waiting prompt is only admitted when one finishes. The KV cache still has room, so the cap on running sequences, not memory, is what holds them."
 		var action []string
@@ -162,10 +162,10 @@ var ruleQueueBacklog = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st, w := u.st, u.st.Span
 		x.trend()
-		fd.Summary = fmt.Sprintf("%s waiting, queue time p95 %s, queue %s", num(st.Waiting), secs(st.Queue.P95), growthWords(x.waitSlope))
-		fd.Evidence = []Evidence{ev("waiting", num(st.Waiting), 0), ev("queue time p95", secs(st.Queue.P95), w),
+		fd.Summary = fmt.Sprintf("%s waiting, queue time p95 %s, queue %s", num(st.Waiting), qsecs(&st.Queue, st.Queue.P95), growthWords(x.waitSlope))
+		fd.Evidence = []Evidence{ev("waiting", num(st.Waiting), 0), ev("queue time p95", qsecs(&st.Queue, st.Queue.P95), w),
 			ev("queue growth", signed(x.waitSlope)+" requests/s", x.trendSpan), ev("completed", num(st.ReqRate)+" req/s", w),
-			ev("running", num(st.Running), 0), ev("KV usage", pct(st.KVUsage), 0), ev("TTFT p95", secs(st.TTFT.P95), w)}
+			ev("running", num(st.Running), 0), ev("KV usage", pct(st.KVUsage), 0), ev("TTFT p95", qsecs(&st.TTFT, st.TTFT.P95), w)}
 		fd.Explain = "Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows."
 		var action []string
 		if why, ok := replicasNeeded(x, u); ok {
@@ -288,13 +288,19 @@ var ruleDecodeStutter = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st, w := u.st, u.st.Span
 		target := x.slo.ITL.Seconds()
-		fd.Summary = fmt.Sprintf("inter-token p99 %s, p50 %s (%s target %s)", secs(st.ITL.P99), secs(st.ITL.P50), x.slo.Name, dur(x.slo.ITL))
-		fd.Evidence = []Evidence{ev("inter-token p99", secs(st.ITL.P99), w), ev("inter-token p50", secs(st.ITL.P50), w),
+		fd.Summary = fmt.Sprintf("inter-token p99 %s, p50 %s (%s target %s)", qsecs(&st.ITL, st.ITL.P99), qsecs(&st.ITL, st.ITL.P50), x.slo.Name, dur(x.slo.ITL))
+		fd.Evidence = []Evidence{ev("inter-token p99", qsecs(&st.ITL, st.ITL.P99), w), ev("inter-token p50", qsecs(&st.ITL, st.ITL.P50), w),
 			ev("tokens per step p50", num(st.IterTokens.P50), w), ev("tokens per step p99", num(st.IterTokens.P99), w),
 			ev("running", num(st.Running), 0)}
 		fd.Explain = "Most tokens arrive on time, but some steps take far longer: a step that also carries a big prefill chunk (or a very large batch) delays every running stream by its full duration. --max-num-batched-tokens caps the tokens one step may carry."
 		fc := FlagChange{Flag: "--max-num-batched-tokens"}
 		b, miss := FitBatchedTokens(st.ITL.P50, st.ITL.P99, st.IterTokens.P50, st.IterTokens.P99, target)
+		switch {
+		case capped(&st.ITL, st.ITL.P99):
+			miss = "inter-token p99 is beyond the last bucket (" + qsecs(&st.ITL, st.ITL.P99) + "): how step time grows with step size is unknown"
+		case capped(&st.IterTokens, st.IterTokens.P99):
+			miss = "tokens per step p99 is beyond the last bucket of " + histName(sources.HIterTokens) + ": how step time grows with step size is unknown"
+		}
 		if miss != "" {
 			fc.To = "cannot compute: " + miss
 			fd.Action = "--max-num-batched-tokens: " + miss
@@ -355,11 +361,11 @@ var ruleAbortRate = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st, w := u.st, u.st.Span
-		fd.Summary = fmt.Sprintf("%s of %s finished req/s aborted; E2E p95 %s", pct(st.AbortShare), num(st.ReqRate), secs(st.E2E.P95))
+		fd.Summary = fmt.Sprintf("%s of %s finished req/s aborted; E2E p95 %s", pct(st.AbortShare), num(st.ReqRate), qsecs(&st.E2E, st.E2E.P95))
 		fd.Evidence = []Evidence{ev("abort share", pct(st.AbortShare), w), ev("finished", num(st.ReqRate)+" req/s", w),
-			ev("E2E p95", secs(st.E2E.P95), w), ev("E2E p99", secs(st.E2E.P99), w), ev("TTFT p95", secs(st.TTFT.P95), w)}
+			ev("E2E p95", qsecs(&st.E2E, st.E2E.P95), w), ev("E2E p99", qsecs(&st.E2E, st.E2E.P99), w), ev("TTFT p95", qsecs(&st.TTFT, st.TTFT.P95), w)}
 		fd.Explain = "vLLM counts a request as aborted when the client disconnects before it finishes: a timeout, a user pressing stop, a gateway giving up. Aborted work is wasted GPU time, and clients that retry add load exactly when the engine is slow."
-		fd.Action = fmt.Sprintf("requests take up to %s (E2E p99): make client and gateway timeouts longer than that, or cut latency first (see the other findings); check retries do not pile on", secs(st.E2E.P99))
+		fd.Action = fmt.Sprintf("requests take up to %s (E2E p99): make client and gateway timeouts longer than that, or cut latency first (see the other findings); check retries do not pile on", qsecs(&st.E2E, st.E2E.P99))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		ab := g.labeledRate(sources.LFinished, sources.FinishAbort, byEndpoint)
@@ -425,11 +431,11 @@ var ruleSLOBreach = &Rule{
 			if bad(l.q.P95) {
 				continue
 			}
-			fd.Evidence = append(fd.Evidence, ev(l.name+" p95", secs(l.q.P95)+" (target "+dur(l.target)+")", w),
-				ev(l.name+" p99", secs(l.q.P99), w))
+			fd.Evidence = append(fd.Evidence, ev(l.name+" p95", qsecs(l.q, l.q.P95)+" (target "+dur(l.target)+")", w),
+				ev(l.name+" p99", qsecs(l.q, l.q.P99), w))
 			t := l.target.Seconds()
 			if l.q.P95 > t || (!bad(l.q.P99) && l.q.P99 > 2*t) {
-				parts = append(parts, fmt.Sprintf("%s p95 %s > %s", l.name, secs(l.q.P95), dur(l.target)))
+				parts = append(parts, fmt.Sprintf("%s p95 %s > %s", l.name, qsecs(l.q, l.q.P95), dur(l.target)))
 			}
 		}
 		fd.Summary = strings.Join(parts, ", ") + " (" + x.slo.Name + " profile)"

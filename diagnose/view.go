@@ -12,6 +12,12 @@ type Quantiles struct {
 	P50, P90, P95, P99 float64
 	Mean               float64
 	Count              float64 // observations in the window
+	// Lowest and Highest are the first and the last finite bucket bounds.
+	// A quantile at or below Lowest was interpolated inside the first
+	// bucket (vLLM's queue-time buckets start at 0.3 s), one at Highest fell
+	// in +Inf: the display says "≤0.3s" / "≥2560s" rather than a precision
+	// the buckets do not have.
+	Lowest, Highest float64
 }
 
 // FinishShare is one finish reason's part of the finished requests.

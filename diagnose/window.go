@@ -395,21 +395,22 @@ func orNaN(v float64) float64 {
 
 func (r *histRate) quantiles() Quantiles {
 	nan := math.NaN()
+	q := Quantiles{nan, nan, nan, nan, nan, nan, nan, nan}
+	if n := len(r.bounds); n >= 2 {
+		q.Lowest, q.Highest = r.bounds[0], r.bounds[n-2]
+	}
 	if r.bounds == nil || !(r.count > 0) {
-		q := Quantiles{nan, nan, nan, nan, nan, nan}
 		if r.bounds != nil {
 			q.Count = r.obs
 		}
 		return q
 	}
-	return Quantiles{
-		P50:   bucketQuantile(0.50, r.bounds, r.rates),
-		P90:   bucketQuantile(0.90, r.bounds, r.rates),
-		P95:   bucketQuantile(0.95, r.bounds, r.rates),
-		P99:   bucketQuantile(0.99, r.bounds, r.rates),
-		Mean:  r.mean(),
-		Count: r.obs,
-	}
+	q.P50 = bucketQuantile(0.50, r.bounds, r.rates)
+	q.P90 = bucketQuantile(0.90, r.bounds, r.rates)
+	q.P95 = bucketQuantile(0.95, r.bounds, r.rates)
+	q.P99 = bucketQuantile(0.99, r.bounds, r.rates)
+	q.Mean, q.Count = r.mean(), r.obs
+	return q
 }
 
 func (r *histRate) mean() float64 {

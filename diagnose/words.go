@@ -46,6 +46,27 @@ func secs(v float64) string {
 	return fmt.Sprintf("%dh%02dm", int(v)/3600, int(v)%3600/60)
 }
 
+// qsecs renders a latency quantile as the report does: one at the first
+// or the last finite bucket bound is only known to be at most / at least
+// that bound.
+func qsecs(q *Quantiles, v float64) string {
+	switch {
+	case bad(v):
+		return missing
+	case !bad(q.Lowest) && q.Lowest > 0 && v <= q.Lowest:
+		return "≤" + secs(q.Lowest)
+	case !bad(q.Highest) && q.Highest > 0 && v >= q.Highest:
+		return "≥" + secs(q.Highest)
+	}
+	return secs(v)
+}
+
+// capped reports whether v sits at the last finite bucket bound: the true
+// quantile may be anywhere above it.
+func capped(q *Quantiles, v float64) bool {
+	return !bad(v) && !bad(q.Highest) && q.Highest > 0 && v >= q.Highest
+}
+
 // dur renders a span of time: 0s, 45s, 2m, 2m05s, 1h05m. Latencies
 // below a second go through secs.
 func dur(d time.Duration) string {

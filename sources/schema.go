@@ -90,6 +90,7 @@ const (
 	PStartTime
 	PCPUSeconds // counter
 	POpenFDs
+	PMaxFDs
 	NumProcs
 )
 
@@ -211,7 +212,10 @@ var Metrics = []Metric{
 	{Name: "vllm:num_preemptions", Kind: KindCounter, Role: RoleCounter, ID: uint8(CPreemptions), Gen: GenV1, Since: V(0, 8, 0), Help: "Cumulative number of preemption from the engine."},
 	{Name: "vllm:cache_config_info", Kind: KindInfo, Role: RoleCacheInfo, Since: V(0, 3, 3), Help: "Information of the LLMEngine CacheConfig"},
 	{Name: "vllm:engine_sleep_state", Kind: KindGauge, Role: RoleLabeled, ID: uint8(LSleepState), Label: LabelSleep, Gen: GenV1, Since: V(0, 11, 1), Help: "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2."},
-	{Name: "vllm:lora_requests_info", Kind: KindGauge, Role: RoleLoraInfo, Since: V(0, 6, 4), Optional: true, Help: "Running stats on lora requests."},
+	// V0 logs the LoRA gauge on every stats interval (max_lora="0" without
+	// LoRA); V1 registers it only when LoRA is enabled.
+	{Name: "vllm:lora_requests_info", Kind: KindGauge, Role: RoleLoraInfo, Gen: GenV0, Since: V(0, 6, 4), Last: V(0, 11, 0), Help: "Running stats on lora requests."},
+	{Name: "vllm:lora_requests_info", Kind: KindGauge, Role: RoleLoraInfo, Gen: GenV1, Since: V(0, 8, 0), Optional: true, Help: "Running stats on lora requests."},
 
 	// Tokens and requests.
 	{Name: "vllm:prompt_tokens", Kind: KindCounter, Role: RoleCounter, ID: uint8(CPromptTokens), Since: V(0, 3, 1), Help: helpPromptToks},
@@ -262,6 +266,7 @@ var Metrics = []Metric{
 	{Name: "process_start_time_seconds", Kind: KindGauge, Role: RoleProc, ID: uint8(PStartTime), Help: "Start time of the process since unix epoch in seconds."},
 	{Name: "process_cpu_seconds", Kind: KindCounter, Role: RoleProc, ID: uint8(PCPUSeconds), Help: "Total user and system CPU time spent in seconds."},
 	{Name: "process_open_fds", Kind: KindGauge, Role: RoleProc, ID: uint8(POpenFDs), Help: "Number of open file descriptors."},
+	{Name: "process_max_fds", Kind: KindGauge, Role: RoleProc, ID: uint8(PMaxFDs), Help: "Maximum number of open file descriptors."},
 
 	// production-stack's router re-uses the vllm: prefix; these names mark it.
 	{Name: "vllm:current_qps", Kind: KindGauge, Role: RoleRouter},
@@ -311,6 +316,16 @@ const (
 
 // Sleep state values of vllm:engine_sleep_state.
 const SleepAwake = "awake"
+
+// SleepStates are the sleep_state values V1 pre-creates (awake is 1 while
+// the engine serves, the others 0).
+var SleepStates = []string{SleepAwake, "weights_offloaded", "discard_all"}
+
+// WaitReasons are the reason values of vllm:num_requests_waiting_by_reason.
+var WaitReasons = []string{WaitCapacity, WaitDeferred}
+
+// PromptSources are the source values of vllm:prompt_tokens_by_source.
+var PromptSources = []string{SourceLocalCompute, SourceLocalCache, SourceExternal}
 
 // cache_config_info labels vtop reads.
 const (

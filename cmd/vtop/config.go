@@ -36,6 +36,11 @@ type options struct {
 	sloProfile  string
 	gpu         string
 	rules       diagnose.RulesConfig // thresholds, for durations, SLO profile
+	// gpuSource replaces NVML (the demo passes its simulated GPUs), and
+	// procTrees, indexed like targets, replace the /proc join (the demo's
+	// replicas run in vtop's own process, with simulated PIDs).
+	gpuSource sources.GPUSource
+	procTrees []sources.ProcTree
 }
 
 // fileConfig is the YAML config file. Keys are the long flag names; targets

@@ -43,6 +43,7 @@ type gpuFeed struct {
 	remote   []int
 	joiner   *hostproc.Joiner
 	interval time.Duration
+	static   []sources.ProcTree // known process trees instead of the /proc join
 
 	mu    sync.Mutex
 	snap  *sources.GPUSnapshot
@@ -106,10 +107,20 @@ func (g *gpuFeed) put(snap sources.GPUSnapshot, trees []sources.ProcTree) {
 	}
 }
 
+// useTrees replaces the /proc join with known process trees, indexed like
+// the targets.
+func (g *gpuFeed) useTrees(trees []sources.ProcTree) {
+	g.static = trees
+	g.local, g.wants, g.remote = nil, nil, nil
+}
+
 // start marks the remote targets and begins sampling.
 func (g *gpuFeed) start(ctx context.Context, e *diagnose.Engine) {
 	for _, i := range g.remote {
 		e.SetEndpointProcs(i, sources.ProcTree{Note: diagnose.NoteNotLocal})
+	}
+	for i, t := range g.static {
+		e.SetEndpointProcs(i, t)
 	}
 	go g.run(ctx)
 }

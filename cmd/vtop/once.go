@@ -37,19 +37,25 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
-	gpuSrc, err := openGPUSource(o)
-	if err != nil {
-		return nil, err
+	gpuSrc := o.gpuSource
+	if gpuSrc == nil {
+		if gpuSrc, err = openGPUSource(o); err != nil {
+			return nil, err
+		}
 	}
 	infos := make([]diagnose.TargetInfo, len(o.targets))
 	for i, t := range o.targets {
 		infos[i] = diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs}
 	}
+	gpu := newGPUFeed(gpuSrc, o.targets, o.interval)
+	if o.procTrees != nil {
+		gpu.useTrees(o.procTrees)
+	}
 	return &pipeline{
 		poller:   sources.NewPoller(o.targets, fetcher, pc),
 		engine:   diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, infos),
 		detector: det,
-		gpu:      newGPUFeed(gpuSrc, o.targets, o.interval),
+		gpu:      gpu,
 		log:      logger,
 	}, nil
 }

@@ -10,7 +10,3 @@ import (
 func runTUI(ctx context.Context, o *options, stdout, stderr io.Writer, logger *slog.Logger) int {
 	return runOnce(ctx, o, stdout, stderr, logger)
 }
-
-func runDemo(ctx context.Context, o *options, stdout, stderr io.Writer, logger *slog.Logger) int {
-	return runOnce(ctx, o, stdout, stderr, logger)
-}

@@ -37,6 +37,21 @@ func Seconds(v float64) string {
 	return fmt.Sprintf("%dh%02dm", int(v)/3600, int(v)%3600/60)
 }
 
+// Quantile renders a latency percentile with the resolution its buckets
+// have: at or below the first finite bound it was interpolated inside that
+// bucket ("≤300ms"); at the highest finite bound it fell in +Inf ("≥2560s").
+func Quantile(v, lowest, highest float64) string {
+	switch {
+	case bad(v):
+		return Missing
+	case !bad(lowest) && lowest > 0 && v <= lowest:
+		return "≤" + Seconds(lowest)
+	case !bad(highest) && v >= highest:
+		return "≥" + Seconds(highest)
+	}
+	return Seconds(v)
+}
+
 // Percent renders a 0..1 ratio: 97%, 4.2%, 0.3%.
 func Percent(v float64) string {
 	if bad(v) {

@@ -163,6 +163,10 @@ type JSONQuantiles struct {
 	P99   Num `json:"p99"`
 	Mean  Num `json:"mean"`
 	Count Num `json:"count"`
+	// The first and last finite bucket bounds: a percentile ≤ lowest_bound
+	// was interpolated inside the first bucket, one = highest_bound fell in +Inf.
+	LowestBound  Num `json:"lowest_bound"`
+	HighestBound Num `json:"highest_bound"`
 }
 
 // JSONLatency is the latency row.
@@ -219,7 +223,7 @@ type JSONFinish struct {
 }
 
 func jq(q diagnose.Quantiles) JSONQuantiles {
-	return JSONQuantiles{Num(q.P50), Num(q.P90), Num(q.P95), Num(q.P99), Num(q.Mean), Num(q.Count)}
+	return JSONQuantiles{Num(q.P50), Num(q.P90), Num(q.P95), Num(q.P99), Num(q.Mean), Num(q.Count), Num(q.Lowest), Num(q.Highest)}
 }
 
 // Stats converts derived stats to the JSON layout.

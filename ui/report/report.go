@@ -129,7 +129,7 @@ func writeEndpoint(b *strings.Builder, fr *diagnose.Frame, e *diagnose.EndpointV
 		for _, s := range e.Subs {
 			fmt.Fprintf(b, "    %s: KV %s  run %s  wait %s  TTFT p95 %s  gen %s tok/s\n", subName(s.Key),
 				f.Percent(s.Stats.KVUsage), f.Count(s.Stats.Running), f.Count(s.Stats.Waiting),
-				f.Seconds(s.Stats.TTFT.P95), f.Rate(s.Stats.GenTokRate))
+				qs(s.Stats.TTFT, s.Stats.TTFT.P95), f.Rate(s.Stats.GenTokRate))
 		}
 	}
 	for _, w := range e.Warnings {
@@ -157,12 +157,15 @@ func quant(name string, q diagnose.Quantiles) string {
 		}
 		return name + " --"
 	}
-	return fmt.Sprintf("%s p50 %s p95 %s p99 %s (n=%s)", name, f.Seconds(q.P50), f.Seconds(q.P95), f.Seconds(q.P99), f.Count(q.Count))
+	return fmt.Sprintf("%s p50 %s p95 %s p99 %s (n=%s)", name, qs(q, q.P50), qs(q, q.P95), qs(q, q.P99), f.Count(q.Count))
 }
+
+// qs renders one percentile of q at the resolution of its buckets.
+func qs(q diagnose.Quantiles, v float64) string { return f.Quantile(v, q.Lowest, q.Highest) }
 
 // Rows renders the four rows (latency, cache, queue, throughput) as text cells.
 func Rows(s *diagnose.Stats, maxNumSeqs int) []Row {
-	lat := []string{quant("TTFT", s.TTFT), quant("ITL", s.ITL), "E2E p95 " + f.Seconds(s.E2E.P95), "queue p95 " + f.Seconds(s.Queue.P95)}
+	lat := []string{quant("TTFT", s.TTFT), quant("ITL", s.ITL), "E2E p95 " + qs(s.E2E, s.E2E.P95), "queue p95 " + qs(s.Queue, s.Queue.P95)}
 	kv := "KV " + f.Percent(s.KVUsage)
 	if !math.IsNaN(s.KVUsageMax) && s.Engines > 1 {
 		kv += " (max engine " + f.Percent(s.KVUsageMax) + ")"
@@ -180,13 +183,18 @@ func Rows(s *diagnose.Stats, maxNumSeqs int) []Row {
 	}
 	run := "running " + f.Count(s.Running)
 	if maxNumSeqs > 0 {
-		run += " of " + fmt.Sprint(maxNumSeqs)
+		// --max-num-seqs bounds each data-parallel engine.
+		if s.Engines > 1 {
+			run += fmt.Sprintf(" of %d (%d × %d engines)", maxNumSeqs*s.Engines, maxNumSeqs, s.Engines)
+		} else {
+			run += " of " + fmt.Sprint(maxNumSeqs)
+		}
 	}
 	wait := "waiting " + f.Count(s.Waiting)
 	if !math.IsNaN(s.WaitingCapacity) || !math.IsNaN(s.WaitingDeferred) {
 		wait += fmt.Sprintf(" (capacity %s, deferred %s)", f.Count(s.WaitingCapacity), f.Count(s.WaitingDeferred))
 	}
-	queue := []string{run, wait, "queue p95 " + f.Seconds(s.Queue.P95)}
+	queue := []string{run, wait, "queue p95 " + qs(s.Queue, s.Queue.P95)}
 	tput := []string{"prompt " + f.Rate(s.PromptTokRate) + " tok/s", "gen " + f.Rate(s.GenTokRate) + " tok/s",
 		f.Rate(s.ReqRate) + " req/s"}
 	if len(s.Finish) > 0 {
@@ -203,16 +211,16 @@ func Rows(s *diagnose.Stats, maxNumSeqs int) []Row {
 // FleetLine summarises the fleet in one line.
 func FleetLine(fr *diagnose.Frame) string {
 	s := &fr.Fleet.Stats
-	worst, worstName := math.NaN(), ""
+	worst, worstName := diagnose.Quantiles{P95: math.NaN()}, ""
 	for _, e := range fr.Endpoints {
-		if e.State == diagnose.StateUp && (math.IsNaN(worst) || e.Stats.TTFT.P95 > worst) && !math.IsNaN(e.Stats.TTFT.P95) {
-			worst, worstName = e.Stats.TTFT.P95, e.Name
+		if e.State == diagnose.StateUp && (math.IsNaN(worst.P95) || e.Stats.TTFT.P95 > worst.P95) && !math.IsNaN(e.Stats.TTFT.P95) {
+			worst, worstName = e.Stats.TTFT, e.Name
 		}
 	}
 	line := fmt.Sprintf("fleet: %d/%d up │ gen %s tok/s │ prompt %s tok/s │ %s req/s │ TTFT p95 %s",
-		fr.Fleet.Up, fr.Fleet.Total, f.Rate(s.GenTokRate), f.Rate(s.PromptTokRate), f.Rate(s.ReqRate), f.Seconds(s.TTFT.P95))
+		fr.Fleet.Up, fr.Fleet.Total, f.Rate(s.GenTokRate), f.Rate(s.PromptTokRate), f.Rate(s.ReqRate), qs(s.TTFT, s.TTFT.P95))
 	if worstName != "" && fr.Fleet.Up > 1 {
-		line += fmt.Sprintf(" (worst %s on %s)", f.Seconds(worst), worstName)
+		line += fmt.Sprintf(" (worst %s on %s)", qs(worst, worst.P95), worstName)
 	}
 	return line + " │ KV " + f.Percent(s.KVUsage)
 }

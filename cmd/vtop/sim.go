@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vtop-dev/vtop/sources/sim"
+)
+
+func init() { subcommands["sim"] = runSim }
+
+const simUsage = `vtop sim — serve a simulated vLLM fleet on loopback, for Prometheus, benchmarks
+and vtop itself. Each replica is a vLLM engine model (scheduler, paged KV cache,
+prefix cache, preemption) serving /metrics on its own port.
+
+Usage:
+  vtop sim [flags]
+
+Replica i listens on PORT+i (PORT 0: an ephemeral port each). Scenarios are
+given round-robin: with --scenario A --scenario B, replicas 0, 2, 4… get A and
+1, 3, 5… get B. One --scenario value may join several with '+', each with an
+optional start delay of simulated time: busy+kv-thrashing@2m.
+
+Scenarios: %s
+Generations (--version): %s
+
+Examples:
+  vtop sim                                    # one replica on 127.0.0.1:8000, like vLLM
+  vtop sim --replicas 8 --scenario healthy --scenario kv-thrashing@1m
+  vtop sim --listen 127.0.0.1:20000 --replicas 1000 --for 5m
+
+Flags:
+`
+
+func newSimFlags() *pflag.FlagSet {
+	fs := pflag.NewFlagSet("vtop sim", pflag.ContinueOnError)
+	fs.SortFlags = false
+	fs.String("listen", "127.0.0.1:8000", "loopback address of replica 0 (HOST:PORT); replica i listens on PORT+i")
+	fs.Int("replicas", 1, "number of replicas")
+	fs.StringArray("scenario", nil, "NAME[@DELAY][+NAME[@DELAY]…] for the next replica, round-robin (repeatable)")
+	fs.String("version", sim.DefaultProfile, "vLLM generation to impersonate: "+sim.ProfileNames())
+	fs.Uint64("seed", 1, "random seed of the traffic")
+	fs.StringSlice("models", []string{sim.Models[0].Name}, "served model names, round-robin (presets: "+modelNames()+")")
+	fs.Int("dp", 1, "data-parallel engines per replica (V1)")
+	fs.Duration("for", 0, "stop after this long (0: until SIGINT/SIGTERM)")
+	fs.BoolP("help", "h", false, "show this help")
+	return fs
+}
+
+func modelNames() string {
+	var n []string
+	for _, m := range sim.Models {
+		n = append(n, m.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+func runSim(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := newSimFlags()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	if help, _ := fs.GetBool("help"); help || errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprintf(stdout, simUsage, sim.ScenarioNames(), sim.ProfileNames())
+		fmt.Fprint(stdout, fs.FlagUsages())
+		return 0
+	}
+	if err == nil && fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	var cfg sim.FleetConfig
+	var scfg sim.ServeConfig
+	var seed uint64
+	if err == nil {
+		cfg, scfg, seed, err = simConfig(fs)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "vtop sim: %v\n", err)
+		fmt.Fprintln(stderr, "Run 'vtop sim --help' for usage.")
+		return 3
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if d, _ := fs.GetDuration("for"); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	fleet, err := sim.NewFleet(cfg, seed)
+	if err != nil {
+		fmt.Fprintf(stderr, "vtop sim: %v\n", err)
+		return 3
+	}
+	srv, err := sim.Serve(fleet, scfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "vtop sim: %v\n", err)
+		return 3
+	}
+	p := fleet.Replicas()[0].Profile()
+	fmt.Fprintf(stdout, "vtop sim: %d replica%s of vLLM %s (%s), seed %d: %s\n",
+		len(cfg.Replicas), plural(len(cfg.Replicas)), p.Version, p.Name, seed, srv.Summary())
+	start := time.Now()
+	<-ctx.Done()
+	srv.Close()
+	fmt.Fprintf(stderr, "vtop sim: stopped after %s, %d scrapes served\n", time.Since(start).Round(time.Second), srv.Scrapes())
+	return 0
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// simConfig turns the flags into a fleet: scenarios and models round-robin.
+func simConfig(fs *pflag.FlagSet) (sim.FleetConfig, sim.ServeConfig, uint64, error) {
+	var cfg sim.FleetConfig
+	listen, _ := fs.GetString("listen")
+	host, portStr, err := net.SplitHostPort(listen)
+	if err != nil {
+		return cfg, sim.ServeConfig{}, 0, fmt.Errorf("--listen %q: want HOST:PORT", listen)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil || port < 0 || port > 65535 {
+		return cfg, sim.ServeConfig{}, 0, fmt.Errorf("--listen %q: bad port", listen)
+	}
+	if _, err := sim.CheckLoopback(host); err != nil {
+		return cfg, sim.ServeConfig{}, 0, err
+	}
+	n, _ := fs.GetInt("replicas")
+	if n < 1 || n > 10000 {
+		return cfg, sim.ServeConfig{}, 0, fmt.Errorf("--replicas must be 1..10000")
+	}
+	if port > 0 && port+n-1 > 65535 {
+		return cfg, sim.ServeConfig{}, 0, fmt.Errorf("--listen port %d + %d replicas runs past 65535", port, n)
+	}
+	gen, _ := fs.GetString("version")
+	if _, err := sim.LookupProfile(gen); err != nil {
+		return cfg, sim.ServeConfig{}, 0, err
+	}
+	dp, _ := fs.GetInt("dp")
+	if dp < 1 || dp > 64 {
+		return cfg, sim.ServeConfig{}, 0, fmt.Errorf("--dp must be 1..64")
+	}
+	specs, _ := fs.GetStringArray("scenario")
+	var scenarios [][]sim.ScenarioSpec
+	for _, s := range specs {
+		sc, err := sim.ParseScenarios(s)
+		if err != nil {
+			return cfg, sim.ServeConfig{}, 0, fmt.Errorf("--scenario: %v", err)
+		}
+		scenarios = append(scenarios, sc)
+	}
+	models, _ := fs.GetStringSlice("models")
+	if len(models) == 0 {
+		models = []string{sim.Models[0].Name}
+	}
+	for i := range n {
+		rc := sim.ReplicaConfig{Name: fmt.Sprintf("replica-%d", i), Profile: gen, DP: dp,
+			Model: sim.LookupModel(strings.TrimSpace(models[i%len(models)]))}
+		if len(scenarios) > 0 {
+			rc.Scenarios = scenarios[i%len(scenarios)]
+		}
+		cfg.Replicas = append(cfg.Replicas, rc)
+	}
+	seed, _ := fs.GetUint64("seed")
+	return cfg, sim.ServeConfig{Host: host, BasePort: port}, seed, nil
+}

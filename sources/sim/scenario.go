@@ -1,0 +1,175 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// Rates in the catalogue are for the reference model (Models[0]); a replica
+// of a slower model gets proportionally less traffic (Replica.scaled), so a
+// scenario means the same state whatever the model.
+
+// Scenario drives a replica into a state the diagnosis must recognise, by
+// changing what production changes: the deployment (flags the replica was
+// started with, its normal traffic) from the start, and the traffic or the
+// environment from the scenario's start time. None writes a symptom.
+type Scenario struct {
+	Name    string
+	Summary string // what changes, in a line
+	V0Only  bool
+	// deploy adjusts the replica's configuration and baseline traffic
+	// before its engines start.
+	deploy func(c *ReplicaConfig)
+	// start changes the traffic or environment at the start time.
+	start func(r *Replica)
+	// down, when set, says whether the endpoint refuses connections d
+	// after the start.
+	down func(d time.Duration) bool
+}
+
+// Scenarios is the catalogue, in the order the docs list it.
+var Scenarios = []Scenario{
+	{Name: "healthy", Summary: "a chat application at moderate load: no preemption, short queues",
+		start: func(r *Replica) {}},
+	{Name: "busy", Summary: "traffic grows 2.2×: bigger batches and a busier GPU, latency still within chat targets",
+		start: func(r *Replica) { r.load.Rate *= 2.2 }},
+	{Name: "kv-thrashing", Summary: "deployed with --gpu-memory-utilization lowered to share the GPU (a ~200k-token KV cache); long-document traffic arrives (4k-token prompts, 1.5k-token answers): more long sequences than the cache holds, preemption after preemption",
+		deploy: func(c *ReplicaConfig) { c.GPUMemUtil = utilForKV(c.Model, 200_000) },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(1.8), 4000, 0.4, 1500, 0.4, 2048
+			l.PrefixShare = 0.2
+		}},
+	{Name: "prefill-starvation", Summary: "deployed with --max-num-seqs 48; a batch client starts long generations (1.5k tokens): the decode batch stays full, new prompts wait",
+		deploy: func(c *ReplicaConfig) { c.MaxNumSeqs = 48 },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(3), 2000, 0.5, 1500, 0.3, 2048
+		}},
+	{Name: "swapping", V0Only: true, Summary: "V0 with --gpu-memory-utilization lowered (a ~240k-token KV cache); a best-of-4 feature sends n=4 parallel samples of long answers: V0 swaps preempted groups to CPU",
+		deploy: func(c *ReplicaConfig) { c.GPUMemUtil = utilForKV(c.Model, 240_000) },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.N, l.NShare, l.PromptMedian, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(3), 4, 1, 1500, 800, 0.4, 2048
+		}},
+	{Name: "memory-leak", Summary: "load stays flat while the API server's resident memory grows 60 MiB/min (and the engine's GPU memory 6 MiB/min)",
+		start: func(r *Replica) { r.leakRSS, r.leakGPU, r.leakSince = 1<<20, 0.1*(1<<20), r.now }},
+	{Name: "gpu-underutilization", Summary: "traffic drops to one request every few seconds: batches of one, the GPU mostly idle",
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.BurstEvery, l.OutputMedian = r.scaled(0.25), 0, 120
+		}},
+	{Name: "prefix-cache-miss", Summary: "an agent app with a 2k-token shared system prompt; a client change puts a request id at its top: caching stays on, the prefix cache stops matching",
+		deploy: func(c *ReplicaConfig) {
+			on := true
+			c.PrefixCaching = &on
+			c.Load.PrefixShare, c.Load.PrefixLen, c.Load.PrefixGroups = 0.85, 2048, 4
+		},
+		start: func(r *Replica) { r.load.PrefixUnique = true }},
+	{Name: "abort-storm", Summary: "answers get longer while a client with a 4 s timeout retries half of what times out: aborts feed more load",
+		start: func(r *Replica) {
+			l := &r.load
+			l.ClientTimeout, l.RetryShare, l.OutputMedian, l.Rate = 4*time.Second, 0.5, 450, l.Rate*1.5
+		}},
+	{Name: "queue-backlog", Summary: "a failover sends 10× the traffic: more prompts than the engine can prefill, the waiting queue grows",
+		start: func(r *Replica) { r.load.Rate *= 10 }},
+	{Name: "restart", Summary: "the vLLM process restarts: the port refuses connections for 20 s while the model loads, then every counter starts from zero",
+		start: func(r *Replica) { r.restartAt = r.now },
+		down:  func(d time.Duration) bool { return d < restartDown }},
+	{Name: "flapping", Summary: "the endpoint drops off the network for 20 s of every minute and comes back; the engine keeps its state",
+		start: func(r *Replica) {},
+		down:  func(d time.Duration) bool { return d%flapPeriod < flapDown }},
+	{Name: "thermal-throttle", Summary: "busy traffic (2.2×) while the cooling degrades: the GPU reaches its slowdown temperature, clocks halve and every step takes longer",
+		start: func(r *Replica) {
+			r.load.Rate *= 2.2
+			for _, e := range r.engines {
+				e.gpu.ambientC, e.gpu.cwPerWatt = 42, 0.17
+			}
+		}},
+}
+
+// utilForKV is the --gpu-memory-utilization (two decimals, as operators
+// write it) that leaves a KV cache of about tokens for model m.
+func utilForKV(m Model, tokens float64) float64 {
+	if m.Name == "" {
+		m = Models[0]
+	}
+	u := (tokens*m.KVBytesPerToken + m.WeightBytes + gpuReserveBytes) / gpuMemTotal
+	return math.Min(0.95, math.Round(u*100)/100)
+}
+
+const (
+	restartDown = 20 * time.Second
+	flapPeriod  = time.Minute
+	flapDown    = 20 * time.Second
+)
+
+// LookupScenario finds a scenario by name.
+func LookupScenario(name string) (*Scenario, error) {
+	for i := range Scenarios {
+		if Scenarios[i].Name == name {
+			return &Scenarios[i], nil
+		}
+	}
+	return nil, fmt.Errorf("unknown scenario %q (have %s)", name, ScenarioNames())
+}
+
+// ScenarioNames lists the scenario names for messages.
+func ScenarioNames() string {
+	var names []string
+	for _, s := range Scenarios {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// ScenarioSpec is a scenario to start after Delay of simulated time.
+type ScenarioSpec struct {
+	Name  string
+	Delay time.Duration
+}
+
+func (s ScenarioSpec) String() string {
+	if s.Delay == 0 {
+		return s.Name
+	}
+	return s.Name + "@" + s.Delay.String()
+}
+
+// ParseScenarios reads NAME[@DELAY] specs joined with '+', e.g.
+// "busy+kv-thrashing@2m" (busy from the start, thrashing after two minutes).
+func ParseScenarios(s string) ([]ScenarioSpec, error) {
+	var out []ScenarioSpec
+	for _, part := range strings.Split(s, "+") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			return nil, fmt.Errorf("empty scenario in %q", s)
+		}
+		name, delay, hasDelay := strings.Cut(part, "@")
+		spec := ScenarioSpec{Name: strings.TrimSpace(name)}
+		if _, err := LookupScenario(spec.Name); err != nil {
+			return nil, err
+		}
+		if hasDelay {
+			d, err := time.ParseDuration(strings.TrimSpace(delay))
+			if err != nil || d < 0 {
+				return nil, fmt.Errorf("scenario %q: delay must be a duration like 90s or 2m", part)
+			}
+			spec.Delay = d
+		}
+		out = append(out, spec)
+	}
+	return out, nil
+}
+
+// check rejects scenarios the replica's generation cannot show.
+func (s *Scenario) check(p *Profile) error {
+	if s.V0Only && p.Gen != sources.GenV0 {
+		return fmt.Errorf("scenario %s needs a V0 engine (--version v0.6): V1 never swaps to CPU", s.Name)
+	}
+	return nil
+}
