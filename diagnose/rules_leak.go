@@ -56,8 +56,8 @@ var ruleMemoryLeak = &Rule{
 		}
 		w := f.Span
 		rate := f.Slope * 60 / mib1
-		fd.Summary = fmt.Sprintf("%s +%s in %s (%s MiB/min, R² %s) while load stays at %s req/s",
-			what, mib(f.Last-f.First), dur(w), dec(rate, 1), dec(f.R2, 2), num(l.reqLate))
+		fd.Summary = fmt.Sprintf("%s +%s in %s (%s MiB/min, R² %.2f) while load stays at %s req/s",
+			what, mib(f.Last-f.First), dur(w), dec(rate, 1), f.R2, num(l.reqLate))
 		fd.Evidence = []Evidence{
 			ev(what+" now", mib(f.RawMax), 0),
 			ev(what+" growth", fmt.Sprintf("%s MiB/min (%s per hour), R² %s", dec(rate, 1), mib(f.Slope*3600), dec(f.R2, 2)), w),

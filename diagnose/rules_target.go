@@ -56,9 +56,9 @@ var ruleEndpointDown = &Rule{
 		ep := u.ep
 		n, first := u.es.down.recent(x.now, seconds(p[edFlapWindow]))
 		if isDown(ep.State) {
-			fd.Summary = fmt.Sprintf("%s for %s", ep.State, dur(x.now.Sub(ep.Since)))
+			fd.Summary = fmt.Sprintf("%s since %s (%s)", ep.State, ep.Since.UTC().Format("15:04:05 MST"), dur(x.now.Sub(ep.Since)))
 			if n > 1 {
-				fd.Summary += fmt.Sprintf(" (outage %d in %s)", n, dur(seconds(p[edFlapWindow])))
+				fd.Summary += fmt.Sprintf(", outage %d in %s", n, dur(seconds(p[edFlapWindow])))
 			}
 			if ep.LastError != "" {
 				fd.Summary += ": " + ep.LastError
