@@ -37,7 +37,7 @@ Usage:
   vtop --once [flags] [TARGET ...]  poll for one window, print a report, exit with a status
   vtop --demo                    watch a built-in simulated fleet (no GPU or vLLM needed)
   vtop sim [flags]               serve a simulated vLLM fleet for other tools
-  vtop rules [--format text|prometheus]  print the diagnosis rules
+  vtop rules [--format text|markdown|prometheus]  print the diagnosis rules
 
 A TARGET is host:port, http(s)://host:port, or a full URL; the path defaults
 to /metrics. With no target vtop reads $VTOP_TARGETS, the config file, then
