@@ -59,8 +59,8 @@ var ruleGPUThrottling = &Rule{
 		why := strings.Join((t.reasons & sources.ClockThrottle).Words(), ", ")
 		fd.Summary = fmt.Sprintf("GPU %d %s for %s of %s: %s", g.Index, "throttled", pct(t.share), dur(w), why)
 		fd.Evidence = []Evidence{ev("throttled readings", pct(t.share), w), ev("reasons", why, w),
-			ev("temperature", tempWords(g), 0), ev("power", powerWords(g), 0), ev("SM clock", num(g.SMClockMHz)+" MHz", 0),
-			ev("utilization", dec(g.UtilGPU, 0)+"%", 0)}
+			ev("temperature", tempWords(g), 0), ev("power", powerWords(g), 0), ev("SM clock", withUnit(g.SMClockMHz, " MHz"), 0),
+			ev("utilization", withUnit(g.UtilGPU, "%"), 0)}
 		if !x.f.GPUSeries[u.gpu].ThrottledSince.IsZero() {
 			fd.Evidence = append(fd.Evidence, ev("throttled since", dur(x.now.Sub(x.f.GPUSeries[u.gpu].ThrottledSince))+" ago", 0))
 		}
@@ -106,8 +106,16 @@ func throttleOf(x *evalCtx, u *unit, w time.Duration) throttle {
 	return t
 }
 
+// withUnit renders a reading with its unit, "--" alone when unknown.
+func withUnit(v float64, u string) string {
+	if bad(v) {
+		return missing
+	}
+	return dec(v, 0) + u
+}
+
 func tempWords(g *sources.GPU) string {
-	s := dec(g.TempC, 0) + "°C"
+	s := withUnit(g.TempC, "°C")
 	if !bad(g.TempSlowdownC) {
 		s += " (slowdown at " + dec(g.TempSlowdownC, 0) + "°C)"
 	}
@@ -115,7 +123,7 @@ func tempWords(g *sources.GPU) string {
 }
 
 func powerWords(g *sources.GPU) string {
-	s := dec(g.PowerW, 0) + " W"
+	s := withUnit(g.PowerW, " W")
 	if !bad(g.PowerLimitW) {
 		s += " of a " + dec(g.PowerLimitW, 0) + " W limit"
 	}
