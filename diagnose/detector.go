@@ -104,7 +104,6 @@ type unit struct {
 
 // evalCtx carries the frame and per-endpoint values computed on demand.
 type evalCtx struct {
-	d   *Detector
 	f   *Frame
 	now time.Time
 	slo *SLO
@@ -119,14 +118,13 @@ type evalCtx struct {
 	es    *epState // the endpoint being evaluated
 
 	// Lazily derived from the endpoint's sparkline, once per endpoint.
-	trendEp    *EndpointView
-	trendDone  bool
-	waitSlope  float64 // waiting requests per second, least squares over the window
-	runMean    float64 // mean running requests over the window
-	waitMean   float64
-	swapMax    float64 // most requests swapped at any scrape of the window (V0)
-	trendSpan  time.Duration
-	trendCount int
+	trendEp   *EndpointView
+	trendDone bool
+	waitSlope float64 // waiting requests per second, least squares over the window
+	runMean   float64 // mean running requests over the window
+	waitMean  float64
+	swapMax   float64 // most requests swapped at any scrape of the window (V0)
+	trendSpan time.Duration
 }
 
 // unitFor fills the context's one unit: evaluations never keep it, so it
@@ -140,7 +138,7 @@ func (x *evalCtx) unitFor(ep *EndpointView, es *epState, st *Stats, model, engin
 // findings, worst first, to the frame and to each endpoint.
 func (d *Detector) Evaluate(f *Frame) {
 	d.gen++
-	x := &evalCtx{d: d, f: f, now: f.Time, slo: &d.slo}
+	x := &evalCtx{f: f, now: f.Time, slo: &d.slo}
 	var all []Finding
 	for i := range f.Endpoints {
 		ep := &f.Endpoints[i]
@@ -453,7 +451,7 @@ func (x *evalCtx) trend() {
 		return
 	}
 	x.trendDone = true
-	x.waitSlope, x.runMean, x.waitMean, x.swapMax, x.trendSpan, x.trendCount = math.NaN(), math.NaN(), math.NaN(), math.NaN(), 0, 0
+	x.waitSlope, x.runMean, x.waitMean, x.swapMax, x.trendSpan = math.NaN(), math.NaN(), math.NaN(), math.NaN(), 0
 	pts := x.trendEp.Spark
 	if len(pts) < 3 {
 		return
@@ -493,7 +491,6 @@ func (x *evalCtx) trend() {
 	if n < 3 {
 		return
 	}
-	x.trendCount = int(n)
 	x.trendSpan = time.Duration(last-first) * time.Millisecond
 	x.waitMean = sy / n
 	den := n*sxx - sx*sx
