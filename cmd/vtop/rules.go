@@ -270,7 +270,9 @@ Numbers are computed from the scrape, with the arithmetic in the finding
 ## Configuration
 
 Thresholds, *for* and *resolve* durations and SLO profiles live in the config
-file; unknown rule ids or settings are errors.
+file; unknown rule ids or settings are errors. Ratios are written as
+fractions (` + "`kv_high: 0.92`" + ` is 92%), times as durations (` + "`queue_p95: 10s`" + `) or
+seconds, counts and rates as plain numbers.
 
 ` + "```yaml" + `
 slo: chat                     # or --slo / VTOP_SLO

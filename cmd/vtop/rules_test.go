@@ -72,13 +72,14 @@ func TestRulesText(t *testing.T) {
 			t.Errorf("lacks %q", want)
 		}
 	}
-	getenv := writeConfig(t, "slo: code\nslo_profiles:\n  code: {ttft: 150ms}\nrules:\n  kv_cache_thrashing: {kv_high: 0.92, for: 3m, resolve_for: 0}\n  memory_leak: {disabled: true}\n")
+	getenv := writeConfig(t, "slo: code\nslo_profiles:\n  code: {ttft: 150ms}\nrules:\n  kv_cache_thrashing: {kv_high: 0.92, for: 3m, resolve_for: 0}\n  memory_leak: {disabled: true}\n  queue_backlog: {queue_p95: 10s, critical: 45}\n")
 	code, out, errOut := runArgs(t, getenv, "rules")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{"[engine; for 3m, resolves at once]", "KV usage ≥ 92%", "kv_high 92% (default 90%)",
-		"memory_leak — Memory leak  [endpoint; for 10m, resolves after 10m]  DISABLED", "SLO profile code (code completion): TTFT 150ms"} {
+		"memory_leak — Memory leak  [endpoint; for 10m, resolves after 10m]  DISABLED", "SLO profile code (code completion): TTFT 150ms",
+		"queue time p95 ≥ 10s", "critical at queue time p95 ≥ 45s"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("with config: lacks %q\n", want)
 		}
@@ -91,6 +92,7 @@ func TestRulesConfigErrors(t *testing.T) {
 		{"rules:\n  preemption:\n    rat: 1\n", "line 3: rules: preemption: rat: unknown setting (have for, resolve_for, disabled, min_rate, share, critical, share_clear, headroom)"},
 		{"rules:\n  preemption: {share: fast}\n", "share must be a non-negative number"},
 		{"rules:\n  preemption: {for: soon}\n", "must be a duration"},
+		{"rules:\n  queue_backlog: {queue_p95: soon}\n", "queue_p95 must be a duration like 30s (or seconds)"},
 		{"rules:\n  preemption: {disabled: maybe}\n", "must be true or false"},
 		{"rules: [a]\n", "rules must map rule ids"},
 		{"slo_profiles:\n  voice: {ttft: 300ms}\n", "voice is a new profile: give ttft, itl and e2e"},

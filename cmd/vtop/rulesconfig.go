@@ -66,11 +66,22 @@ func parseRules(n *yaml.Node) (map[string]diagnose.RuleConfig, error) {
 					rc.Resolve = d
 				}
 			default:
-				if !hasParam(r, sk.Value) {
+				p, ok := findParam(r, sk.Value)
+				if !ok {
 					return nil, fmt.Errorf("%s: unknown setting (have for, resolve_for, disabled%s)", where, paramList(r))
+				}
+				// Time thresholds take a duration (30s) or seconds.
+				if p.Unit == "s" {
+					if d, err := time.ParseDuration(sv.Value); err == nil && d >= 0 {
+						rc.Params[sk.Value] = d.Seconds()
+						continue
+					}
 				}
 				f, err := strconv.ParseFloat(sv.Value, 64)
 				if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+					if p.Unit == "s" {
+						return nil, fmt.Errorf("%s must be a duration like 30s (or seconds)", where)
+					}
 					return nil, fmt.Errorf("%s must be a non-negative number", where)
 				}
 				rc.Params[sk.Value] = f
@@ -81,13 +92,13 @@ func parseRules(n *yaml.Node) (map[string]diagnose.RuleConfig, error) {
 	return out, nil
 }
 
-func hasParam(r *diagnose.Rule, name string) bool {
+func findParam(r *diagnose.Rule, name string) (diagnose.Param, bool) {
 	for _, p := range r.Params {
 		if p.Name == name {
-			return true
+			return p, true
 		}
 	}
-	return false
+	return diagnose.Param{}, false
 }
 
 func paramList(r *diagnose.Rule) string {
