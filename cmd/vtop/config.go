@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -34,6 +35,7 @@ type options struct {
 	theme       string
 	sloProfile  string
 	gpu         string
+	rules       diagnose.RulesConfig // thresholds, for durations, SLO profile
 	// gpuSource replaces NVML (the demo passes its simulated GPUs), and
 	// procTrees, indexed like targets, replace the /proc join (the demo's
 	// replicas run in vtop's own process, with simulated PIDs).
@@ -44,8 +46,10 @@ type options struct {
 // fileConfig is the YAML config file. Keys are the long flag names; targets
 // may be strings or objects that carry what /metrics cannot tell.
 type fileConfig struct {
-	Targets []fileTarget      `yaml:"targets"`
-	Values  map[string]string `yaml:"-"`
+	Targets     []fileTarget                   `yaml:"targets"`
+	Rules       map[string]diagnose.RuleConfig `yaml:"-"`
+	SLOProfiles []diagnose.SLO                 `yaml:"-"` // overrides and additions, merged over the built-ins
+	Values      map[string]string              `yaml:"-"`
 }
 
 type fileTarget struct {
@@ -130,10 +134,25 @@ func loadFile(path string, explicit bool) (*fileConfig, error) {
 	}
 	fc := &fileConfig{Values: map[string]string{}}
 	for k, n := range raw {
-		if k == "targets" {
+		switch k {
+		case "targets":
 			if err := n.Decode(&fc.Targets); err != nil {
 				return nil, fmt.Errorf("config file %s: targets: %v", path, err)
 			}
+			continue
+		case "rules":
+			rules, err := parseRules(&n)
+			if err != nil {
+				return nil, fmt.Errorf("config file %s: %v", path, err)
+			}
+			fc.Rules = rules
+			continue
+		case "slo_profiles":
+			profiles, err := parseSLOProfiles(&n)
+			if err != nil {
+				return nil, fmt.Errorf("config file %s: %v", path, err)
+			}
+			fc.SLOProfiles = profiles
 			continue
 		}
 		if n.Kind != yaml.ScalarNode {
@@ -220,6 +239,9 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 		return nil, fs, err
 	}
 	if err := o.resolveTargets(fs.Args(), fc, getenv); err != nil {
+		return nil, fs, err
+	}
+	if o.rules, err = rulesConfig(fc, o.sloProfile); err != nil {
 		return nil, fs, err
 	}
 	return o, fs, nil
