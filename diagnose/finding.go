@@ -20,9 +20,10 @@ func (s Severity) String() string {
 type Finding struct {
 	Rule      string   // rule id, e.g. "kv_cache_thrashing"
 	Severity  Severity // warning or critical (info for advisories)
-	Target    string   // endpoint name, or "fleet"
+	Target    string   // endpoint name; the GPU rules: the endpoints holding the device, or "GPU n"
 	Model     string   // model, when the finding is about one
 	Engine    string   // data-parallel engine, when about one
+	GPUs      []int    // indexes into Frame.GPU.GPUs, when about devices (the GPU rules)
 	FirstSeen time.Time
 	LastSeen  time.Time
 	Title     string     // "KV cache thrashing"

@@ -59,8 +59,9 @@ type Stats struct {
 	AbortShare       float64
 	AvgPromptLen     float64 // tokens per finished request
 	AvgGenLen        float64
-	MeanIterTokens   float64 // tokens per engine step, a batch-size proxy
-	PromptCachedRate float64 // prompt tokens/s served from cache (≥0.16)
+	MeanIterTokens   float64   // tokens per engine step, a batch-size proxy
+	IterTokens       Quantiles // tokens per engine step (quantiles are token counts, not seconds)
+	PromptCachedRate float64   // prompt tokens/s served from cache (≥0.16)
 }
 
 // State is a target's reachability.

@@ -382,6 +382,7 @@ func (x *acc) stats() Stats {
 	s.AvgPromptLen = x.hists[tPromptLen].mean()
 	s.AvgGenLen = x.hists[tGenLen].mean()
 	s.MeanIterTokens = x.hists[tIter].mean()
+	s.IterTokens = x.hists[tIter].quantiles()
 	return s
 }
 

@@ -40,6 +40,7 @@ type Poller struct {
 
 	mu  sync.Mutex
 	now chan struct{} // closed to make every target poll at once
+	gen uint64        // PollNow requests so far; a target mid-scrape catches up on it
 }
 
 // NewPoller builds a poller; results arrive in the returned Mailbox, indexed
@@ -70,18 +71,20 @@ func (p *Poller) Mailbox() *Mailbox { return p.box }
 // Targets returns the polled targets.
 func (p *Poller) Targets() []Target { return p.targets }
 
-// PollNow makes every target poll immediately, ending any backoff.
+// PollNow makes every target poll immediately, ending any backoff. A target
+// busy with a scrape polls again as soon as that one ends.
 func (p *Poller) PollNow() {
 	p.mu.Lock()
+	p.gen++
 	close(p.now)
 	p.now = make(chan struct{})
 	p.mu.Unlock()
 }
 
-func (p *Poller) nowCh() <-chan struct{} {
+func (p *Poller) nowState() (<-chan struct{}, uint64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.now
+	return p.now, p.gen
 }
 
 // Run polls until ctx ends.
@@ -118,20 +121,27 @@ func (p *Poller) loop(ctx context.Context, i int) {
 	failures := 0
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
+	_, seen := p.nowState()
 	for {
-		now := p.nowCh()
-		select {
-		case <-ctx.Done():
-			return
-		case <-timer.C:
-		case <-now:
-			if !timer.Stop() {
-				select {
-				case <-timer.C:
-				default:
-				}
+		now, gen := p.nowState()
+		if gen != seen {
+			// "Poll now" came while this target was scraping.
+			seen, failures = gen, 0
+		} else {
+			select {
+			case <-ctx.Done():
+				return
+			case <-timer.C:
+			case <-now:
+				_, seen = p.nowState()
+				failures = 0
 			}
-			failures = 0
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
 		}
 		select {
 		case p.sem <- struct{}{}:

@@ -205,3 +205,31 @@ func TestMailboxNewestWins(t *testing.T) {
 		t.Error("concurrent puts lost")
 	}
 }
+
+// TestPollNowDuringScrape: "r" pressed while a target's scrape is in flight
+// is not lost: the target polls again as soon as that scrape ends.
+func TestPollNowDuringScrape(t *testing.T) {
+	var c concurrency
+	url := serve(t, c.handler(300*time.Millisecond))
+	f, _ := NewFetcher(HTTPConfig{Timeout: 2 * time.Second})
+	cfg := DefaultPollerConfig()
+	cfg.Interval = time.Hour
+	p := NewPoller([]Target{{Name: "a", URL: url}}, f, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go p.Run(ctx)
+	deadline := time.Now().Add(3 * time.Second)
+	for c.now.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if c.now.Load() != 1 {
+		t.Fatal("first scrape never started")
+	}
+	p.PollNow() // while the first scrape is still being served
+	for c.total.Load() < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if c.total.Load() < 2 {
+		t.Errorf("poll-now during a scrape was lost (%d polls)", c.total.Load())
+	}
+}

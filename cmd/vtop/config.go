@@ -36,6 +36,7 @@ type options struct {
 	theme       string
 	sloProfile  string
 	gpu         string
+	rules       diagnose.RulesConfig // thresholds, for durations, SLO profile
 	// gpuSource replaces NVML (the demo passes its simulated GPUs), and
 	// procTrees, indexed like targets, replace the /proc join (the demo's
 	// replicas run in vtop's own process, with simulated PIDs).
@@ -46,8 +47,10 @@ type options struct {
 // fileConfig is the YAML config file. Keys are the long flag names; targets
 // may be strings or objects that carry what /metrics cannot tell.
 type fileConfig struct {
-	Targets []fileTarget      `yaml:"targets"`
-	Values  map[string]string `yaml:"-"`
+	Targets     []fileTarget                   `yaml:"targets"`
+	Rules       map[string]diagnose.RuleConfig `yaml:"-"`
+	SLOProfiles []diagnose.SLO                 `yaml:"-"` // overrides and additions, merged over the built-ins
+	Values      map[string]string              `yaml:"-"`
 }
 
 type fileTarget struct {
@@ -132,10 +135,25 @@ func loadFile(path string, explicit bool) (*fileConfig, error) {
 	}
 	fc := &fileConfig{Values: map[string]string{}}
 	for k, n := range raw {
-		if k == "targets" {
+		switch k {
+		case "targets":
 			if err := n.Decode(&fc.Targets); err != nil {
 				return nil, fmt.Errorf("config file %s: targets: %v", path, err)
 			}
+			continue
+		case "rules":
+			rules, err := parseRules(&n)
+			if err != nil {
+				return nil, fmt.Errorf("config file %s: %v", path, err)
+			}
+			fc.Rules = rules
+			continue
+		case "slo_profiles":
+			profiles, err := parseSLOProfiles(&n)
+			if err != nil {
+				return nil, fmt.Errorf("config file %s: %v", path, err)
+			}
+			fc.SLOProfiles = profiles
 			continue
 		}
 		if n.Kind != yaml.ScalarNode {
@@ -227,12 +245,16 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	if err := o.resolveTargets(fs.Args(), fc, getenv); err != nil {
 		return nil, fs, err
 	}
+	if o.rules, err = rulesConfig(fc, o.sloProfile); err != nil {
+		return nil, fs, err
+	}
 	return o, fs, nil
 }
 
-// resolveLook checks the theme and the SLO profile. NO_COLOR picks the
-// monochrome theme unless one was asked for (flag, VTOP_THEME or the config
-// file, as no-color.org asks); a dumb terminal gets it whatever was asked.
+// resolveLook checks the theme (the SLO profile is checked with the rules'
+// configuration, which may add profiles). NO_COLOR picks the monochrome
+// theme unless one was asked for (flag, VTOP_THEME or the config file, as
+// no-color.org asks); a dumb terminal gets it whatever was asked.
 func (o *options) resolveLook(fs *pflag.FlagSet, getenv func(string) string) error {
 	if (getenv("NO_COLOR") != "" && !fs.Lookup("theme").Changed) || getenv("TERM") == "dumb" {
 		o.theme = themes.Mono
@@ -242,9 +264,6 @@ func (o *options) resolveLook(fs *pflag.FlagSet, getenv func(string) string) err
 		return fmt.Errorf("--theme: %v", err)
 	}
 	o.theme = th.Name
-	if _, err := diagnose.FindSLO(diagnose.SLOProfiles(), o.sloProfile); err != nil {
-		return fmt.Errorf("--slo: %v", err)
-	}
 	return nil
 }
 

@@ -37,7 +37,7 @@ Usage:
   vtop --once [flags] [TARGET ...]  poll for one window, print a report, exit with a status
   vtop --demo                    watch a built-in simulated fleet (no GPU or vLLM needed)
   vtop sim [flags]               serve a simulated vLLM fleet for other tools
-  vtop rules [--format text|prometheus]  print the diagnosis rules
+  vtop rules [--format text|markdown|prometheus]  print the diagnosis rules
 
 A TARGET is host:port, http(s)://host:port, or a full URL; the path defaults
 to /metrics. With no target vtop reads $VTOP_TARGETS, the config file, then
@@ -101,7 +101,7 @@ var subcommands = map[string]func(args []string, stdout, stderr io.Writer, geten
 func printUsage(w io.Writer, fs *pflag.FlagSet) {
 	fmt.Fprint(w, usageHead)
 	fmt.Fprint(w, fs.FlagUsages())
-	fmt.Fprintf(w, "\nEvery flag can also be set in the environment (%s)\nor in the config file (YAML, keys are the flag names, plus targets: [url | {url, max_num_seqs}]).\nPrecedence: flags, then environment, then config file.\n", envHelp(fs))
+	fmt.Fprintf(w, "\nEvery flag can also be set in the environment (%s)\nor in the config file (YAML, keys are the flag names, plus targets: [url | {url, max_num_seqs}],\nrules: and slo_profiles: (see docs/rules.md)).\nPrecedence: flags, then environment, then config file.\n", envHelp(fs))
 }
 
 func openLog(path string) (*slog.Logger, func(), error) {

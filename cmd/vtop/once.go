@@ -15,11 +15,12 @@ import (
 // pipeline is sources → diagnose for one run: the poller, its mailbox, and
 // the engine fed from it.
 type pipeline struct {
-	poller *sources.Poller
-	engine *diagnose.Engine
-	gpu    *gpuFeed // local GPUs; the demo may set a simulated source
-	batch  []sources.Indexed
-	log    *slog.Logger
+	poller   *sources.Poller
+	engine   *diagnose.Engine
+	detector *diagnose.Detector
+	gpu      *gpuFeed // local GPUs; the demo may set a simulated source
+	batch    []sources.Indexed
+	log      *slog.Logger
 }
 
 func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
@@ -31,6 +32,10 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	pc.Interval, pc.MaxSamples = o.interval, o.maxSamples
 	if o.maxParallel > 0 {
 		pc.MaxParallel = o.maxParallel
+	}
+	det, err := diagnose.NewDetector(o.rules)
+	if err != nil {
+		return nil, err
 	}
 	gpuSrc := o.gpuSource
 	if gpuSrc == nil {
@@ -47,10 +52,11 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 		gpu.useTrees(o.procTrees)
 	}
 	return &pipeline{
-		poller: sources.NewPoller(o.targets, fetcher, pc),
-		engine: diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, infos),
-		gpu:    gpu,
-		log:    logger,
+		poller:   sources.NewPoller(o.targets, fetcher, pc),
+		engine:   diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, infos),
+		detector: det,
+		gpu:      gpu,
+		log:      logger,
 	}, nil
 }
 
@@ -70,7 +76,9 @@ func (p *pipeline) drain() {
 // frame builds the picture at now. Everything the views and the report read
 // is attached here: the engine's frame, then GPU data and findings.
 func (p *pipeline) frame(now time.Time) *diagnose.Frame {
-	return p.engine.Frame(now)
+	fr := p.engine.Frame(now)
+	p.detector.Evaluate(fr)
+	return fr
 }
 
 // runOnce polls for one window and prints the report. Interrupting it
@@ -85,6 +93,9 @@ func runOnce(ctx context.Context, o *options, stdout, stderr io.Writer, logger *
 }
 
 func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Writer) int {
+	// A report cannot wait longer than its one window: a condition that
+	// held for half of it counts as held for the rule's for.
+	p.detector.SetForCap(o.window / 2)
 	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -97,11 +108,18 @@ func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stde
 	deadline := time.NewTimer(o.window + o.interval/2)
 	defer deadline.Stop()
 	box := p.poller.Mailbox()
+	var lastEval time.Time
 loop:
 	for {
 		select {
 		case <-box.Ready():
 			p.drain()
+			// Findings need their for durations: evaluate as data arrives,
+			// about twice per interval however many targets report.
+			if now := time.Now(); now.Sub(lastEval) >= o.interval/2 {
+				p.frame(now)
+				lastEval = now
+			}
 		case <-p.gpu.ready:
 			p.gpu.drain(p.engine)
 		case <-deadline.C:
@@ -118,7 +136,7 @@ loop:
 	}
 	p.gpu.drain(p.engine)
 	fr := p.frame(time.Now())
-	st := report.ReachStatus(fr)
+	st := report.FrameStatus(fr)
 	if o.output == "json" {
 		err := report.WriteJSON(stdout, report.BuildJSON(fr, vtopVersion(), st))
 		if err != nil {

@@ -106,19 +106,21 @@ func (g *gpuModel) advance(span time.Duration, busy, bw, intensity float64) {
 // reading renders the device as NVML would report it.
 func (g *gpuModel) reading(idx int, uuid, bus string, procs []sources.GPUProcess, why string) sources.GPU {
 	sm := gpuIdleSMClock
-	var events []string
+	// The same clock-event bits NVML reports; the words come from them, as
+	// the NVML source makes them.
+	var bits sources.ClockEvent
 	// Clocks are read at an instant: boost while a kernel runs, idle
 	// clocks between requests.
 	if g.busyNow {
 		sm = math.Round(gpuMaxSMClock * g.clock)
 	} else {
-		events = append(events, "GPU Idle")
+		bits |= sources.ClockIdle
 	}
 	if g.powerCapped {
-		events = append(events, "SW Power Cap")
+		bits |= sources.ClockSWPowerCap
 	}
 	if g.thermal {
-		events = append(events, "SW Thermal Slowdown", "HW Thermal Slowdown")
+		bits |= sources.ClockSWThermal | sources.ClockHWThermal
 	}
 	used := 0.0
 	for _, p := range procs {
@@ -131,7 +133,7 @@ func (g *gpuModel) reading(idx int, uuid, bus string, procs []sources.GPUProcess
 		TempC: math.Round(g.tempC), TempSlowdownC: gpuSlowdownC,
 		PowerW: math.Round(g.powerW*10) / 10, PowerLimitW: gpuPowerLimitW,
 		SMClockMHz: sm, MemClockMHz: gpuMemClock,
-		ClockEvents: events, Throttled: g.powerCapped || g.thermal,
+		ClockEvents: bits.Words(), ClockEventBits: bits, Throttled: bits.Throttling(),
 		PCIeTxBps: math.Round(g.pcieBps / 2), PCIeRxBps: math.Round(g.pcieBps),
 		MIG: sources.TriNo, Processes: procs, SimulatedReason: why,
 	}

@@ -340,7 +340,7 @@ func TestScenarioThermalThrottle(t *testing.T) {
 	p.each = func(int, sources.Scrape) {
 		g := p.fleet.GPUs().Sample(context.Background()).GPUs[0]
 		hottest = math.Max(hottest, g.TempC)
-		if g.Throttled && slices.Contains(g.ClockEvents, "HW Thermal Slowdown") && g.SMClockMHz < 1500 {
+		if g.Throttled && g.ClockEventBits&sources.ClockHWThermal != 0 && slices.Contains(g.ClockEvents, "thermal slowdown (hardware)") && g.SMClockMHz < 1500 {
 			throttled++
 		}
 	}

@@ -39,6 +39,59 @@ type JSONReport struct {
 	Endpoints       []JSONEndpoint `json:"endpoints"`
 	GPU             JSONGPUStatus  `json:"gpu"`
 	GPUs            []JSONGPU      `json:"gpus"`
+	Findings        []JSONFinding  `json:"findings"` // worst first
+}
+
+// JSONFinding is one diagnosed problem.
+type JSONFinding struct {
+	Rule      string         `json:"rule"`
+	Severity  string         `json:"severity"` // info, warning, critical
+	Target    string         `json:"target"`   // endpoint name
+	Model     string         `json:"model,omitempty"`
+	Engine    string         `json:"engine,omitempty"`
+	FirstSeen *time.Time     `json:"first_seen"`
+	LastSeen  *time.Time     `json:"last_seen"`
+	Title     string         `json:"title"`
+	Summary   string         `json:"summary"`
+	Explain   string         `json:"explain"`
+	Action    string         `json:"action"`
+	Evidence  []JSONEvidence `json:"evidence"`
+	Flags     []JSONFlag     `json:"flags"`
+}
+
+// JSONEvidence is one measured value behind a finding.
+type JSONEvidence struct {
+	Name          string `json:"name"`
+	Value         string `json:"value"`
+	WindowSeconds Num    `json:"window_seconds"` // 0: instantaneous
+}
+
+// JSONFlag is a recommended vLLM flag change. from is empty when the
+// current value is unknown; to says what is missing when it cannot be
+// computed.
+type JSONFlag struct {
+	Flag string `json:"flag"`
+	From string `json:"from"`
+	To   string `json:"to"`
+	Why  string `json:"why"`
+}
+
+// Findings converts findings to the JSON layout.
+func Findings(fs []diagnose.Finding) []JSONFinding {
+	out := make([]JSONFinding, 0, len(fs))
+	for _, fd := range fs {
+		j := JSONFinding{Rule: fd.Rule, Severity: fd.Severity.String(), Target: fd.Target, Model: fd.Model, Engine: fd.Engine,
+			FirstSeen: tptr(fd.FirstSeen), LastSeen: tptr(fd.LastSeen), Title: fd.Title, Summary: fd.Summary,
+			Explain: fd.Explain, Action: fd.Action, Evidence: []JSONEvidence{}, Flags: []JSONFlag{}}
+		for _, e := range fd.Evidence {
+			j.Evidence = append(j.Evidence, JSONEvidence{e.Name, e.Value, Num(e.Window.Seconds())})
+		}
+		for _, fc := range fd.Flags {
+			j.Flags = append(j.Flags, JSONFlag{fc.Flag, fc.From, fc.To, fc.Why})
+		}
+		out = append(out, j)
+	}
+	return out
 }
 
 // JSONStatus is the overall verdict, as the exit status says it.
@@ -220,6 +273,7 @@ func BuildJSON(f *diagnose.Frame, vtopVersion string, st Status) JSONReport {
 		Status:    JSONStatus{Code: int(st), Text: st.String()},
 		Fleet:     JSONFleet{Up: f.Fleet.Up, Total: f.Fleet.Total, Stats: Stats(f.Fleet.Stats), Models: []JSONModel{}},
 		Endpoints: []JSONEndpoint{},
+		Findings:  Findings(f.Findings),
 	}
 	for _, m := range f.Fleet.Models {
 		r.Fleet.Models = append(r.Fleet.Models, JSONModel{m.Model, m.Endpoints, Stats(m.Stats)})

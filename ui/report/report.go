@@ -45,13 +45,18 @@ func Worse(a, b Status) Status {
 	return a
 }
 
-// ReachStatus is the verdict from reachability alone: unknown when no
-// endpoint answered, warning when some did not.
-func ReachStatus(fr *diagnose.Frame) Status {
+// FrameStatus is the verdict: unknown when no endpoint answered, else the
+// worst finding's severity (endpoint_down included; info counts as OK).
+func FrameStatus(fr *diagnose.Frame) Status {
 	if fr.Fleet.Total == 0 || fr.Fleet.Up == 0 {
 		return Unknown
 	}
-	if fr.Fleet.Up < fr.Fleet.Total {
+	switch w, ok := diagnose.Worst(fr.Findings); {
+	case !ok:
+		return OK
+	case w == diagnose.SevCritical:
+		return Critical
+	case w == diagnose.SevWarning:
 		return Warning
 	}
 	return OK
@@ -62,6 +67,7 @@ func WriteText(w io.Writer, fr *diagnose.Frame, st Status) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "vtop report  %s  window %s  interval %s  status %s\n",
 		fr.Time.Format("2006-01-02 15:04:05 MST"), f.Dur(fr.Window), f.Dur(fr.Interval), strings.ToUpper(st.String()))
+	writeFindings(&b, fr)
 	for i := range fr.Endpoints {
 		b.WriteByte('\n')
 		writeEndpoint(&b, fr, &fr.Endpoints[i])

@@ -1,0 +1,165 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// memory_leak parameters.
+const (
+	mlWindow = iota
+	mlSlope
+	mlGPUSlope
+	mlR2
+	mlLoadChange
+)
+
+const mib1 = 1 << 20
+
+var ruleMemoryLeak = &Rule{
+	ID: "memory_leak", Title: "Memory leak", Scope: ScopeEndpoint,
+	Catches:  "Memory that only grows while the work stays the same: the API server's resident memory, or the GPU memory its processes hold, rising steadily over tens of minutes with flat load and completions. It ends in an OOM kill.",
+	Needs:    "process_resident_memory_bytes (single-process registry; not in multiprocess mode) or the GPU memory of the endpoint's processes (vtop on the node); finished requests",
+	Cond:     "over {window}: resident memory rising ≥ {slope} (or GPU memory ≥ {gpu_slope}) on a steady line (R² ≥ {r2}), while finished requests/s and generated tokens/s change by < {load_change} between the first and last third",
+	Clear:    "growth below half the threshold, or no longer steady (R² < 0.5)",
+	Severity: "warning",
+	Action:   "plan a restart before it runs out; capture where the memory goes first (heap profile); look at multimodal caches and request logging; upgrade vLLM",
+	For:      10 * time.Minute, ResolveFor: 10 * time.Minute,
+	Params: []Param{
+		{"window", 600, "s", "how far back the growth is fitted (history is kept for 64 minutes)"},
+		{"slope", 8, "MiB/min", "resident memory growth that counts as a leak"},
+		{"gpu_slope", 4, "MiB/min", "GPU memory growth that counts as a leak"},
+		{"r2", 0.8, "ratio", "how well a straight line must fit the growth"},
+		{"load_change", 0.25, "ratio", "relative change of load that still counts as flat"},
+	},
+	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
+		l := leakOf(x, u, p)
+		switch {
+		case !l.known:
+			return condUnknown, 0
+		case l.leaking && l.flat:
+			return condMet, SevWarning
+		case !l.rising:
+			return condClear, 0
+		}
+		return condHold, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
+		l := leakOf(x, u, p)
+		f, what := l.rss, "resident memory"
+		if l.gpuLeak && !l.rssLeak {
+			f, what = l.gpu, "GPU memory"
+		}
+		w := f.Span
+		rate := f.Slope * 60 / mib1
+		fd.Summary = fmt.Sprintf("%s +%s in %s (%s MiB/min, R² %.2f) while load stays at %s req/s",
+			what, mib(f.Last-f.First), dur(w), dec(rate, 1), f.R2, num(l.reqLate))
+		fd.Evidence = []Evidence{
+			ev(what+" now", mib(f.RawMax), 0),
+			ev(what+" growth", fmt.Sprintf("%s MiB/min (%s per hour), R² %s", dec(rate, 1), mib(f.Slope*3600), dec(f.R2, 2)), w),
+			ev("finished requests", fmt.Sprintf("%s → %s req/s", num(l.reqEarly), num(l.reqLate)), w),
+			ev("generated tokens", fmt.Sprintf("%s → %s tokens/s", num(l.genEarly), num(l.genLate)), w),
+		}
+		if l.gpuLeak && l.rssLeak {
+			fd.Evidence = append(fd.Evidence, ev("GPU memory growth", fmt.Sprintf("%s MiB/min, R² %s", dec(l.gpu.Slope*60/mib1, 1), dec(l.gpu.R2, 2)), l.gpu.Span))
+		}
+		used, total := endpointGPUMem(x.f, u.ep)
+		if what == "GPU memory" && !bad(used) && !bad(total) && f.Slope > 0 {
+			left := time.Duration((total - used) / f.Slope * float64(time.Second))
+			fd.Evidence = append(fd.Evidence, ev("GPU memory left", fmt.Sprintf("%s: about %s at this rate", mib(total-used), dur(left)), 0))
+		}
+		fd.Explain = "Memory keeps growing on a straight line while the work done stays the same, so it is not load: something is kept per request and never freed (caches without a bound, references held by logging or metrics, fragmentation). It ends when the process is OOM-killed."
+		fd.Action = "restart the API server in a quiet moment before it runs out; before that, capture where memory goes (py-spy dump, tracemalloc); check multimodal input caches and request logging; upgrade if a newer vLLM fixes it"
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		rss := g.procName(sources.PRSS)
+		w := g.dur(seconds(p[mlWindow]))
+		// min_over_time of a shorter slope stands in for the R² test: the
+		// growth must hold through the whole window, not come from one step.
+		fin := g.labeledRate(sources.LFinished, "", "job, instance")
+		before := g.labeledRateAt(sources.LFinished, "", "job, instance", seconds(p[mlWindow]))
+		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf(
+			"min_over_time(deriv(%s[5m])[%s:1m]) * 60 / 1048576 >= %s and on(job, instance) abs((%s) - (%s)) <= %s * (%s)",
+			rss, w, g.num(p[mlSlope]), fin, before, g.num(p[mlLoadChange]), fin)}}
+	},
+}
+
+// leak is one evaluation of the memory-growth test.
+type leak struct {
+	known, rising, leaking, flat bool
+	rssLeak, gpuLeak             bool
+	rss, gpu                     Fit
+	reqEarly, reqLate            float64
+	genEarly, genLate            float64
+}
+
+// leakMemo keeps the last verdict: the history only changes every
+// longStep, and fitting it on every poll is the detector's largest cost.
+type leakMemo struct {
+	newest time.Time
+	n      int
+	params [mlLoadChange + 1]float64
+	l      leak
+}
+
+func leakOf(x *evalCtx, u *unit, p []float64) leak {
+	h, m := &u.es.long, &u.es.leak
+	if n := len(h.pts); n > 0 && m.n == n && m.newest.Equal(h.pts[n-1].t) && slices.Equal(m.params[:], p) {
+		return m.l
+	}
+	l := fitLeak(x, u, p)
+	if n := len(h.pts); n > 0 {
+		m.n, m.newest, m.l = n, h.pts[n-1].t, l
+		copy(m.params[:], p)
+	}
+	return l
+}
+
+func fitLeak(x *evalCtx, u *unit, p []float64) leak {
+	var l leak
+	w := seconds(p[mlWindow])
+	pts := u.es.long.window(x.now, w)
+	if len(pts) < 6 {
+		return l
+	}
+	l.rss = fitLine(pts, func(q *longPoint) float64 { return q.rss })
+	l.gpu = fitLine(pts, func(q *longPoint) float64 { return q.gpuMem })
+	enough := func(f Fit) bool { return f.N >= 6 && f.Span >= w*8/10 && !bad(f.Slope) }
+	rssOK, gpuOK := enough(l.rss), enough(l.gpu)
+	if !rssOK && !gpuOK {
+		return l
+	}
+	l.reqEarly, l.reqLate = thirds(pts, func(q *longPoint) float64 { return q.req })
+	l.genEarly, l.genLate = thirds(pts, func(q *longPoint) float64 { return q.gen })
+	if bad(l.reqEarly) || bad(l.reqLate) {
+		return l
+	}
+	l.known = true
+	steady := func(f Fit) bool { return !bad(f.R2) && f.R2 >= p[mlR2] }
+	perMin := func(f Fit) float64 { return f.Slope * 60 / mib1 }
+	l.rssLeak = rssOK && perMin(l.rss) >= p[mlSlope] && steady(l.rss)
+	l.gpuLeak = gpuOK && perMin(l.gpu) >= p[mlGPUSlope] && steady(l.gpu)
+	l.leaking = l.rssLeak || l.gpuLeak
+	still := func(f Fit, th float64) bool {
+		return perMin(f) >= th/2 && !bad(f.R2) && f.R2 >= 0.5
+	}
+	l.rising = (rssOK && still(l.rss, p[mlSlope])) || (gpuOK && still(l.gpu, p[mlGPUSlope]))
+	// Running requests are an instant gauge that bursts swing; the rates
+	// over the window say whether the work changed.
+	l.flat = flat(l.reqEarly, l.reqLate, p[mlLoadChange]) && (bad(l.genEarly) || bad(l.genLate) || flat(l.genEarly, l.genLate, p[mlLoadChange]))
+	return l
+}
+
+// flat reports whether a and b differ by less than change relative to the
+// larger one.
+func flat(a, b, change float64) bool {
+	m := math.Max(math.Abs(a), math.Abs(b))
+	if m == 0 {
+		return true
+	}
+	return math.Abs(a-b)/m < change
+}

@@ -1,0 +1,164 @@
+package diagnose
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// Rules about the scrape target itself; they run whatever its state.
+
+// endpoint_down parameters.
+const (
+	edCritical = iota
+	edFlapCount
+	edFlapWindow
+)
+
+var ruleEndpointDown = &Rule{
+	ID: "endpoint_down", Title: "Endpoint down", Scope: ScopeTarget,
+	Catches:  "The /metrics endpoint refuses, errors or hangs (the vLLM process is gone, loading, wedged, or unreachable), or keeps dropping out (flapping).",
+	Needs:    "the scrape itself",
+	Cond:     "no successful scrape (down, or stale: polls hang), or ≥ {flap_count} outages began within {flap_window}",
+	Clear:    "scrapes succeed and fewer than {flap_count} outages began within {flap_window}",
+	Severity: "warning; critical when down for ≥ {critical}",
+	Action:   "check the process (systemctl status, kubectl describe/logs), the port, and the kernel log for GPU Xid errors",
+	// 45 s: a restart's model load (tens of seconds) is endpoint_restarted,
+	// not an outage; a second outage within the flap window fires at once.
+	For: 45 * time.Second, ResolveFor: 30 * time.Second,
+	Params: []Param{
+		{"critical", 120, "s", "continuous outage that makes it critical"},
+		{"flap_count", 2, "count", "outages within the flap window that count as flapping"},
+		{"flap_window", 600, "s", "the window outages are counted in"},
+	},
+	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
+		ep := u.ep
+		n, first := u.es.down.recent(x.now, seconds(p[edFlapWindow]))
+		flapping := n > 0 && float64(n) >= p[edFlapCount]
+		switch {
+		case isDown(ep.State):
+			x.since = ep.Since
+			if flapping {
+				x.since = first // the outages together have lasted since the first
+			}
+			if !ep.Since.IsZero() && x.now.Sub(ep.Since) >= seconds(p[edCritical]) {
+				return condMet, SevCritical
+			}
+			return condMet, SevWarning
+		case flapping:
+			x.since = first
+			return condMet, SevWarning
+		}
+		return condClear, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
+		ep := u.ep
+		n, first := u.es.down.recent(x.now, seconds(p[edFlapWindow]))
+		if isDown(ep.State) {
+			fd.Summary = fmt.Sprintf("%s since %s (%s)", ep.State, ep.Since.UTC().Format("15:04:05 MST"), dur(x.now.Sub(ep.Since)))
+			if n > 1 {
+				fd.Summary += fmt.Sprintf(", outage %d in %s", n, dur(seconds(p[edFlapWindow])))
+			}
+			if ep.LastError != "" {
+				fd.Summary += ": " + ep.LastError
+			}
+			if !ep.LastSuccess.IsZero() {
+				fd.Evidence = append(fd.Evidence, ev("last success", dur(x.now.Sub(ep.LastSuccess))+" ago", 0))
+			}
+			fd.Explain = "vtop cannot read this endpoint's metrics, so nothing else about it can be diagnosed. A refused connection usually means the vLLM process is gone or still loading the model; a timeout means it is wedged or the network is."
+		} else {
+			fd.Summary = fmt.Sprintf("%d outages in %s (first %s ago), up now", n, dur(seconds(p[edFlapWindow])), dur(x.now.Sub(first)))
+			fd.Explain = "The endpoint keeps dropping out and coming back: restarts in a loop (an OOM kill, a failing health check), or a flaky network path. Clients see errors during every outage."
+		}
+		fd.Evidence = append(fd.Evidence, ev("state", ep.State.String(), 0), ev("outages", fmt.Sprintf("%d in %s", n, dur(seconds(p[edFlapWindow]))), seconds(p[edFlapWindow])))
+		if ep.LastError != "" {
+			fd.Evidence = append(fd.Evidence, ev("last error", ep.LastError, 0))
+		}
+		fd.Action = "check the vLLM process and its log (systemctl status / kubectl describe pod and logs: OOMKilled, CUDA errors), that it listens on this port, and the kernel log for GPU Xid errors"
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		// up and its changes are Prometheus' own series, not vLLM's.
+		// Only targets that served vLLM metrics in the last hour.
+		flap := int(p[edFlapCount])*2 - 1
+		vllm := g.servedVLLM()
+		return []promAlert{
+			{Severity: "warning", Expr: fmt.Sprintf("(up == 0 or changes(up[%s]) >= %d) and on(job, instance) %s", g.dur(seconds(p[edFlapWindow])), flap, vllm)},
+			{Severity: "critical", Expr: fmt.Sprintf("up == 0 and on(job, instance) %s", vllm), For: seconds(p[edCritical])},
+		}
+	},
+}
+
+func seconds(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+
+var ruleRestarted = &Rule{
+	ID: "endpoint_restarted", Title: "Endpoint restarted", Scope: ScopeTarget,
+	Catches:  "The vLLM process restarted: process_start_time_seconds changed, or its counters went back to zero.",
+	Needs:    "process_start_time_seconds (single-process registry) or counter resets",
+	Cond:     "a restart seen within the last 10 minutes",
+	Clear:    "10 minutes after the restart",
+	Severity: "info",
+	Action:   "if nobody restarted it, read the engine's log around the restart (OOM kill, CUDA error, failed health check)",
+	For:      0, ResolveFor: 0,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
+		if u.ep.RestartedAt.IsZero() {
+			return condClear, 0
+		}
+		x.since = u.ep.RestartedAt
+		return condMet, SevInfo
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
+		at := u.ep.RestartedAt
+		fd.Summary = fmt.Sprintf("restarted %s ago (%s)", dur(x.now.Sub(at)), at.UTC().Format("15:04:05 MST"))
+		fd.Evidence = []Evidence{ev("restarted at", at.UTC().Format(time.RFC3339), 0)}
+		fd.Explain = "A new process serves this endpoint: counters started again from zero (vtop corrects its rates across the reset) and the KV and prefix caches are cold."
+		fd.Action = "if the restart was not planned, find its cause in the engine's log (OOM kill, CUDA error, failed health check)"
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		return []promAlert{{Severity: "info", Expr: fmt.Sprintf("changes(%s[10m]) > 0", g.procName(sources.PStartTime))}}
+	},
+}
+
+// scrape_slow parameters.
+const (
+	ssSlow = iota
+	ssClear
+)
+
+var ruleScrapeSlow = &Rule{
+	ID: "scrape_slow", Title: "Slow /metrics", Scope: ScopeTarget,
+	Catches:  "/metrics answers slowly: a huge exposition (label explosion: per-pid series, many LoRA adapters), a multiprocess registry on slow storage, or an overloaded API server.",
+	Needs:    "the scrape's duration",
+	Cond:     "the last scrape took ≥ {slow}",
+	Clear:    "scrapes take < {clear}",
+	Severity: "warning",
+	Action:   "look at the exposition's size and series count; keep PROMETHEUS_MULTIPROC_DIR on local disk; raise vtop's --timeout/--interval if the endpoint is simply far away",
+	For:      time.Minute, ResolveFor: time.Minute,
+	Params: []Param{
+		{"slow", 1, "s", "scrape duration that counts as slow"},
+		{"clear", 0.5, "s", "scrape duration below which it clears"},
+	},
+	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
+		d := u.ep.ScrapeDuration.Seconds()
+		switch {
+		case u.ep.State != StateUp || d <= 0:
+			return condUnknown, 0
+		case d >= p[ssSlow]:
+			return condMet, SevWarning
+		case d < p[ssClear]:
+			return condClear, 0
+		}
+		return condHold, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
+		ep := u.ep
+		fd.Summary = fmt.Sprintf("scrape took %s (%d samples)", dur(ep.ScrapeDuration), ep.Samples)
+		fd.Evidence = []Evidence{ev("scrape duration", dur(ep.ScrapeDuration), 0), ev("samples", fmt.Sprint(ep.Samples), 0)}
+		fd.Explain = "A slow /metrics delays every number vtop shows for this endpoint and can time out. Usually the exposition is very large, or the API server is too busy to answer."
+		fd.Action = fmt.Sprintf("check the exposition (%d samples) for per-pid or per-adapter series; keep PROMETHEUS_MULTIPROC_DIR on local disk; raise --timeout if the endpoint is far away", ep.Samples)
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		// scrape_duration_seconds is Prometheus' own series.
+		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf("scrape_duration_seconds >= %s and on(job, instance) %s", g.num(p[ssSlow]), g.servedVLLM())}}
+	},
+}

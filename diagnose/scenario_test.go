@@ -1,0 +1,184 @@
+package diagnose_test
+
+import (
+	"context"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/sim"
+)
+
+// Every simulator scenario through the whole path at accelerated time:
+// exposition → sources.Normalizer → diagnose.Engine (with the simulated GPUs
+// joined to the replica's processes) → Detector, one scrape per simulated
+// second. The incident starts 30 s in; the expected rule must fire within
+// twice its for duration of that, on the replica, with a recommendation;
+// healthy, busy and restart runs must never show a warning or critical
+// finding, over long enough for every rule's for (memory_leak's is the
+// longest).
+
+const (
+	incidentAt = 30 * time.Second
+	seed       = 7
+)
+
+type scenarioPipeline struct {
+	t      testing.TB
+	fleet  *sim.Fleet
+	norms  []*sources.Normalizer
+	engine *diagnose.Engine
+	det    *diagnose.Detector
+}
+
+func newScenarioPipeline(t testing.TB, rc sim.ReplicaConfig) *scenarioPipeline {
+	t.Helper()
+	f, err := sim.NewFleet(sim.FleetConfig{Replicas: []sim.ReplicaConfig{rc}}, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &scenarioPipeline{t: t, fleet: f}
+	var infos []diagnose.TargetInfo
+	for _, r := range f.Replicas() {
+		p.norms = append(p.norms, sources.NewNormalizer())
+		// max_num_seqs as an operator writes it in the config file.
+		infos = append(infos, diagnose.TargetInfo{Name: r.Name(), MaxNumSeqs: r.Config().MaxNumSeqs})
+	}
+	p.engine = diagnose.New(diagnose.Config{}, infos)
+	for i, r := range f.Replicas() {
+		api, engines := r.PIDs()
+		p.engine.SetEndpointProcs(i, sources.ProcTree{Root: api, RootName: "vllm", PIDs: append([]int{api}, engines...)})
+	}
+	if p.det, err = diagnose.NewDetector(diagnose.RulesConfig{SLO: diagnose.SLOProfiles()[0]}); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// step advances one simulated second, scrapes, reads the GPUs and
+// evaluates.
+func (p *scenarioPipeline) step() *diagnose.Frame {
+	p.fleet.Advance(time.Second)
+	for i, r := range p.fleet.Replicas() {
+		p.engine.Ingest(i, r.Scrape(p.norms[i], sim.FormatOpenMetrics))
+	}
+	p.engine.IngestGPU(p.fleet.GPUs().Sample(context.Background()))
+	f := p.engine.Frame(p.fleet.Now())
+	p.det.Evaluate(f)
+	return f
+}
+
+func ruleFor(t testing.TB, id string) time.Duration {
+	r, err := diagnose.LookupRule(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.For
+}
+
+var number = regexp.MustCompile(`^[0-9][0-9.]*$`)
+
+func TestScenariosFireTheirRule(t *testing.T) {
+	cases := []struct {
+		scenario, profile, rule string
+		// flag names a flag the recommendation must carry with a computed
+		// value ("" when the rule's action is not a vLLM flag).
+		flag string
+	}{
+		{"kv-thrashing", "latest", "kv_cache_thrashing", "--max-num-seqs"},
+		{"kv-thrashing", "v0.10", "kv_cache_thrashing", "--max-num-seqs"},
+		{"kv-thrashing", "v0.6", "kv_cache_thrashing", "--max-num-seqs"},
+		{"prefill-starvation", "latest", "prefill_starvation", "--max-num-seqs"},
+		{"swapping", "v0.6", "swapping", "--max-num-seqs"},
+		{"memory-leak", "latest", "memory_leak", ""},
+		{"gpu-underutilization", "latest", "gpu_underutilization", ""},
+		{"prefix-cache-miss", "latest", "prefix_cache_miss", ""},
+		{"abort-storm", "latest", "high_abort_rate", ""},
+		{"queue-backlog", "latest", "queue_backlog", ""},
+		{"flapping", "latest", "endpoint_down", ""},
+		{"thermal-throttle", "latest", "gpu_throttling", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.scenario+"/"+c.profile, func(t *testing.T) {
+			t.Parallel()
+			p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: c.profile,
+				Scenarios: []sim.ScenarioSpec{{Name: c.scenario, Delay: incidentAt}}})
+			forD := ruleFor(t, c.rule)
+			limit := incidentAt + 2*forD
+			var fired *diagnose.Finding
+			var at time.Duration
+			others := map[string]time.Duration{}
+			for p.fleet.Elapsed() < limit+5*time.Second && fired == nil {
+				f := p.step()
+				for i := range f.Findings {
+					fd := &f.Findings[i]
+					if fd.Rule == c.rule {
+						fired, at = fd, p.fleet.Elapsed()
+						break
+					}
+					if _, ok := others[fd.Rule]; !ok && fd.Severity > diagnose.SevInfo {
+						others[fd.Rule] = p.fleet.Elapsed() - incidentAt
+					}
+				}
+			}
+			if fired == nil {
+				t.Fatalf("%s did not fire within %v of the incident (2 × for %v); other findings: %v", c.rule, limit-incidentAt, forD, others)
+			}
+			lag := at - incidentAt
+			t.Logf("%s fired %v after the incident (for %v, limit %v), %s: %s → %s", c.rule, lag, forD, 2*forD, fired.Severity, fired.Summary, fired.Action)
+			if lag > 2*forD {
+				t.Errorf("fired %v after the incident, more than 2 × for", lag)
+			}
+			if fired.Target != "replica-3" || fired.Severity < diagnose.SevWarning || fired.Action == "" || fired.Summary == "" || len(fired.Evidence) == 0 {
+				t.Errorf("finding %+v", fired)
+			}
+			if c.flag != "" {
+				i := slices.IndexFunc(fired.Flags, func(fc diagnose.FlagChange) bool { return fc.Flag == c.flag })
+				if i < 0 || !number.MatchString(fired.Flags[i].To) || fired.Flags[i].Why == "" {
+					t.Errorf("no computed %s: %+v", c.flag, fired.Flags)
+				}
+			}
+		})
+	}
+}
+
+func TestScenariosHealthyBusyRestartStayQuiet(t *testing.T) {
+	cases := []struct{ scenario, profile string }{
+		{"healthy", "v0.6"}, {"healthy", "v0.10"}, {"healthy", "v0.11"}, {"healthy", "latest"},
+		{"busy", "v0.6"}, {"busy", "latest"},
+		{"restart", "v0.6"}, {"restart", "v0.10"}, {"restart", "latest"},
+	}
+	// memory_leak's is the longest: ten minutes of history then ten of for.
+	run := incidentAt + 2*ruleFor(t, "memory_leak") + time.Minute
+	for _, c := range cases {
+		t.Run(c.scenario+"/"+c.profile, func(t *testing.T) {
+			t.Parallel()
+			p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: c.profile,
+				Scenarios: []sim.ScenarioSpec{{Name: c.scenario, Delay: incidentAt}}})
+			infos := map[string]bool{}
+			for p.fleet.Elapsed() < run {
+				f := p.step()
+				for _, fd := range f.Findings {
+					if fd.Severity > diagnose.SevInfo {
+						t.Fatalf("%s at %v: %s: %s", fd.Severity, p.fleet.Elapsed(), fd.Rule, fd.Summary)
+					}
+					infos[fd.Rule] = true
+				}
+			}
+			var names []string
+			for r := range infos {
+				names = append(names, r)
+			}
+			sort.Strings(names)
+			t.Logf("quiet for %v; info findings: %s", run, strings.Join(names, ", "))
+			if c.scenario == "restart" && !infos["endpoint_restarted"] {
+				t.Errorf("the restart was not noted")
+			}
+		})
+	}
+}

@@ -1,0 +1,63 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	f "github.com/vtop-dev/vtop/ui/format"
+)
+
+// writeFindings lists the active findings, worst first: what, where, since
+// when, the evidence in a line, and what to change with the arithmetic.
+func writeFindings(b *strings.Builder, fr *diagnose.Frame) {
+	if len(fr.Findings) == 0 {
+		b.WriteString("\nfindings: none\n")
+		return
+	}
+	fmt.Fprintf(b, "\nfindings (%d)\n", len(fr.Findings))
+	for i := range fr.Findings {
+		fd := &fr.Findings[i]
+		fmt.Fprintf(b, "  %-8s %s on %s  since %s (%s)\n", strings.ToUpper(fd.Severity.String()), fd.Title,
+			FindingTarget(fd), fd.FirstSeen.Format("15:04:05"), f.Age(fr.Time, fd.FirstSeen))
+		fmt.Fprintf(b, "           %s\n", fd.Summary)
+		if fd.Action != "" {
+			fmt.Fprintf(b, "           → %s\n", fd.Action)
+		}
+		for _, fc := range fd.Flags {
+			fmt.Fprintf(b, "             %s\n", FlagLine(fc))
+		}
+		fmt.Fprintf(b, "           [%s]\n", fd.Rule)
+	}
+}
+
+// FindingTarget names where a finding applies: endpoint, model, engine.
+func FindingTarget(fd *diagnose.Finding) string {
+	s := fd.Target
+	var extra []string
+	if fd.Model != "" {
+		extra = append(extra, fd.Model)
+	}
+	if fd.Engine != "" {
+		extra = append(extra, "engine "+fd.Engine)
+	}
+	if len(extra) > 0 {
+		s += " (" + strings.Join(extra, ", ") + ")"
+	}
+	return s
+}
+
+// FlagLine renders one flag change with its arithmetic.
+func FlagLine(fc diagnose.FlagChange) string {
+	var s string
+	switch {
+	case fc.From != "" && !strings.HasPrefix(fc.To, "cannot compute"):
+		s = fmt.Sprintf("%s %s → %s", fc.Flag, fc.From, fc.To)
+	default:
+		s = fmt.Sprintf("%s %s", fc.Flag, fc.To)
+	}
+	if fc.Why != "" {
+		s += ": " + fc.Why
+	}
+	return s
+}
