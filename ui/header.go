@@ -27,7 +27,13 @@ func (m *Model) renderHeader() string {
 	} else {
 		left = append(left, "waiting for the first poll")
 	}
-	left = append(left, "SLO "+m.slos[m.slo].Name)
+	slo := "SLO " + m.slos[m.slo].Name
+	// The findings say which profile they judged by; until the hub has
+	// switched, show both.
+	if m.fr != nil && m.fr.SLO.Name != "" && m.fr.SLO.Name != m.slos[m.slo].Name {
+		slo = "SLO " + m.fr.SLO.Name + "→" + m.slos[m.slo].Name
+	}
+	left = append(left, slo)
 	l := " " + strings.Join(left, "  ")
 
 	var right []string

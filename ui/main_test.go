@@ -27,6 +27,7 @@ type frameHub struct {
 
 	mu      sync.Mutex
 	windows []time.Duration
+	slos    []string
 	polls   int
 }
 
@@ -36,6 +37,11 @@ func (h *frameHub) Frames() <-chan *diagnose.Frame { return h.ch }
 func (h *frameHub) SetWindow(w time.Duration) {
 	h.mu.Lock()
 	h.windows = append(h.windows, w)
+	h.mu.Unlock()
+}
+func (h *frameHub) SetSLO(s diagnose.SLO) {
+	h.mu.Lock()
+	h.slos = append(h.slos, s.Name)
 	h.mu.Unlock()
 }
 func (h *frameHub) PollNow() {

@@ -23,6 +23,7 @@ import (
 type Hub interface {
 	Frames() <-chan *diagnose.Frame // newest frame wins; closed when the pipeline stops
 	SetWindow(time.Duration)
+	SetSLO(diagnose.SLO) // the profile the latency rules judge by, as the latency row does
 	PollNow()
 }
 
@@ -367,7 +368,8 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 	case key.Matches(k, km.SLO):
 		m.slo = (m.slo + 1) % len(m.slos)
 		clear(m.fleet.cache)
-		return nil, false
+		h, slo := m.hub, m.slos[m.slo]
+		return func() tea.Msg { h.SetSLO(slo); return nil }, false
 	}
 	if m.overlay != overlayNone {
 		m.scrollOverlay(k)

@@ -133,9 +133,25 @@ func TestThemeAndSLOCycle(t *testing.T) {
 	if !strings.Contains(m.View(), "SLO chat") {
 		t.Fatal("default SLO")
 	}
-	press(m, "o")
+	run(updateKey(m, "o"))
+	if h := m.hub.(*frameHub); !slices.Equal(h.slos, []string{"code"}) {
+		t.Errorf("the rules were not switched to code: %v", h.slos)
+	}
 	if !strings.Contains(m.View(), "SLO code") {
 		t.Errorf("o did not switch to code:\n%s", m.header)
+	}
+	// Until a frame judged by the new profile arrives, the header says so.
+	fr := fleetFrame()
+	fr.SLO = diagnose.SLOProfiles()[0]
+	m.Update(frameMsg{fr})
+	if !strings.Contains(m.header, "SLO chat→code") {
+		t.Errorf("pending profile: %s", m.header)
+	}
+	fr = fleetFrame()
+	fr.SLO, _ = diagnose.FindSLO(diagnose.SLOProfiles(), "code")
+	m.Update(frameMsg{fr})
+	if !strings.Contains(m.header, "SLO code ") {
+		t.Errorf("switched profile: %s", m.header)
 	}
 	// replica-3's TTFT p95 (423ms) is within chat (500ms) but over twice code's 200ms.
 	line := rowOf(t, m.View(), "replica-3")

@@ -21,6 +21,7 @@ type hub struct {
 type hubCmd struct {
 	window  time.Duration // >0: change the window
 	pollNow bool
+	slo     *diagnose.SLO // switch the profile the latency rules measure against
 }
 
 func newHub(p *pipeline) *hub {
@@ -31,6 +32,14 @@ func newHub(p *pipeline) *hub {
 func (h *hub) SetWindow(w time.Duration) {
 	select {
 	case h.cmds <- hubCmd{window: w}:
+	default:
+	}
+}
+
+// SetSLO switches the SLO profile of the latency rules.
+func (h *hub) SetSLO(s diagnose.SLO) {
+	select {
+	case h.cmds <- hubCmd{slo: &s}:
 	default:
 	}
 }
@@ -74,6 +83,10 @@ func (h *hub) run(ctx context.Context, interval time.Duration) {
 			}
 			if c.pollNow {
 				h.p.poller.PollNow()
+			}
+			if c.slo != nil {
+				h.p.detector.SetSLO(*c.slo)
+				h.publish()
 			}
 		case <-tick.C:
 			h.p.drain()

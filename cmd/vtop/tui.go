@@ -48,7 +48,7 @@ func watch(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Write
 	defer log.SetOutput(prevLog)
 
 	h := newHub(p)
-	m := ui.New(h, ui.Options{Theme: o.theme, SLO: o.sloProfile, Window: o.window,
+	m := ui.New(h, ui.Options{Theme: o.theme, SLO: o.rules.SLO.Name, SLOs: o.rules.Profiles, Window: o.window,
 		Renderer: lipgloss.NewRenderer(stdout)})
 	// Signals are handled here, not by bubbletea: its handler sends on an
 	// unbuffered channel and hangs its shutdown when SIGTERM also ends ctx
