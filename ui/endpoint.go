@@ -483,7 +483,11 @@ func (m *Model) endpointTitle(e *diagnose.EndpointView, w int) string {
 		parts = append(parts, s.text.s(models))
 		parts = append(parts, s.muted.s(engines(e.Stats.Engines)))
 		if e.MaxNumSeqs > 0 {
-			parts = append(parts, s.muted.s("max_num_seqs "+itoa(e.MaxNumSeqs)))
+			mns := "max_num_seqs " + itoa(e.MaxNumSeqs)
+			if e.Stats.Engines > 1 {
+				mns += " per engine"
+			}
+			parts = append(parts, s.muted.s(mns))
 		}
 		parts = append(parts, s.muted.s("scrape "+f.Dur(e.ScrapeDuration)))
 	}
@@ -578,7 +582,7 @@ func (m *Model) endpointBody() []string {
 	var mine *diagnose.EndpointGPU
 	if m.ep >= 0 && m.ep < len(fr.Endpoints) {
 		e = &fr.Endpoints[m.ep]
-		sj = subject{stats: &e.Stats, spark: e.Spark, maxNumSeqs: e.MaxNumSeqs, window: fr.Window}
+		sj = subject{stats: &e.Stats, spark: e.Spark, maxNumSeqs: batchCapacity(e), window: fr.Window}
 		finds = e.Findings
 		mine = &e.GPU
 	} else {
@@ -632,7 +636,17 @@ func fleetMaxNumSeqs(fr *diagnose.Frame) int {
 		if e.MaxNumSeqs <= 0 {
 			return 0
 		}
-		n += e.MaxNumSeqs
+		n += batchCapacity(e)
 	}
 	return n
+}
+
+// batchCapacity is how many sequences an endpoint can run at once:
+// --max-num-seqs is per engine, and each data-parallel engine schedules
+// its own batch. 0 when unknown.
+func batchCapacity(e *diagnose.EndpointView) int {
+	if e.MaxNumSeqs <= 0 {
+		return 0
+	}
+	return e.MaxNumSeqs * max(1, e.Stats.Engines)
 }

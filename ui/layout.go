@@ -186,8 +186,9 @@ func (l *layout) planEndpoint(c counts) {
 		find = panelMinLines
 	}
 	g := min(gpuWant(c, l.roomy), max(0, rest-find))
-	if g == 1 && !c.gpuNone && c.gpus > 0 {
-		g = 0 // a title alone says nothing
+	// Too small for the title and one device: the one-line summary.
+	if least := 2 + b2i(c.endpointGPU); !c.gpuNone && c.gpus > 0 && g > 1 && g < least {
+		g = 1
 	}
 	subs := min(subsWant, rest-find-g)
 	if subs < panelMinLines {
@@ -198,4 +199,11 @@ func (l *layout) planEndpoint(c counts) {
 	l.find = size{l.w, find}
 	l.gpu = size{l.w, g}
 	l.subs = size{l.w, subs}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

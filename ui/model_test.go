@@ -447,3 +447,39 @@ func TestFitName(t *testing.T) {
 		}
 	}
 }
+
+// --max-num-seqs is per engine: a data-parallel endpoint's batch capacity
+// is that times its engines.
+func TestBatchCapacityPerEngine(t *testing.T) {
+	fr := fleetFrame()
+	fr.Endpoints[1].MaxNumSeqs = 256 // 4 engines
+	m := newTestModel(fr, 80, 24, Options{})
+	press(m, "j", "enter")
+	if v := m.View(); !strings.Contains(v, "running 214 of 1024") {
+		t.Errorf("capacity of 4 engines:\n%s", v)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
+	if v := m.View(); !strings.Contains(v, "max_num_seqs 256 per engine") {
+		t.Errorf("title:\n%s", v)
+	}
+}
+
+// When the GPU panel cannot show its title and a device, it is the
+// one-line summary, and the line it would have wasted goes to the findings.
+func TestGPUPanelFallsBackToSummary(t *testing.T) {
+	fr := fleetFrame()
+	e := &fr.Endpoints[1]
+	e.Findings = append(e.Findings, fr.Findings[1], fr.Findings[2])
+	m := newTestModel(fr, 80, 24, Options{})
+	press(m, "j", "enter")
+	lines := strings.Split(m.View(), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "GPU · simulated") {
+			if !strings.Contains(l, "8× H100") || !strings.HasPrefix(lines[i+1], "Findings") {
+				t.Errorf("summary then findings, got:\n%s\n%s", l, lines[i+1])
+			}
+			return
+		}
+	}
+	t.Errorf("no GPU line:\n%s", m.View())
+}
