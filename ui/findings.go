@@ -162,12 +162,17 @@ func (m *Model) detailLines(x *diagnose.Finding, w int) []string {
 	if x.Summary != "" {
 		out = append(out, "  "+x.Summary)
 	}
+	nameW, valW := 8, 8
+	for _, ev := range x.Evidence {
+		nameW = max(nameW, min(28, width(ev.Name)))
+		valW = max(valW, min(36, width(ev.Value)))
+	}
 	for _, ev := range x.Evidence {
 		win := "now"
 		if ev.Window > 0 {
 			win = "over " + f.Dur(ev.Window)
 		}
-		out = append(out, "  "+s.muted.s(pad(ev.Name, 24))+" "+pad(ev.Value, 12)+" "+s.muted.s(win))
+		out = append(out, "  "+s.muted.s(pad(ev.Name, nameW))+"  "+pad(ev.Value, valW)+"  "+s.muted.s(win))
 	}
 	if x.Explain != "" {
 		out = append(out, "", s.title.s("What it means"))
