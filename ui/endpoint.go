@@ -166,21 +166,29 @@ func (s *styles) roomyItem(it item, pts []diagnose.SparkPoint, w, sparkH int) []
 		}
 		return []string{cut(line, w)}
 	}
-	noteW := 0
-	if it.note != "" {
-		noteW = width(it.note) + 2
+	// The note gives way to a sparkline of at least noteMinSpark cells.
+	const noteMinSpark = 16
+	note, noteW := it.note, 0
+	if note != "" {
+		room := w - labelWidth - roomyName - valW - noteMinSpark - 2
+		note = cut(note, max(0, room))
+		noteW = width(note) + 2
 	}
 	sw := w - labelWidth - roomyName - valW - noteW
 	spark := s.sparkFor(it.c.spark, pts, sw, sparkH)
 	if spark == nil {
-		return []string{cut(head+pa, w)}
+		line := head + pa
+		if it.note != "" {
+			line += "  " + s.muted.s(it.note)
+		}
+		return []string{cut(line, w)}
 	}
 	out := make([]string, len(spark))
 	for i, sp := range spark {
 		if i == 0 {
 			out[0] = head + pa + strings.Repeat(" ", valW-width(pl)) + sp
-			if it.note != "" {
-				out[0] += "  " + s.muted.s(it.note)
+			if note != "" {
+				out[0] += "  " + s.muted.s(note)
 			}
 			continue
 		}

@@ -260,7 +260,8 @@ func (m *Model) gpuPanel(mine *diagnose.EndpointGPU, sz size) []string {
 	}
 	out = append(out, events[:ev]...)
 	m.gpuOff = max(0, min(m.gpuOff, n-fit))
-	for i := m.gpuOff; i < min(n, m.gpuOff+fit); i++ {
+	order := gpuOrder(n, mine)
+	for _, i := range order[m.gpuOff:min(n, m.gpuOff+fit)] {
 		d := &g.GPUs[i]
 		var ser *diagnose.GPUSeries
 		if i < len(m.fr.GPUSeries) {
@@ -275,7 +276,7 @@ func (m *Model) gpuPanel(mine *diagnose.EndpointGPU, sz size) []string {
 	if hidden := n - fit; hidden > 0 && len(out) < sz.h {
 		more := fmt.Sprintf("  %d of %d GPUs shown", fit, n)
 		if m.gpuOff > 0 {
-			more += fmt.Sprintf(" (from GPU %d)", g.GPUs[m.gpuOff].Index)
+			more += fmt.Sprintf(" (from GPU %d)", g.GPUs[order[m.gpuOff]].Index)
 		}
 		hint := " · tab to this pane, ↑↓ to scroll"
 		if m.focus == paneGPU {
@@ -289,6 +290,24 @@ func (m *Model) gpuPanel(mine *diagnose.EndpointGPU, sz size) []string {
 		}
 	}
 	return block(out, sz.w, sz.h)
+}
+
+// gpuOrder lists the GPUs to show: the endpoint's own first, then the rest.
+func gpuOrder(n int, mine *diagnose.EndpointGPU) []int {
+	out := make([]int, 0, n)
+	if mine != nil {
+		for _, i := range mine.GPUs {
+			if i >= 0 && i < n {
+				out = append(out, i)
+			}
+		}
+	}
+	for i := 0; i < n; i++ {
+		if mine == nil || !slices.Contains(mine.GPUs, i) {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // gpuSummary is the GPU panel in one line, for the fleet view.

@@ -483,3 +483,20 @@ func TestGPUPanelFallsBackToSummary(t *testing.T) {
 	}
 	t.Errorf("no GPU line:\n%s", m.View())
 }
+
+// The endpoint view lists the endpoint's own GPUs first.
+func TestEndpointGPUsFirst(t *testing.T) {
+	fr := fleetFrame()
+	fr.Endpoints[1].GPU.GPUs = []int{5, 6}
+	m := newTestModel(fr, 80, 24, Options{})
+	press(m, "j", "enter")
+	var gpus []string
+	for _, l := range strings.Split(m.View(), "\n") {
+		if strings.Contains(l, "H100") {
+			gpus = append(gpus, strings.Fields(strings.TrimPrefix(l, symExpand))[0])
+		}
+	}
+	if len(gpus) < 2 || gpus[0] != "5" || gpus[1] != "6" {
+		t.Errorf("GPU order %v:\n%s", gpus, m.View())
+	}
+}
