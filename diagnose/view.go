@@ -67,7 +67,7 @@ type Stats struct {
 	// step-weighted one does not (a window with many small quiet steps and
 	// fewer large busy ones has a small step p50 but a large token p50).
 	IterTokensByToken Quantiles
-	PromptCachedRate float64   // prompt tokens/s served from cache (≥0.16)
+	PromptCachedRate  float64 // prompt tokens/s served from cache (≥0.16)
 }
 
 // State is a target's reachability.
