@@ -99,7 +99,7 @@ func FitBatchedTokens(itl50, itl99, iter50, iter99, target float64) (b BudgetFit
 
 // Why shows the arithmetic.
 func (b BudgetFit) Why() string {
-	return fmt.Sprintf("steps of %s tokens (p50) take %s, steps of %s tokens (p99) %s: %s per extra token; %s + (%s − %s) ÷ %s = %s tokens per step meet the %s target (rounded down to a multiple of 64)",
+	return fmt.Sprintf("tokens see steps of %s tokens at p50 taking %s, and of %s tokens at p99 taking %s: %s per extra token; %s + (%s − %s) ÷ %s = %s tokens per step meet the %s target (rounded down to a multiple of 64)",
 		grouped(b.Iter50), secs(b.ITL50), grouped(b.Iter99), secs(b.ITL99), usPerToken(b.PerToken),
 		grouped(b.Iter50), secs(b.Target), secs(b.ITL50), usPerToken(b.PerToken),
 		grouped(float64(b.Tokens)), secs(b.Target))
@@ -179,6 +179,16 @@ func avgSeq(st *Stats) float64 { return st.AvgPromptLen + st.AvgGenLen }
 // maxNumSeqsChange turns a fit into a --max-num-seqs change, given the
 // configured value (0 unknown). lower: the fit is a ceiling (thrashing);
 // otherwise it is room to grow (starvation).
+// batchSlots is how many sequences the unit can run at once: --max-num-seqs
+// bounds each data-parallel engine, so an endpoint's slots are that times its
+// engines. 0: unknown.
+func batchSlots(u *unit) int {
+	if u.ep.MaxNumSeqs <= 0 {
+		return 0
+	}
+	return u.ep.MaxNumSeqs * max(1, u.st.Engines)
+}
+
 func maxNumSeqsChange(u *unit, headroom float64, lower bool) (FlagChange, SeqFit, bool) {
 	blocks, bs, note := engineCache(u)
 	fit, miss := FitMaxNumSeqs(blocks, bs, avgSeq(u.st), headroom)

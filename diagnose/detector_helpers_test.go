@@ -32,7 +32,7 @@ func healthyStats() Stats {
 		Swapped: nan, CPUKVUsage: nan, Running: 20, Waiting: 0, WaitingCapacity: nan, WaitingDeferred: nan,
 		PromptTokRate: 3000, GenTokRate: 900, ReqRate: 5, AbortShare: 0.01,
 		Finish:       []FinishShare{{"abort", 0.05, 0.01}, {"length", 0.5, 0.1}, {"stop", 4.45, 0.89}},
-		AvgPromptLen: 600, AvgGenLen: 180, MeanIterTokens: 80, IterTokens: qs(64, 900, 2000, 3000), PromptCachedRate: 1000,
+		AvgPromptLen: 600, AvgGenLen: 180, MeanIterTokens: 80, IterTokens: qs(64, 900, 2000, 3000), IterTokensByToken: qs(64, 900, 2000, 3000), PromptCachedRate: 1000,
 	}
 }
 

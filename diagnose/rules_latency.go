@@ -51,7 +51,8 @@ var rulePrefillStarvation = &Rule{
 		case bad(itl) || bad(kv):
 			return condHold, 0
 		}
-		full := u.ep.MaxNumSeqs <= 0 || (!bad(st.Running) && st.Running >= p[psBatchFull]*float64(u.ep.MaxNumSeqs))
+		slots := batchSlots(u)
+		full := slots <= 0 || (!bad(st.Running) && st.Running >= p[psBatchFull]*float64(slots))
 		if wait >= p[psWaiting] && itl <= x.slo.ITL.Seconds() && kv < p[psKVRoom] && full {
 			if ttft >= p[psCritical]*target {
 				return condMet, SevCritical
@@ -63,8 +64,8 @@ var rulePrefillStarvation = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st, w := u.st, u.st.Span
 		run := num(st.Running)
-		if u.ep.MaxNumSeqs > 0 {
-			run += " of " + strconv.Itoa(u.ep.MaxNumSeqs)
+		if slots := batchSlots(u); slots > 0 {
+			run += " of " + strconv.Itoa(slots)
 		}
 		fd.Summary = fmt.Sprintf("TTFT p95 %s (%s target %s) with inter-token p50 %s; %s waiting, running %s, KV %s",
 			qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT), qsecs(&st.ITL, st.ITL.P50), num(st.Waiting), run, pct(st.KVUsage))
@@ -290,15 +291,17 @@ var ruleDecodeStutter = &Rule{
 		target := x.slo.ITL.Seconds()
 		fd.Summary = fmt.Sprintf("inter-token p99 %s, p50 %s (%s target %s)", qsecs(&st.ITL, st.ITL.P99), qsecs(&st.ITL, st.ITL.P50), x.slo.Name, dur(x.slo.ITL))
 		fd.Evidence = []Evidence{ev("inter-token p99", qsecs(&st.ITL, st.ITL.P99), w), ev("inter-token p50", qsecs(&st.ITL, st.ITL.P50), w),
-			ev("tokens per step p50", num(st.IterTokens.P50), w), ev("tokens per step p99", num(st.IterTokens.P99), w),
+			ev("tokens per step p50 (by token)", num(st.IterTokensByToken.P50), w), ev("tokens per step p99 (by token)", num(st.IterTokensByToken.P99), w),
 			ev("running", num(st.Running), 0)}
 		fd.Explain = "Most tokens arrive on time, but some steps take far longer: a step that also carries a big prefill chunk (or a very large batch) delays every running stream by its full duration. --max-num-batched-tokens caps the tokens one step may carry."
 		fc := FlagChange{Flag: "--max-num-batched-tokens"}
-		b, miss := FitBatchedTokens(st.ITL.P50, st.ITL.P99, st.IterTokens.P50, st.IterTokens.P99, target)
+		// Both distributions weighted by token, so p50 and p99 of each
+		// describe the same steps.
+		b, miss := FitBatchedTokens(st.ITL.P50, st.ITL.P99, st.IterTokensByToken.P50, st.IterTokensByToken.P99, target)
 		switch {
 		case capped(&st.ITL, st.ITL.P99):
 			miss = "inter-token p99 is beyond the last bucket (" + qsecs(&st.ITL, st.ITL.P99) + "): how step time grows with step size is unknown"
-		case capped(&st.IterTokens, st.IterTokens.P99):
+		case capped(&st.IterTokensByToken, st.IterTokensByToken.P99):
 			miss = "tokens per step p99 is beyond the last bucket of " + histName(sources.HIterTokens) + ": how step time grows with step size is unknown"
 		}
 		if miss != "" {

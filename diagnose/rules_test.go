@@ -61,6 +61,15 @@ func TestRuleEdges(t *testing.T) {
 		{"starvation: batch full, KV room", "prefill_starvation", false, func(e *EndpointView) { starve(&e.Stats); e.MaxNumSeqs = 48 }, true, SevWarning},
 		{"starvation: max_num_seqs unknown", "prefill_starvation", false, func(e *EndpointView) { starve(&e.Stats) }, true, SevWarning},
 		{"starvation: batch not full", "prefill_starvation", false, func(e *EndpointView) { starve(&e.Stats); e.MaxNumSeqs = 256 }, false, 0},
+		// --max-num-seqs is per data-parallel engine: 2 engines of 48 are not full at 48 running.
+		{"starvation: DP engines not full", "prefill_starvation", false, func(e *EndpointView) {
+			starve(&e.Stats)
+			e.MaxNumSeqs, e.Stats.Engines, e.Stats.Running = 48, 2, 48
+		}, false, 0},
+		{"starvation: DP engines full", "prefill_starvation", false, func(e *EndpointView) {
+			starve(&e.Stats)
+			e.MaxNumSeqs, e.Stats.Engines, e.Stats.Running = 48, 2, 96
+		}, true, SevWarning},
 		{"starvation: decode slow too", "prefill_starvation", false, func(e *EndpointView) { starve(&e.Stats); e.Stats.ITL = qs(0.06, 0.08, 0.1, 50000) }, false, 0},
 		{"starvation: just below the queue", "prefill_starvation", false, func(e *EndpointView) { starve(&e.Stats); e.Stats.Waiting = 4 }, false, 0},
 		{"starvation: KV is the limit", "prefill_starvation", false, func(e *EndpointView) { starve(&e.Stats); e.Stats.KVUsage = 0.95 }, false, 0},

@@ -61,7 +61,13 @@ type Stats struct {
 	AvgGenLen        float64
 	MeanIterTokens   float64   // tokens per engine step, a batch-size proxy
 	IterTokens       Quantiles // tokens per engine step (quantiles are token counts, not seconds)
-	PromptCachedRate float64   // prompt tokens/s served from cache (≥0.16)
+	// IterTokensByToken is the same distribution weighted by the tokens each
+	// step carries: the step size a token experiences. It pairs with the
+	// inter-token histogram, which is observed once per token, where the
+	// step-weighted one does not (a window with many small quiet steps and
+	// fewer large busy ones has a small step p50 but a large token p50).
+	IterTokensByToken Quantiles
+	PromptCachedRate  float64 // prompt tokens/s served from cache (≥0.16)
 }
 
 // State is a target's reachability.

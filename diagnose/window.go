@@ -383,6 +383,8 @@ func (x *acc) stats() Stats {
 	s.AvgGenLen = x.hists[tGenLen].mean()
 	s.MeanIterTokens = x.hists[tIter].mean()
 	s.IterTokens = x.hists[tIter].quantiles()
+	byToken := x.hists[tIter].weighted()
+	s.IterTokensByToken = byToken.quantiles()
 	return s
 }
 
@@ -411,6 +413,38 @@ func (r *histRate) quantiles() Quantiles {
 	q.P99 = bucketQuantile(0.99, r.bounds, r.rates)
 	q.Mean, q.Count = r.mean(), r.obs
 	return q
+}
+
+// weighted returns the distribution of a size histogram (tokens per step)
+// weighted by size: each bucket's rate is multiplied by the bucket's typical
+// value (its midpoint; the first bucket's upper half; the +Inf bucket's
+// lower bound), then scaled so the total is the exact rate of _sum.
+func (r *histRate) weighted() histRate {
+	n := len(r.bounds)
+	if n < 2 || !(r.count > 0) || !(r.sum > 0) {
+		return histRate{}
+	}
+	w := make([]float64, n)
+	total, prev, prevBound := 0.0, 0.0, 0.0
+	for i, b := range r.bounds {
+		c := r.rates[i] - prev
+		prev = r.rates[i]
+		mid := (prevBound + b) / 2
+		if math.IsInf(b, 1) {
+			mid = prevBound
+		}
+		total += c * mid
+		w[i] = total
+		prevBound = b
+	}
+	if total <= 0 {
+		return histRate{}
+	}
+	scale := r.sum / total
+	for i := range w {
+		w[i] *= scale
+	}
+	return histRate{bounds: r.bounds, rates: w, sum: math.NaN(), count: r.sum, obs: r.obs}
 }
 
 func (r *histRate) mean() float64 {
