@@ -89,6 +89,10 @@ func (d *Detector) Rules() []ActiveRule { return d.rules }
 // SLO returns the profile the latency rules measure against.
 func (d *Detector) SLO() SLO { return d.slo }
 
+// SetSLO switches the profile the latency rules measure against (the TUI's
+// profile key), so findings and the latency row judge by the same targets.
+func (d *Detector) SetSLO(s SLO) { d.slo = s }
+
 // unit is what one evaluation of a rule looks at: an endpoint's merged
 // stats, or one (model, engine) sub-series of it.
 type unit struct {
@@ -138,6 +142,7 @@ func (x *evalCtx) unitFor(ep *EndpointView, es *epState, st *Stats, model, engin
 // findings, worst first, to the frame and to each endpoint.
 func (d *Detector) Evaluate(f *Frame) {
 	d.gen++
+	f.SLO = d.slo
 	x := &evalCtx{f: f, now: f.Time, slo: &d.slo}
 	var all []Finding
 	for i := range f.Endpoints {

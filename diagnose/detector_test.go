@@ -521,3 +521,23 @@ func TestQueueBacklogArithmetic(t *testing.T) {
 		}
 	}
 }
+
+// The frame says which SLO profile its findings judged by; SetSLO switches it.
+func TestDetectorSetSLO(t *testing.T) {
+	d, err := NewDetector(RulesConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &Frame{Time: t0}
+	d.Evaluate(f)
+	if f.SLO.Name != "chat" {
+		t.Errorf("default profile %q", f.SLO.Name)
+	}
+	code, _ := FindSLO(SLOProfiles(), "code")
+	d.SetSLO(code)
+	f = &Frame{Time: t0}
+	d.Evaluate(f)
+	if f.SLO.Name != "code" || d.SLO().Name != "code" {
+		t.Errorf("after SetSLO: frame %q, detector %q", f.SLO.Name, d.SLO().Name)
+	}
+}

@@ -143,4 +143,5 @@ type Frame struct {
 	GPUSeries []GPUSeries         // history of each GPU, indexed like GPU.GPUs
 	GPUEvents []sources.GPUEvent  // XID events within XIDRetention, oldest first
 	Findings  []Finding           // every active finding, worst first
+	SLO       SLO                 // the profile the findings judged latency by (zero before rules run)
 }

@@ -3,6 +3,7 @@ package sources
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"hash/fnv"
 	"sync"
 	"time"
@@ -191,8 +192,18 @@ func backoff(interval, max time.Duration, failures int) time.Duration {
 	return min(d, max)
 }
 
-func (p *Poller) scrapeOnce(ctx context.Context, t Target, n *Normalizer, buf *bytes.Buffer) Scrape {
-	s := Scrape{Target: t.Name}
+func (p *Poller) scrapeOnce(ctx context.Context, t Target, n *Normalizer, buf *bytes.Buffer) (s Scrape) {
+	s = Scrape{Target: t.Name}
+	// A bug that one hostile body triggers must cost that scrape, not the
+	// process: a crash would leave the TUI's terminal in raw mode.
+	defer func() {
+		if r := recover(); r != nil {
+			s = Scrape{Target: t.Name, Err: fmt.Errorf("internal error reading %s: %v", t.Name, r)}
+			fresh := NewNormalizer() // its caches may be half-updated
+			fresh.MaxSamples = n.MaxSamples
+			*n = *fresh
+		}
+	}()
 	body, ct, err := p.fetch.Fetch(ctx, t.URL, buf)
 	if err != nil {
 		s.Err = err

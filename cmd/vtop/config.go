@@ -15,6 +15,7 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/themes"
 )
 
 // options is the resolved configuration of one run.
@@ -80,7 +81,7 @@ func newFlagSet() *pflag.FlagSet {
 	fs.Int("max-samples", sources.DefaultMaxSamples, "most samples accepted from one scrape")
 	fs.Int("max-parallel", 64, "scrapes in flight at once across all targets")
 	fs.Bool("demo", false, "start a built-in simulated vLLM fleet on loopback and watch it")
-	fs.String("theme", "dark", "color theme: dark, light, high-contrast, mono")
+	fs.String("theme", "dark", "color theme: dark, light, high-contrast, mono (mono by default when NO_COLOR is set; always when TERM=dumb)")
 	fs.String("slo", "chat", "latency targets: chat, code, batch, rag, agent")
 	fs.String("gpu", "auto", "GPU source: auto (NVML when present), nvml, none")
 	fs.String("log", "", "write diagnostics to this file (nothing is printed while the TUI runs)")
@@ -235,6 +236,9 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	default:
 		return nil, fs, fmt.Errorf("--gpu must be auto, nvml or none, not %q", o.gpu)
 	}
+	if err := o.resolveLook(fs, getenv); err != nil {
+		return nil, fs, err
+	}
 	if err := o.resolveAuth(fs, getenv); err != nil {
 		return nil, fs, err
 	}
@@ -245,6 +249,22 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 		return nil, fs, err
 	}
 	return o, fs, nil
+}
+
+// resolveLook checks the theme (the SLO profile is checked with the rules'
+// configuration, which may add profiles). NO_COLOR picks the monochrome
+// theme unless one was asked for (flag, VTOP_THEME or the config file, as
+// no-color.org asks); a dumb terminal gets it whatever was asked.
+func (o *options) resolveLook(fs *pflag.FlagSet, getenv func(string) string) error {
+	if (getenv("NO_COLOR") != "" && !fs.Lookup("theme").Changed) || getenv("TERM") == "dumb" {
+		o.theme = themes.Mono
+	}
+	th, err := themes.ByName(o.theme)
+	if err != nil {
+		return fmt.Errorf("--theme: %v", err)
+	}
+	o.theme = th.Name
+	return nil
 }
 
 func (o *options) resolveAuth(fs *pflag.FlagSet, getenv func(string) string) error {

@@ -72,8 +72,8 @@ func startDemo(ctx context.Context) (targets []sources.Target, gpus sources.GPUS
 	return targets, fleet.GPUs(), trees, stop, nil
 }
 
-// runDemo watches the demo fleet. Until the TUI lands it prints the
-// headless report of one window.
+// runDemo watches the demo fleet: in the TUI on a terminal; with --once or
+// when stdout is not a terminal, it prints the report of one window.
 func runDemo(ctx context.Context, o *options, stdout, stderr io.Writer, logger *slog.Logger) int {
 	targets, gpus, trees, stop, err := startDemo(ctx)
 	if err != nil {
@@ -86,6 +86,9 @@ func runDemo(ctx context.Context, o *options, stdout, stderr io.Writer, logger *
 	if err != nil {
 		fmt.Fprintf(stderr, "vtop: %v\n", err)
 		return int(report.Unknown)
+	}
+	if !o.once && isTerminal(stdout) {
+		return watch(ctx, p, o, stdout, stderr, logger)
 	}
 	fmt.Fprintf(stderr, "vtop: demo fleet of %d simulated vLLM replicas on 127.0.0.1; incidents begin about %s in. Collecting %s…\n",
 		len(targets), demoIncidents-demoWarmup, o.window)

@@ -70,6 +70,13 @@ func newGPUFeed(src sources.GPUSource, targets []sources.Target, interval time.D
 // run samples until ctx ends.
 func (g *gpuFeed) run(ctx context.Context) {
 	defer close(g.done)
+	// A bug in a GPU reading must not take the process down with the
+	// terminal in raw mode: the GPU panel says it stopped, the rest goes on.
+	defer func() {
+		if r := recover(); r != nil {
+			g.put(sources.GPUSnapshot{Time: time.Now(), Unavailable: fmt.Sprintf("GPU reading stopped after an internal error: %v", r)}, nil)
+		}
+	}()
 	t := time.NewTicker(g.interval)
 	defer t.Stop()
 	var lastJoin time.Time

@@ -21,6 +21,7 @@ type hub struct {
 type hubCmd struct {
 	window  time.Duration // >0: change the window
 	pollNow bool
+	slo     *diagnose.SLO // switch the profile the latency rules measure against
 }
 
 func newHub(p *pipeline) *hub {
@@ -35,6 +36,14 @@ func (h *hub) SetWindow(w time.Duration) {
 	}
 }
 
+// SetSLO switches the SLO profile of the latency rules.
+func (h *hub) SetSLO(s diagnose.SLO) {
+	select {
+	case h.cmds <- hubCmd{slo: &s}:
+	default:
+	}
+}
+
 // PollNow asks every target to poll immediately.
 func (h *hub) PollNow() {
 	select {
@@ -43,10 +52,11 @@ func (h *hub) PollNow() {
 	}
 }
 
-// Frames delivers published frames.
+// Frames delivers published frames; it is closed when run returns.
 func (h *hub) Frames() <-chan *diagnose.Frame { return h.frames }
 
 func (h *hub) run(ctx context.Context, interval time.Duration) {
+	defer close(h.frames)
 	go h.p.poller.Run(ctx)
 	h.p.gpu.start(ctx, h.p.engine)
 	defer func() {
@@ -73,6 +83,10 @@ func (h *hub) run(ctx context.Context, interval time.Duration) {
 			}
 			if c.pollNow {
 				h.p.poller.PollNow()
+			}
+			if c.slo != nil {
+				h.p.detector.SetSLO(*c.slo)
+				h.publish()
 			}
 		case <-tick.C:
 			h.p.drain()

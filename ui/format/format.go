@@ -157,6 +157,24 @@ func Dur(d time.Duration) string {
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
+// Short renders a duration in one unit, for narrow columns: 850ms, 12s,
+// 4m, 2h, 3d (rounded down).
+func Short(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "0s"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
 // Tokens renders a token count: 512, 13.6k, 458k, 1.2M.
 func Tokens(v float64) string { return SI(v) }
 

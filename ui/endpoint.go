@@ -1,0 +1,660 @@
+package ui
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+	f "github.com/vtop-dev/vtop/ui/format"
+)
+
+// subject is what the four rows show: one endpoint, or the whole fleet
+// aggregated (merged buckets, never averaged percentiles: diagnose did that).
+type subject struct {
+	stats      *diagnose.Stats
+	spark      []diagnose.SparkPoint
+	maxNumSeqs int // 0: unknown
+	window     time.Duration
+}
+
+// Thresholds that only color a value (the rules decide findings).
+const (
+	abortWarn = 0.05
+	abortCrit = 0.20
+)
+
+// cell is one metric: a muted label, a value (with its unit) painted by its
+// level and followed by the level's mark, a muted tail, and optionally a
+// gauge before the value and a sparkline after it.
+type cell struct {
+	label string
+	value string
+	unit  string
+	lv    level
+	tail  string
+	gauge *float64 // a 0..1 gauge drawn before the value
+	spark *sparkSpec
+}
+
+type sparkSpec struct {
+	which diagnose.Spark
+	sc    sparkScale
+	lv    level
+}
+
+var (
+	ratioScale = sparkScale{max: 1}
+	autoScale  = sparkScale{}
+)
+
+func latencyScale(target time.Duration) sparkScale {
+	return sparkScale{floor: target.Seconds()}
+}
+
+// gaugeWidth is the width of a gauge inside a cell.
+const gaugeWidth = 10
+
+// cellText is the cell without its sparkline, plain and painted.
+func (s *styles) cellText(c cell) (plain, painted string) {
+	var pl, pa strings.Builder
+	if c.label != "" {
+		pl.WriteString(c.label + " ")
+		pa.WriteString(s.muted.s(c.label) + " ")
+	}
+	vp := s.lv(c.lv)
+	if c.value == f.Missing {
+		vp = s.muted
+	}
+	if c.gauge != nil {
+		fill, empty := bar(*c.gauge, gaugeWidth)
+		gp := vp
+		if c.lv == lvNone {
+			gp = s.muted
+		}
+		pl.WriteString(fill + empty + " ")
+		pa.WriteString(gp.s(fill) + s.barEmpty.s(empty) + " ")
+	}
+	v := c.value + c.lv.mark()
+	if c.value != f.Missing {
+		v = c.value + c.unit + c.lv.mark()
+	}
+	pl.WriteString(v)
+	pa.WriteString(vp.s(v))
+	if c.tail != "" {
+		pl.WriteString(" " + c.tail)
+		pa.WriteString(" " + s.muted.s(c.tail))
+	}
+	return pl.String(), pa.String()
+}
+
+// minSpark is the narrowest sparkline worth drawing.
+const minSpark = 4
+
+// sparkFor renders a cell's sparkline, h rows tall, painted by its level.
+func (s *styles) sparkFor(sp *sparkSpec, pts []diagnose.SparkPoint, w, h int) []string {
+	if sp == nil || w < minSpark || h <= 0 {
+		return nil
+	}
+	p := s.spark
+	if sp.lv == lvWarn || sp.lv == lvCrit {
+		p = s.lv(sp.lv)
+	}
+	rows := sparkRows(pts, sp.which, w, h, sp.sc)
+	for i := range rows {
+		rows[i] = p.s(rows[i])
+	}
+	return rows
+}
+
+// cellsLine lays cells side by side in equal shares of w after the label
+// column; each cell's sparkline takes the room its text leaves.
+func (s *styles) cellsLine(label string, cells []cell, pts []diagnose.SparkPoint, w int) string {
+	var b strings.Builder
+	b.WriteString(s.title.s(pad(label, labelWidth)))
+	avail := w - labelWidth
+	n := len(cells)
+	for i, c := range cells {
+		cw := avail / n
+		if i == n-1 {
+			cw = avail - (n-1)*(avail/n)
+		}
+		pl, pa := s.cellText(c)
+		tw := width(pl)
+		sw := cw - tw - 3 // a space before, two after
+		if c.spark != nil && sw >= minSpark {
+			b.WriteString(pa + " " + s.sparkFor(c.spark, pts, sw, 1)[0] + "  ")
+			continue
+		}
+		if tw > cw-2 {
+			b.WriteString(cut(pa, cw-2) + "  ")
+			continue
+		}
+		b.WriteString(pa + strings.Repeat(" ", cw-tw))
+	}
+	return strings.TrimRight(b.String(), " ")
+}
+
+// Roomy rows: a name column and a value column of these widths, then the
+// sparkline; the latency row's quantile columns end at the same place, so
+// every sparkline starts in one column.
+const (
+	roomyName  = 13
+	roomyValue = 24
+)
+
+// item is one metric of a roomy row; note follows the sparkline.
+type item struct {
+	label, name string
+	c           cell
+	note        string
+}
+
+// roomyItem renders an item: its text on the first line, its sparkline
+// sparkH lines tall beside it.
+func (s *styles) roomyItem(it item, pts []diagnose.SparkPoint, w, sparkH int) []string {
+	pl, pa := s.cellText(it.c)
+	head := s.title.s(pad(it.label, labelWidth)) + s.muted.s(pad(it.name, roomyName))
+	indent := strings.Repeat(" ", labelWidth+roomyName)
+	valW := roomyValue
+	if it.c.spark == nil || width(pl) >= roomyValue {
+		line := head + cut(pa, w-labelWidth-roomyName)
+		if it.note != "" {
+			line += "  " + s.muted.s(it.note)
+		}
+		return []string{cut(line, w)}
+	}
+	// The note gives way to a sparkline of at least noteMinSpark cells.
+	const noteMinSpark = 16
+	note, noteW := it.note, 0
+	if note != "" {
+		room := w - labelWidth - roomyName - valW - noteMinSpark - 2
+		note = cut(note, max(0, room))
+		noteW = width(note) + 2
+	}
+	sw := w - labelWidth - roomyName - valW - noteW
+	spark := s.sparkFor(it.c.spark, pts, sw, sparkH)
+	if spark == nil {
+		line := head + pa
+		if it.note != "" {
+			line += "  " + s.muted.s(it.note)
+		}
+		return []string{cut(line, w)}
+	}
+	out := make([]string, len(spark))
+	for i, sp := range spark {
+		if i == 0 {
+			out[0] = head + pa + strings.Repeat(" ", valW-width(pl)) + sp
+			if note != "" {
+				out[0] += "  " + s.muted.s(note)
+			}
+			continue
+		}
+		out[i] = indent + strings.Repeat(" ", valW) + sp
+	}
+	return out
+}
+
+// spanText says what the window covered: "1m", or "40s of 1m" while the
+// history fills.
+func spanText(st *diagnose.Stats, window time.Duration) string {
+	if st.Span > 0 && st.Span < window-window/20 {
+		return f.Dur(st.Span) + " of " + f.Dur(window)
+	}
+	return f.Dur(window)
+}
+
+// sparkSpan is the time the newest w points cover.
+func sparkSpan(pts []diagnose.SparkPoint, w int) string {
+	if len(pts) < 2 || w < 2 {
+		return ""
+	}
+	first := max(0, len(pts)-w)
+	d := time.Duration(pts[len(pts)-1].UnixMilli-pts[first].UnixMilli) * time.Millisecond
+	return f.Dur(d)
+}
+
+// Latency columns: three quantiles of quantW, and the count when roomy, so
+// that labelWidth + 3×quantW + countW + 2 = labelWidth + roomyName + roomyValue.
+const (
+	quantW  = 9
+	countW  = 8
+	targetW = 10
+)
+
+// latencyRow: TTFT, inter-token, E2E and queue time, p50/p95/p99 with the
+// p95 sparkline, against the SLO profile.
+func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
+	s, slo := m.st, m.slos[m.slo]
+	cw := 0
+	if roomy {
+		cw = countW
+	}
+	sw := w - labelWidth - 3*quantW - cw - 2 - targetW
+	var hb strings.Builder
+	hb.WriteString(padLeft("p50", quantW) + padLeft("p95", quantW) + padLeft("p99", quantW))
+	if roomy {
+		hb.WriteString(padLeft("n", cw))
+	}
+	hb.WriteString("  ")
+	span := "p95 over " + spanText(sj.stats, sj.window)
+	if sw >= minSpark {
+		if sp := sparkSpan(sj.spark, sw); sp != "" {
+			span += "; history " + sp
+		}
+		hb.WriteString(pad(span, sw))
+	} else {
+		sw = 0
+	}
+	hb.WriteString(padLeft("SLO "+slo.Name, targetW))
+	out := []string{s.title.s(pad("Latency", labelWidth)) + s.muted.s(hb.String())}
+	rows := []struct {
+		name   string
+		q      diagnose.Quantiles
+		target time.Duration
+		sp     diagnose.Spark
+	}{
+		{"TTFT", sj.stats.TTFT, slo.TTFT, diagnose.SpTTFT},
+		{"inter-token", sj.stats.ITL, slo.ITL, diagnose.SpITL},
+		{"E2E", sj.stats.E2E, slo.E2E, diagnose.SpE2E},
+		{"queue time", sj.stats.Queue, 0, diagnose.SpQueue},
+	}
+	if !roomy {
+		sparkH = 1
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		b.WriteString(s.muted.s(pad(r.name, labelWidth)))
+		for i, v := range []float64{r.q.P50, r.q.P95, r.q.P99} {
+			factor := 1.0
+			if i == 2 {
+				factor = 2 // p99 may reach twice the target (slo.go)
+			}
+			text, lv := latencyCell(r.q, v, r.target, factor)
+			p := s.lv(lv)
+			if math.IsNaN(v) {
+				p = s.muted
+			}
+			b.WriteString(p.s(padLeft(text, quantW)))
+		}
+		if roomy {
+			b.WriteString(s.muted.s(padLeft(f.Count(r.q.Count), cw)))
+		}
+		b.WriteString("  ")
+		spark := s.sparkFor(&sparkSpec{r.sp, latencyScale(r.target), sloLevel(r.q.P95, r.target, 1)}, sj.spark, sw, sparkH)
+		if spark == nil {
+			spark = []string{strings.Repeat(" ", max(0, sw))}
+		}
+		b.WriteString(spark[0])
+		if r.target > 0 {
+			b.WriteString(s.muted.s(padLeft("≤"+secs(r.target), targetW)))
+		}
+		out = append(out, strings.TrimRight(b.String(), " "))
+		for _, sp := range spark[1:] {
+			out = append(out, strings.Repeat(" ", w-sw-targetW)+sp)
+		}
+	}
+	return out
+}
+
+type rowCells struct {
+	kv, capacity, hit, pre, swapped cell
+	run, wait, reasons, qt          cell
+	prompt, gen, req, finish, avg   cell
+	finishNote                      string
+	hasSwapped, hasReasons          bool
+}
+
+func (m *Model) cells(sj subject) rowCells {
+	var rc rowCells
+	st := sj.stats
+	kvLv := kvLevel(st.KVUsage)
+	kv := st.KVUsage
+	rc.kv = cell{value: f.Percent(st.KVUsage), lv: kvLv, gauge: &kv,
+		spark: &sparkSpec{diagnose.SpKV, ratioScale, kvLv}}
+	var capParts []string
+	if !math.IsNaN(st.KVCapacityTokens) {
+		c := f.Tokens(st.KVCapacityTokens) + " tokens"
+		if !math.IsNaN(st.NumGPUBlocks) && !math.IsNaN(st.BlockSize) {
+			c += " (" + f.Tokens(st.NumGPUBlocks) + " blocks × " + f.Count(st.BlockSize) + ")"
+		}
+		capParts = append(capParts, c)
+	} else {
+		capParts = append(capParts, f.Missing+" tokens")
+	}
+	if st.Engines > 1 && !math.IsNaN(st.KVUsageMax) {
+		capParts = append(capParts, "fullest engine "+f.Percent(st.KVUsageMax)+kvLevel(st.KVUsageMax).mark())
+	}
+	rc.capacity = cell{value: strings.Join(capParts, " · ")}
+	if st.PrefixCaching == sources.TriNo {
+		rc.hit = cell{label: "prefix cache", value: "off"}
+	} else {
+		rc.hit = cell{label: "prefix hit", value: f.Percent(st.PrefixHitRatio),
+			spark: &sparkSpec{diagnose.SpPrefixHit, ratioScale, lvNone}}
+	}
+	plv := lvNone
+	if st.PreemptionsRate > 0 {
+		plv = lvWarn
+	}
+	rc.pre = cell{label: "preempt", value: f.Rate(st.PreemptionsRate), unit: "/s", lv: plv,
+		spark: &sparkSpec{diagnose.SpPreempt, autoScale, plv}}
+	rc.hasSwapped = !math.IsNaN(st.Swapped)
+	if rc.hasSwapped {
+		slv := lvNone
+		if st.Swapped > 0 {
+			slv = lvWarn
+		}
+		rc.swapped = cell{label: "swapped", value: f.Count(st.Swapped), lv: slv,
+			spark: &sparkSpec{diagnose.SpSwapped, autoScale, slv}}
+	} else {
+		rc.swapped = cell{label: "swapped", value: f.Missing, tail: "(V0 engines only)"}
+	}
+
+	rc.run = cell{label: "running", value: f.Count(st.Running), spark: &sparkSpec{diagnose.SpRunning, autoScale, lvNone}}
+	if sj.maxNumSeqs > 0 {
+		rc.run.tail = "of " + itoa(sj.maxNumSeqs)
+		rc.run.spark.sc = sparkScale{max: float64(sj.maxNumSeqs)}
+		if st.Running >= float64(sj.maxNumSeqs) {
+			rc.run.lv = lvWarn
+		}
+	} else {
+		rc.run.tail = "of " + f.Missing
+	}
+	wlv := lvNone
+	if st.Waiting > 0 {
+		wlv = lvWarn
+	}
+	rc.wait = cell{label: "waiting", value: f.Count(st.Waiting), lv: wlv, spark: &sparkSpec{diagnose.SpWaiting, autoScale, wlv}}
+	rc.hasReasons = !math.IsNaN(st.WaitingCapacity) || !math.IsNaN(st.WaitingDeferred)
+	rc.reasons = cell{label: "waiting for", value: "capacity " + f.Count(st.WaitingCapacity), tail: "· deferred " + f.Count(st.WaitingDeferred)}
+	if !rc.hasReasons {
+		rc.reasons = cell{label: "waiting for", value: f.Missing, tail: "(reasons from vLLM 0.20)"}
+	}
+	rc.qt = cell{label: "queue p95", value: f.Quantile(st.Queue.P95, st.Queue.Lowest, st.Queue.Highest), spark: &sparkSpec{diagnose.SpQueue, autoScale, lvNone}}
+
+	rc.prompt = cell{label: "prompt", value: f.Rate(st.PromptTokRate), unit: " tok/s", spark: &sparkSpec{diagnose.SpPromptTok, autoScale, lvNone}}
+	rc.gen = cell{label: "gen", value: f.Rate(st.GenTokRate), unit: " tok/s", spark: &sparkSpec{diagnose.SpGenTok, autoScale, lvNone}}
+	rc.req = cell{value: f.Rate(st.ReqRate), unit: " req/s", spark: &sparkSpec{diagnose.SpReq, autoScale, lvNone}}
+	alv := lvNone
+	switch {
+	case st.AbortShare >= abortCrit:
+		alv = lvCrit
+	case st.AbortShare >= abortWarn:
+		alv = lvWarn
+	}
+	// Abort goes first and carries the level: it is the share to watch.
+	rc.finish = cell{label: "abort", value: f.Percent(st.AbortShare), lv: alv, spark: &sparkSpec{diagnose.SpAbort, ratioScale, alv}}
+	var parts []string
+	for _, x := range st.Finish {
+		if x.Reason != "abort" {
+			parts = append(parts, x.Reason+" "+f.Percent(x.Share))
+		}
+	}
+	rc.finishNote = strings.Join(parts, " · ")
+	rc.avg = cell{label: "avg", value: "prompt " + f.Tokens(st.AvgPromptLen) + " · gen " + f.Tokens(st.AvgGenLen), unit: " tokens"}
+	return rc
+}
+
+// fourRows renders latency, cache, queue and throughput for one subject.
+func (m *Model) fourRows(sj subject, sz size, roomy bool, sparkH int) []string {
+	s, w := m.st, sz.w
+	out := m.latencyRow(sj, w, roomy, sparkH)
+	rc := m.cells(sj)
+	if !roomy {
+		out = append(out, m.kvLine(rc, sj, w))
+		second := []cell{rc.hit, rc.pre}
+		if rc.hasSwapped {
+			second = append(second, rc.swapped)
+		}
+		out = append(out, s.cellsLine("", second, sj.spark, w))
+		out = append(out, s.cellsLine("Queue", []cell{rc.run, rc.wait}, sj.spark, w))
+		out = append(out, s.cellsLine("", []cell{rc.qt, rc.reasons}, sj.spark, w))
+		out = append(out, s.cellsLine("Throughput", []cell{rc.prompt, rc.gen}, sj.spark, w))
+		fin := rc.finish
+		fin.tail = rc.finishNote
+		out = append(out, s.cellsLine("", []cell{rc.req, fin}, sj.spark, w))
+		out = append(out, s.cellsLine("", []cell{rc.avg}, sj.spark, w))
+		return block(out, w, sz.h)
+	}
+	strip := func(c cell) cell { c.label = ""; return c }
+	items := []item{
+		{"Cache", "KV usage", strip(rc.kv), ""},
+		{"", "KV capacity", rc.capacity, ""},
+		{"", "prefix hit", strip(rc.hit), ""},
+		{"", "preemptions", strip(rc.pre), ""},
+		{"", "swapped", strip(rc.swapped), ""},
+		{"Queue", "running", strip(rc.run), ""},
+		{"", "waiting", strip(rc.wait), ""},
+		{"", "waiting for", strip(rc.reasons), ""},
+		{"", "queue p95", strip(rc.qt), ""},
+		{"Throughput", "prompt", strip(rc.prompt), ""},
+		{"", "generation", strip(rc.gen), ""},
+		{"", "requests", strip(rc.req), ""},
+		{"", "aborted", strip(rc.finish), rc.finishNote},
+		{"", "avg length", strip(rc.avg), ""},
+	}
+	if rc.hit.label == "prefix cache" {
+		items[2] = item{"", "prefix cache", cell{value: "off"}, ""}
+	}
+	for _, it := range items {
+		out = append(out, s.roomyItem(it, sj.spark, w, sparkH)...)
+	}
+	return block(out, w, sz.h)
+}
+
+// kvLine is the compact KV line: gauge, percentage and band mark, the KV
+// sparkline, the capacity.
+func (m *Model) kvLine(rc rowCells, sj subject, w int) string {
+	s := m.st
+	pl, pa := s.cellText(rc.kv)
+	var b strings.Builder
+	b.WriteString(s.title.s(pad("Cache", labelWidth)) + s.muted.s("KV ") + pa)
+	rest := w - labelWidth - 3 - width(pl)
+	capText := "of " + rc.capacity.value
+	sw := min(rest-2-min(width(capText)+2, 28), 60)
+	if sw >= minSpark {
+		b.WriteString("  " + s.sparkFor(rc.kv.spark, sj.spark, sw, 1)[0])
+		rest -= sw + 2
+	}
+	if rest > 4 {
+		b.WriteString("  " + s.muted.s(cut(capText, rest-2)))
+	}
+	return b.String()
+}
+
+// endpointTitle is the identity line: name, state, version, models, engines.
+func (m *Model) endpointTitle(e *diagnose.EndpointView, w int) string {
+	s := m.st
+	now := m.fr.Time
+	state, lv := stateCell(e, now)
+	parts := []string{s.title.s(e.Name), s.lv(lv).s(state)}
+	if e.State != diagnose.StateUp && !e.LastSuccess.IsZero() {
+		parts = append(parts, s.warn.s("numbers are "+f.Age(now, e.LastSuccess)+" old"))
+	}
+	switch {
+	case e.State == diagnose.StatePending:
+		parts = append(parts, s.muted.s("not polled yet"))
+	case e.LastError != "":
+		parts = append(parts, s.crit.s(e.LastError))
+	}
+	if !e.RestartedAt.IsZero() {
+		parts = append(parts, s.info.s(symRestart+" restarted "+f.Age(now, e.RestartedAt)+" ago"))
+	}
+	if !e.LastSuccess.IsZero() {
+		parts = append(parts, s.text.s("vLLM "+e.Version.String()))
+		models := strings.Join(e.Models, ", ")
+		if models == "" {
+			models = f.Missing
+		}
+		parts = append(parts, s.text.s(models))
+		parts = append(parts, s.muted.s(engines(e.Stats.Engines)))
+		if e.MaxNumSeqs > 0 {
+			mns := "max_num_seqs " + itoa(e.MaxNumSeqs)
+			if e.Stats.Engines > 1 {
+				mns += " per engine"
+			}
+			parts = append(parts, s.muted.s(mns))
+		}
+		parts = append(parts, s.muted.s("scrape "+f.Dur(e.ScrapeDuration)))
+	}
+	return cut(strings.Join(parts, s.muted.s(" · ")), w)
+}
+
+func engines(n int) string {
+	if n == 1 {
+		return "1 engine"
+	}
+	return fmt.Sprintf("%d engines", n)
+}
+
+// fleetTitle is the aggregate's identity line.
+func (m *Model) fleetTitle(w int) string {
+	s := m.st
+	fr := m.fr
+	parts := []string{
+		s.title.s("Fleet"),
+		s.text.s("every endpoint up, aggregated (percentiles from merged buckets)"),
+		s.text.s(itoa(fr.Fleet.Up) + "/" + itoa(fr.Fleet.Total) + " up"),
+		s.text.s(itoa(len(fr.Fleet.Models)) + " models"),
+		s.muted.s(engines(fr.Fleet.Stats.Engines)),
+	}
+	return cut(strings.Join(parts, s.muted.s(" · ")), w)
+}
+
+// subsPanel lists an endpoint's data-parallel engines (or, for the fleet,
+// its models): one line each.
+func (m *Model) subsPanel(e *diagnose.EndpointView, sz size) []string {
+	if sz.h <= 0 {
+		return nil
+	}
+	s := m.st
+	type line struct {
+		name string
+		st   *diagnose.Stats
+		n    int
+	}
+	var ls []line
+	title := "Engines"
+	if e != nil {
+		for k := range e.Subs {
+			ls = append(ls, line{name: subLabel(e, k), st: &e.Subs[k].Stats})
+		}
+	} else {
+		title = "Models"
+		for k := range m.fr.Fleet.Models {
+			mv := &m.fr.Fleet.Models[k]
+			ls = append(ls, line{name: mv.Model, st: &mv.Stats, n: mv.Endpoints})
+		}
+	}
+	out := []string{s.rule(fmt.Sprintf("%s (%d)", title, len(ls)), false, sz.w)}
+	slo := m.slos[m.slo]
+	barW := kvBarSmall
+	if sz.w >= 100 {
+		barW = kvBarMedium
+	}
+	nameW := 12
+	for _, l := range ls {
+		nameW = max(nameW, min(40, width(l.name)+1))
+	}
+	for i, l := range ls {
+		if len(out) == sz.h-1 && i < len(ls)-1 {
+			out = append(out, s.muted.s(fmt.Sprintf("  +%d more", len(ls)-i)))
+			break
+		}
+		_, kvp := s.kvCell(l.st.KVUsage, barW)
+		ttft, tl := latencyCell(l.st.TTFT, l.st.TTFT.P95, slo.TTFT, 1)
+		var b strings.Builder
+		b.WriteString("  " + pad(l.name, nameW) + " ")
+		if e == nil {
+			b.WriteString(s.muted.s(pad(itoa(l.n)+" endpoints", 13)) + " ")
+		}
+		b.WriteString(s.muted.s("KV ") + kvp)
+		b.WriteString(s.muted.s("  run/wait ") + padLeft(f.Count(l.st.Running)+"/"+f.Count(l.st.Waiting), 9))
+		b.WriteString(s.muted.s("  TTFT p95 ") + s.lv(tl).s(padLeft(ttft, 7)))
+		b.WriteString(s.muted.s("  gen ") + padLeft(f.Rate(l.st.GenTokRate), 4) + s.muted.s(" tok/s"))
+		out = append(out, cut(b.String(), sz.w))
+	}
+	return block(out, sz.w, sz.h)
+}
+
+// endpointBody renders the endpoint view (or the fleet aggregate) between
+// header and footer.
+func (m *Model) endpointBody() []string {
+	l := &m.lay
+	fr := m.fr
+	var e *diagnose.EndpointView
+	sj := subject{stats: &fr.Fleet.Stats, spark: fr.Fleet.Spark, window: fr.Window}
+	var finds []diagnose.Finding
+	var mine *diagnose.EndpointGPU
+	if m.ep >= 0 && m.ep < len(fr.Endpoints) {
+		e = &fr.Endpoints[m.ep]
+		sj = subject{stats: &e.Stats, spark: e.Spark, maxNumSeqs: batchCapacity(e), window: fr.Window}
+		finds = e.Findings
+		mine = &e.GPU
+	} else {
+		finds = fr.Findings
+		sj.maxNumSeqs = fleetMaxNumSeqs(fr)
+	}
+	out := make([]string, 0, l.body)
+	if e != nil {
+		out = append(out, m.endpointTitle(e, l.w))
+	} else {
+		out = append(out, m.fleetTitle(l.w))
+	}
+	var rows []string
+	switch {
+	case e != nil && e.LastSuccess.IsZero():
+		msg := "no data yet: waiting for the first answer"
+		if e.LastError != "" {
+			msg = "no data: every poll failed (" + e.LastError + ")"
+		}
+		rows = block([]string{m.st.muted.s(msg)}, l.rows.w, l.rows.h)
+	case e != nil && e.Kind == sources.KindRouter:
+		rows = block([]string{m.st.warn.s(symWarn + " this is a production-stack router, not an engine: point vtop at the vLLM engines behind it")}, l.rows.w, l.rows.h)
+	case e != nil && e.Kind == sources.KindNoSamples:
+		rows = block([]string{m.st.warn.s(symWarn + " vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)")}, l.rows.w, l.rows.h)
+	default:
+		rows = m.fourRows(sj, l.rows, l.roomy, l.sparkH)
+	}
+	rows = append(rows, m.subsPanel(e, l.subs)...)
+	gpu := m.gpuPanel(mine, l.gpu)
+	findings := m.findingsPanel(finds, e == nil, l.find)
+	if l.wide {
+		right := append(gpu, findings...)
+		out = append(out, beside(block(rows, l.left, l.body-titleLines), l.left, m.st.muted.s(columnSep), right)...)
+	} else {
+		out = append(out, rows...)
+		out = append(out, gpu...)
+		out = append(out, findings...)
+	}
+	return out
+}
+
+// fleetMaxNumSeqs is the fleet's batch capacity when every endpoint up
+// says its max_num_seqs, else unknown (0).
+func fleetMaxNumSeqs(fr *diagnose.Frame) int {
+	n := 0
+	for i := range fr.Endpoints {
+		e := &fr.Endpoints[i]
+		if e.State != diagnose.StateUp {
+			continue
+		}
+		if e.MaxNumSeqs <= 0 {
+			return 0
+		}
+		n += batchCapacity(e)
+	}
+	return n
+}
+
+// batchCapacity is how many sequences an endpoint can run at once:
+// --max-num-seqs is per engine, and each data-parallel engine schedules
+// its own batch. 0 when unknown.
+func batchCapacity(e *diagnose.EndpointView) int {
+	if e.MaxNumSeqs <= 0 {
+		return 0
+	}
+	return e.MaxNumSeqs * max(1, e.Stats.Engines)
+}

@@ -1,0 +1,636 @@
+package ui
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	f "github.com/vtop-dev/vtop/ui/format"
+)
+
+// rowRef names one table row: an endpoint, or one of its engines.
+type rowRef struct {
+	ep  int // index into Frame.Endpoints
+	sub int // -1: the endpoint's own row
+}
+
+// cursorFleet is the cursor on the fleet summary line (Enter: the fleet's
+// aggregated four rows).
+const cursorFleet = -1
+
+type sortKey uint8
+
+const (
+	sortName sortKey = iota
+	sortSeverity
+	sortKV
+	sortWaiting
+	sortTTFT
+	sortTok
+	numSorts
+)
+
+var sortNames = [numSorts]string{"name", "severity", "KV", "waiting", "TTFT", "tok/s"}
+
+// sortCol is the column that shows the sort key.
+var sortCol = [numSorts]colID{colName, colFinding, colKV, colRunWait, colTTFT, colTok}
+
+// fleetTable is the fleet view's table state: order, filter, selection, and
+// the rendered rows of the current frame.
+type fleetTable struct {
+	sort      sortKey
+	reverse   bool
+	filter    string
+	filtering bool // typing the filter
+	expanded  map[int]bool
+	expandAll bool
+
+	rows   []rowRef
+	cursor int // index into rows, or cursorFleet
+	offset int // first row shown
+	cache  map[rowRef]string
+	header string
+}
+
+func newFleetTable() fleetTable {
+	return fleetTable{expanded: map[int]bool{}, cache: map[rowRef]string{}}
+}
+
+func (t *fleetTable) selected() (rowRef, bool) {
+	if t.cursor < 0 || t.cursor >= len(t.rows) {
+		return rowRef{}, false
+	}
+	return t.rows[t.cursor], true
+}
+
+// rebuild recomputes the row order for a frame (filter, sort, expansion),
+// keeping the cursor on the same row.
+func (t *fleetTable) rebuild(fr *diagnose.Frame) {
+	prev, had := t.selected()
+	eps := make([]int, 0, len(fr.Endpoints))
+	q := strings.ToLower(t.filter)
+	for i := range fr.Endpoints {
+		if q == "" || matches(&fr.Endpoints[i], q) {
+			eps = append(eps, i)
+		}
+	}
+	slices.SortStableFunc(eps, func(a, b int) int {
+		return compareEndpoints(&fr.Endpoints[a], &fr.Endpoints[b], t.sort, t.reverse)
+	})
+	t.rows = t.rows[:0]
+	for _, i := range eps {
+		t.rows = append(t.rows, rowRef{ep: i, sub: -1})
+		if subs := fr.Endpoints[i].Subs; len(subs) > 1 && t.isExpanded(i) {
+			for k := range subs {
+				t.rows = append(t.rows, rowRef{ep: i, sub: k})
+			}
+		}
+	}
+	clear(t.cache)
+	if t.cursor == cursorFleet {
+		return
+	}
+	if had {
+		for k, r := range t.rows {
+			if r == prev {
+				t.cursor = k
+				return
+			}
+		}
+		// An engine row that went away: stay on its endpoint.
+		for k, r := range t.rows {
+			if r.ep == prev.ep && r.sub < 0 {
+				t.cursor = k
+				return
+			}
+		}
+	}
+	t.cursor = min(max(t.cursor, 0), len(t.rows)-1)
+	if len(t.rows) == 0 {
+		t.cursor = cursorFleet
+	}
+}
+
+func (t *fleetTable) isExpanded(ep int) bool {
+	if v, ok := t.expanded[ep]; ok {
+		return v
+	}
+	return t.expandAll
+}
+
+func matches(e *diagnose.EndpointView, q string) bool {
+	if strings.Contains(strings.ToLower(e.Name), q) || strings.Contains(e.State.String(), q) {
+		return true
+	}
+	for _, m := range e.Models {
+		if strings.Contains(strings.ToLower(m), q) {
+			return true
+		}
+	}
+	return !e.RestartedAt.IsZero() && strings.Contains("restarted", q)
+}
+
+// worst is the severity rank of an endpoint: its worst finding, then its
+// state (down before stale before restarted).
+func worst(e *diagnose.EndpointView) int {
+	r := 0
+	if len(e.Findings) > 0 {
+		r = 10 * (1 + int(e.Findings[0].Severity))
+	}
+	switch {
+	case e.State == diagnose.StateDown:
+		r += 3
+	case e.State == diagnose.StateStale:
+		r += 2
+	case !e.RestartedAt.IsZero():
+		r++
+	}
+	return r
+}
+
+// compareEndpoints orders two endpoints by key: names A→Z, numbers largest
+// (worst) first; reverse flips that, but unknown values always sort last.
+func compareEndpoints(a, b *diagnose.EndpointView, k sortKey, reverse bool) int {
+	num := func(x, y float64) int {
+		xn, yn := math.IsNaN(x), math.IsNaN(y)
+		switch {
+		case xn && yn:
+			return 0
+		case xn:
+			return 1
+		case yn:
+			return -1
+		}
+		c := 0
+		if x > y {
+			c = -1
+		} else if x < y {
+			c = 1
+		}
+		if reverse {
+			c = -c
+		}
+		return c
+	}
+	c := 0
+	switch k {
+	case sortSeverity:
+		c = num(float64(worst(a)), float64(worst(b)))
+	case sortKV:
+		c = num(a.Stats.KVUsage, b.Stats.KVUsage)
+	case sortWaiting:
+		c = num(a.Stats.Waiting, b.Stats.Waiting)
+	case sortTTFT:
+		c = num(a.Stats.TTFT.P95, b.Stats.TTFT.P95)
+	case sortTok:
+		c = num(a.Stats.GenTokRate, b.Stats.GenTokRate)
+	}
+	if c != 0 {
+		return c
+	}
+	c = strings.Compare(a.Name, b.Name)
+	if k == sortName && reverse {
+		c = -c
+	}
+	return c
+}
+
+// scroll keeps the cursor inside the n visible rows.
+func (t *fleetTable) scroll(n int) {
+	if n <= 0 {
+		return
+	}
+	if t.cursor >= 0 {
+		if t.cursor < t.offset {
+			t.offset = t.cursor
+		}
+		if t.cursor >= t.offset+n {
+			t.offset = t.cursor - n + 1
+		}
+	} else {
+		t.offset = 0
+	}
+	t.offset = max(0, min(t.offset, len(t.rows)-n))
+}
+
+// move moves the cursor by d rows; the fleet summary line is above the first.
+func (t *fleetTable) move(d int) {
+	c := t.cursor + d
+	t.cursor = max(cursorFleet, min(c, len(t.rows)-1))
+}
+
+// stateCell is an endpoint's state with its symbol and age.
+func stateCell(e *diagnose.EndpointView, now time.Time) (string, level) {
+	age := func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return " " + f.Short(now.Sub(t))
+	}
+	switch e.State {
+	case diagnose.StatePending:
+		return symPending + " pending", lvNone
+	case diagnose.StateDown:
+		return symDown + " down" + age(e.Since), lvCrit
+	case diagnose.StateStale:
+		return symStale + " stale" + age(e.Since), lvWarn
+	}
+	if !e.RestartedAt.IsZero() {
+		return symRestart + " restart" + age(e.RestartedAt), lvInfo
+	}
+	return symUp + " up" + age(e.Since), lvOK
+}
+
+func sevSymbol(s diagnose.Severity) (string, level) {
+	switch s {
+	case diagnose.SevCritical:
+		return symCrit, lvCrit
+	case diagnose.SevWarning:
+		return symWarn, lvWarn
+	}
+	return symInfo, lvInfo
+}
+
+// kvLevel: the bands operators use, 85 % and 95 %.
+const (
+	kvWarn = 0.85
+	kvCrit = 0.95
+)
+
+func kvLevel(v float64) level {
+	switch {
+	case math.IsNaN(v):
+		return lvNone
+	case v >= kvCrit:
+		return lvCrit
+	case v >= kvWarn:
+		return lvWarn
+	}
+	return lvOK
+}
+
+// kvCell is a gauge, the percentage and its band's mark: "███ 97%✖".
+func (s *styles) kvCell(v float64, barW int) (plain, painted string) {
+	fill, empty := bar(v, barW)
+	lv := kvLevel(v)
+	pct := padLeft(f.Percent(v), 4)
+	mark := pad(lv.mark(), 1)
+	plain = fill + empty + " " + pct + mark
+	p := s.lv(lv)
+	if lv == lvNone {
+		p = s.muted
+	}
+	painted = p.s(fill) + s.barEmpty.s(empty) + " " + p.s(pct+mark)
+	return plain, painted
+}
+
+// renderRow renders one table row, plain (for the selected row, painted
+// whole) and painted cell by cell.
+func (m *Model) renderRow(r rowRef, selected bool) string {
+	fr := m.fr
+	e := &fr.Endpoints[r.ep]
+	st := &e.Stats
+	sub := r.sub >= 0 && r.sub < len(e.Subs)
+	if sub {
+		st = &e.Subs[r.sub].Stats
+	}
+	if e.LastSuccess.IsZero() {
+		// Never answered: its Stats are empty, not zero.
+		u := unknownStats()
+		st = &u
+	}
+	slo := m.slos[m.slo]
+	var plain, painted strings.Builder
+	mark := " "
+	if selected {
+		mark = symSel
+	}
+	exp := " "
+	if !sub && len(e.Subs) > 1 {
+		exp = symExpand
+		if m.fleet.isExpanded(r.ep) {
+			exp = symCollapse
+		}
+	}
+	plain.WriteString(mark + exp + " ")
+	painted.WriteString(m.st.accent.s(mark) + m.st.muted.s(exp) + " ")
+	for i, c := range m.lay.cols {
+		if i > 0 {
+			plain.WriteByte(' ')
+			painted.WriteByte(' ')
+		}
+		text, lv := "", lvNone
+		switch c.id {
+		case colName:
+			text = fitName(e.Name, c.w)
+			if sub {
+				text = symSub + " " + subLabel(e, r.sub)
+			}
+		case colState:
+			if !sub {
+				text, lv = stateCell(e, fr.Time)
+			}
+		case colModel:
+			if sub {
+				text = shortModel(e.Subs[r.sub].Key.Model)
+			} else {
+				ms := make([]string, len(e.Models))
+				for i, x := range e.Models {
+					ms[i] = shortModel(x)
+				}
+				text = strings.Join(ms, ",")
+			}
+			if text == "" {
+				text = f.Missing
+			}
+		case colKV:
+			pl, pa := m.st.kvCell(st.KVUsage, c.w-6)
+			plain.WriteString(pl)
+			painted.WriteString(pa)
+			continue
+		case colRunWait:
+			text = f.Count(st.Running) + "/" + f.Count(st.Waiting)
+		case colTTFT:
+			text, lv = latencyCell(st.TTFT, st.TTFT.P95, slo.TTFT, 1)
+		case colITL:
+			text, lv = latencyCell(st.ITL, st.ITL.P95, slo.ITL, 1)
+		case colTok:
+			text = f.Rate(st.GenTokRate)
+		case colTrend:
+			if !sub {
+				lv := sloLevel(st.TTFT.P95, slo.TTFT, 1)
+				sp := m.st.sparkFor(&sparkSpec{diagnose.SpTTFT, latencyScale(slo.TTFT), lv}, e.Spark, c.w, 1)
+				if sp != nil {
+					plain.WriteString(sparkline(e.Spark, diagnose.SpTTFT, c.w, latencyScale(slo.TTFT)))
+					painted.WriteString(sp[0])
+					continue
+				}
+			}
+		case colFinding:
+			if !sub && len(e.Findings) > 0 {
+				sym, l := sevSymbol(e.Findings[0].Severity)
+				text, lv = sym, l
+				if c.w > 2 {
+					text += " " + e.Findings[0].Title
+					if n := len(e.Findings); n > 1 {
+						text += " (+" + itoa(n-1) + ")"
+					}
+				}
+			}
+		}
+		var cell string
+		if c.right {
+			cell = padLeft(text, c.w)
+		} else {
+			cell = pad(text, c.w)
+		}
+		plain.WriteString(cell)
+		p := m.st.lv(lv)
+		if text == f.Missing || strings.HasPrefix(text, f.Missing) {
+			p = m.st.muted
+		}
+		painted.WriteString(p.s(cell))
+	}
+	if selected {
+		return m.st.sel.s(plain.String())
+	}
+	return painted.String()
+}
+
+func subLabel(e *diagnose.EndpointView, k int) string {
+	key := e.Subs[k].Key
+	if key.Engine != "" {
+		return "engine " + key.Engine
+	}
+	return key.Model
+}
+
+// latencyCell is percentile v of q with its SLO mark, at the resolution of
+// q's buckets ("≤300ms" at the first bound, as the report writes it);
+// factor scales the target (p99 is judged against twice the target).
+func latencyCell(q diagnose.Quantiles, v float64, target time.Duration, factor float64) (string, level) {
+	lv := sloLevel(v, target, factor)
+	s := f.Quantile(v, q.Lowest, q.Highest)
+	if m := lv.mark(); m != "" {
+		s += m
+	} else {
+		s += " "
+	}
+	return s, lv
+}
+
+// sloLevel: within the target is fine, up to twice over is a warning, more
+// is critical.
+func sloLevel(v float64, target time.Duration, factor float64) level {
+	if math.IsNaN(v) || target <= 0 {
+		return lvNone
+	}
+	t := target.Seconds() * factor
+	switch {
+	case v > 2*t:
+		return lvCrit
+	case v > t:
+		return lvWarn
+	}
+	return lvOK
+}
+
+// renderTableHeader renders the column titles, the sorted one marked.
+func (m *Model) renderTableHeader() string {
+	var b strings.Builder
+	b.WriteString(strings.Repeat(" ", markWidth))
+	for i, c := range m.lay.cols {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		title := c.title
+		if c.id == sortCol[m.fleet.sort] {
+			// Arrows say which way values grow down the table.
+			arrow := "↓"
+			if m.fleet.reverse != (m.fleet.sort == sortName) {
+				arrow = "↑"
+			}
+			title = cut(title, c.w-1) + arrow
+		}
+		if c.right {
+			b.WriteString(padLeft(title, c.w))
+		} else {
+			b.WriteString(pad(title, c.w))
+		}
+	}
+	return m.st.muted.s(b.String())
+}
+
+// fleetSummary is the fleet line: endpoints up, throughput, the worst TTFT
+// p95 and where, findings by severity.
+func (m *Model) fleetSummary(selected bool) string {
+	fr := m.fr
+	fs := &fr.Fleet.Stats
+	worst, worstName := diagnose.Quantiles{P95: math.NaN()}, ""
+	for i := range fr.Endpoints {
+		e := &fr.Endpoints[i]
+		if e.State == diagnose.StateUp && !math.IsNaN(e.Stats.TTFT.P95) && (math.IsNaN(worst.P95) || e.Stats.TTFT.P95 > worst.P95) {
+			worst, worstName = e.Stats.TTFT, e.Name
+		}
+	}
+	slo := m.slos[m.slo]
+	type part struct {
+		text string
+		p    paint
+	}
+	upLv := m.st.ok
+	if fr.Fleet.Up < fr.Fleet.Total {
+		upLv = m.st.warn
+	}
+	if fr.Fleet.Up == 0 {
+		upLv = m.st.crit
+	}
+	parts := []part{
+		{"Fleet", m.st.title},
+		{itoa(fr.Fleet.Up) + "/" + itoa(fr.Fleet.Total) + " up", upLv},
+		{"gen " + f.Rate(fs.GenTokRate) + " tok/s", m.st.text},
+	}
+	if m.w >= tierMedium {
+		parts = append(parts, part{"prompt " + f.Rate(fs.PromptTokRate) + " tok/s", m.st.text},
+			part{f.Rate(fs.ReqRate) + " req/s", m.st.text})
+	}
+	wt, lv := latencyCell(worst, worst.P95, slo.TTFT, 1)
+	wt = strings.TrimSpace(wt)
+	if worstName != "" {
+		wt += " " + worstName
+	}
+	parts = append(parts, part{"worst TTFT p95 " + wt, m.st.lv(lv)})
+	fc := findingCounts(fr.Findings)
+	if m.w < tierMedium {
+		fc = shortCounts(fr.Findings)
+	}
+	parts = append(parts, part{fc, m.st.text})
+	mark := " "
+	if selected {
+		mark = symSel
+	}
+	var plain, painted strings.Builder
+	plain.WriteString(mark + " ")
+	painted.WriteString(m.st.accent.s(mark) + " ")
+	for i, p := range parts {
+		if i > 0 {
+			plain.WriteString(" · ")
+			painted.WriteString(m.st.muted.s(" · "))
+		}
+		plain.WriteString(p.text)
+		painted.WriteString(p.p.s(p.text))
+	}
+	if selected {
+		return m.st.sel.s(pad(plain.String(), m.w))
+	}
+	return cut(painted.String(), m.w)
+}
+
+// findingCounts: "findings ✖ 1 ▲ 2 ◇ 0", or "no findings ✓".
+func findingCounts(fs []diagnose.Finding) string {
+	if len(fs) == 0 {
+		return "no findings " + symOK
+	}
+	var n [3]int
+	for _, x := range fs {
+		n[min(int(x.Severity), 2)]++
+	}
+	return "findings " + symCrit + " " + itoa(n[diagnose.SevCritical]) + " " + symWarn + " " + itoa(n[diagnose.SevWarning]) + " " + symInfo + " " + itoa(n[diagnose.SevInfo])
+}
+
+// fleetBody renders the fleet view between header and footer.
+func (m *Model) fleetBody() []string {
+	l := &m.lay
+	out := make([]string, 0, l.body)
+	out = append(out, m.fleetSummary(m.fleet.cursor == cursorFleet && m.focus == paneMain))
+	out = append(out, m.renderTableHeader())
+	t := &m.fleet
+	t.scroll(l.fleetRows)
+	for k := t.offset; k < t.offset+l.fleetRows; k++ {
+		if k >= len(t.rows) {
+			if k == 0 {
+				msg := "no endpoint matches the filter " + quote(t.filter)
+				if t.filter == "" {
+					msg = "no endpoints"
+				}
+				out = append(out, m.st.muted.s("  "+msg))
+				continue
+			}
+			out = append(out, "")
+			continue
+		}
+		r := t.rows[k]
+		if k == t.cursor && m.focus == paneMain {
+			out = append(out, m.renderRow(r, true))
+			continue
+		}
+		line, ok := t.cache[r]
+		if !ok {
+			line = m.renderRow(r, false)
+			t.cache[r] = line
+		}
+		out = append(out, line)
+	}
+	if l.fleetGPU.h == 1 {
+		out = append(out, m.gpuSummary(l.w))
+	} else {
+		out = append(out, m.gpuPanel(nil, l.fleetGPU)...)
+	}
+	out = append(out, m.findingsPanel(m.fr.Findings, true, l.fleetFind)...)
+	return out
+}
+
+// shortCounts: "✖1 ▲2 ◇0", or "✓".
+func shortCounts(fs []diagnose.Finding) string {
+	if len(fs) == 0 {
+		return symOK
+	}
+	var n [3]int
+	for _, x := range fs {
+		n[min(int(x.Severity), 2)]++
+	}
+	return symCrit + itoa(n[2]) + " " + symWarn + itoa(n[1]) + " " + symInfo + itoa(n[0])
+}
+
+// fitName shortens an endpoint name to w cells keeping what tells
+// endpoints apart: the port of host:port ("127.0…:33269"), else both ends.
+func fitName(name string, w int) string {
+	if width(name) <= w || w < 5 {
+		return name
+	}
+	if i := strings.LastIndexByte(name, ':'); i > 0 {
+		port := name[i:]
+		if _, err := strconv.Atoi(port[1:]); err == nil && width(port)+3 <= w {
+			return cut(name[:i], w-width(port)) + port
+		}
+	}
+	head := (w - 1) / 2
+	r := []rune(name)
+	tail := string(r[len(r)-(w-1-head):])
+	return cut(name, head+1)[:len(cut(name, head+1))-len("…")] + "…" + tail
+}
+
+// shortModel drops the organization: "meta-llama/Llama-3.1-8B" → "Llama-3.1-8B".
+func shortModel(m string) string {
+	if i := strings.LastIndexByte(m, '/'); i >= 0 && i < len(m)-1 {
+		return m[i+1:]
+	}
+	return m
+}
+
+func quote(s string) string { return "\"" + s + "\"" }
+
+// unknownStats is Stats with every number unknown.
+func unknownStats() diagnose.Stats {
+	q := diagnose.Quantiles{P50: math.NaN(), P90: math.NaN(), P95: math.NaN(), P99: math.NaN(), Mean: math.NaN(), Count: math.NaN(),
+		Lowest: math.NaN(), Highest: math.NaN()}
+	n := math.NaN()
+	return diagnose.Stats{TTFT: q, ITL: q, TPOT: q, E2E: q, Queue: q, Prefill: q, Decode: q,
+		KVUsage: n, KVUsageMax: n, KVCapacityTokens: n, NumGPUBlocks: n, BlockSize: n, GPUMemUtil: n,
+		PrefixHitRatio: n, PrefixQueryRate: n, PreemptionsRate: n, Swapped: n, CPUKVUsage: n,
+		Running: n, Waiting: n, WaitingCapacity: n, WaitingDeferred: n, PromptTokRate: n, GenTokRate: n,
+		ReqRate: n, AbortShare: n, AvgPromptLen: n, AvgGenLen: n, MeanIterTokens: n, PromptCachedRate: n}
+}

@@ -1,0 +1,208 @@
+package ui
+
+import (
+	"fmt"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/muesli/termenv"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/themes"
+)
+
+// Golden View() tests: fixed-time frames, the ASCII profile (TestMain), at
+// the three sizes the issue names. Regenerate with
+//
+//	go test ./ui -run Golden -update
+//
+// and read every changed file before committing it.
+
+var goldenSizes = [][2]int{{80, 24}, {120, 40}, {200, 60}}
+
+// eachSize runs fn at every golden size and compares View() with
+// testdata/<test>/<W>x<H>.golden.
+func eachSize(t *testing.T, fn func(w, h int) *Model) {
+	for _, sz := range goldenSizes {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			m := fn(sz[0], sz[1])
+			checkLayout(t, m)
+			golden.RequireEqual(t, m.View())
+		})
+	}
+}
+
+func fleetFrame() *diagnose.Frame {
+	return fixtureFrame(fixtureOpts{endpoints: 8, gpus: 8, findings: true})
+}
+
+func TestGoldenFleet(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		return newTestModel(fleetFrame(), w, h, Options{})
+	})
+}
+
+// Sorted by severity, replica-1's engines shown, the cursor on one of them.
+func TestGoldenFleetSortedExpanded(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		m := newTestModel(fleetFrame(), w, h, Options{})
+		press(m, "s", "g", "j", "space", "j", "j")
+		return m
+	})
+}
+
+// The filter being typed: only the Qwen endpoints.
+func TestGoldenFleetFilter(t *testing.T) {
+	m := newTestModel(fleetFrame(), 80, 24, Options{})
+	press(m, "/", "q", "w", "e", "n")
+	checkLayout(t, m)
+	golden.RequireEqual(t, m.View())
+}
+
+// replica-1: four data-parallel engines, KV near full, a critical finding,
+// its GPUs joined.
+func TestGoldenEndpoint(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		m := newTestModel(fleetFrame(), w, h, Options{})
+		press(m, "j", "enter")
+		return m
+	})
+}
+
+// A single target opens on its endpoint view; no GPUs on this host.
+func TestGoldenEndpointSingle(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		fr := fixtureFrame(fixtureOpts{endpoints: 1})
+		return newTestModel(fr, w, h, Options{SLO: "code"})
+	})
+}
+
+// The fleet aggregated: Enter on the fleet line.
+func TestGoldenFleetAggregate(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		m := newTestModel(fleetFrame(), w, h, Options{})
+		press(m, "k", "enter")
+		return m
+	})
+}
+
+// A down endpoint shows its error and how old its numbers are.
+func TestGoldenEndpointDown(t *testing.T) {
+	m := newTestModel(fleetFrame(), 80, 24, Options{})
+	press(m, "j", "j", "enter")
+	checkLayout(t, m)
+	golden.RequireEqual(t, m.View())
+}
+
+// gpuTroubleFrame has GPUs in every state the panel distinguishes.
+func gpuTroubleFrame() *diagnose.Frame {
+	fr := fleetFrame()
+	g := &fr.GPU
+	g.GPUs[2].Problem = "GPU has fallen off the bus"
+	g.GPUs[3].ECCUncorrected = 2
+	g.GPUs[3].RemapPending = true
+	g.GPUs[4].UtilGPU, g.GPUs[4].PowerW = nan, nan
+	g.GPUs[4].Processes = nil
+	g.GPUs[6].TempC = 88
+	g.GPUs[6].Throttled = true
+	g.GPUs[6].ClockEvents = []string{"HW thermal slowdown", "SW thermal slowdown"}
+	fr.GPUSeries = fixtureGPUSeries(g)
+	fr.GPUEvents = []sources.GPUEvent{
+		sources.XIDEvent(t0.Add(-9*time.Minute), 3, 63),
+		sources.XIDEvent(t0.Add(-40*time.Second), 2, 79),
+	}
+	return fr
+}
+
+// The GPU panel focused in replica-1's view.
+func TestGoldenGPU(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		m := newTestModel(gpuTroubleFrame(), w, h, Options{})
+		press(m, "j", "enter", "tab")
+		if m.focus != paneGPU {
+			t.Fatalf("tab did not focus the GPU pane (focus %d)", m.focus)
+		}
+		return m
+	})
+}
+
+func TestGoldenGPUUnavailable(t *testing.T) {
+	fr := fleetFrame()
+	fr.GPU = sources.GPUSnapshot{Time: t0, Unavailable: "NVML unavailable: libnvidia-ml.so.1 not found"}
+	m := newTestModel(fr, 80, 24, Options{})
+	press(m, "j", "enter")
+	checkLayout(t, m)
+	golden.RequireEqual(t, m.View())
+}
+
+// manyFindings is a fleet with more findings than fit at 80×24.
+func manyFindings() *diagnose.Frame {
+	fr := fleetFrame()
+	base := fixtureFindings()
+	for i := 0; i < 6; i++ {
+		x := base[i%len(base)]
+		x.Target = fmt.Sprintf("replica-%d", 5+i%3)
+		x.FirstSeen = x.FirstSeen.Add(-time.Duration(i) * time.Minute)
+		fr.Findings = append(fr.Findings, x)
+	}
+	return fr
+}
+
+// The findings pane focused in the fleet view, the third finding selected.
+func TestGoldenFindings(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		m := newTestModel(manyFindings(), w, h, Options{})
+		press(m, "tab")
+		if m.focus != paneGPU && m.focus != paneFindings {
+			t.Fatalf("focus %d", m.focus)
+		}
+		for m.focus != paneFindings {
+			press(m, "tab")
+		}
+		press(m, "j", "j")
+		return m
+	})
+}
+
+// Enter on a finding: the full explanation and the flag change.
+func TestGoldenFindingDetail(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		m := newTestModel(fleetFrame(), w, h, Options{})
+		press(m, "j", "enter", "shift+tab", "enter")
+		if m.overlay != overlayFinding {
+			t.Fatalf("no finding detail (focus %d)", m.focus)
+		}
+		return m
+	})
+}
+
+func TestGoldenHelp(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		m := newTestModel(fleetFrame(), w, h, Options{})
+		press(m, "?")
+		return m
+	})
+}
+
+func TestGoldenTooSmall(t *testing.T) {
+	m := newTestModel(fleetFrame(), 79, 24, Options{})
+	golden.RequireEqual(t, m.View())
+}
+
+// One color golden per theme: the fleet view at 120×40 with a true-color
+// renderer (mono has attributes only).
+func TestGoldenTheme(t *testing.T) {
+	for _, name := range themes.Names() {
+		t.Run(name, func(t *testing.T) {
+			r := lipgloss.NewRenderer(io.Discard)
+			r.SetColorProfile(termenv.TrueColor)
+			m := newTestModel(fleetFrame(), 120, 40, Options{Theme: name, Renderer: r})
+			checkLayout(t, m)
+			golden.RequireEqual(t, m.View())
+		})
+	}
+}

@@ -1,0 +1,64 @@
+package ui
+
+// helpLines is the help overlay: every key from the key map, then what the
+// symbols mean (nothing on screen relies on color alone). Wide terminals
+// get the two halves side by side.
+func (m *Model) helpLines(w int) []string {
+	s := m.st
+	const keyW = 12
+	var keys []string
+	for _, g := range m.keys.helpGroups() {
+		keys = append(keys, s.title.s(g.title))
+		for _, b := range g.keys {
+			h := b.Help()
+			keys = append(keys, "  "+s.key.s(pad(h.Key, keyW))+" "+s.text.s(h.Desc))
+		}
+		keys = append(keys, "")
+	}
+	legend := []string{s.title.s("Symbols")}
+	for _, l := range [][2]string{
+		{symUp, "up, with how long"},
+		{symDown, "down: the endpoint view shows the error"},
+		{symStale, "stale: no answer for a while (polls hang)"},
+		{symRestart, "restarted recently"},
+		{symPending, "not polled yet"},
+		{symCrit, "critical; after a value: far over its limit"},
+		{symWarn, "warning; after a value: over its limit"},
+		{symInfo, "advisory"},
+		{symOK, "fine"},
+		{"KV", symWarn + " from 85 %, " + symCrit + " from 95 % of the KV cache"},
+		{"latency", symWarn + " over the SLO target, " + symCrit + " over twice (p99: 2× and 4×)"},
+		{symExpand + " " + symCollapse, "engines hidden / shown; " + symExpand + " marks the endpoint's GPUs"},
+		{symSel, "the selected row, or the pane keys go to"},
+		{"--", "unknown: not exposed, or no request in the window"},
+		{"▁▃▅▇█", "history, newest right; a gap is a missing point"},
+	} {
+		legend = append(legend, "  "+s.text.s(pad(l[0], keyW))+" "+s.muted.s(l[1]))
+	}
+	legend = append(legend, "",
+		s.title.s("Theme")+" "+s.text.s(m.theme.Name)+s.muted.s(" (t cycles; --theme or theme: in the config file)"),
+		s.title.s("SLO")+" "+s.text.s(m.sloText())+s.muted.s(" (o cycles; --slo)"))
+	if w >= wideMinWidth {
+		return beside(keys, w/2, "", legend)
+	}
+	return append(keys, legend...)
+}
+
+func (m *Model) sloText() string {
+	slo := m.slos[m.slo]
+	return slo.Name + " (" + slo.Desc + "): TTFT ≤" + secs(slo.TTFT) + ", inter-token ≤" + secs(slo.ITL) + ", E2E ≤" + secs(slo.E2E) + " at p95"
+}
+
+// overlayBody shows lines scrolled by off in the body, with a title rule.
+func (m *Model) overlayBody(title string, lines []string, off *int) []string {
+	n := m.lay.body - 1
+	*off = max(0, min(*off, len(lines)-n))
+	out := []string{m.st.rule(title, true, m.w)}
+	for i := *off; i < min(len(lines), *off+n); i++ {
+		out = append(out, cut(lines[i], m.w))
+	}
+	if rest := len(lines) - (*off + n); rest > 0 && len(out) > 1 {
+		out[len(out)-1] = m.st.muted.s("  ↓ " + itoa(rest) + " more lines")
+	}
+	return block(out, m.w, m.lay.body)
+}

@@ -1,0 +1,627 @@
+// Package ui is vtop's terminal UI: a bubbletea model over the frames the
+// hub publishes. Work happens when something changes (a frame, a key, a
+// resize): rows, sparklines and panels are rendered into strings then, and
+// View only joins them. The package does no I/O; it talks to the hub through
+// the small Hub interface, from commands.
+package ui
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/themes"
+	f "github.com/vtop-dev/vtop/ui/format"
+)
+
+// Hub is what the UI needs from the live pipeline.
+type Hub interface {
+	Frames() <-chan *diagnose.Frame // newest frame wins; closed when the pipeline stops
+	SetWindow(time.Duration)
+	SetSLO(diagnose.SLO) // the profile the latency rules judge by, as the latency row does
+	PollNow()
+}
+
+// Options configure the model; the zero value is usable.
+type Options struct {
+	Theme    string             // dark (default), light, high-contrast, mono
+	SLO      string             // SLO profile name (default chat)
+	SLOs     []diagnose.SLO     // the profiles (default diagnose.SLOProfiles())
+	Window   time.Duration      // the window the hub starts with
+	Renderer *lipgloss.Renderer // decides the color profile; default lipgloss's
+	Tick     time.Duration      // clock refresh (default 1 s); <0: none (tests)
+}
+
+type mode uint8
+
+const (
+	modeFleet mode = iota
+	modeEndpoint
+)
+
+type pane uint8
+
+const (
+	paneMain pane = iota // the table, or the four rows
+	paneGPU
+	paneFindings
+	numPanes
+)
+
+type overlay uint8
+
+const (
+	overlayNone overlay = iota
+	overlayHelp
+	overlayFinding
+)
+
+// windows are the steps of + and -.
+var windowSteps = []time.Duration{
+	15 * time.Second, 30 * time.Second, time.Minute, 2 * time.Minute, 5 * time.Minute,
+	10 * time.Minute, 15 * time.Minute, 30 * time.Minute, time.Hour,
+}
+
+// Model is the top-level model.
+type Model struct {
+	hub  Hub
+	keys keyMap
+	opts Options
+	r    *lipgloss.Renderer
+
+	theme themes.Theme
+	st    *styles
+	slos  []diagnose.SLO
+	slo   int
+
+	w, h int
+	lay  layout
+
+	now        time.Time
+	fr         *diagnose.Frame // shown
+	newest     *diagnose.Frame // newest received (differs while paused)
+	skipped    int             // frames received while paused
+	paused     bool
+	closed     bool // the hub stopped publishing
+	wantWindow time.Duration
+
+	mode    mode
+	chosen  bool // the first frame chose the view
+	ep      int  // the endpoint view's endpoint; -1: the fleet aggregate
+	focus   pane
+	overlay overlay
+	ovOff   int // overlay scroll
+	detail  diagnose.Finding
+
+	fleet            fleetTable
+	findSel, findOff int
+	gpuOff           int
+
+	// Prepared at every change; View joins them.
+	header string
+	body   []string
+	footer string
+}
+
+// New returns the model. It reads frames from hub.Frames().
+func New(hub Hub, o Options) *Model {
+	m := &Model{hub: hub, keys: newKeyMap(), opts: o, r: o.Renderer, ep: -1, fleet: newFleetTable(), wantWindow: o.Window}
+	if m.r == nil {
+		m.r = lipgloss.DefaultRenderer()
+	}
+	th, err := themes.ByName(o.Theme)
+	if err != nil || o.Theme == "" {
+		th, _ = themes.ByName("dark")
+	}
+	m.setTheme(th)
+	m.slos = o.SLOs
+	if len(m.slos) == 0 {
+		m.slos = diagnose.SLOProfiles()
+	}
+	for i, p := range m.slos {
+		if strings.EqualFold(p.Name, o.SLO) {
+			m.slo = i
+		}
+	}
+	return m
+}
+
+func (m *Model) setTheme(th themes.Theme) {
+	m.theme = th
+	m.st = newStyles(th, m.r)
+	clear(m.fleet.cache)
+}
+
+// Messages.
+type (
+	frameMsg      struct{ fr *diagnose.Frame }
+	framesDoneMsg struct{}
+	tickMsg       time.Time
+)
+
+// waitFrame reads the next frame; Update re-arms it after every frame.
+func waitFrame(ch <-chan *diagnose.Frame) tea.Cmd {
+	return func() tea.Msg {
+		fr, ok := <-ch
+		if !ok {
+			return framesDoneMsg{}
+		}
+		return frameMsg{fr}
+	}
+}
+
+func tick(d time.Duration) tea.Cmd {
+	return tea.Tick(d, func(t time.Time) tea.Msg { return tickMsg(t) })
+}
+
+func (m *Model) tickEvery() time.Duration {
+	if m.opts.Tick == 0 {
+		return time.Second
+	}
+	return m.opts.Tick
+}
+
+// Init starts reading frames and the clock.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{waitFrame(m.hub.Frames())}
+	if m.tickEvery() > 0 {
+		cmds = append(cmds, tick(m.tickEvery()))
+	}
+	return tea.Batch(cmds...)
+}
+
+// Update applies one message and prepares the screen.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = msg.Width, msg.Height
+		m.relayout()
+	case frameMsg:
+		m.receive(msg.fr)
+		cmd = waitFrame(m.hub.Frames())
+	case framesDoneMsg:
+		m.closed = true
+	case tickMsg:
+		if t := time.Time(msg); t.After(m.now) {
+			m.now = t
+		}
+		m.header = m.renderHeader()
+		return m, tick(m.tickEvery())
+	case tea.KeyMsg:
+		var cmds []tea.Cmd
+		for _, k := range splitKeys(msg) {
+			c, quit := m.key(k)
+			if quit {
+				return m, tea.Quit
+			}
+			cmds = append(cmds, c)
+		}
+		cmd = tea.Batch(cmds...)
+	default:
+		return m, nil
+	}
+	m.refresh()
+	return m, cmd
+}
+
+// receive takes a frame from the hub: shown now, or kept while paused.
+func (m *Model) receive(fr *diagnose.Frame) {
+	if fr == nil {
+		return
+	}
+	m.newest = fr
+	if fr.Time.After(m.now) {
+		m.now = fr.Time
+	}
+	if m.paused && m.fr != nil {
+		m.skipped++
+		return
+	}
+	m.apply(fr)
+}
+
+// apply shows a frame: the table's order, the layout's counts.
+func (m *Model) apply(fr *diagnose.Frame) {
+	m.fr = fr
+	if !m.chosen {
+		m.chosen = true
+		if len(fr.Endpoints) == 1 {
+			m.mode, m.ep = modeEndpoint, 0
+		}
+	}
+	if m.ep >= len(fr.Endpoints) {
+		m.ep = -1
+	}
+	m.fleet.rebuild(fr)
+	m.relayout()
+}
+
+// countsNow are the sizes the layout depends on, for the shown frame.
+func (m *Model) countsNow() counts {
+	c := counts{focus: m.focus, rows: len(m.fleet.rows)}
+	if m.fr == nil {
+		return c
+	}
+	for i := range m.fr.Endpoints {
+		e := &m.fr.Endpoints[i]
+		c.nameLen = max(c.nameLen, width(e.Name))
+		for _, x := range e.Models {
+			c.modelLen = max(c.modelLen, width(shortModel(x)))
+		}
+	}
+	g := &m.fr.GPU
+	c.gpus = len(g.GPUs)
+	c.gpuNone = gpuUnavailable(g) != ""
+	c.gpuEvents = min(len(m.fr.GPUEvents), maxGPUEvents)
+	for i := range g.GPUs {
+		if len(g.GPUs[i].Processes) > 0 {
+			c.gpuProcs = true
+		}
+	}
+	if m.mode == modeEndpoint && m.ep >= 0 {
+		e := &m.fr.Endpoints[m.ep]
+		c.findings = len(e.Findings)
+		c.subs = len(e.Subs)
+		c.endpointGPU = len(e.GPU.GPUs) > 0 || e.GPU.Note != ""
+	} else {
+		c.findings = len(m.fr.Findings)
+		if m.mode == modeEndpoint {
+			c.subs = len(m.fr.Fleet.Models)
+		}
+	}
+	return c
+}
+
+// relayout is the one resize handler: every region comes from plan.
+func (m *Model) relayout() {
+	m.lay = plan(m.w, m.h, m.countsNow())
+	clear(m.fleet.cache)
+}
+
+// refresh prepares header, body and footer for View.
+func (m *Model) refresh() {
+	if m.lay.tooSmall || m.w == 0 {
+		return
+	}
+	m.header = m.renderHeader()
+	m.footer = m.renderFooter()
+	switch {
+	case m.overlay == overlayHelp:
+		m.body = m.overlayBody("Help: keys and symbols", m.helpLines(m.w), &m.ovOff)
+	case m.fr == nil:
+		msg := "waiting for the first poll…"
+		if m.closed {
+			msg = "the pipeline stopped; press q to quit"
+		}
+		m.body = block([]string{"", "  " + m.st.muted.s(msg)}, m.w, m.lay.body)
+	case m.overlay == overlayFinding:
+		m.body = m.overlayBody("Finding", m.detailLines(&m.detail, m.w), &m.ovOff)
+	case m.mode == modeFleet:
+		m.body = block(m.fleetBody(), m.w, m.lay.body)
+	default:
+		m.body = block(m.endpointBody(), m.w, m.lay.body)
+	}
+}
+
+// View joins what refresh prepared.
+func (m *Model) View() string {
+	if m.w == 0 {
+		return ""
+	}
+	if m.lay.tooSmall {
+		return cut("terminal too small ("+itoa(m.w)+"×"+itoa(m.h)+", need "+itoa(minWidth)+"×"+itoa(minHeight)+")", m.w)
+	}
+	var b strings.Builder
+	b.Grow((m.w + 16) * m.h)
+	b.WriteString(m.header)
+	for _, l := range m.body {
+		b.WriteByte('\n')
+		b.WriteString(l)
+	}
+	b.WriteByte('\n')
+	b.WriteString(m.footer)
+	return b.String()
+}
+
+// key handles one key press; it returns a command for the hub, or quit.
+func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
+	if m.fleet.filtering {
+		return m.filterKey(k), false
+	}
+	km := &m.keys
+	switch {
+	case key.Matches(k, km.Quit):
+		return nil, true
+	case key.Matches(k, km.Help):
+		if m.overlay == overlayHelp {
+			m.overlay = overlayNone
+		} else {
+			m.overlay, m.ovOff = overlayHelp, 0
+		}
+		return nil, false
+	case key.Matches(k, km.Back):
+		m.back()
+		return nil, false
+	case key.Matches(k, km.Pause):
+		m.paused = !m.paused
+		if !m.paused {
+			m.skipped = 0
+			if m.newest != nil && m.newest != m.fr {
+				m.apply(m.newest)
+			}
+		}
+		return nil, false
+	case key.Matches(k, km.PollNow):
+		h := m.hub
+		return func() tea.Msg { h.PollNow(); return nil }, false
+	case key.Matches(k, km.WindowUp), key.Matches(k, km.WindowDown):
+		return m.stepWindow(key.Matches(k, km.WindowUp)), false
+	case key.Matches(k, km.Theme):
+		m.setTheme(themes.Next(m.theme.Name))
+		return nil, false
+	case key.Matches(k, km.SLO):
+		m.slo = (m.slo + 1) % len(m.slos)
+		clear(m.fleet.cache)
+		h, slo := m.hub, m.slos[m.slo]
+		return func() tea.Msg { h.SetSLO(slo); return nil }, false
+	}
+	if m.overlay != overlayNone {
+		m.scrollOverlay(k)
+		return nil, false
+	}
+	if m.fr == nil {
+		return nil, false
+	}
+	switch {
+	case key.Matches(k, km.NextPane):
+		m.cyclePane(1)
+	case key.Matches(k, km.PrevPane):
+		m.cyclePane(-1)
+	case m.focus == paneFindings:
+		m.findingsKey(k)
+	case m.focus == paneGPU:
+		m.gpuKey(k)
+	case m.mode == modeFleet:
+		m.fleetKey(k)
+	}
+	return nil, false
+}
+
+// splitKeys undoes what a slow link does to keys: bubbletea delivers runes
+// that arrive in one read as one message ("jj"), and Esc followed quickly
+// by a key as alt+key. Each becomes its own key press; a paste stays whole.
+func splitKeys(k tea.KeyMsg) []tea.KeyMsg {
+	if k.Type != tea.KeyRunes || k.Paste || (len(k.Runes) <= 1 && !k.Alt) {
+		return []tea.KeyMsg{k}
+	}
+	var out []tea.KeyMsg
+	if k.Alt {
+		out = append(out, tea.KeyMsg{Type: tea.KeyEsc})
+	}
+	for _, r := range k.Runes {
+		out = append(out, tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
+	}
+	return out
+}
+
+// back closes what is open, innermost first.
+func (m *Model) back() {
+	switch {
+	case m.overlay != overlayNone:
+		m.overlay = overlayNone
+	case m.focus != paneMain:
+		m.focus = paneMain
+		m.relayout()
+	case m.mode == modeEndpoint && m.fr != nil && len(m.fr.Endpoints) > 0:
+		m.mode = modeFleet
+		m.findSel, m.findOff = 0, 0
+		m.relayout()
+	case m.fleet.filter != "":
+		m.fleet.filter = ""
+		if m.fr != nil {
+			m.fleet.rebuild(m.fr)
+			m.relayout()
+		}
+	}
+}
+
+func (m *Model) stepWindow(up bool) tea.Cmd {
+	cur := m.wantWindow
+	if m.fr != nil && cur == 0 {
+		cur = m.fr.Window
+	}
+	var interval time.Duration
+	if m.fr != nil {
+		interval = m.fr.Interval
+	}
+	next := cur
+	if up {
+		for _, w := range windowSteps {
+			if w > cur {
+				next = w
+				break
+			}
+		}
+	} else {
+		for i := len(windowSteps) - 1; i >= 0; i-- {
+			if w := windowSteps[i]; w < cur && w >= 2*interval {
+				next = w
+				break
+			}
+		}
+	}
+	if next == cur {
+		return nil
+	}
+	m.wantWindow = next
+	h := m.hub
+	return func() tea.Msg { h.SetWindow(next); return nil }
+}
+
+// panes lists the panes the current view shows, in Tab order.
+func (m *Model) panes() []pane {
+	ps := []pane{paneMain}
+	if m.lay.tooSmall || m.fr == nil {
+		return ps
+	}
+	if gpuUnavailable(&m.fr.GPU) == "" && (m.mode == modeEndpoint && m.lay.gpu.h > 1 || m.mode == modeFleet && m.lay.fleetGPU.h > 1) {
+		ps = append(ps, paneGPU)
+	}
+	return append(ps, paneFindings)
+}
+
+func (m *Model) cyclePane(d int) {
+	ps := m.panes()
+	i := 0
+	for k, p := range ps {
+		if p == m.focus {
+			i = k
+		}
+	}
+	m.focus = ps[(i+d+len(ps))%len(ps)]
+	m.relayout()
+}
+
+// listMove maps navigation keys to a new index in a list of n.
+func (m *Model) listMove(k tea.KeyMsg, cur, n, page int) (int, bool) {
+	km := &m.keys
+	switch {
+	case key.Matches(k, km.Up):
+		cur--
+	case key.Matches(k, km.Down):
+		cur++
+	case key.Matches(k, km.PageUp):
+		cur -= max(1, page)
+	case key.Matches(k, km.PageDown):
+		cur += max(1, page)
+	case key.Matches(k, km.Top):
+		cur = 0
+	case key.Matches(k, km.Bottom):
+		cur = n - 1
+	default:
+		return cur, false
+	}
+	return max(0, min(cur, n-1)), true
+}
+
+func (m *Model) currentFindings() []diagnose.Finding {
+	if m.mode == modeEndpoint && m.ep >= 0 {
+		return m.fr.Endpoints[m.ep].Findings
+	}
+	return m.fr.Findings
+}
+
+func (m *Model) findingsKey(k tea.KeyMsg) {
+	fs := m.currentFindings()
+	if i, ok := m.listMove(k, m.findSel, len(fs), 5); ok {
+		m.findSel = i
+		return
+	}
+	if key.Matches(k, m.keys.Open) && m.findSel < len(fs) {
+		m.detail = fs[m.findSel]
+		m.overlay, m.ovOff = overlayFinding, 0
+	}
+}
+
+func (m *Model) gpuKey(k tea.KeyMsg) {
+	if i, ok := m.listMove(k, m.gpuOff, len(m.fr.GPU.GPUs), 4); ok {
+		m.gpuOff = i
+	}
+}
+
+func (m *Model) scrollOverlay(k tea.KeyMsg) {
+	if i, ok := m.listMove(k, m.ovOff, 1<<20, m.lay.body-2); ok {
+		m.ovOff = i
+	}
+}
+
+func (m *Model) fleetKey(k tea.KeyMsg) {
+	km := &m.keys
+	t := &m.fleet
+	n := len(t.rows)
+	defer func() {
+		if len(t.rows) != n { // engines shown or hidden: the panels may grow or shrink
+			m.relayout()
+		}
+	}()
+	switch {
+	case key.Matches(k, km.Up):
+		t.move(-1)
+	case key.Matches(k, km.Down):
+		t.move(1)
+	case key.Matches(k, km.PageUp):
+		t.move(-max(1, m.lay.fleetRows-1))
+	case key.Matches(k, km.PageDown):
+		t.move(max(1, m.lay.fleetRows-1))
+	case key.Matches(k, km.Top):
+		t.cursor = cursorFleet
+	case key.Matches(k, km.Bottom):
+		t.cursor = len(t.rows) - 1
+	case key.Matches(k, km.Open):
+		m.open()
+	case key.Matches(k, km.Filter):
+		t.filtering = true
+	case key.Matches(k, km.Sort):
+		t.sort = (t.sort + 1) % numSorts
+		t.rebuild(m.fr)
+	case key.Matches(k, km.Reverse):
+		t.reverse = !t.reverse
+		t.rebuild(m.fr)
+	case key.Matches(k, km.Expand):
+		if r, ok := t.selected(); ok && len(m.fr.Endpoints[r.ep].Subs) > 1 {
+			t.expanded[r.ep] = !t.isExpanded(r.ep)
+			t.rebuild(m.fr)
+			// Collapsing from an engine row leaves the cursor on its endpoint.
+		}
+	case key.Matches(k, km.ExpandAll):
+		t.expandAll = !t.expandAll
+		clear(t.expanded)
+		t.rebuild(m.fr)
+	}
+}
+
+// open drills down into the selected row (or the fleet aggregate).
+func (m *Model) open() {
+	m.mode = modeEndpoint
+	m.ep = -1
+	if r, ok := m.fleet.selected(); ok {
+		m.ep = r.ep
+	}
+	m.findSel, m.findOff, m.gpuOff = 0, 0, 0
+	m.relayout()
+}
+
+func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
+	t := &m.fleet
+	switch k.Type {
+	case tea.KeyEnter:
+		t.filtering = false
+	case tea.KeyEsc:
+		t.filtering = false
+		t.filter = ""
+	case tea.KeyBackspace:
+		if r := []rune(t.filter); len(r) > 0 {
+			t.filter = string(r[:len(r)-1])
+		}
+	case tea.KeyCtrlC:
+		return tea.Quit
+	case tea.KeyRunes, tea.KeySpace:
+		t.filter += string(k.Runes)
+	default:
+		return nil
+	}
+	t.cursor = max(t.cursor, 0)
+	t.rebuild(m.fr)
+	m.relayout()
+	return nil
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func secs(d time.Duration) string { return f.Seconds(d.Seconds()) }

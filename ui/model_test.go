@@ -1,0 +1,502 @@
+package ui
+
+import (
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/vtop-dev/vtop/diagnose"
+)
+
+func run(cmd tea.Cmd) tea.Msg {
+	if cmd == nil {
+		return nil
+	}
+	return cmd()
+}
+
+func updateKey(m *Model, k string) tea.Cmd {
+	_, cmd := m.Update(keyMsg(k))
+	return cmd
+}
+
+func TestQuitKeys(t *testing.T) {
+	for _, keys := range [][]string{{"q"}, {"ctrl+c"}, {"/", "a", "ctrl+c"}, {"j", "enter", "?", "q"}} {
+		m := newTestModel(fleetFrame(), 80, 24, Options{})
+		press(m, keys[:len(keys)-1]...)
+		if _, ok := run(updateKey(m, keys[len(keys)-1])).(tea.QuitMsg); !ok {
+			t.Errorf("%v did not quit", keys)
+		}
+	}
+	// q typed into the filter is a letter, not quit.
+	m := newTestModel(fleetFrame(), 80, 24, Options{})
+	press(m, "/")
+	if cmd := updateKey(m, "q"); cmd != nil {
+		t.Errorf("q in the filter: %T", run(cmd))
+	}
+	if m.fleet.filter != "q" {
+		t.Errorf("filter %q", m.fleet.filter)
+	}
+}
+
+func TestPauseFreezesScreen(t *testing.T) {
+	a := fleetFrame()
+	m := newTestModel(a, 120, 40, Options{})
+	press(m, "p")
+	frozen := m.body
+	b := fleetFrame()
+	b.Time = t0.Add(time.Second)
+	b.Endpoints[0].Stats.GenTokRate = 4321
+	b.Endpoints[0].Name = "renamed-0"
+	m.Update(frameMsg{b})
+	m.Update(frameMsg{b})
+	if !reflect.DeepEqual(m.body, frozen) {
+		t.Error("the screen changed while paused")
+	}
+	if !strings.Contains(m.View(), "‖ PAUSED (2 new)") {
+		t.Errorf("no paused indicator:\n%s", m.header)
+	}
+	press(m, "p")
+	v := m.View()
+	if strings.Contains(v, "PAUSED") || !strings.Contains(v, "renamed-0") || !strings.Contains(v, "4.3k") {
+		t.Errorf("unpausing did not show the newest frame:\n%s", v)
+	}
+}
+
+func TestWindowKeys(t *testing.T) {
+	h := newFrameHub()
+	m := New(h, Options{Window: time.Minute, Tick: -1})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	fr := fleetFrame()
+	m.Update(frameMsg{fr})
+	run(updateKey(m, "+"))
+	if !strings.Contains(m.header, "window 1m→2m") {
+		t.Errorf("header: %s", m.header)
+	}
+	fr2 := fleetFrame()
+	fr2.Window = 2 * time.Minute
+	m.Update(frameMsg{fr2})
+	if !strings.Contains(m.header, "window 2m ") {
+		t.Errorf("header: %s", m.header)
+	}
+	run(updateKey(m, "-"))
+	run(updateKey(m, "-"))
+	run(updateKey(m, "-"))
+	run(updateKey(m, "-"))
+	run(updateKey(m, "-")) // 15 s is the floor
+	want := []time.Duration{2 * time.Minute, time.Minute, 30 * time.Second, 15 * time.Second}
+	if !slices.Equal(h.windows, want) {
+		t.Errorf("SetWindow calls %v, want %v", h.windows, want)
+	}
+	// The window never goes below two polls.
+	h2 := newFrameHub()
+	m2 := New(h2, Options{Window: time.Minute, Tick: -1})
+	m2.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	fr3 := fleetFrame()
+	fr3.Interval = 20 * time.Second
+	m2.Update(frameMsg{fr3})
+	for range 4 {
+		run(updateKey(m2, "-"))
+	}
+	if !slices.Equal(h2.windows, nil) {
+		t.Errorf("with a 20s interval: %v", h2.windows)
+	}
+}
+
+func TestPollNow(t *testing.T) {
+	h := newFrameHub()
+	m := New(h, Options{Tick: -1})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.Update(frameMsg{fleetFrame()})
+	run(updateKey(m, "r"))
+	if h.polls != 1 {
+		t.Errorf("polls %d", h.polls)
+	}
+}
+
+func TestThemeAndSLOCycle(t *testing.T) {
+	m := newTestModel(fleetFrame(), 120, 40, Options{})
+	var seen []string
+	for range 5 {
+		seen = append(seen, m.theme.Name)
+		press(m, "t")
+	}
+	if want := []string{"dark", "light", "high-contrast", "mono", "dark"}; !slices.Equal(seen, want) {
+		t.Errorf("themes %v", seen)
+	}
+	if !strings.Contains(m.View(), "SLO chat") {
+		t.Fatal("default SLO")
+	}
+	run(updateKey(m, "o"))
+	if h := m.hub.(*frameHub); !slices.Equal(h.slos, []string{"code"}) {
+		t.Errorf("the rules were not switched to code: %v", h.slos)
+	}
+	if !strings.Contains(m.View(), "SLO code") {
+		t.Errorf("o did not switch to code:\n%s", m.header)
+	}
+	// Until a frame judged by the new profile arrives, the header says so.
+	fr := fleetFrame()
+	fr.SLO = diagnose.SLOProfiles()[0]
+	m.Update(frameMsg{fr})
+	if !strings.Contains(m.header, "SLO chat→code") {
+		t.Errorf("pending profile: %s", m.header)
+	}
+	fr = fleetFrame()
+	fr.SLO, _ = diagnose.FindSLO(diagnose.SLOProfiles(), "code")
+	m.Update(frameMsg{fr})
+	if !strings.Contains(m.header, "SLO code ") {
+		t.Errorf("switched profile: %s", m.header)
+	}
+	// replica-3's TTFT p95 (423ms) is within chat (500ms) but over twice code's 200ms.
+	line := rowOf(t, m.View(), "replica-3")
+	if !strings.Contains(line, "423ms"+symCrit) {
+		t.Errorf("TTFT not judged against code: %q", line)
+	}
+}
+
+func rowOf(t *testing.T, view, name string) string {
+	t.Helper()
+	for _, l := range strings.Split(view, "\n") {
+		if strings.Contains(l, " "+name+" ") {
+			return l
+		}
+	}
+	t.Fatalf("no row %s in\n%s", name, view)
+	return ""
+}
+
+func TestPanesAndBack(t *testing.T) {
+	m := newTestModel(fleetFrame(), 120, 40, Options{})
+	order := []pane{m.focus}
+	for range 3 {
+		press(m, "tab")
+		order = append(order, m.focus)
+	}
+	if want := []pane{paneMain, paneGPU, paneFindings, paneMain}; !slices.Equal(order, want) {
+		t.Errorf("tab order %v", order)
+	}
+	press(m, "shift+tab")
+	if m.focus != paneFindings {
+		t.Errorf("shift+tab: %d", m.focus)
+	}
+	press(m, "esc")
+	if m.focus != paneMain {
+		t.Errorf("esc: %d", m.focus)
+	}
+	// At 80×24 the fleet's GPU panel is one line: no pane to visit.
+	m = newTestModel(fleetFrame(), 80, 24, Options{})
+	press(m, "tab")
+	if m.focus != paneFindings {
+		t.Errorf("80×24 tab: %d", m.focus)
+	}
+}
+
+func TestDrillDownAndBack(t *testing.T) {
+	m := newTestModel(fleetFrame(), 120, 40, Options{})
+	if m.mode != modeFleet {
+		t.Fatal("a fleet opens on the fleet view")
+	}
+	press(m, "j", "enter")
+	if m.mode != modeEndpoint || !strings.HasPrefix(m.body[0], "replica-1 · ") {
+		t.Fatalf("enter: %q", m.body[0])
+	}
+	for _, row := range []string{"Latency", "Cache", "Queue", "Throughput"} {
+		if !strings.Contains(m.View(), "\n"+row+" ") {
+			t.Errorf("no %s row", row)
+		}
+	}
+	press(m, "esc")
+	if m.mode != modeFleet {
+		t.Fatal("esc")
+	}
+	if r, _ := m.fleet.selected(); m.fr.Endpoints[r.ep].Name != "replica-1" {
+		t.Error("the selection moved")
+	}
+	press(m, "g", "enter")
+	if !strings.HasPrefix(m.body[0], "Fleet · every endpoint up, aggregated") {
+		t.Errorf("fleet aggregate: %q", m.body[0])
+	}
+	// One target opens on its endpoint; esc shows it as a fleet of one.
+	m = newTestModel(fixtureFrame(fixtureOpts{endpoints: 1}), 80, 24, Options{})
+	if m.mode != modeEndpoint || m.ep != 0 {
+		t.Fatal("one target opens on its endpoint view")
+	}
+	press(m, "esc")
+	if m.mode != modeFleet {
+		t.Fatal("esc from a single endpoint")
+	}
+}
+
+func names(m *Model) []string {
+	var out []string
+	for _, r := range m.fleet.rows {
+		if r.sub < 0 {
+			out = append(out, m.fr.Endpoints[r.ep].Name)
+		}
+	}
+	return out
+}
+
+func TestSort(t *testing.T) {
+	fr := fleetFrame()
+	fr.Endpoints[5].Stats.KVUsage = math.NaN()
+	m := newTestModel(fr, 120, 40, Options{})
+	want := map[sortKey][]string{
+		sortName:     {"replica-0", "replica-1", "replica-2", "replica-3", "replica-4", "replica-5", "replica-6", "replica-7"},
+		sortSeverity: {"replica-1", "replica-0", "replica-4", "replica-2", "replica-3", "replica-5", "replica-6", "replica-7"},
+		sortKV:       {"replica-1", "replica-2", "replica-0", "replica-7", "replica-3", "replica-4", "replica-6", "replica-5"},
+		sortWaiting:  {"replica-1", "replica-2", "replica-0", "replica-3", "replica-4", "replica-5", "replica-6", "replica-7"},
+		sortTTFT:     {"replica-1", "replica-2", "replica-0", "replica-7", "replica-3", "replica-4", "replica-5", "replica-6"},
+		sortTok:      {"replica-1", "replica-2", "replica-0", "replica-7", "replica-3", "replica-4", "replica-5", "replica-6"},
+	}
+	for k := sortName; k < numSorts; k++ {
+		if m.fleet.sort != k {
+			t.Fatalf("sort %d, want %d", m.fleet.sort, k)
+		}
+		if got := names(m); !slices.Equal(got, want[k]) {
+			t.Errorf("sort %s: %v", sortNames[k], got)
+		}
+		press(m, "s")
+	}
+	// Reversed KV: smallest first, the unknown one still last.
+	press(m, "s", "s", "S")
+	if got := names(m); !slices.Equal(got, []string{"replica-6", "replica-4", "replica-3", "replica-7", "replica-0", "replica-2", "replica-1", "replica-5"}) {
+		t.Errorf("reversed KV: %v", got)
+	}
+}
+
+func TestFilter(t *testing.T) {
+	m := newTestModel(fleetFrame(), 80, 24, Options{})
+	press(m, "/", "Q", "w", "e", "n")
+	if got := names(m); !slices.Equal(got, []string{"replica-2", "replica-5"}) {
+		t.Errorf("qwen: %v", got)
+	}
+	press(m, "backspace", "backspace", "backspace", "backspace")
+	if len(names(m)) != 8 {
+		t.Errorf("backspace: %v", names(m))
+	}
+	press(m, "d", "o", "w", "n", "enter")
+	if got := names(m); !slices.Equal(got, []string{"replica-2"}) || m.fleet.filtering {
+		t.Errorf("down: %v", got)
+	}
+	press(m, "j") // keys work again once the filter is kept
+	press(m, "esc")
+	if m.fleet.filter != "" || len(names(m)) != 8 {
+		t.Errorf("esc kept the filter %q", m.fleet.filter)
+	}
+	press(m, "/", "r", "e", "s", "t", "a", "r", "t")
+	if got := names(m); !slices.Equal(got, []string{"replica-4"}) {
+		t.Errorf("restarted: %v", got)
+	}
+	press(m, "esc")
+	if m.fleet.filter != "" || m.fleet.filtering {
+		t.Error("esc while typing clears")
+	}
+	press(m, "/", "z", "z", "z")
+	if !strings.Contains(m.View(), `no endpoint matches the filter "zzz"`) {
+		t.Errorf("empty filter result:\n%s", m.View())
+	}
+}
+
+func TestExpandEngines(t *testing.T) {
+	m := newTestModel(fleetFrame(), 120, 40, Options{})
+	press(m, "j", "space")
+	if len(m.fleet.rows) != 12 {
+		t.Fatalf("rows %d", len(m.fleet.rows))
+	}
+	v := m.View()
+	for _, e := range []string{"└ engine 0", "└ engine 3"} {
+		if !strings.Contains(v, e) {
+			t.Errorf("no %q", e)
+		}
+	}
+	press(m, "j", "j", "space") // collapsing from an engine row
+	if len(m.fleet.rows) != 8 {
+		t.Fatalf("rows %d after collapse", len(m.fleet.rows))
+	}
+	if r, _ := m.fleet.selected(); m.fr.Endpoints[r.ep].Name != "replica-1" || r.sub != -1 {
+		t.Errorf("cursor %+v", r)
+	}
+	press(m, "e")
+	if len(m.fleet.rows) != 12 {
+		t.Errorf("e: rows %d", len(m.fleet.rows))
+	}
+	// The selection stays on its row when a new frame reorders the table.
+	press(m, "e", "G")
+	fr := fleetFrame()
+	fr.Endpoints[7].Name = "a-first"
+	m.Update(frameMsg{fr})
+	if r, _ := m.fleet.selected(); m.fr.Endpoints[r.ep].Name != "a-first" || m.fleet.cursor != 0 {
+		t.Errorf("cursor %d on %s", m.fleet.cursor, m.fr.Endpoints[r.ep].Name)
+	}
+}
+
+// Missing is not zero: an endpoint that never answered, or a metric no
+// engine exposes, shows "--".
+func TestMissingIsNotZero(t *testing.T) {
+	fr := fleetFrame()
+	e := &fr.Endpoints[3]
+	e.State, e.LastSuccess = diagnose.StateDown, time.Time{}
+	e.Stats = diagnose.Stats{} // what diagnose holds for a target that never answered
+	m := newTestModel(fr, 120, 40, Options{})
+	line := rowOf(t, m.View(), "replica-3")
+	if strings.Contains(line, " 0%") || strings.Contains(line, "0/0") || strings.Contains(line, "0µs") {
+		t.Errorf("zeros for a target that never answered: %q", line)
+	}
+	if strings.Count(line, "--") < 5 {
+		t.Errorf("want unknowns: %q", line)
+	}
+	press(m, "j", "j", "j", "enter")
+	if !strings.Contains(m.View(), "no data") {
+		t.Errorf("endpoint view of a target with no data:\n%s", m.View())
+	}
+	// replica-6 has served no request in the window: latencies unknown, rates zero.
+	line = rowOf(t, newTestModel(fleetFrame(), 120, 40, Options{}).View(), "replica-6")
+	if !strings.Contains(line, "--") || !strings.Contains(line, " 0 ") {
+		t.Errorf("replica-6: %q", line)
+	}
+}
+
+// The help overlay lists every key of the key map.
+func TestHelpListsEveryKey(t *testing.T) {
+	m := newTestModel(fleetFrame(), 120, 40, Options{})
+	text := strings.Join(m.helpLines(120), "\n")
+	v := reflect.ValueOf(m.keys)
+	n := 0
+	for i := 0; i < v.NumField(); i++ {
+		if _, ok := v.Field(i).Interface().(key.Binding); ok {
+			n++
+		}
+	}
+	for _, g := range m.keys.helpGroups() {
+		n -= len(g.keys)
+		for _, b := range g.keys {
+			if !strings.Contains(text, b.Help().Key) || !strings.Contains(text, b.Help().Desc) {
+				t.Errorf("help lacks %q", b.Help().Key)
+			}
+		}
+	}
+	if n != 0 {
+		t.Errorf("%d bindings are missing from the help groups", n)
+	}
+}
+
+func TestFindingDetailAndScroll(t *testing.T) {
+	m := newTestModel(fleetFrame(), 80, 24, Options{})
+	press(m, "tab", "j", "enter")
+	if m.overlay != overlayFinding || m.detail.Rule != "slo_breach" {
+		t.Fatalf("detail of %q", m.detail.Rule)
+	}
+	v := m.View()
+	for _, s := range []string{"TTFT over the chat SLO", "What it means", "--enable-chunked-prefill", "(current value unknown) → true"} {
+		if !strings.Contains(v, s) {
+			t.Errorf("detail lacks %q:\n%s", s, v)
+		}
+	}
+	press(m, "esc")
+	if m.overlay != overlayNone || m.focus != paneFindings {
+		t.Error("esc closes the detail, keeps the pane")
+	}
+}
+
+// Keys that arrive together over a slow link are still single presses.
+func TestBatchedKeys(t *testing.T) {
+	m := newTestModel(fleetFrame(), 120, 40, Options{})
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("jj")})
+	if m.fleet.cursor != 2 {
+		t.Errorf("jj: cursor %d", m.fleet.cursor)
+	}
+	press(m, "enter")
+	// Esc then j, fast: bubbletea reads alt+j.
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("j"), Alt: true})
+	if m.mode != modeFleet || m.fleet.cursor != 3 {
+		t.Errorf("alt+j: mode %d cursor %d", m.mode, m.fleet.cursor)
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/qwen")})
+	if m.fleet.filter != "qwen" {
+		t.Errorf("/qwen in one read: filter %q", m.fleet.filter)
+	}
+	press(m, "esc")
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("/q w"), Paste: false})
+	if m.fleet.filter != "q w" {
+		t.Errorf("filter %q", m.fleet.filter)
+	}
+}
+
+func TestFitName(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		w    int
+		want string
+	}{
+		{"replica-1", 12, "replica-1"},
+		{"127.0.0.1:33269", 12, "127.0…:33269"},
+		{"gpu-node-17.example.internal:8000", 14, "gpu-node…:8000"},
+		{"a-very-long-endpoint-name", 11, "a-ver…-name"},
+		{"http://10.0.0.1:8000/metrics", 12, "http:…etrics"},
+	} {
+		got := fitName(c.name, c.w)
+		if got != c.want || width(got) > c.w {
+			t.Errorf("fitName(%q, %d) = %q, want %q", c.name, c.w, got, c.want)
+		}
+	}
+}
+
+// --max-num-seqs is per engine: a data-parallel endpoint's batch capacity
+// is that times its engines.
+func TestBatchCapacityPerEngine(t *testing.T) {
+	fr := fleetFrame()
+	fr.Endpoints[1].MaxNumSeqs = 256 // 4 engines
+	m := newTestModel(fr, 80, 24, Options{})
+	press(m, "j", "enter")
+	if v := m.View(); !strings.Contains(v, "running 214 of 1024") {
+		t.Errorf("capacity of 4 engines:\n%s", v)
+	}
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 60})
+	if v := m.View(); !strings.Contains(v, "max_num_seqs 256 per engine") {
+		t.Errorf("title:\n%s", v)
+	}
+}
+
+// When the GPU panel cannot show its title and a device, it is the
+// one-line summary, and the line it would have wasted goes to the findings.
+func TestGPUPanelFallsBackToSummary(t *testing.T) {
+	fr := fleetFrame()
+	e := &fr.Endpoints[1]
+	e.Findings = append(e.Findings, fr.Findings[1], fr.Findings[2])
+	m := newTestModel(fr, 80, 24, Options{})
+	press(m, "j", "enter")
+	lines := strings.Split(m.View(), "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "GPU · simulated") {
+			if !strings.Contains(l, "8× H100") || !strings.HasPrefix(lines[i+1], "Findings") {
+				t.Errorf("summary then findings, got:\n%s\n%s", l, lines[i+1])
+			}
+			return
+		}
+	}
+	t.Errorf("no GPU line:\n%s", m.View())
+}
+
+// The endpoint view lists the endpoint's own GPUs first.
+func TestEndpointGPUsFirst(t *testing.T) {
+	fr := fleetFrame()
+	fr.Endpoints[1].GPU.GPUs = []int{5, 6}
+	m := newTestModel(fr, 80, 24, Options{})
+	press(m, "j", "enter")
+	var gpus []string
+	for _, l := range strings.Split(m.View(), "\n") {
+		if strings.Contains(l, "H100") {
+			gpus = append(gpus, strings.Fields(strings.TrimPrefix(l, symExpand))[0])
+		}
+	}
+	if len(gpus) < 2 || gpus[0] != "5" || gpus[1] != "6" {
+		t.Errorf("GPU order %v:\n%s", gpus, m.View())
+	}
+}

@@ -1,0 +1,38 @@
+package ui
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/exp/teatest"
+)
+
+// The model in a real bubbletea program: frames arrive over the hub's
+// channel (the read is re-armed after each), keys drive it, q ends it.
+func TestProgram(t *testing.T) {
+	h := newFrameHub()
+	m := New(h, Options{Tick: -1})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(100, 30))
+	waitFor := func(s string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(s)) },
+			teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
+	}
+	waitFor("waiting for the first poll")
+	h.ch <- fleetFrame()
+	waitFor("replica-7")
+	tm.Send(keyMsg("j"))
+	tm.Send(keyMsg("enter"))
+	waitFor("Throughput")
+	fr := fleetFrame()
+	fr.Endpoints[1].Name = "replica-one"
+	h.ch <- fr
+	waitFor("replica-one ·")
+	tm.Send(keyMsg("?"))
+	waitFor("Help: keys and symbols")
+	close(h.ch)
+	waitFor("polling stopped")
+	tm.Send(keyMsg("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+}

@@ -1,0 +1,83 @@
+package ui
+
+import (
+	"math"
+	"testing"
+
+	"github.com/vtop-dev/vtop/diagnose"
+)
+
+func points(vs ...float64) []diagnose.SparkPoint {
+	pts := make([]diagnose.SparkPoint, len(vs))
+	for i, v := range vs {
+		pts[i].V[diagnose.SpKV] = float32(v)
+	}
+	return pts
+}
+
+func TestSparkline(t *testing.T) {
+	nan := math.NaN()
+	cases := []struct {
+		name string
+		vals []float64
+		w    int
+		sc   sparkScale
+		want string
+	}{
+		{"fixed ratio", []float64{0, 0.25, 0.5, 0.75, 1}, 5, ratioScale, "▁▂▄▆█"},
+		{"a gap is not a zero", []float64{0, nan, 0.01}, 3, ratioScale, "▁ ▁"},
+		{"short history pads left", []float64{1}, 4, ratioScale, "   █"},
+		{"newest kept when narrow", []float64{1, 1, 0, 0}, 2, ratioScale, "▁▁"},
+		{"auto scale: largest is full", []float64{2, 4, 8}, 3, autoScale, "▂▄█"},
+		{"floor keeps a calm series low", []float64{0.05, 0.05}, 2, sparkScale{floor: 0.8}, "▁▁"},
+		{"above a fixed top is clamped", []float64{3}, 1, ratioScale, "█"},
+		{"negative is the floor", []float64{-1}, 1, ratioScale, "▁"},
+		{"all unknown", []float64{nan, nan}, 3, autoScale, "   "},
+		{"no width", []float64{1}, 0, autoScale, ""},
+	}
+	for _, c := range cases {
+		if got := sparkline(points(c.vals...), diagnose.SpKV, c.w, c.sc); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+func TestSparkRows(t *testing.T) {
+	got := sparkRows(points(0, 0.5, 1, math.NaN()), diagnose.SpKV, 4, 2, ratioScale)
+	want := []string{"  █ ", "▁██ "}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("%q, want %q", got, want)
+	}
+	for _, r := range got {
+		if width(r) != 4 {
+			t.Errorf("row %q is %d wide", r, width(r))
+		}
+	}
+}
+
+func TestBar(t *testing.T) {
+	cases := []struct {
+		v           float64
+		w           int
+		fill, empty string
+	}{
+		{0, 4, "", "░░░░"},
+		{1, 4, "████", ""},
+		{0.5, 4, "██", "░░"},
+		{0.95, 10, "█████████▌", ""},
+		{0.004, 10, "", "░░░░░░░░░░"},
+		{0.01, 10, "▏", "░░░░░░░░░"},
+		{0.02, 10, "▎", "░░░░░░░░░"},
+		{1.7, 3, "███", ""},
+		{math.NaN(), 3, "", "···"},
+	}
+	for _, c := range cases {
+		f, e := bar(c.v, c.w)
+		if f != c.fill || e != c.empty {
+			t.Errorf("bar(%v, %d) = %q %q, want %q %q", c.v, c.w, f, e, c.fill, c.empty)
+		}
+		if c.w > 0 && width(f+e) != c.w {
+			t.Errorf("bar(%v, %d) is %d wide", c.v, c.w, width(f+e))
+		}
+	}
+}

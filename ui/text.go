@@ -1,0 +1,107 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// Widths are measured the way the terminal libraries measure them (grapheme
+// clusters, escape sequences skipped), never from the locale.
+
+func width(s string) int { return ansi.StringWidth(s) }
+
+// cut truncates a line (plain or painted) to w cells, ending in "…" when cut.
+func cut(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if width(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+// pad cuts or right-pads a line to exactly w cells.
+func pad(s string, w int) string {
+	s = cut(s, w)
+	if n := w - width(s); n > 0 {
+		return s + strings.Repeat(" ", n)
+	}
+	return s
+}
+
+// padLeft right-aligns a line in w cells.
+func padLeft(s string, w int) string {
+	s = cut(s, w)
+	if n := w - width(s); n > 0 {
+		return strings.Repeat(" ", n) + s
+	}
+	return s
+}
+
+// block fits lines to exactly n lines of at most w cells: cut below, padded
+// with empty lines.
+func block(lines []string, w, n int) []string {
+	out := make([]string, 0, max(n, 0))
+	for i := 0; i < n; i++ {
+		if i < len(lines) {
+			out = append(out, cut(lines[i], w))
+		} else {
+			out = append(out, "")
+		}
+	}
+	return out
+}
+
+// beside joins two blocks column by column: left padded to lw cells, then
+// the separator, then right.
+func beside(left []string, lw int, sep string, right []string) []string {
+	n := max(len(left), len(right))
+	out := make([]string, n)
+	for i := 0; i < n; i++ {
+		var l, r string
+		if i < len(left) {
+			l = left[i]
+		}
+		if i < len(right) {
+			r = right[i]
+		}
+		out[i] = pad(l, lw) + sep + r
+	}
+	return out
+}
+
+// rule is a section title followed by a line to the width:
+// "Findings (3) ─────────". The title is painted, the rule muted.
+func (s *styles) rule(title string, focused bool, w int) string {
+	t := title
+	p := s.title
+	if focused {
+		t = symSel + " " + title
+		p = s.focus
+	}
+	t = cut(t, w)
+	rest := w - width(t) - 1
+	if rest <= 0 {
+		return p.s(t)
+	}
+	return p.s(t) + " " + s.muted.s(strings.Repeat("─", rest))
+}
+
+// wrap word-wraps plain text to w cells.
+func wrap(text string, w int) []string {
+	if w <= 0 {
+		return nil
+	}
+	var out []string
+	for _, para := range strings.Split(text, "\n") {
+		if strings.TrimSpace(para) == "" {
+			out = append(out, "")
+			continue
+		}
+		wrapped := ansi.Wrap(para, w, " -")
+		out = append(out, strings.Split(wrapped, "\n")...)
+	}
+	return out
+}
