@@ -93,16 +93,21 @@ func (s *styles) cellText(c cell) (plain, painted string) {
 // minSpark is the narrowest sparkline worth drawing.
 const minSpark = 4
 
+// sparkPaint is the paint of a sparkline at its level.
+func (s *styles) sparkPaint(sp *sparkSpec) paint {
+	if sp.lv == lvWarn || sp.lv == lvCrit {
+		return s.lv(sp.lv)
+	}
+	return s.spark
+}
+
 // sparkFor renders a cell's sparkline, h rows tall, painted by its level.
 func (s *styles) sparkFor(sp *sparkSpec, pts []diagnose.SparkPoint, w, h int) []string {
 	if sp == nil || w < minSpark || h <= 0 {
 		return nil
 	}
-	p := s.spark
-	if sp.lv == lvWarn || sp.lv == lvCrit {
-		p = s.lv(sp.lv)
-	}
-	rows := sparkRows(pts, sp.which, w, h, sp.sc)
+	p := s.sparkPaint(sp)
+	rows := s.pad.rows(pts, sp.which, w, h, sp.sc)
 	for i := range rows {
 		rows[i] = p.s(rows[i])
 	}

@@ -361,11 +361,11 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 			text = f.Rate(st.GenTokRate)
 		case colTrend:
 			if !sub {
-				lv := sloLevel(st.TTFT.P95, slo.TTFT, 1)
-				sp := m.st.sparkFor(&sparkSpec{diagnose.SpTTFT, latencyScale(slo.TTFT), lv}, e.Spark, c.w, 1)
-				if sp != nil {
-					plain.WriteString(sparkline(e.Spark, diagnose.SpTTFT, c.w, latencyScale(slo.TTFT)))
-					painted.WriteString(sp[0])
+				spec := sparkSpec{diagnose.SpTTFT, latencyScale(slo.TTFT), sloLevel(st.TTFT.P95, slo.TTFT, 1)}
+				if c.w >= minSpark {
+					raw := m.st.pad.sparkline(e.Spark, spec.which, c.w, spec.sc)
+					plain.WriteString(raw)
+					painted.WriteString(m.st.sparkPaint(&spec).s(raw))
 					continue
 				}
 			}

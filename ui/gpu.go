@@ -153,7 +153,7 @@ func (m *Model) gpuLine(g *sources.GPU, ser *diagnose.GPUSeries, mine bool, w in
 	b.WriteString(s.muted.s(" util ") + padLeft(f.Percent(g.UtilGPU/100), 4))
 	if sw := gpuSparkWidth(w); sw > 0 && ser != nil {
 		pts := ser.Points
-		b.WriteString(" " + s.spark.s(sparkSeries(len(pts), func(i int) float64 { return pts[i].UtilGPU }, sw, 1, sparkScale{max: 100})[0]))
+		b.WriteString(" " + s.spark.s(s.pad.series(len(pts), func(i int) float64 { return pts[i].UtilGPU }, sw, 1, sparkScale{max: 100})[0]))
 	}
 	b.WriteString(s.muted.s("  mem ") + pad(memPair(g.MemUsed, g.MemTotal), 12))
 	b.WriteString(" " + s.lv(tl).s(padLeft(temp, 6)))

@@ -4,41 +4,57 @@ import (
 	"math"
 	"strings"
 
+	"github.com/NimbleMarkets/ntcharts/canvas"
+	ntspark "github.com/NimbleMarkets/ntcharts/sparkline"
+
 	"github.com/vtop-dev/vtop/diagnose"
 )
 
-// Sparklines and gauges are drawn here rather than with ntcharts: a missing
-// point must show as a gap (missing is not zero; ntcharts clamps it to the
-// floor), gauges need fixed scales (KV 0–100 %, latency against its target),
-// and its canvas renders each cell through lipgloss, which the per-frame
-// budget cannot afford. The history is diagnose's bounded ring.
+// Sparklines are ntcharts sparklines (columns on a fixed scale: no auto-max,
+// which only ever grows) refilled each frame from diagnose's bounded ring,
+// which is the history; ntcharts' own buffer never has to bound anything.
+// One sparkline per size is reused, and its drawn cells are read straight
+// from the ntcharts canvas: vtop paints the whole line itself, so rendering
+// the canvas cell by cell through lipgloss would be wasted work.
+// Two things ntcharts does not do are added on top: a missing point is a gap
+// (missing is not zero), and a known value, zero included, shows at least
+// the lowest block so it never looks like a gap.
 
-var sparkRunes = [...]rune{'▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'}
-
-// sparkScale says how a series maps onto the eight block heights.
+// sparkScale says how a series maps onto the sparkline's height.
 type sparkScale struct {
 	max   float64 // fixed top (ratios: 1); 0 = the largest value shown
 	floor float64 // the top is at least this (an SLO target), so a calm series stays low
 }
 
+// sparkPad draws sparklines, keeping one ntcharts sparkline per size.
+type sparkPad struct {
+	lines map[[2]int]*ntspark.Model
+	known []bool
+}
+
+func newSparkPad() *sparkPad { return &sparkPad{lines: map[[2]int]*ntspark.Model{}} }
+
 // sparkline draws the newest w points of one series, one column each, newest
 // on the right; a short history is padded on the left. Unknown points are
 // gaps.
-func sparkline(pts []diagnose.SparkPoint, which diagnose.Spark, w int, sc sparkScale) string {
+func (sp *sparkPad) sparkline(pts []diagnose.SparkPoint, which diagnose.Spark, w int, sc sparkScale) string {
 	if w <= 0 {
 		return ""
 	}
-	return sparkRows(pts, which, w, 1, sc)[0]
+	return sp.rows(pts, which, w, 1, sc)[0]
 }
 
-// sparkRows draws the sparkline h rows tall (8 levels per row), top row
-// first.
-func sparkRows(pts []diagnose.SparkPoint, which diagnose.Spark, w, h int, sc sparkScale) []string {
-	return sparkSeries(len(pts), func(i int) float64 { return float64(pts[i].V[which]) }, w, h, sc)
+// rows draws the sparkline h rows tall, top row first.
+func (sp *sparkPad) rows(pts []diagnose.SparkPoint, which diagnose.Spark, w, h int, sc sparkScale) []string {
+	return sp.series(len(pts), func(i int) float64 { return float64(pts[i].V[which]) }, w, h, sc)
 }
 
-// sparkSeries draws the newest w of n values read through at.
-func sparkSeries(n int, at func(int) float64, w, h int, sc sparkScale) []string {
+// series draws the newest w of n values read through at.
+func (sp *sparkPad) series(n int, at func(int) float64, w, h int, sc sparkScale) []string {
+	out := make([]string, h)
+	if w <= 0 || h <= 0 {
+		return out
+	}
 	first := max(0, n-w)
 	top := sc.max
 	if top <= 0 {
@@ -49,40 +65,56 @@ func sparkSeries(n int, at func(int) float64, w, h int, sc sparkScale) []string 
 			}
 		}
 	}
-	rows := make([]strings.Builder, h)
-	for r := range rows {
-		rows[r].Grow(w * 3)
-		for i := n - first; i < w; i++ {
-			rows[r].WriteByte(' ')
-		}
+	if !(top > 0) {
+		top = 1 // all zero: any scale draws the floor
+	}
+	sl := sp.lines[[2]int{w, h}]
+	if sl == nil {
+		m := ntspark.New(w, h, ntspark.WithNoAutoMaxValue())
+		sl = &m
+		sp.lines[[2]int{w, h}] = sl
+	}
+	// Exactly w values are pushed below, which refills the w-wide buffer,
+	// and drawing clears the canvas: no Clear (it reallocates the canvas).
+	sl.SetMax(top)
+	if cap(sp.known) < w {
+		sp.known = make([]bool, w)
+	}
+	known := sp.known[:w]
+	clear(known)
+	pad := w - (n - first)
+	for i := 0; i < pad; i++ {
+		sl.Push(0) // the buffer is w wide: pad so the newest sits on the right
 	}
 	for i := first; i < n; i++ {
 		v := at(i)
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			for r := range rows {
-				rows[r].WriteByte(' ')
-			}
+			sl.Push(0)
 			continue
 		}
-		lv := sparkLevel(v, top, h) // 0 .. 8h-1
-		for r := range rows {
-			fill := lv - 8*(h-1-r) // eighths of this row filled, minus one
+		known[pad+i-first] = true
+		sl.Push(min(v, top)) // above the fixed top: a full column
+	}
+	sl.DrawColumnsOnly()
+	row := make([]rune, w)
+	for r := 0; r < h; r++ {
+		for c := range row {
+			cell := sl.Canvas.Cell(canvas.Point{X: c, Y: r}).Rune
 			switch {
-			case fill >= 7:
-				rows[r].WriteRune('█')
-			case fill >= 0:
-				rows[r].WriteRune(sparkRunes[fill])
+			case known[c] && cell != 0 && cell != ' ':
+				row[c] = cell
+			case known[c] && r == h-1:
+				row[c] = sparkRunes[0] // a known value, however small, is not a gap
 			default:
-				rows[r].WriteByte(' ')
+				row[c] = ' '
 			}
 		}
-	}
-	out := make([]string, h)
-	for r := range rows {
-		out[r] = rows[r].String()
+		out[r] = string(row)
 	}
 	return out
 }
+
+var sparkRunes = [...]rune{'▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'}
 
 // sparkLevel maps v onto 0..8h-1: zero and tiny values are the lowest
 // block, so a known zero never looks like a gap.

@@ -36,14 +36,14 @@ func TestSparkline(t *testing.T) {
 		{"no width", []float64{1}, 0, autoScale, ""},
 	}
 	for _, c := range cases {
-		if got := sparkline(points(c.vals...), diagnose.SpKV, c.w, c.sc); got != c.want {
+		if got := newSparkPad().sparkline(points(c.vals...), diagnose.SpKV, c.w, c.sc); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }
 
 func TestSparkRows(t *testing.T) {
-	got := sparkRows(points(0, 0.5, 1, math.NaN()), diagnose.SpKV, 4, 2, ratioScale)
+	got := newSparkPad().rows(points(0, 0.5, 1, math.NaN()), diagnose.SpKV, 4, 2, ratioScale)
 	want := []string{"  █ ", "▁██ "}
 	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
 		t.Errorf("%q, want %q", got, want)

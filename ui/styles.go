@@ -39,6 +39,7 @@ type styles struct {
 	text, muted, accent, title, key paint
 	ok, warn, crit, info            paint
 	spark, barEmpty                 paint
+	pad                             *sparkPad // reused sparklines
 	hdr, hdrWarn, hdrMuted          paint
 	sel, focus                      paint
 }
@@ -51,7 +52,7 @@ func newStyles(th themes.Theme, r *lipgloss.Renderer) *styles {
 		}
 		return st().Foreground(lipgloss.Color(c))
 	}
-	s := &styles{theme: th}
+	s := &styles{theme: th, pad: newSparkPad()}
 	if !th.Color {
 		// Monochrome: emphasis from attributes; meaning from symbols and text.
 		s.text = paint{}
