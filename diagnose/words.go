@@ -6,60 +6,23 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vtop-dev/vtop/diagnose/format"
 )
 
-// The findings' numbers are formatted here rather than in ui/format
-// (diagnose does not import ui); the forms match it: unknown is "--".
+// The findings' numbers go through package format, as the TUI's and the
+// report's do; what is below is particular to findings' text.
 
-const missing = "--"
+const missing = format.Missing
 
 func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
-func pct(v float64) string {
-	if bad(v) {
-		return missing
-	}
-	p := v * 100
-	if p != 0 && math.Abs(p) < 10 {
-		return trimZeros(fmt.Sprintf("%.1f", p)) + "%"
-	}
-	return fmt.Sprintf("%.0f%%", p)
-}
+func pct(v float64) string { return format.Percent(v) }
 
-func secs(v float64) string {
-	switch {
-	case bad(v):
-		return missing
-	case v < 0.001:
-		return fmt.Sprintf("%.0fµs", v*1e6)
-	case v < 0.1:
-		return trimZeros(fmt.Sprintf("%.1f", v*1e3)) + "ms"
-	case v < 1:
-		return fmt.Sprintf("%.0fms", v*1e3)
-	case v < 10:
-		return fmt.Sprintf("%.2fs", v)
-	case v < 100:
-		return fmt.Sprintf("%.1fs", v)
-	case v < 3600:
-		return fmt.Sprintf("%dm%02ds", int(v)/60, int(v)%60)
-	}
-	return fmt.Sprintf("%dh%02dm", int(v)/3600, int(v)%3600/60)
-}
+func secs(v float64) string { return format.Seconds(v) }
 
-// qsecs renders a latency quantile as the report does: one at the first
-// or the last finite bucket bound is only known to be at most / at least
-// that bound.
-func qsecs(q *Quantiles, v float64) string {
-	switch {
-	case bad(v):
-		return missing
-	case !bad(q.Lowest) && q.Lowest > 0 && v <= q.Lowest:
-		return "≤" + secs(q.Lowest)
-	case !bad(q.Highest) && q.Highest > 0 && v >= q.Highest:
-		return "≥" + secs(q.Highest)
-	}
-	return secs(v)
-}
+// qsecs renders a latency quantile at its buckets' resolution ("≤300ms").
+func qsecs(q *Quantiles, v float64) string { return format.Quantile(v, q.Lowest, q.Highest) }
 
 // capped reports whether v sits at the last finite bucket bound: the true
 // quantile may be anywhere above it.
@@ -89,27 +52,7 @@ func dur(d time.Duration) string {
 }
 
 // num renders a count or rate compactly: 0, 0.03, 4.5, 12, 1.2k, 45k.
-func num(v float64) string {
-	if bad(v) {
-		return missing
-	}
-	a := math.Abs(v)
-	switch {
-	case a == 0:
-		return "0"
-	case a < 0.1:
-		return trimZeros(fmt.Sprintf("%.2f", v))
-	case a < 10:
-		return trimZeros(fmt.Sprintf("%.1f", v))
-	case a < 1000:
-		return fmt.Sprintf("%.0f", v)
-	case a < 10_000:
-		return trimZeros(fmt.Sprintf("%.1f", v/1e3)) + "k"
-	case a < 1e6:
-		return fmt.Sprintf("%.0fk", v/1e3)
-	}
-	return trimZeros(fmt.Sprintf("%.1f", v/1e6)) + "M"
-}
+func num(v float64) string { return format.SI(v) }
 
 // grouped renders an integer with thousands separators: 27,000.
 func grouped(v float64) string {

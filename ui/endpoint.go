@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	f "github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sources"
-	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // subject is what the four rows show: one endpoint, or the whole fleet

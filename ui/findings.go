@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/ui/format"
+	f "github.com/vtop-dev/vtop/diagnose/format"
 )
 
 // sevLabel is a severity as symbol and word: "✖ crit".

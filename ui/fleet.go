@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/ui/format"
+	f "github.com/vtop-dev/vtop/diagnose/format"
 )
 
 // rowRef names one table row: an endpoint, or one of its engines.

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	f "github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sources"
-	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // gpuUnavailable says why there is no GPU data, or "" when there is.

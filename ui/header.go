@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	f "github.com/vtop-dev/vtop/ui/format"
+	f "github.com/vtop-dev/vtop/diagnose/format"
 )
 
 // renderHeader: targets up/total, interval, window, SLO profile on the left;

@@ -15,8 +15,8 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	f "github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/themes"
-	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // Hub is what the UI needs from the live pipeline.

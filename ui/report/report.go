@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	f "github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sources"
-	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // Status is the monitoring-plugin verdict, also the process exit status.

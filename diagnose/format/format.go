@@ -1,5 +1,6 @@
-// Package format renders vtop's numbers the same way in the TUI and the
-// headless report: unknown is always "--", never 0.
+// Package format renders vtop's numbers the same way in findings, the TUI and
+// the headless report: unknown is always "--", never 0. It sits under
+// diagnose, which writes findings' text, so every layer above can use it.
 package format
 
 import (
