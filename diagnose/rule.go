@@ -145,9 +145,6 @@ func (a *ActiveRule) Value(name string) float64 {
 	return math.NaN()
 }
 
-// Rules returns the rule table, in the order it is documented.
-func Rules() []*Rule { return ruleTable }
-
 // LookupRule finds a rule by id.
 func LookupRule(id string) (*Rule, error) {
 	for _, r := range ruleTable {

@@ -1,7 +1,6 @@
 package diagnose
 
 import (
-	"math"
 	"time"
 )
 
@@ -80,23 +79,4 @@ func (r *sparkRing) view() []SparkPoint {
 		return r.pts[len(r.pts)-r.max:]
 	}
 	return r.pts
-}
-
-// Series extracts one series from points, oldest first, for a sparkline.
-func Series(pts []SparkPoint, s Spark) []float64 {
-	out := make([]float64, len(pts))
-	for i, p := range pts {
-		out[i] = float64(p.V[s])
-	}
-	return out
-}
-
-// Last returns the newest finite value of a series, or NaN.
-func Last(pts []SparkPoint, s Spark) float64 {
-	for i := len(pts) - 1; i >= 0; i-- {
-		if v := float64(pts[i].V[s]); !math.IsNaN(v) {
-			return v
-		}
-	}
-	return math.NaN()
 }

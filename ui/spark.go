@@ -116,17 +116,6 @@ func (sp *sparkPad) series(n int, at func(int) float64, w, h int, sc sparkScale)
 
 var sparkRunes = [...]rune{'▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'}
 
-// sparkLevel maps v onto 0..8h-1: zero and tiny values are the lowest
-// block, so a known zero never looks like a gap.
-func sparkLevel(v, top float64, h int) int {
-	n := 8 * h
-	if v <= 0 || top <= 0 {
-		return 0
-	}
-	i := int(math.Ceil(v/top*float64(n))) - 1
-	return max(0, min(i, n-1))
-}
-
 var eighths = [...]string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}
 
 // bar splits a w-cell gauge of ratio v (0..1) into its filled and empty

@@ -7,11 +7,9 @@ type queue struct {
 	head  int
 }
 
-func (q *queue) len() int              { return len(q.items) - q.head }
-func (q *queue) at(i int) *request     { return q.items[q.head+i] }
-func (q *queue) pushBack(r *request)   { q.items = append(q.items, r) }
-func (q *queue) front() *request       { return q.items[q.head] }
-func (q *queue) each(f func(*request)) { q.filter(func(r *request) bool { f(r); return true }) }
+func (q *queue) len() int            { return len(q.items) - q.head }
+func (q *queue) pushBack(r *request) { q.items = append(q.items, r) }
+func (q *queue) front() *request     { return q.items[q.head] }
 
 func (q *queue) popFront() *request {
 	r := q.items[q.head]

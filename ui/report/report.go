@@ -35,16 +35,6 @@ func (s Status) String() string {
 	return "unknown"
 }
 
-// Worse returns the worse of two statuses (unknown ranks below critical,
-// above warning, as monitoring plugins rank it for aggregation).
-func Worse(a, b Status) Status {
-	rank := func(s Status) int { return [...]int{0, 1, 3, 2}[s] }
-	if rank(b) > rank(a) {
-		return b
-	}
-	return a
-}
-
 // FrameStatus is the verdict: unknown when no endpoint answered, else the
 // worst finding's severity (endpoint_down included; info counts as OK).
 func FrameStatus(fr *diagnose.Frame) Status {
