@@ -34,21 +34,12 @@ func capped(q *Quantiles, v float64) bool {
 // below a second go through secs.
 func dur(d time.Duration) string {
 	switch {
+	case d <= 0:
+		return "0s"
 	case d < time.Second:
-		if d <= 0 {
-			return "0s"
-		}
-		return secs(d.Seconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		m, s := int(d/time.Minute), int(d%time.Minute/time.Second)
-		if s == 0 {
-			return fmt.Sprintf("%dm", m)
-		}
-		return fmt.Sprintf("%dm%02ds", m, s)
+		return secs(d.Seconds()) // finer than format.Dur's whole milliseconds
 	}
-	return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	return format.Dur(d)
 }
 
 // num renders a count or rate compactly: 0, 0.03, 4.5, 12, 1.2k, 45k.
