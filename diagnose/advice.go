@@ -179,15 +179,9 @@ func avgSeq(st *Stats) float64 { return st.AvgPromptLen + st.AvgGenLen }
 // maxNumSeqsChange turns a fit into a --max-num-seqs change, given the
 // configured value (0 unknown). lower: the fit is a ceiling (thrashing);
 // otherwise it is room to grow (starvation).
-// batchSlots is how many sequences the unit can run at once: --max-num-seqs
-// bounds each data-parallel engine, so an endpoint's slots are that times its
-// engines. 0: unknown.
-func batchSlots(u *unit) int {
-	if u.ep.MaxNumSeqs <= 0 {
-		return 0
-	}
-	return u.ep.MaxNumSeqs * max(1, u.st.Engines)
-}
+// batchSlots is how many sequences the unit (an engine or an endpoint) can
+// run at once; 0: unknown.
+func batchSlots(u *unit) int { return BatchSlots(u.ep.MaxNumSeqs, u.st) }
 
 func maxNumSeqsChange(u *unit, headroom float64, lower bool) (FlagChange, SeqFit, bool) {
 	blocks, bs, note := engineCache(u)

@@ -117,6 +117,16 @@ type EndpointView struct {
 	Findings       []Finding    // this endpoint's active findings, worst first
 }
 
+// BatchSlots is how many sequences can run at once in what st covers:
+// --max-num-seqs bounds each data-parallel engine, and each schedules its
+// own batch, so it is that times the engines merged into st. 0: unknown.
+func BatchSlots(maxNumSeqs int, st *Stats) int {
+	if maxNumSeqs <= 0 {
+		return 0
+	}
+	return maxNumSeqs * max(1, st.Engines)
+}
+
 // ModelView aggregates every endpoint serving one model.
 type ModelView struct {
 	Model     string

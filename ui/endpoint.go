@@ -654,12 +654,6 @@ func fleetMaxNumSeqs(fr *diagnose.Frame) int {
 	return n
 }
 
-// batchCapacity is how many sequences an endpoint can run at once:
-// --max-num-seqs is per engine, and each data-parallel engine schedules
-// its own batch. 0 when unknown.
-func batchCapacity(e *diagnose.EndpointView) int {
-	if e.MaxNumSeqs <= 0 {
-		return 0
-	}
-	return e.MaxNumSeqs * max(1, e.Stats.Engines)
-}
+// batchCapacity is how many sequences an endpoint can run at once; 0
+// when unknown.
+func batchCapacity(e *diagnose.EndpointView) int { return diagnose.BatchSlots(e.MaxNumSeqs, &e.Stats) }

@@ -196,7 +196,7 @@ func TestDemoOnceReport(t *testing.T) {
 	if rc != 0 {
 		t.Fatalf("status %d\n%s\n%s", rc, out.String(), errb.String())
 	}
-	for _, want := range []string{"llama-a", "llama-dp", "qwen-c", "engines 2", "fleet: 6/6 up", "GPU 2,3:", "GPU  simulated  7 GPUs"} {
+	for _, want := range []string{"llama-a", "llama-dp", "qwen-c", "engines 2", "fleet: 6/6 up", "GPU 2,3:", "GPU  simulated  7 GPUs", "of 512 (256 × 2 engines)"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}

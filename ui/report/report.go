@@ -172,12 +172,10 @@ func Rows(s *diagnose.Stats, maxNumSeqs int) []Row {
 		cache = append(cache, "swapped "+f.Count(s.Swapped))
 	}
 	run := "running " + f.Count(s.Running)
-	if maxNumSeqs > 0 {
-		// --max-num-seqs bounds each data-parallel engine.
+	if slots := diagnose.BatchSlots(maxNumSeqs, s); slots > 0 {
+		run += " of " + fmt.Sprint(slots)
 		if s.Engines > 1 {
-			run += fmt.Sprintf(" of %d (%d × %d engines)", maxNumSeqs*s.Engines, maxNumSeqs, s.Engines)
-		} else {
-			run += " of " + fmt.Sprint(maxNumSeqs)
+			run += fmt.Sprintf(" (%d × %d engines)", maxNumSeqs, s.Engines)
 		}
 	}
 	wait := "waiting " + f.Count(s.Waiting)
