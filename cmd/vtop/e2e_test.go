@@ -75,13 +75,35 @@ func newTerm(t *testing.T, w, h int) *term {
 	// A plain shell with a known prompt; TERM as a real terminal sets it.
 	cmd := exec.Command("tmux", "-L", tm.sock, "-f", "/dev/null", "new-session", "-d", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
 		"env", "-i", "PATH="+os.Getenv("PATH"), "HOME="+tm.dir, "TERM=xterm-256color", "LANG=C.UTF-8", "PS1=$ ", "XDG_CONFIG_HOME="+tm.dir,
+		"HISTFILE=", // no history file: bash would write it into dir as the server dies
 		"bash", "--norc", "--noprofile")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("tmux new-session: %v\n%s", err, out)
 	}
-	t.Cleanup(func() { exec.Command("tmux", "-L", tm.sock, "kill-server").Run() })
+	shell, _ := strconv.Atoi(tm.format("#{pane_pid}"))
+	// Cleanups run last-registered first: this one, before TempDir's
+	// removal, waits for the shell and whatever it ran to be gone, so
+	// nothing writes into dir while it is being removed.
+	t.Cleanup(func() {
+		exec.Command("tmux", "-L", tm.sock, "kill-server").Run()
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if exited(shell) {
+				break
+			}
+		}
+	})
 	tm.waitFor(5*time.Second, "$") // capture-pane trims the space after the prompt
 	return tm
+}
+
+// exited: the process is gone or a zombie (it runs no more code).
+func exited(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if pid <= 0 || err != nil {
+		return true
+	}
+	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(fields) == 0 || fields[0] == "Z" || fields[0] == "X"
 }
 
 func (tm *term) tmux(args ...string) string {
