@@ -85,10 +85,11 @@ func newTerm(t *testing.T, w, h int) *term {
 	// removal, waits for the shell and whatever it ran to be gone, so
 	// nothing writes into dir while it is being removed.
 	t.Cleanup(func() {
+		procs := append([]int{shell}, children(shell)...) // a vtop left running by a failed test too
 		exec.Command("tmux", "-L", tm.sock, "kill-server").Run()
-		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-			if exited(shell) {
-				break
+		for _, pid := range procs {
+			for deadline := time.Now().Add(5 * time.Second); !exited(pid) && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
 			}
 		}
 	})
@@ -179,6 +180,16 @@ func (tm *term) start(bin string, args ...string) {
 func (tm *term) vtopPID() int {
 	tm.t.Helper()
 	shell, _ := strconv.Atoi(tm.format("#{pane_pid}"))
+	if kids := children(shell); len(kids) > 0 {
+		return kids[0]
+	}
+	tm.t.Fatal("no vtop process under the pane's shell")
+	return 0
+}
+
+// children lists the live processes whose parent is ppid.
+func children(ppid int) []int {
+	var kids []int
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -191,12 +202,11 @@ func (tm *term) vtopPID() int {
 		}
 		// pid (comm) state ppid ...
 		fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(fields) > 1 && fields[1] == strconv.Itoa(shell) {
-			return pid
+		if len(fields) > 1 && fields[1] == strconv.Itoa(ppid) && fields[0] != "Z" {
+			kids = append(kids, pid)
 		}
 	}
-	tm.t.Fatal("no vtop process under the pane's shell")
-	return 0
+	return kids
 }
 
 // assertRestored checks the terminal after vtop exited: the main screen
