@@ -37,10 +37,10 @@ func (p SparkPoint) Time() time.Time { return time.UnixMilli(p.UnixMilli) }
 func sparkPoint(t time.Time, s *Stats) SparkPoint {
 	p := SparkPoint{UnixMilli: t.UnixMilli()}
 	set := func(i Spark, v float64) { p.V[i] = float32(v) }
-	set(SpTTFT, s.TTFT.P95)
-	set(SpITL, s.ITL.P95)
-	set(SpE2E, s.E2E.P95)
-	set(SpQueue, s.Queue.P95)
+	set(SpTTFT, sparkP95(&s.TTFT))
+	set(SpITL, sparkP95(&s.ITL))
+	set(SpE2E, sparkP95(&s.E2E))
+	set(SpQueue, sparkP95(&s.Queue))
 	set(SpKV, s.KVUsage)
 	set(SpPrefixHit, s.PrefixHitRatio)
 	set(SpPreempt, s.PreemptionsRate)
@@ -52,6 +52,17 @@ func sparkPoint(t time.Time, s *Stats) SparkPoint {
 	set(SpReq, s.ReqRate)
 	set(SpAbort, s.AbortShare)
 	return p
+}
+
+// sparkP95 is the p95 a sparkline draws. One inside the first bucket is
+// only known to be at most that bucket's bound (vLLM's queue-time buckets
+// start at 0.3 s, so an idle queue's p95 interpolates to 0.285 s): it is
+// drawn as 0, the lowest block, not as a height the buckets cannot tell.
+func sparkP95(q *Quantiles) float64 {
+	if q.Lowest > 0 && q.P95 <= q.Lowest {
+		return 0
+	}
+	return q.P95
 }
 
 // sparkRing keeps the newest points of a series. Readers get slices that are

@@ -54,6 +54,11 @@ func latencyScale(target time.Duration) sparkScale {
 	return sparkScale{floor: target.Seconds()}
 }
 
+// queueScale: the time a request waits is part of its TTFT, so the
+// queue-time sparkline is drawn against the TTFT target; a queue that
+// stays far below it stays low instead of filling an auto-scaled line.
+func queueScale(slo diagnose.SLO) sparkScale { return latencyScale(slo.TTFT) }
+
 // gaugeWidth is the width of a gauge inside a cell.
 const gaugeWidth = 10
 
@@ -288,7 +293,11 @@ func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
 			b.WriteString(s.muted.s(padLeft(f.Count(r.q.Count), cw)))
 		}
 		b.WriteString("  ")
-		spark := s.sparkFor(&sparkSpec{r.sp, latencyScale(r.target), sloLevel(r.q.P95, r.target, 1)}, sj.spark, sw, sparkH)
+		sc := latencyScale(r.target)
+		if r.target == 0 {
+			sc = queueScale(slo) // queue time has no target of its own
+		}
+		spark := s.sparkFor(&sparkSpec{r.sp, sc, sloLevel(r.q.P95, r.target, 1)}, sj.spark, sw, sparkH)
 		if spark == nil {
 			spark = []string{strings.Repeat(" ", max(0, sw))}
 		}
@@ -377,7 +386,7 @@ func (m *Model) cells(sj subject) rowCells {
 	if !rc.hasReasons {
 		rc.reasons = cell{label: "waiting for", value: f.Missing, tail: "(reasons from vLLM 0.20)"}
 	}
-	rc.qt = cell{label: "queue p95", value: f.Quantile(st.Queue.P95, st.Queue.Lowest, st.Queue.Highest), spark: &sparkSpec{diagnose.SpQueue, autoScale, lvNone}}
+	rc.qt = cell{label: "queue p95", value: f.Quantile(st.Queue.P95, st.Queue.Lowest, st.Queue.Highest), spark: &sparkSpec{diagnose.SpQueue, queueScale(m.slos[m.slo]), lvNone}}
 
 	rc.prompt = cell{label: "prompt", value: f.Rate(st.PromptTokRate), unit: " tok/s", spark: &sparkSpec{diagnose.SpPromptTok, autoScale, lvNone}}
 	rc.gen = cell{label: "gen", value: f.Rate(st.GenTokRate), unit: " tok/s", spark: &sparkSpec{diagnose.SpGenTok, autoScale, lvNone}}
