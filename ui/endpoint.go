@@ -265,11 +265,12 @@ func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
 		q      diagnose.Quantiles
 		target time.Duration
 		sp     diagnose.Spark
+		sc     sparkScale
 	}{
-		{"TTFT", sj.stats.TTFT, slo.TTFT, diagnose.SpTTFT},
-		{"inter-token", sj.stats.ITL, slo.ITL, diagnose.SpITL},
-		{"E2E", sj.stats.E2E, slo.E2E, diagnose.SpE2E},
-		{"queue time", sj.stats.Queue, 0, diagnose.SpQueue},
+		{"TTFT", sj.stats.TTFT, slo.TTFT, diagnose.SpTTFT, latencyScale(slo.TTFT)},
+		{"inter-token", sj.stats.ITL, slo.ITL, diagnose.SpITL, latencyScale(slo.ITL)},
+		{"E2E", sj.stats.E2E, slo.E2E, diagnose.SpE2E, latencyScale(slo.E2E)},
+		{"queue time", sj.stats.Queue, 0, diagnose.SpQueue, queueScale(slo)}, // no target of its own
 	}
 	if !roomy {
 		sparkH = 1
@@ -293,11 +294,7 @@ func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
 			b.WriteString(s.muted.s(padLeft(f.Count(r.q.Count), cw)))
 		}
 		b.WriteString("  ")
-		sc := latencyScale(r.target)
-		if r.target == 0 {
-			sc = queueScale(slo) // queue time has no target of its own
-		}
-		spark := s.sparkFor(&sparkSpec{r.sp, sc, sloLevel(r.q.P95, r.target, 1)}, sj.spark, sw, sparkH)
+		spark := s.sparkFor(&sparkSpec{r.sp, r.sc, sloLevel(r.q.P95, r.target, 1)}, sj.spark, sw, sparkH)
 		if spark == nil {
 			spark = []string{strings.Repeat(" ", max(0, sw))}
 		}

@@ -97,14 +97,26 @@ func newTerm(t *testing.T, w, h int) *term {
 	return tm
 }
 
-// exited: the process is gone or a zombie (it runs no more code).
-func exited(pid int) bool {
+// procStat reads a process's state letter and parent from /proc; ok is
+// false when there is no such process.
+func procStat(pid int) (state string, ppid int, ok bool) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if pid <= 0 || err != nil {
-		return true
+		return "", 0, false
 	}
+	// pid (comm) state ppid ...
 	fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(fields) == 0 || fields[0] == "Z" || fields[0] == "X"
+	if len(fields) < 2 {
+		return "", 0, false
+	}
+	ppid, _ = strconv.Atoi(fields[1])
+	return fields[0], ppid, true
+}
+
+// exited: the process is gone or a zombie (it runs no more code).
+func exited(pid int) bool {
+	state, _, ok := procStat(pid)
+	return !ok || state == "Z" || state == "X"
 }
 
 func (tm *term) tmux(args ...string) string {
@@ -196,13 +208,7 @@ func children(ppid int) []int {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid ...
-		fields := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-		if len(fields) > 1 && fields[1] == strconv.Itoa(ppid) && fields[0] != "Z" {
+		if _, parent, ok := procStat(pid); ok && parent == ppid && !exited(pid) {
 			kids = append(kids, pid)
 		}
 	}
