@@ -16,6 +16,7 @@ import (
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/nvml"
+	"github.com/vtop-dev/vtop/ui/report"
 )
 
 // vllmServer serves a real vLLM capture on loopback.
@@ -66,11 +67,11 @@ func noDriver(t *testing.T) string {
 // report prints.
 func idleStatus(t *testing.T, code int, text string) {
 	t.Helper()
-	want := map[int]string{0: "status OK", 1: "status WARNING"}[code]
-	if want == "" || !strings.Contains(text, want) {
+	st := report.Status(code)
+	if (st != report.OK && st != report.Warning) || !strings.Contains(text, "status "+strings.ToUpper(st.String())) {
 		t.Fatalf("exit %d does not match the report or is neither OK nor WARNING:\n%s", code, text)
 	}
-	if code == 1 && (!strings.Contains(text, "findings (1)") || !strings.Contains(text, "[gpu_underutilization]")) {
+	if st == report.Warning && (!strings.Contains(text, "findings (1)") || !strings.Contains(text, "[gpu_underutilization]")) {
 		t.Fatalf("an idle replica warns only of underutilization:\n%s", text)
 	}
 }
@@ -107,7 +108,7 @@ func TestOnceWithoutDriver(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if code != doc.Status.Code || code > 1 || (code == 1) != (len(doc.Findings) == 1 && doc.Findings[0].Rule == "gpu_underutilization") {
+	if code != doc.Status.Code || code > int(report.Warning) || (code == int(report.Warning)) != (len(doc.Findings) == 1 && doc.Findings[0].Rule == "gpu_underutilization") {
 		t.Errorf("json: exit %d, status %d, findings %+v", code, doc.Status.Code, doc.Findings)
 	}
 	if doc.GPU.Available || doc.GPU.Unavailable != reason || doc.GPUs == nil || len(doc.GPUs) != 0 || doc.Endpoints[0].GPU != nil {
