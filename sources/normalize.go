@@ -133,6 +133,9 @@ func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, erro
 	}
 	n.begin()
 	if err := n.read(p); err != nil {
+		// A failed scrape sweeps too: a target that churns label values and
+		// always fails (over --max-samples, a parse error) must not grow.
+		n.sweep()
 		return nil, err
 	}
 	return n.finish()
@@ -249,7 +252,7 @@ func (n *Normalizer) classify(ls labels.Labels) *entry {
 	if model == "" {
 		model = ls.Get(LabelModelAlt)
 	}
-	key := SubKey{Model: Sanitize(model, MaxLabelLen), Engine: Sanitize(ls.Get(LabelEngine), 16)}
+	key := SubKey{Model: KeyLabel(model, MaxLabelLen), Engine: KeyLabel(ls.Get(LabelEngine), 16)}
 	en.pid = ls.Has(LabelPID)
 	if f.role == RoleLabeled {
 		lbl := Metrics[f.rows[0]].Label
@@ -376,6 +379,12 @@ func (n *Normalizer) applyGauge(s *subAcc, id Gauge, f *family, en *entry, v flo
 	}
 	if !finite(v) {
 		n.warn(fmt.Sprintf("%s is %v (shown as unknown)", f.name, v))
+		return
+	}
+	if (id == GRunning || id == GWaiting || id == GSwapped) && v < 0 {
+		// A count of requests below zero is an engine bug; exporting it
+		// would pull fleet sums down.
+		n.warn(fmt.Sprintf("%s{engine=%q} is negative (%g; shown as unknown)", f.name, s.sub.Key.Engine, v))
 		return
 	}
 	if id == GKVUsage || id == GCPUKVUsage {
