@@ -418,3 +418,23 @@ func TestLongModelNamesStayDistinct(t *testing.T) {
 		}
 	}
 }
+
+// TestTooManySubs: 10,000 model names on one endpoint keep MaxSubs
+// sub-series, with a warning that says so.
+func TestTooManySubs(t *testing.T) {
+	var b bytes.Buffer
+	for i := 0; i < 10_000; i++ {
+		fmt.Fprintf(&b, "vllm:num_requests_running{model_name=\"m%d\"} 1\n", i)
+	}
+	n := NewNormalizer()
+	s, err := n.Normalize(b.Bytes(), textCT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Subs) > DefaultMaxSubs || len(n.slots) > DefaultMaxSubs {
+		t.Errorf("%d sub-series (%d slots), cap %d", len(s.Subs), len(n.slots), DefaultMaxSubs)
+	}
+	if !strings.Contains(strings.Join(s.Warnings, "\n"), "too many models/engines") {
+		t.Errorf("warnings %q", s.Warnings)
+	}
+}
