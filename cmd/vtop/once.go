@@ -21,6 +21,7 @@ type pipeline struct {
 	gpu      *gpuFeed // local GPUs; the demo may set a simulated source
 	batch    []sources.Indexed
 	log      *slog.Logger
+	scrapes  *scrapeLog // scrape errors and warnings, rate-limited
 }
 
 func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
@@ -57,6 +58,7 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 		detector: det,
 		gpu:      gpu,
 		log:      logger,
+		scrapes:  newScrapeLog(logger, time.Now),
 	}, nil
 }
 
@@ -64,11 +66,7 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 func (p *pipeline) drain() {
 	p.batch = p.poller.Mailbox().Take(p.batch[:0])
 	for _, s := range p.batch {
-		if s.Err != nil {
-			p.log.Debug("scrape failed", "target", s.Target, "err", s.Err)
-		} else if len(s.Data.Warnings) > 0 {
-			p.log.Debug("scrape warnings", "target", s.Target, "warnings", s.Data.Warnings)
-		}
+		p.scrapes.note(s)
 		p.engine.Ingest(s.Index, s.Scrape)
 	}
 }
