@@ -12,13 +12,21 @@ import (
 
 // Latency, queue and load rules.
 
-// prefill_starvation parameters.
-const (
-	psWaiting = iota
-	psBatchFull
-	psKVRoom
-	psCritical
-	psHeadroom
+// prefill_starvation parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	psParams = params{
+		{"waiting", 5, "count", "waiting requests that count as a queue"},
+		{"batch_full", 0.9, "ratio", "running / max_num_seqs that counts as a full batch"},
+		{"kv_room", 0.9, "ratio", "KV usage below which KV is not the limit"},
+		{"critical", 4, "factor", "TTFT p95 over target that makes it critical"},
+		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
+	}
+	psWaiting   = psParams.index("waiting")
+	psBatchFull = psParams.index("batch_full")
+	psKVRoom    = psParams.index("kv_room")
+	psCritical  = psParams.index("critical")
+	psHeadroom  = psParams.index("headroom")
 )
 
 var rulePrefillStarvation = &Rule{
@@ -32,13 +40,7 @@ var rulePrefillStarvation = &Rule{
 	For:          2 * time.Minute,
 	ResolveFor:   2 * time.Minute,
 	SupersededBy: []string{"kv_cache_thrashing"},
-	Params: []Param{
-		{"waiting", 5, "count", "waiting requests that count as a queue"},
-		{"batch_full", 0.9, "ratio", "running / max_num_seqs that counts as a full batch"},
-		{"kv_room", 0.9, "ratio", "KV usage below which KV is not the limit"},
-		{"critical", 4, "factor", "TTFT p95 over target that makes it critical"},
-		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
-	},
+	Params:       psParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		st := u.st
 		ttft, itl, wait, kv := st.TTFT.P95, st.ITL.P50, st.Waiting, st.KVUsage
@@ -109,14 +111,23 @@ var rulePrefillStarvation = &Rule{
 	},
 }
 
-// queue_backlog parameters.
-const (
-	qbWaiting = iota
-	qbQueueP95
-	qbGrowth
-	qbClear
-	qbCritical
-	qbHeadroom
+// queue_backlog parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	qbParams = params{
+		{"waiting", 10, "count", "waiting requests that count as a backlog"},
+		{"queue_p95", 5, "s", "queue time p95 that counts as a backlog"},
+		{"growth", 0.05, "per_s", "growth of the waiting queue, requests per second"},
+		{"clear", 2, "count", "waiting requests below which it clears"},
+		{"critical", 30, "s", "queue time p95 that makes it critical"},
+		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
+	}
+	qbWaiting  = qbParams.index("waiting")
+	qbQueueP95 = qbParams.index("queue_p95")
+	qbGrowth   = qbParams.index("growth")
+	qbClear    = qbParams.index("clear")
+	qbCritical = qbParams.index("critical")
+	qbHeadroom = qbParams.index("headroom")
 )
 
 var ruleQueueBacklog = &Rule{
@@ -128,14 +139,7 @@ var ruleQueueBacklog = &Rule{
 	Severity: "warning; critical at queue time p95 ≥ {critical}",
 	Action:   "more capacity: the replicas that match arrivals (computed from completions and queue growth); --max-num-seqs up to what the KV cache holds when KV has room (computed)",
 	For:      2 * time.Minute, ResolveFor: 2 * time.Minute,
-	Params: []Param{
-		{"waiting", 10, "count", "waiting requests that count as a backlog"},
-		{"queue_p95", 5, "s", "queue time p95 that counts as a backlog"},
-		{"growth", 0.05, "per_s", "growth of the waiting queue, requests per second"},
-		{"clear", 2, "count", "waiting requests below which it clears"},
-		{"critical", 30, "s", "queue time p95 that makes it critical"},
-		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
-	},
+	Params: qbParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		st := u.st
 		wait, q := st.Waiting, st.Queue.P95
@@ -256,10 +260,15 @@ func replicasNeeded(x *evalCtx, u *unit) (string, bool) {
 	return s, true
 }
 
-// decode_stutter parameters.
-const (
-	dsP99Factor = iota
-	dsMinTokens
+// decode_stutter parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	dsParams = params{
+		{"p99_factor", 2, "factor", "inter-token p99 over target that counts as stutter"},
+		{"min_tokens", 200, "count", "tokens in the window below which percentiles say nothing"},
+	}
+	dsP99Factor = dsParams.index("p99_factor")
+	dsMinTokens = dsParams.index("min_tokens")
 )
 
 var ruleDecodeStutter = &Rule{
@@ -271,10 +280,7 @@ var ruleDecodeStutter = &Rule{
 	Severity: "warning",
 	Action:   "lower --max-num-batched-tokens to the step size whose latency meets the target (computed from the tokens-per-step and inter-token percentiles); V0: --enable-chunked-prefill",
 	For:      3 * time.Minute, ResolveFor: 2 * time.Minute,
-	Params: []Param{
-		{"p99_factor", 2, "factor", "inter-token p99 over target that counts as stutter"},
-		{"min_tokens", 200, "count", "tokens in the window below which percentiles say nothing"},
-	},
+	Params: dsParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		q := &u.st.ITL
 		target := x.slo.ITL.Seconds()
@@ -327,12 +333,19 @@ var ruleDecodeStutter = &Rule{
 	},
 }
 
-// high_abort_rate parameters.
-const (
-	abShare = iota
-	abCritical
-	abClear
-	abMinRate
+// high_abort_rate parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	abParams = params{
+		{"share", 0.10, "ratio", "abort share that counts"},
+		{"critical", 0.25, "ratio", "abort share that makes it critical"},
+		{"clear", 0.05, "ratio", "abort share below which it clears"},
+		{"min_rate", 0.05, "per_s", "finished requests per second below which shares say nothing"},
+	}
+	abShare    = abParams.index("share")
+	abCritical = abParams.index("critical")
+	abClear    = abParams.index("clear")
+	abMinRate  = abParams.index("min_rate")
 )
 
 var ruleAbortRate = &Rule{
@@ -344,12 +357,7 @@ var ruleAbortRate = &Rule{
 	Severity: "warning; critical at ≥ {critical}",
 	Action:   "compare client timeouts with E2E p99; fix the latency finding behind it, or raise the timeout",
 	For:      2 * time.Minute, ResolveFor: 2 * time.Minute,
-	Params: []Param{
-		{"share", 0.10, "ratio", "abort share that counts"},
-		{"critical", 0.25, "ratio", "abort share that makes it critical"},
-		{"clear", 0.05, "ratio", "abort share below which it clears"},
-		{"min_rate", 0.05, "per_s", "finished requests per second below which shares say nothing"},
-	},
+	Params: abParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		share, rate := u.st.AbortShare, u.st.ReqRate
 		switch {
@@ -385,10 +393,15 @@ var ruleAbortRate = &Rule{
 	},
 }
 
-// slo_breach parameters.
-const (
-	sbMinReq = iota
-	sbCritical
+// slo_breach parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	sbParams = params{
+		{"min_requests", 20, "count", "observations in the window below which percentiles say nothing"},
+		{"critical", 2, "factor", "p95 over target that makes it critical"},
+	}
+	sbMinReq   = sbParams.index("min_requests")
+	sbCritical = sbParams.index("critical")
 )
 
 var ruleSLOBreach = &Rule{
@@ -402,10 +415,7 @@ var ruleSLOBreach = &Rule{
 	For:          5 * time.Minute,
 	ResolveFor:   2 * time.Minute,
 	SupersededBy: []string{"kv_cache_thrashing", "prefill_starvation", "queue_backlog", "decode_stutter"},
-	Params: []Param{
-		{"min_requests", 20, "count", "observations in the window below which percentiles say nothing"},
-		{"critical", 2, "factor", "p95 over target that makes it critical"},
-	},
+	Params:       sbParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		known, breach, crit := false, false, false
 		for _, l := range sloLegs(x.slo, u.st) {
@@ -477,12 +487,19 @@ func sloLegs(s *SLO, st *Stats) [3]sloLeg {
 	return [3]sloLeg{{"TTFT", &st.TTFT, s.TTFT}, {"inter-token", &st.ITL, s.ITL}, {"E2E", &st.E2E, s.E2E}}
 }
 
-// gpu_underutilization parameters.
-const (
-	guBatch = iota
-	guWaiting
-	guKV
-	guGPUUtil
+// gpu_underutilization parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	guParams = params{
+		{"batch", 2, "count", "mean running requests at or below which batches are small"},
+		{"waiting", 1, "count", "mean waiting requests at or below which nothing queues"},
+		{"kv", 0.5, "ratio", "KV usage below which the cache has room"},
+		{"gpu_util", 50, "count", "GPU utilization (percent) below which the GPU is idle"},
+	}
+	guBatch   = guParams.index("batch")
+	guWaiting = guParams.index("waiting")
+	guKV      = guParams.index("kv")
+	guGPUUtil = guParams.index("gpu_util")
 )
 
 var ruleUnderutil = &Rule{
@@ -494,12 +511,7 @@ var ruleUnderutil = &Rule{
 	Severity: "warning",
 	Action:   "fold this model onto fewer replicas or smaller GPUs (lower --tensor-parallel-size), or route more traffic here",
 	For:      5 * time.Minute, ResolveFor: 2 * time.Minute,
-	Params: []Param{
-		{"batch", 2, "count", "mean running requests at or below which batches are small"},
-		{"waiting", 1, "count", "mean waiting requests at or below which nothing queues"},
-		{"kv", 0.5, "ratio", "KV usage below which the cache has room"},
-		{"gpu_util", 50, "count", "GPU utilization (percent) below which the GPU is idle"},
-	},
+	Params: guParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		x.trend()
 		run, wait, kv := x.runMean, x.waitMean, u.st.KVUsage
