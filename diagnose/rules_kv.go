@@ -143,7 +143,7 @@ func kvEvidence(u *unit, w time.Duration) []Evidence {
 func kvAdvice(u *unit, headroom float64) ([]FlagChange, string) {
 	var flags []FlagChange
 	var action []string
-	fc, fit, lever := maxNumSeqsChange(u, headroom, true)
+	fc, n, lever := maxNumSeqsChange(u, headroom, true)
 	switch {
 	case lever:
 		flags = append(flags, fc)
@@ -152,8 +152,10 @@ func kvAdvice(u *unit, headroom float64) ([]FlagChange, string) {
 		} else {
 			action = append(action, "set --max-num-seqs to "+fc.To)
 		}
-	case fit.N > 0:
-		action = append(action, fmt.Sprintf("--max-num-seqs %d already fits %d average sequences: longer-than-average requests fill the cache; cap them (--max-model-len, clients' max_tokens) or add KV capacity", u.ep.MaxNumSeqs, fit.N))
+	case n > 0 && u.ep.MaxNumSeqs > 0 && n >= u.ep.MaxNumSeqs:
+		action = append(action, fmt.Sprintf("--max-num-seqs %d already fits %d sequences: longer-than-average requests fill the cache; cap them (--max-model-len, clients' max_tokens) or add KV capacity", u.ep.MaxNumSeqs, n))
+	case n > 0:
+		action = append(action, fmt.Sprintf("the KV cache fits %d sequences at what running ones hold now, not fewer than run: a lower --max-num-seqs would not relieve it; cap request length (--max-model-len, clients' max_tokens) or add KV capacity", n))
 	default:
 		flags = append(flags, fc)
 		action = append(action, "--max-num-seqs: "+fc.To)

@@ -175,7 +175,7 @@ var ruleQueueBacklog = &Rule{
 			ev("running", num(st.Running), 0), ev("KV usage", pct(st.KVUsage), 0), ev("TTFT p95", qsecs(&st.TTFT, st.TTFT.P95), w)}
 		fd.Explain = "Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows."
 		var action []string
-		if why, ok := replicasNeeded(x, u); ok {
+		if why, ok := replicasNeeded(x, u, p[qbQueueP95]); ok {
 			action = append(action, why)
 		}
 		fc, _, lever := maxNumSeqsChange(u, p[qbHeadroom], false)
@@ -222,13 +222,17 @@ func signed(v float64) string {
 	return num(v)
 }
 
-// replicasNeeded compares what reaches the endpoint with what it serves,
-// from completions and queue growth.
-func replicasNeeded(x *evalCtx, u *unit) (string, bool) {
+// replicasNeeded sizes capacity from the queue itself. Little's law gives
+// the time a request spends queued (waiting ÷ completion rate); serving
+// every request in flight at once takes (running + waiting) ÷ running of
+// today's capacity, and a queue still growing adds arrivals over
+// completions. Under closed-loop load arrivals equal completions, so the
+// in-flight ratio is what sizes it.
+func replicasNeeded(x *evalCtx, u *unit, target float64) (string, bool) {
 	st := u.st
 	x.trend()
-	finished, grow := st.ReqRate, x.waitSlope
-	if bad(finished) || finished <= 0 || bad(grow) || grow <= 0 {
+	finished, run, wait := st.ReqRate, st.Running, st.Waiting
+	if bad(finished) || finished <= 0 || bad(run) || run < 1 || bad(wait) || wait <= 0 {
 		return "", false
 	}
 	// Aborted requests finished without being served: capacity is what
@@ -240,24 +244,32 @@ func replicasNeeded(x *evalCtx, u *unit) (string, bool) {
 	if done <= 0 {
 		return "", false
 	}
-	reps := 0
+	queued := wait / done
+	ratio := (run + wait) / run
+	s := fmt.Sprintf("Little's law: %s waiting ÷ %s req/s served = %s queued (target %s); serving all %s in flight at once takes (%s running + %s waiting) ÷ %s = %s× today's capacity",
+		num(wait), num(done), secs(queued), secs(target), num(run+wait), num(run), num(wait), num(run), dec(ratio, 2))
+	if g := x.waitSlope; !bad(g) && g > 0 {
+		if gr := (finished + g) / done; gr > ratio {
+			ratio = gr
+			s += fmt.Sprintf("; the queue still grows %s/s: arrivals (%s + %s) ÷ %s served = %s×", num(g), num(finished), num(g), num(done), dec(gr, 2))
+		}
+	}
+	reps := 1
 	if u.model != "" {
 		for _, m := range x.f.Fleet.Models {
 			if m.Model == u.model {
-				reps = m.Endpoints
+				reps = max(1, m.Endpoints)
 			}
 		}
 	}
-	arrivals := finished + grow
-	ratio := arrivals / done
-	s := fmt.Sprintf("arrivals ≈ %s finished + %s queue growth = %s req/s against %s req/s served (%s aborted): %s× this replica's capacity",
-		num(finished), num(grow), num(arrivals), num(done), pct(st.AbortShare), dec(ratio, 2))
-	if reps <= 1 {
-		s += fmt.Sprintf(", so %d replicas of this model instead of 1", int(math.Ceil(ratio-1e-9)))
-	} else {
-		s += fmt.Sprintf("; move that share to this model's other %d replicas or add one", reps-1)
+	need := int(math.Ceil(float64(reps)*ratio - 1e-9))
+	switch {
+	case need <= reps:
+		return s + "; capacity is enough once the queue drains", true
+	case reps == 1:
+		return s + fmt.Sprintf(", so %d replicas of this model instead of 1", need), true
 	}
-	return s, true
+	return s + fmt.Sprintf(" on this replica: about %d replicas of this model instead of %d if the others are as loaded", need, reps), true
 }
 
 // decode_stutter parameters, looked up by name: a check indexes its values
@@ -539,8 +551,8 @@ var ruleUnderutil = &Rule{
 		}
 		fd.Explain = "The engine runs a handful of sequences at a time with nothing waiting: a GPU batch of one or two costs almost as much per step as a batch of dozens, so most of its capacity is idle."
 		fd.Action = "this replica is mostly idle: serve this model from fewer replicas (or a smaller GPU / lower --tensor-parallel-size), or check that the router sends it its share"
-		if _, fit, _ := maxNumSeqsChange(u, 0.15, false); fit.N > 0 {
-			fd.Action += fmt.Sprintf("; its KV cache holds %d sequences of the measured length", fit.N)
+		if _, n, _ := maxNumSeqsChange(u, 0.15, false); n > 0 {
+			fd.Action += fmt.Sprintf("; its KV cache holds %d sequences (computed)", n)
 		}
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
