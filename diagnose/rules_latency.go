@@ -34,7 +34,7 @@ var rulePrefillStarvation = &Rule{
 	Catches:      "New requests wait for their first token while the running batch streams normally: long decodes hold every slot (--max-num-seqs) although the KV cache has room, or V0 without chunked prefill.",
 	Needs:        "TTFT and inter-token histograms, waiting/running gauges, KV usage; max_num_seqs from the config file for the batch-full test",
 	Cond:         "TTFT p95 above the SLO profile's TTFT target, inter-token p50 within its ITL target, ≥ {waiting} waiting, KV usage < {kv_room}, and (when max_num_seqs is known) running ≥ {batch_full} of it",
-	Clear:        "TTFT p95 within target, or nothing waiting",
+	Clear:        "TTFT p95 within target, nothing waiting, or the premise gone: inter-token p50 above its target, running < {batch_full} − 20 points of max_num_seqs, or KV usage ≥ {kv_room} + 5 points",
 	Severity:     "warning; critical at TTFT p95 ≥ {critical} the target",
 	Action:       "raise --max-num-seqs to what the KV cache holds at the measured sequence length with {headroom} headroom (computed); V0: --enable-chunked-prefill",
 	For:          2 * time.Minute,
@@ -55,6 +55,17 @@ var rulePrefillStarvation = &Rule{
 		}
 		slots := batchSlots(u)
 		full := slots <= 0 || (!bad(st.Running) && st.Running >= p[psBatchFull]*float64(slots))
+		// The premise, re-checked every time: the batch streams normally,
+		// holds (nearly) every slot, and KV has room. Without it the
+		// advice to raise --max-num-seqs is wrong, so the finding resolves.
+		switch {
+		case itl > x.slo.ITL.Seconds():
+			return condClear, 0
+		case slots > 0 && !bad(st.Running) && st.Running < (p[psBatchFull]-0.2)*float64(slots):
+			return condClear, 0
+		case kv >= p[psKVRoom]+0.05:
+			return condClear, 0
+		}
 		if wait >= p[psWaiting] && itl <= x.slo.ITL.Seconds() && kv < p[psKVRoom] && full {
 			x.over = ttft / target
 			if ttft >= p[psCritical]*target {
@@ -288,7 +299,7 @@ var ruleDecodeStutter = &Rule{
 	Catches:  "Streaming stalls now and then: the slowest inter-token gaps far above target while the median is fine (long prefill chunks interleaved with decodes, very large steps).",
 	Needs:    "inter-token histogram (inter_token_latency_seconds ≥0.10.2, time_per_output_token_seconds before); iteration_tokens_total (≥0.6.4) for the computed budget",
 	Cond:     "inter-token p99 > {p99_factor} the SLO profile's ITL target while p50 is within it, over ≥ {min_tokens} tokens",
-	Clear:    "inter-token p99 ≤ 0.75 × {p99_factor} the target",
+	Clear:    "inter-token p99 ≤ 0.75 × {p99_factor} the target, or p50 above the target (not stutter: the median itself is slow)",
 	Severity: "warning",
 	Action:   "lower --max-num-batched-tokens to the step size whose latency meets the target (computed from the tokens-per-step and inter-token percentiles); V0: --enable-chunked-prefill",
 	For:      3 * time.Minute, ResolveFor: 2 * time.Minute,
@@ -299,6 +310,10 @@ var ruleDecodeStutter = &Rule{
 		switch {
 		case bad(q.P99) || bad(q.P50) || q.Count < p[dsMinTokens]:
 			return condUnknown, 0
+		case q.P50 > target:
+			// Stutter means slow outliers around a healthy median; a slow
+			// median is another problem, so the claim no longer holds.
+			return condClear, 0
 		case q.P99 > p[dsP99Factor]*target && q.P50 <= target:
 			return condMet, SevWarning
 		case q.P99 <= 0.75*p[dsP99Factor]*target:
