@@ -252,8 +252,17 @@ func (n *Normalizer) classify(ls labels.Labels) *entry {
 	key := SubKey{Model: Sanitize(model, MaxLabelLen), Engine: Sanitize(ls.Get(LabelEngine), 16)}
 	en.pid = ls.Has(LabelPID)
 	if f.role == RoleLabeled {
-		lbl := Metrics[f.rows[0]].Label
-		en.label = Sanitize(ls.Get(lbl), 40)
+		row := &Metrics[f.rows[0]]
+		switch {
+		case ls.Has(row.Label):
+			en.label = Sanitize(ls.Get(row.Label), 40)
+		case row.LabelAlt != "" && ls.Has(row.LabelAlt):
+			en.label = Sanitize(ls.Get(row.LabelAlt), 40)
+		default:
+			// An unknown label layout: the family is unknown, never a
+			// series with an empty label that reads as 0 of each kind.
+			en.bad = fmt.Sprintf("%s has a series without its %s label (ignored: read as unknown)", f.name, row.Label)
+		}
 	}
 	if en.part == partBucket {
 		le, err := strconv.ParseFloat(ls.Get(LabelLe), 64)

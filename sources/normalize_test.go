@@ -349,3 +349,31 @@ func TestSanitize(t *testing.T) {
 		t.Errorf("cut: %q", got)
 	}
 }
+
+// request_success split by finish_reason (llm-d's spelling) is read like
+// finished_reason; a layout with neither label is unknown (no series, a
+// warning), never an empty label that reads as 0 aborted.
+func TestFinishReasonAlias(t *testing.T) {
+	s, err := norm(t, `vllm:request_success_total{finish_reason="stop",model_name="m"} 90
+vllm:request_success_total{finish_reason="abort",model_name="m"} 10
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := s.Subs[0].Labeled[LFinished]; len(v) != 2 || s.Subs[0].LabeledValue(LFinished, FinishAbort) != 10 {
+		t.Errorf("finish_reason: %+v", v)
+	}
+	s, err = norm(t, `vllm:num_requests_running{model_name="m"} 3
+vllm:request_success_total{reason="stop",model_name="m"} 90
+vllm:request_success_total{reason="abort",model_name="m"} 10
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Subs) > 0 && len(s.Subs[0].Labeled[LFinished]) != 0 {
+		t.Errorf("unknown layout read: %+v", s.Subs[0].Labeled[LFinished])
+	}
+	if !strings.Contains(strings.Join(s.Warnings, "\n"), "without its finished_reason label") {
+		t.Errorf("no warning: %q", s.Warnings)
+	}
+}
