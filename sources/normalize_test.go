@@ -377,3 +377,40 @@ vllm:request_success_total{reason="abort",model_name="m"} 10
 		t.Errorf("no warning: %q", s.Warnings)
 	}
 }
+
+// Families only one generation defines decide it; the running gauge's
+// HELP text does not outrank them, and a contradiction is a warning.
+func TestGenerationFromExclusiveFamilies(t *testing.T) {
+	// A V0 engine (swap metrics exist only in V0) whose HELP says V1.
+	v0 := `# HELP vllm:num_requests_running ` + helpV1Running + `
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{model_name="m"} 110
+vllm:num_requests_swapped{model_name="m"} 6
+vllm:cpu_cache_usage_perc{model_name="m"} 0.2
+vllm:gpu_cache_usage_perc{model_name="m"} 0.99
+`
+	s, err := norm(t, v0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Version.Gen != GenV0 || !strings.Contains(strings.Join(s.Warnings, "\n"), "says V1, but") {
+		t.Errorf("V0 with V1 HELP: %v, warnings %q", s.Version.Gen, s.Warnings)
+	}
+	// A V1-named exporter (kv_cache_usage_perc, engine label) with V0's HELP.
+	v1 := `# HELP vllm:num_requests_running ` + helpV0Running + `
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 3
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.4
+`
+	if s, err = norm(t, v1); err != nil || s.Version.Gen != GenV1 {
+		t.Errorf("V1 with V0 HELP: %v %v", err, s.Version.Gen)
+	}
+	// Both generations' exclusive families: a warning names them.
+	both := `vllm:num_requests_running{engine="0",model_name="m"} 3
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.4
+vllm:num_requests_swapped{engine="0",model_name="m"} 1
+`
+	if s, err = norm(t, both); err != nil || !strings.Contains(strings.Join(s.Warnings, "\n"), "metric families of both engine generations") {
+		t.Errorf("both: %v %q", err, s.Warnings)
+	}
+}
