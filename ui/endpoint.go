@@ -631,14 +631,12 @@ func (m *Model) endpointBody() []string {
 	}
 	rows = append(rows, m.subsPanel(e, l.subs)...)
 	gpu := m.gpuPanel(mine, l.gpu)
-	findings := m.findingsPanel(finds, e == nil, l.find)
+	out = append(out, m.find.View(m, finds)...)
 	if l.wide {
-		right := append(gpu, findings...)
-		out = append(out, beside(block(rows, l.left, l.body-titleLines), l.left, m.st.muted.s(columnSep), right)...)
+		out = append(out, beside(block(rows, l.left, l.gpu.h), l.left, m.st.muted.s(columnSep), gpu)...)
 	} else {
 		out = append(out, rows...)
 		out = append(out, gpu...)
-		out = append(out, findings...)
 	}
 	return out
 }

@@ -23,9 +23,10 @@ const cursorFleet = -1
 
 type sortKey uint8
 
+// The default, the zero value, is severity: the sick endpoints first.
 const (
-	sortName sortKey = iota
-	sortSeverity
+	sortSeverity sortKey = iota
+	sortName
 	sortKV
 	sortWaiting
 	sortTTFT
@@ -33,10 +34,10 @@ const (
 	numSorts
 )
 
-var sortNames = [numSorts]string{"name", "severity", "KV", "waiting", "TTFT", "tok/s"}
+var sortNames = [numSorts]string{"severity", "name", "KV", "waiting", "TTFT", "tok/s"}
 
 // sortCol is the column that shows the sort key.
-var sortCol = [numSorts]colID{colName, colFinding, colKV, colRunWait, colTTFT, colTok}
+var sortCol = [numSorts]colID{colFinding, colName, colKV, colRunWait, colTTFT, colTok}
 
 // fleetTable is the fleet view's table state: order, filter, selection, and
 // the rendered rows of the current frame.
@@ -574,12 +575,12 @@ func (m *Model) fleetBody() []string {
 		}
 		out = append(out, line)
 	}
+	out = append(out, m.find.View(m, m.fr.Findings)...)
 	if l.fleetGPU.h == 1 {
 		out = append(out, m.gpuSummary(l.w))
 	} else {
 		out = append(out, m.gpuPanel(nil, l.fleetGPU)...)
 	}
-	out = append(out, m.findingsPanel(m.fr.Findings, true, l.fleetFind)...)
 	return out
 }
 

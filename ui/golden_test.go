@@ -50,7 +50,7 @@ func TestGoldenFleet(t *testing.T) {
 func TestGoldenFleetSortedExpanded(t *testing.T) {
 	eachSize(t, func(w, h int) *Model {
 		m := newTestModel(fleetFrame(), w, h, Options{})
-		press(m, "s", "g", "j", "space", "j", "j")
+		press(m, "g", "j", "space", "j", "j")
 		return m
 	})
 }
@@ -68,7 +68,7 @@ func TestGoldenFleetFilter(t *testing.T) {
 func TestGoldenEndpoint(t *testing.T) {
 	eachSize(t, func(w, h int) *Model {
 		m := newTestModel(fleetFrame(), w, h, Options{})
-		press(m, "j", "enter")
+		press(m, "enter")
 		return m
 	})
 }
@@ -93,7 +93,7 @@ func TestGoldenFleetAggregate(t *testing.T) {
 // A down endpoint shows its error and how old its numbers are.
 func TestGoldenEndpointDown(t *testing.T) {
 	m := newTestModel(fleetFrame(), 80, 24, Options{})
-	press(m, "j", "j", "enter")
+	press(m, "j", "j", "j", "enter")
 	checkLayout(t, m)
 	golden.RequireEqual(t, m.View())
 }
@@ -118,11 +118,13 @@ func gpuTroubleFrame() *diagnose.Frame {
 	return fr
 }
 
-// The GPU panel focused in replica-1's view.
+// The GPU panel focused in replica-0's view (no engines: at 80×24 the
+// GPUs have room for a panel).
 func TestGoldenGPU(t *testing.T) {
 	eachSize(t, func(w, h int) *Model {
 		m := newTestModel(gpuTroubleFrame(), w, h, Options{})
-		press(m, "j", "enter", "tab")
+		selectEndpoint(t, m, "replica-0")
+		press(m, "enter", "tab", "tab")
 		if m.focus != paneGPU {
 			t.Fatalf("tab did not focus the GPU pane (focus %d)", m.focus)
 		}
@@ -134,7 +136,7 @@ func TestGoldenGPUUnavailable(t *testing.T) {
 	fr := fleetFrame()
 	fr.GPU = sources.GPUSnapshot{Time: t0, Unavailable: "NVML unavailable: libnvidia-ml.so.1 not found"}
 	m := newTestModel(fr, 80, 24, Options{})
-	press(m, "j", "enter")
+	press(m, "enter")
 	checkLayout(t, m)
 	golden.RequireEqual(t, m.View())
 }
@@ -172,7 +174,7 @@ func TestGoldenFindings(t *testing.T) {
 func TestGoldenFindingDetail(t *testing.T) {
 	eachSize(t, func(w, h int) *Model {
 		m := newTestModel(fleetFrame(), w, h, Options{})
-		press(m, "j", "enter", "shift+tab", "enter")
+		press(m, "enter", "tab", "enter")
 		if m.overlay != overlayFinding {
 			t.Fatalf("no finding detail (focus %d)", m.focus)
 		}
