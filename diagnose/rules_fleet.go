@@ -16,6 +16,7 @@ type fleetHit struct {
 	model string
 	c     cond
 	sev   Severity
+	over  float64 // how far past the threshold (see evalCtx.over)
 	peers []*EndpointView
 }
 
@@ -92,7 +93,7 @@ func imbalanceCheck(x *evalCtx, f *Frame, p []float64) []fleetHit {
 			h := fleetHit{ep: ep, model: m.Model, peers: eps}
 			switch {
 			case load >= p[riFactor]*mean && load-mean >= p[riMinDiff]:
-				h.c, h.sev = condMet, SevWarning
+				h.c, h.sev, h.over = condMet, SevWarning, load/(p[riFactor]*mean)
 			case load < p[riClear]*mean || load-mean < p[riMinDiff]/2:
 				h.c = condClear
 			default:

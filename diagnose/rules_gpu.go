@@ -222,7 +222,7 @@ func xidsOf(x *evalCtx, u *unit, w time.Duration) (sources.XIDInfo, []sources.GP
 
 // evalGPUs runs the GPU rules over every device of the frame (and every
 // device index an XID names that the reading no longer lists).
-func (d *Detector) evalGPUs(x *evalCtx, f *Frame) []Finding {
+func (d *Detector) evalGPUs(x *evalCtx, f *Frame) (active, pending []Finding) {
 	x.es = nil
 	var idx []int // device indexes
 	var slot []int
@@ -249,7 +249,7 @@ func (d *Detector) evalGPUs(x *evalCtx, f *Frame) []Finding {
 				key.uuid = f.GPU.GPUs[slot[k]].UUID
 			}
 			st := d.gpus[key]
-			x.since = time.Time{}
+			x.since, x.over = time.Time{}, 0
 			c, sev := r.check(x, &u, r.Values)
 			if st == nil {
 				if c != condMet {
@@ -259,25 +259,20 @@ func (d *Detector) evalGPUs(x *evalCtx, f *Frame) []Finding {
 				d.gpus[key] = st
 			}
 			st.gen = d.gen
-			m := map[stateKey]*ruleState{{rule: ri}: st}
-			d.transition(x, m, stateKey{rule: ri}, st, ri, c, sev, &u)
-			if len(m) == 0 {
+			if !d.advance(x, st, ri, c, sev, &u) {
 				delete(d.gpus, key)
 			}
 		}
 	}
-	var out []Finding
 	for k, st := range d.gpus {
 		if st.gen != d.gen {
 			// The device is gone from the reading and no XID names it.
 			delete(d.gpus, k)
 			continue
 		}
-		if st.firing {
-			out = append(out, st.finding)
-		}
+		active, pending = appendShown(active, pending, st)
 	}
-	return out
+	return active, pending
 }
 
 type gpuStateKey struct {

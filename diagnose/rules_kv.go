@@ -66,6 +66,7 @@ var ruleKVThrashing = &Rule{
 		case kv < p[kvtClear] || share < p[kvtShareClear]:
 			return condClear, 0
 		case kv >= p[kvtHigh] && pre >= p[kvtMinRate] && share >= p[kvtShare] && !bad(ttft) && ttft > x.slo.TTFT.Seconds():
+			x.over = share / p[kvtShare]
 			if share >= p[kvtCritical] {
 				return condMet, SevCritical
 			}
@@ -202,8 +203,10 @@ var rulePreemption = &Rule{
 		case share < p[prShareClear]:
 			return condClear, 0
 		case pre >= p[prMinRate] && share >= p[prCritical]:
+			x.over = share / p[prShare]
 			return condMet, SevCritical
 		case pre >= p[prMinRate] && share >= p[prShare]:
+			x.over = share / p[prShare]
 			return condMet, SevWarning
 		}
 		return condHold, 0

@@ -54,6 +54,7 @@ var rulePrefillStarvation = &Rule{
 		slots := batchSlots(u)
 		full := slots <= 0 || (!bad(st.Running) && st.Running >= p[psBatchFull]*float64(slots))
 		if wait >= p[psWaiting] && itl <= x.slo.ITL.Seconds() && kv < p[psKVRoom] && full {
+			x.over = ttft / target
 			if ttft >= p[psCritical]*target {
 				return condMet, SevCritical
 			}
@@ -150,6 +151,7 @@ var ruleQueueBacklog = &Rule{
 		x.trend()
 		slow := !bad(q) && q >= p[qbQueueP95]
 		growing := !bad(x.waitSlope) && x.trendSpan >= x.f.Window/2 && x.waitSlope >= p[qbGrowth]
+		x.over = max(wait/p[qbWaiting], q/p[qbQueueP95])
 		switch {
 		case slow && q >= p[qbCritical]:
 			return condMet, SevCritical
@@ -356,8 +358,10 @@ var ruleAbortRate = &Rule{
 		case rate < p[abMinRate] || share < p[abClear]:
 			return condClear, 0
 		case share >= p[abCritical]:
+			x.over = share / p[abShare]
 			return condMet, SevCritical
 		case share >= p[abShare]:
+			x.over = share / p[abShare]
 			return condMet, SevWarning
 		}
 		return condHold, 0
