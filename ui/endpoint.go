@@ -597,15 +597,12 @@ func (m *Model) endpointBody() []string {
 	fr := m.fr
 	var e *diagnose.EndpointView
 	sj := subject{stats: &fr.Fleet.Stats, spark: fr.Fleet.Spark, window: fr.Window}
-	var finds []diagnose.Finding
 	var mine *diagnose.EndpointGPU
 	if m.ep >= 0 && m.ep < len(fr.Endpoints) {
 		e = &fr.Endpoints[m.ep]
 		sj = subject{stats: &e.Stats, spark: e.Spark, maxNumSeqs: batchCapacity(e), window: fr.Window}
-		finds = e.Findings
 		mine = &e.GPU
 	} else {
-		finds = fr.Findings
 		sj.maxNumSeqs = fleetMaxNumSeqs(fr)
 	}
 	out := make([]string, 0, l.body)
@@ -631,7 +628,7 @@ func (m *Model) endpointBody() []string {
 	}
 	rows = append(rows, m.subsPanel(e, l.subs)...)
 	gpu := m.gpuPanel(mine, l.gpu)
-	out = append(out, m.find.View(m, finds)...)
+	out = append(out, m.find.View(m, m.finds)...)
 	if l.wide {
 		out = append(out, beside(block(rows, l.left, l.gpu.h), l.left, m.st.muted.s(columnSep), gpu)...)
 	} else {

@@ -15,9 +15,10 @@ import (
 // sevLabel is a severity as symbol and word: "✖ crit".
 func sevLabel(s diagnose.Severity) (string, level) {
 	sym, lv := sevSymbol(s)
-	word := [...]string{"info", "warn", "crit"}[min(int(s), 2)]
-	return sym + " " + word, lv
+	return sym + " " + sevWord(s), lv
 }
+
+func sevWord(s diagnose.Severity) string { return [...]string{"info", "warn", "crit"}[min(int(s), 2)] }
 
 // flagText is the recommended change in one line: "--max-num-seqs 256→96",
 // else the action.
@@ -124,6 +125,19 @@ func (m *Model) findingLines(x *diagnose.Finding, withTarget, sel bool, w int) e
 	if x.FirstSeen.IsZero() {
 		since = f.Missing
 	}
+	sinceTxt := "  since " + clock(x.FirstSeen) + " (" + since + ")"
+	switch x.State {
+	case diagnose.FindingPending:
+		// Not fired yet: its own symbol and a muted severity, with how long
+		// the condition has held of the hold it needs.
+		sev, lv = symPending+" pending "+sevWord(x.Severity), lvInfo
+		since = "holding " + f.Short(x.HeldFor) + " of " + f.Short(x.Hold)
+		sinceTxt = " · " + since
+	case diagnose.FindingResolving:
+		sev, lv = symOK+" resolving", lvOK
+		since = "resolving " + f.Short(now.Sub(x.ResolvingSince))
+		sinceTxt = "  since " + clock(x.FirstSeen) + " · " + since
+	}
 	where := ""
 	if withTarget {
 		where = x.Target
@@ -141,7 +155,6 @@ func (m *Model) findingLines(x *diagnose.Finding, withTarget, sel bool, w int) e
 	}
 	headPl := mk + " " + sev + "  " + where + x.Title
 	headPa := s.accent.s(mk) + " " + s.lv(lv).s(sev) + "  " + s.text.s(where+x.Title)
-	sinceTxt := "  since " + clock(x.FirstSeen) + " (" + since + ")"
 	var e entry
 	e.full = append(e.full, paintLine(headPl+sinceTxt, headPa+s.muted.s(sinceTxt)))
 	indent := strings.Repeat(" ", findingIndent)
@@ -240,7 +253,7 @@ func (p *findingsPane) View(m *Model, fs []diagnose.Finding) []string {
 	}
 	out := []string{s.rule(title, p.focused, p.w)}
 	if len(fs) == 0 {
-		out = append(out, s.ok.s(symOK)+" "+s.muted.s("no findings"))
+		out = append(out, m.noFindings())
 		return block(out, p.w, p.h)
 	}
 	room := p.h - 1
@@ -327,6 +340,12 @@ func (m *Model) detailLines(x *diagnose.Finding, w int) []string {
 	out = append(out, s.text.s(where))
 	out = append(out, s.muted.s(fmt.Sprintf("since %s (%s ago) · last seen %s · rule %s",
 		clock(x.FirstSeen), f.Dur(now.Sub(x.FirstSeen)), clock(x.LastSeen), x.Rule)))
+	switch x.State {
+	case diagnose.FindingPending:
+		out = append(out, s.info.s(symPending+" pending: the condition has held "+f.Dur(x.HeldFor)+" of the "+f.Dur(x.Hold)+" it needs to fire"))
+	case diagnose.FindingResolving:
+		out = append(out, s.ok.s(symOK+" resolving for "+f.Dur(now.Sub(x.ResolvingSince))+": its premise no longer holds, so no change is advised"))
+	}
 	out = append(out, "", s.title.s("Evidence"))
 	if x.Summary != "" {
 		out = append(out, "  "+x.Summary)

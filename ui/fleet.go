@@ -138,8 +138,11 @@ func matches(e *diagnose.EndpointView, q string) bool {
 // state (down before stale before restarted).
 func worst(e *diagnose.EndpointView) int {
 	r := 0
-	if len(e.Findings) > 0 {
-		r = 10 * (1 + int(e.Findings[0].Severity))
+	switch {
+	case len(e.Findings) > 0:
+		r = 100 * (1 + int(e.Findings[0].Severity))
+	case len(e.Pending) > 0:
+		r = 10 * (1 + int(e.Pending[0].Severity))
 	}
 	switch {
 	case e.State == diagnose.StateDown:
@@ -371,15 +374,8 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 				}
 			}
 		case colFinding:
-			if !sub && len(e.Findings) > 0 {
-				sym, l := sevSymbol(e.Findings[0].Severity)
-				text, lv = sym, l
-				if c.w > 2 {
-					text += " " + e.Findings[0].Title
-					if n := len(e.Findings); n > 1 {
-						text += " (+" + itoa(n-1) + ")"
-					}
-				}
+			if !sub {
+				text, lv = worstCell(e, c.w)
 			}
 		}
 		var cell string
@@ -399,6 +395,38 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 		return m.st.sel.s(plain.String())
 	}
 	return painted.String()
+}
+
+// worstCell is the worst-finding column: the first firing finding (the
+// cause: diagnose lists causes before their symptoms), else the first
+// pending one, marked as such.
+func worstCell(e *diagnose.EndpointView, w int) (string, level) {
+	var x *diagnose.Finding
+	n := len(e.Findings)
+	if n > 0 {
+		x = &e.Findings[0]
+	} else if len(e.Pending) > 0 {
+		x, n = &e.Pending[0], len(e.Pending)
+	}
+	if x == nil {
+		return "", lvNone
+	}
+	sym, lv := sevSymbol(x.Severity)
+	title := x.Title
+	switch x.State {
+	case diagnose.FindingPending:
+		sym, lv, title = symPending, lvInfo, x.Title+" (pending)"
+	case diagnose.FindingResolving:
+		sym, lv, title = symOK, lvOK, x.Title+" (resolving)"
+	}
+	if w <= 2 {
+		return sym, lv
+	}
+	text := sym + " " + title
+	if n > 1 {
+		text += " (+" + itoa(n-1) + ")"
+	}
+	return text, lv
 }
 
 func subLabel(e *diagnose.EndpointView, k int) string {
@@ -492,8 +520,18 @@ func (m *Model) fleetSummary(selected bool) string {
 	parts := []part{
 		{"Fleet", m.st.title},
 		{itoa(fr.Fleet.Up) + "/" + itoa(fr.Fleet.Total) + " up", upLv},
-		{"gen " + f.Rate(fs.GenTokRate) + " tok/s", m.st.text},
 	}
+	// The findings come first: they are what to read in an incident.
+	list := m.finds
+	fc := findingCounts(list)
+	if m.w < tierMedium {
+		fc = shortCounts(list)
+	}
+	if len(list) == 0 && !m.critValues() {
+		fc += " " + symOK
+	}
+	parts = append(parts, part{fc, m.st.text})
+	parts = append(parts, part{"gen " + f.Rate(fs.GenTokRate) + " tok/s", m.st.text})
 	if m.w >= tierMedium {
 		parts = append(parts, part{"prompt " + f.Rate(fs.PromptTokRate) + " tok/s", m.st.text},
 			part{f.Rate(fs.ReqRate) + " req/s", m.st.text})
@@ -504,11 +542,7 @@ func (m *Model) fleetSummary(selected bool) string {
 		wt += " " + worstName
 	}
 	parts = append(parts, part{"worst TTFT p95 " + wt, m.st.lv(lv)})
-	fc := findingCounts(fr.Findings)
-	if m.w < tierMedium {
-		fc = shortCounts(fr.Findings)
-	}
-	parts = append(parts, part{fc, m.st.text})
+
 	mark := " "
 	if selected {
 		mark = symSel
@@ -530,16 +564,76 @@ func (m *Model) fleetSummary(selected bool) string {
 	return cut(painted.String(), m.w)
 }
 
-// findingCounts: "findings ✖ 1 ▲ 2 ◇ 0", or "no findings ✓".
-func findingCounts(fs []diagnose.Finding) string {
-	if len(fs) == 0 {
-		return "no findings " + symOK
-	}
-	var n [3]int
+// countFindings counts fs by severity; pending ones apart.
+func countFindings(fs []diagnose.Finding) (n [3]int, pending int) {
 	for _, x := range fs {
+		if x.State == diagnose.FindingPending {
+			pending++
+			continue
+		}
 		n[min(int(x.Severity), 2)]++
 	}
-	return "findings " + symCrit + " " + itoa(n[diagnose.SevCritical]) + " " + symWarn + " " + itoa(n[diagnose.SevWarning]) + " " + symInfo + " " + itoa(n[diagnose.SevInfo])
+	return n, pending
+}
+
+// findingCounts: "findings ✖ 1 ▲ 2 ◇ 0 · … 2 pending", or "no findings".
+// The fleet line adds its ✓ only where no value is over its limit.
+func findingCounts(fs []diagnose.Finding) string {
+	if len(fs) == 0 {
+		return "no findings"
+	}
+	n, pend := countFindings(fs)
+	var parts []string
+	for _, sv := range []diagnose.Severity{diagnose.SevCritical, diagnose.SevWarning, diagnose.SevInfo} {
+		if n[sv] > 0 {
+			sym, _ := sevSymbol(sv)
+			parts = append(parts, sym+" "+itoa(n[sv]))
+		}
+	}
+	out := "findings"
+	if len(parts) > 0 {
+		out += " " + strings.Join(parts, " ")
+	}
+	if pend > 0 {
+		if len(parts) > 0 {
+			out += " ·"
+		}
+		out += " " + symPending + " " + itoa(pend) + " pending"
+		if len(parts) == 0 {
+			out += ", none fired yet"
+		}
+	}
+	return out
+}
+
+// noFindings is the findings pane with nothing to list: a ✓ only when no
+// value on screen is over its critical limit, else it says so.
+func (m *Model) noFindings() string {
+	if m.critValues() {
+		return m.st.warn.s(symWarn) + " " + m.st.muted.s("no finding yet, but values marked "+symCrit+" are over their limits")
+	}
+	return m.st.ok.s(symOK) + " " + m.st.muted.s("no findings")
+}
+
+// critValues: some endpoint up (the shown one, in its view) shows a value at its critical mark (KV,
+// TTFT or E2E p95 against the SLO), judged as the table judges them.
+func (m *Model) critValues() bool {
+	if m.fr == nil {
+		return false
+	}
+	slo := m.slos[m.slo]
+	for i := range m.fr.Endpoints {
+		e := &m.fr.Endpoints[i]
+		if e.State != diagnose.StateUp || m.mode == modeEndpoint && m.ep >= 0 && m.ep != i {
+			continue
+		}
+		st := &e.Stats
+		if kvLevel(st.KVUsage) == lvCrit || sloLevel(st.TTFT.P95, slo.TTFT, 1) == lvCrit ||
+			sloLevel(st.ITL.P95, slo.ITL, 1) == lvCrit || sloLevel(st.E2E.P95, slo.E2E, 1) == lvCrit {
+			return true
+		}
+	}
+	return false
 }
 
 // fleetBody renders the fleet view between header and footer.
@@ -575,7 +669,7 @@ func (m *Model) fleetBody() []string {
 		}
 		out = append(out, line)
 	}
-	out = append(out, m.find.View(m, m.fr.Findings)...)
+	out = append(out, m.find.View(m, m.finds)...)
 	if l.fleetGPU.h == 1 {
 		out = append(out, m.gpuSummary(l.w))
 	} else {
@@ -584,16 +678,23 @@ func (m *Model) fleetBody() []string {
 	return out
 }
 
-// shortCounts: "✖1 ▲2 ◇0", or "✓".
+// shortCounts: "✖1 ▲2 ◇0 …2", or "no findings".
 func shortCounts(fs []diagnose.Finding) string {
 	if len(fs) == 0 {
-		return symOK
+		return "no findings"
 	}
-	var n [3]int
-	for _, x := range fs {
-		n[min(int(x.Severity), 2)]++
+	n, pend := countFindings(fs)
+	var parts []string
+	for _, sv := range []diagnose.Severity{diagnose.SevCritical, diagnose.SevWarning, diagnose.SevInfo} {
+		if n[sv] > 0 {
+			sym, _ := sevSymbol(sv)
+			parts = append(parts, sym+itoa(n[sv]))
+		}
 	}
-	return symCrit + itoa(n[2]) + " " + symWarn + itoa(n[1]) + " " + symInfo + itoa(n[0])
+	if pend > 0 {
+		parts = append(parts, symPending+itoa(pend)+" pending")
+	}
+	return strings.Join(parts, " ")
 }
 
 // fitName shortens an endpoint name to w cells keeping what tells

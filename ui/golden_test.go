@@ -40,6 +40,43 @@ func fleetFrame() *diagnose.Frame {
 	return fixtureFrame(fixtureOpts{endpoints: 8, gpus: 8, findings: true})
 }
 
+// brokenFrame is a fleet opened 40 s into an incident: the conditions
+// hold, no rule has fired yet (every finding pending), values are ✖.
+func brokenFrame() *diagnose.Frame {
+	fr := fleetFrame()
+	fr.Findings = nil
+	for i := range fr.Endpoints {
+		fr.Endpoints[i].Findings = nil
+	}
+	for _, x := range fixtureFindings()[:2] {
+		x.State, x.HeldFor, x.Hold = diagnose.FindingPending, 40*time.Second, 2*time.Minute
+		x.FirstSeen = t0.Add(-40 * time.Second)
+		fr.Pending = append(fr.Pending, x)
+		for i := range fr.Endpoints {
+			if fr.Endpoints[i].Name == x.Target {
+				fr.Endpoints[i].Pending = append(fr.Endpoints[i].Pending, x)
+			}
+		}
+	}
+	return fr
+}
+
+// Opening on a broken fleet: pending findings with their evidence and
+// action, never "no findings".
+func TestGoldenBrokenFleet(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		return newTestModel(brokenFrame(), w, h, Options{})
+	})
+}
+
+func TestGoldenBrokenEndpoint(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		m := newTestModel(brokenFrame(), w, h, Options{})
+		press(m, "enter")
+		return m
+	})
+}
+
 func TestGoldenFleet(t *testing.T) {
 	eachSize(t, func(w, h int) *Model {
 		return newTestModel(fleetFrame(), w, h, Options{})

@@ -60,6 +60,7 @@ func layoutFrames() map[string]*diagnose.Frame {
 		"single":  fixtureFrame(fixtureOpts{endpoints: 1, gpus: 1}),
 		"empty":   empty,
 		"long":    long,
+		"broken":  brokenFrame(),
 	}
 }
 
@@ -193,7 +194,7 @@ func checkFlagsWhole(t *testing.T, m *Model) {
 
 // findingTitleLine: a findings pane line naming title ("  ✖ crit  title").
 func findingTitleLine(l, title string) bool {
-	for _, sev := range []string{symCrit + " crit", symWarn + " warn", symInfo + " info"} {
+	for _, sev := range []string{symCrit + " crit", symWarn + " warn", symInfo + " info", symPending + " pending", symOK + " resolving"} {
 		if (strings.HasPrefix(l, "  "+sev+" ") || strings.HasPrefix(l, symSel+" "+sev+" ")) && strings.Contains(l, title) {
 			return true
 		}

@@ -99,6 +99,7 @@ type Model struct {
 
 	fleet  fleetTable
 	find   findingsPane
+	finds  []diagnose.Finding // what the findings pane lists in this view
 	gpuOff int
 
 	// Prepared at every change; View joins them.
@@ -277,6 +278,7 @@ func (m *Model) countsNow() counts {
 
 // relayout is the one resize handler: every region comes from plan.
 func (m *Model) relayout() {
+	m.finds = m.collectFindings()
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
 	m.find.focused = m.focus == paneFindings
@@ -531,11 +533,20 @@ func (km *keyMap) listMove(k tea.KeyMsg, cur, n, page int) (int, bool) {
 	return max(0, min(cur, n-1)), true
 }
 
-func (m *Model) currentFindings() []diagnose.Finding {
-	if m.mode == modeEndpoint && m.ep >= 0 {
-		return m.fr.Endpoints[m.ep].Findings
+func (m *Model) currentFindings() []diagnose.Finding { return m.finds }
+
+// collectFindings is what the findings pane lists in the current view:
+// firing and resolving findings, then pending ones (not fired yet).
+func (m *Model) collectFindings() []diagnose.Finding {
+	if m.fr == nil {
+		return nil
 	}
-	return m.fr.Findings
+	firing, pending := m.fr.Findings, m.fr.Pending
+	if m.mode == modeEndpoint && m.ep >= 0 {
+		firing, pending = m.fr.Endpoints[m.ep].Findings, m.fr.Endpoints[m.ep].Pending
+	}
+	out := make([]diagnose.Finding, 0, len(firing)+len(pending))
+	return append(append(out, firing...), pending...)
 }
 
 func (m *Model) findingsKey(k tea.KeyMsg) {

@@ -504,3 +504,37 @@ func TestEndpointGPUsFirst(t *testing.T) {
 		t.Errorf("GPU order %v:\n%s", gpus, m.View())
 	}
 }
+
+// Never a green "no findings" while a value on screen is critical or a
+// rule is holding toward firing.
+func TestNoGreenWhileCritical(t *testing.T) {
+	quiet := func(fr *diagnose.Frame) *diagnose.Frame {
+		fr.Findings, fr.Pending = nil, nil
+		for i := range fr.Endpoints {
+			fr.Endpoints[i].Findings, fr.Endpoints[i].Pending = nil, nil
+		}
+		return fr
+	}
+	green := func(v string) bool {
+		return strings.Contains(v, symOK+" no findings") || strings.Contains(v, "no findings "+symOK)
+	}
+	for _, w := range []int{80, 120} {
+		// replica-1 sits at KV 97%: critical on screen, nothing fired.
+		v := newTestModel(quiet(fleetFrame()), w, 24, Options{})
+		if s := v.View(); green(s) || !strings.Contains(s, "values marked "+symCrit) {
+			t.Errorf("%d: critical values under a green no-findings:\n%s", w, s)
+		}
+		// Pending only: the pane lists them, the counts say none fired.
+		if s := newTestModel(brokenFrame(), w, 24, Options{}).View(); green(s) || !strings.Contains(s, "2 pending") {
+			t.Errorf("%d: pending findings under a green no-findings:\n%s", w, s)
+		}
+	}
+	// A calm fleet does get its ✓.
+	fr := quiet(fleetFrame())
+	for i := range fr.Endpoints {
+		fr.Endpoints[i].Stats = fixtureStats(0.1, 1)
+	}
+	if s := newTestModel(fr, 120, 40, Options{}).View(); !green(s) {
+		t.Errorf("a calm fleet:\n%s", s)
+	}
+}
