@@ -234,9 +234,14 @@ func stateCell(e *diagnose.EndpointView, now time.Time) (string, level) {
 		}
 		return " " + f.Short(now.Sub(t))
 	}
-	switch e.State {
-	case diagnose.StatePending:
+	switch {
+	case e.State == diagnose.StatePending:
 		return symPending + " pending", lvNone
+	case e.NotVLLM && e.State == diagnose.StateDown:
+		// It answers, but not with vLLM metrics: not an outage.
+		return symNotVLLM + " not vLLM", lvWarn
+	}
+	switch e.State {
 	case diagnose.StateDown:
 		return symDown + " down" + age(e.Since), lvCrit
 	case diagnose.StateStale:
@@ -307,6 +312,8 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 		st = &u
 	}
 	slo := m.slos[m.slo]
+	// Down or stale: the last values, dimmed, never in the healthy colour.
+	dim := !sub && (e.State == diagnose.StateDown || e.State == diagnose.StateStale)
 	var plain, painted strings.Builder
 	mark := " "
 	if selected {
@@ -352,6 +359,9 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 			}
 		case colKV:
 			pl, pa := m.st.kvCell(st.KVUsage, c.w-6)
+			if dim {
+				pa = m.st.muted.s(pl)
+			}
 			plain.WriteString(pl)
 			painted.WriteString(pa)
 			continue
@@ -368,14 +378,21 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 				spec := sparkSpec{diagnose.SpTTFT, latencyScale(slo.TTFT), sloLevel(st.TTFT.P95, slo.TTFT, 1)}
 				if c.w >= minSpark {
 					raw := m.st.pad.sparkline(e.Spark, spec.which, c.w, spec.sc)
+					p := m.st.sparkPaint(&spec)
+					if dim {
+						p = m.st.muted
+					}
 					plain.WriteString(raw)
-					painted.WriteString(m.st.sparkPaint(&spec).s(raw))
+					painted.WriteString(p.s(raw))
 					continue
 				}
 			}
 		case colFinding:
 			if !sub {
 				text, lv = worstCell(e, c.w)
+				if text == "" && dim && !e.LastSuccess.IsZero() && c.w > 2 {
+					text = "values as of " + clock(e.LastSuccess)
+				}
 			}
 		}
 		var cell string
@@ -386,7 +403,7 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 		}
 		plain.WriteString(cell)
 		p := m.st.lv(lv)
-		if text == f.Missing || strings.HasPrefix(text, f.Missing) {
+		if text == f.Missing || strings.HasPrefix(text, f.Missing) || dim && c.id != colState && c.id != colName && (c.id != colFinding || lv == lvNone) {
 			p = m.st.muted
 		}
 		painted.WriteString(p.s(cell))
@@ -527,7 +544,7 @@ func (m *Model) fleetSummary(selected bool) string {
 	if m.w < tierMedium {
 		fc = shortCounts(list)
 	}
-	if len(list) == 0 && !m.critValues() {
+	if len(list) == 0 && m.notClear() == "" {
 		fc += " " + symOK
 	}
 	parts = append(parts, part{fc, m.st.text})
@@ -606,34 +623,51 @@ func findingCounts(fs []diagnose.Finding) string {
 	return out
 }
 
-// noFindings is the findings pane with nothing to list: a ✓ only when no
-// value on screen is over its critical limit, else it says so.
+// noFindings is the findings pane with nothing to list: a ✓ only when
+// nothing on screen says otherwise, else what does.
 func (m *Model) noFindings() string {
-	if m.critValues() {
-		return m.st.warn.s(symWarn) + " " + m.st.muted.s("no finding yet, but values marked "+symCrit+" are over their limits")
+	if why := m.notClear(); why != "" {
+		return m.st.warn.s(symWarn) + " " + m.st.muted.s("no finding yet, but "+why)
 	}
 	return m.st.ok.s(symOK) + " " + m.st.muted.s("no findings")
 }
 
-// critValues: some endpoint up (the shown one, in its view) shows a value at its critical mark (KV,
-// TTFT or E2E p95 against the SLO), judged as the table judges them.
-func (m *Model) critValues() bool {
+// notClear says why a screen without findings is still not all clear: an
+// endpoint shown down or stale, or a value at its critical mark (KV, TTFT,
+// inter-token or E2E p95 against the SLO, judged as the table judges
+// them). In an endpoint's view only that endpoint counts.
+func (m *Model) notClear() string {
 	if m.fr == nil {
-		return false
+		return ""
 	}
 	slo := m.slos[m.slo]
+	down, crit := 0, false
 	for i := range m.fr.Endpoints {
 		e := &m.fr.Endpoints[i]
-		if e.State != diagnose.StateUp || m.mode == modeEndpoint && m.ep >= 0 && m.ep != i {
+		if m.mode == modeEndpoint && m.ep >= 0 && m.ep != i {
+			continue
+		}
+		if e.State == diagnose.StateDown || e.State == diagnose.StateStale {
+			down++
 			continue
 		}
 		st := &e.Stats
-		if kvLevel(st.KVUsage) == lvCrit || sloLevel(st.TTFT.P95, slo.TTFT, 1) == lvCrit ||
-			sloLevel(st.ITL.P95, slo.ITL, 1) == lvCrit || sloLevel(st.E2E.P95, slo.E2E, 1) == lvCrit {
-			return true
+		if e.State == diagnose.StateUp && (kvLevel(st.KVUsage) == lvCrit || sloLevel(st.TTFT.P95, slo.TTFT, 1) == lvCrit ||
+			sloLevel(st.ITL.P95, slo.ITL, 1) == lvCrit || sloLevel(st.E2E.P95, slo.E2E, 1) == lvCrit) {
+			crit = true
 		}
 	}
-	return false
+	switch {
+	case crit:
+		return "values marked " + symCrit + " are over their limits"
+	case down > 0 && m.mode == modeEndpoint && m.ep >= 0:
+		return "the endpoint is down or stale: its values are old"
+	case down == 1:
+		return "1 endpoint is down or stale"
+	case down > 1:
+		return itoa(down) + " endpoints are down or stale"
+	}
+	return ""
 }
 
 // fleetBody renders the fleet view between header and footer.

@@ -127,10 +127,43 @@ func TestGoldenFleetAggregate(t *testing.T) {
 	})
 }
 
-// A down endpoint shows its error and how old its numbers are.
+// A down endpoint shows its error and its last values, dimmed, "as of".
 func TestGoldenEndpointDown(t *testing.T) {
-	m := newTestModel(fleetFrame(), 80, 24, Options{})
-	press(m, "j", "j", "j", "enter")
+	eachSize(t, func(w, h int) *Model {
+		m := newTestModel(fleetFrame(), w, h, Options{})
+		selectEndpoint(t, m, "replica-2")
+		press(m, "enter")
+		return m
+	})
+}
+
+// notVLLMFrame: replica-3's port answers with Prometheus' own metrics.
+func notVLLMFrame() *diagnose.Frame {
+	fr := fleetFrame()
+	e := &fr.Endpoints[3]
+	e.State, e.Since, e.NotVLLM = diagnose.StateDown, t0.Add(-5*time.Minute), true
+	e.LastSuccess, e.Stats = time.Time{}, unknownStats()
+	e.LastError = "no vLLM metrics among 812 samples (is this the vLLM API server's port?)"
+	x := diagnose.Finding{Rule: "endpoint_down", Severity: diagnose.SevWarning, Target: e.Name, FirstSeen: e.Since, LastSeen: t0,
+		Title: "Not a vLLM endpoint", Summary: "answers without vLLM metrics since 14:00:00 UTC: " + e.LastError,
+		Action: "point vtop at the vLLM API server's port (vllm serve --port, default 8000) and path /metrics"}
+	fr.Findings = append(fr.Findings, x)
+	e.Findings = []diagnose.Finding{x}
+	fr.Fleet.Up--
+	return fr
+}
+
+// A port that answers but is not vLLM: its own state and message.
+func TestGoldenNotVLLM(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		return newTestModel(notVLLMFrame(), w, h, Options{})
+	})
+}
+
+func TestGoldenNotVLLMEndpoint(t *testing.T) {
+	m := newTestModel(notVLLMFrame(), 80, 24, Options{})
+	selectEndpoint(t, m, "replica-3")
+	press(m, "enter")
 	checkLayout(t, m)
 	golden.RequireEqual(t, m.View())
 }

@@ -127,7 +127,7 @@ func TestTooSmall(t *testing.T) {
 // Every symbol is one cell wide for every width table in play (the
 // terminal's, through x/ansi), so columns line up.
 func TestSymbolWidths(t *testing.T) {
-	for _, s := range []string{symUp, symDown, symStale, symRestart, symPending, symCrit, symWarn, symInfo, symOK, symSel, symExpand, symCollapse, symSub, "↑", "↓", "‖", "°", "≤", "·", "─", "│", "░", "█", "▏", "↳", "×", "…"} {
+	for _, s := range []string{symUp, symDown, symStale, symRestart, symPending, symCrit, symWarn, symInfo, symOK, symSel, symExpand, symCollapse, symSub, symNotVLLM, "↑", "↓", "‖", "°", "≤", "·", "─", "│", "░", "█", "▏", "↳", "×", "…"} {
 		if w := width(s); w != 1 {
 			t.Errorf("%q is %d cells", s, w)
 		}

@@ -218,7 +218,7 @@ func TestDrillDownAndBack(t *testing.T) {
 		t.Error("the selection moved")
 	}
 	press(m, "g", "enter")
-	if !strings.HasPrefix(m.body[0], "Fleet · every endpoint up, aggregated") {
+	if !strings.HasPrefix(m.body[0], "Fleet · aggregate of") {
 		t.Errorf("fleet aggregate: %q", m.body[0])
 	}
 	// One target opens on its endpoint; esc shows it as a fleet of one.
@@ -529,10 +529,16 @@ func TestNoGreenWhileCritical(t *testing.T) {
 			t.Errorf("%d: pending findings under a green no-findings:\n%s", w, s)
 		}
 	}
-	// A calm fleet does get its ✓.
+	// A calm fleet does get its ✓; not while an endpoint is down.
 	fr := quiet(fleetFrame())
 	for i := range fr.Endpoints {
 		fr.Endpoints[i].Stats = fixtureStats(0.1, 1)
+	}
+	if s := newTestModel(fr, 120, 40, Options{}).View(); green(s) || !strings.Contains(s, "2 endpoints are down or stale") {
+		t.Errorf("a fleet with endpoints down:\n%s", s)
+	}
+	for i := range fr.Endpoints {
+		fr.Endpoints[i].State = diagnose.StateUp
 	}
 	if s := newTestModel(fr, 120, 40, Options{}).View(); !green(s) {
 		t.Errorf("a calm fleet:\n%s", s)

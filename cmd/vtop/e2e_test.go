@@ -327,7 +327,7 @@ func TestE2EDemo(t *testing.T) {
 			tm.waitFor(5*time.Second, "run/wait")
 			tm.keys("Escape") // and the filter is cleared
 			tm.keys("g", "Enter")
-			tm.waitFor(5*time.Second, "Fleet · every endpoint up, aggregated", "Latency", "Throughput")
+			tm.waitFor(5*time.Second, "Fleet · aggregate of", "Latency", "Throughput")
 			tm.keys("?")
 			tm.waitFor(5*time.Second, "Help: keys and symbols")
 			tm.keys("q")
