@@ -140,7 +140,7 @@ func (m *Model) findingLines(x *diagnose.Finding, withTarget, sel bool, w int) e
 	}
 	where := ""
 	if withTarget {
-		where = x.Target
+		where = m.fleet.name(x.Target)
 		if x.Engine != "" {
 			where += " engine " + x.Engine
 		}

@@ -50,6 +50,9 @@ type fleetTable struct {
 	expandAll bool
 
 	rows   []rowRef
+	short  map[string]string // endpoint name → what the table shows (shortNames)
+	prefix string            // the parts every name shares, dropped in the table
+	suffix string
 	cursor int // index into rows, or cursorFleet
 	offset int // first row shown
 	cache  map[rowRef]string
@@ -71,6 +74,16 @@ func (t *fleetTable) selected() (rowRef, bool) {
 // keeping the cursor on the same row.
 func (t *fleetTable) rebuild(fr *diagnose.Frame) {
 	prev, had := t.selected()
+	names := make([]string, len(fr.Endpoints))
+	for i := range fr.Endpoints {
+		names[i] = fr.Endpoints[i].Name
+	}
+	short, prefix, suffix := shortNames(names)
+	t.prefix, t.suffix = prefix, suffix
+	t.short = make(map[string]string, len(names))
+	for i, n := range names {
+		t.short[n] = short[i]
+	}
 	eps := make([]int, 0, len(fr.Endpoints))
 	q := strings.ToLower(t.filter)
 	for i := range fr.Endpoints {
@@ -122,8 +135,38 @@ func (t *fleetTable) isExpanded(ep int) bool {
 	return t.expandAll
 }
 
+// name is what the table calls an endpoint.
+func (t *fleetTable) name(full string) string {
+	if s, ok := t.short[full]; ok {
+		return s
+	}
+	return full
+}
+
+// matches: the filter finds an endpoint by name, model or state, or by
+// any of its findings (matchesFinding).
 func matches(e *diagnose.EndpointView, q string) bool {
+	if matchesEndpoint(e, q) {
+		return true
+	}
+	for i := range e.Findings {
+		if matchesFinding(&e.Findings[i], q) {
+			return true
+		}
+	}
+	for i := range e.Pending {
+		if matchesFinding(&e.Pending[i], q) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchesEndpoint(e *diagnose.EndpointView, q string) bool {
 	if strings.Contains(strings.ToLower(e.Name), q) || strings.Contains(e.State.String(), q) {
+		return true
+	}
+	if e.NotVLLM && strings.Contains("not vllm", q) {
 		return true
 	}
 	for _, m := range e.Models {
@@ -132,6 +175,17 @@ func matches(e *diagnose.EndpointView, q string) bool {
 		}
 	}
 	return !e.RestartedAt.IsZero() && strings.Contains("restarted", q)
+}
+
+// matchesFinding: by title ("thrash"), rule id ("kv_cache"), severity as
+// written or as shown ("critical", "crit"), or state ("pending").
+func matchesFinding(x *diagnose.Finding, q string) bool {
+	for _, s := range []string{x.Title, x.Rule, x.Severity.String(), sevWord(x.Severity), x.State.String(), x.Target} {
+		if strings.Contains(strings.ToLower(s), q) {
+			return true
+		}
+	}
+	return false
 }
 
 // worst is the severity rank of an endpoint: its worst finding, then its
@@ -336,9 +390,13 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 		text, lv := "", lvNone
 		switch c.id {
 		case colName:
-			text = fitName(e.Name, c.w)
+			text = fitName(m.fleet.name(e.Name), c.w)
 			if sub {
 				text = symSub + " " + subLabel(e, r.sub)
+				if width(text) > c.w && e.Subs[r.sub].Key.Engine != "" {
+					// Narrow: "└ e3", so engine rows stay apart.
+					text = symSub + " e" + e.Subs[r.sub].Key.Engine
+				}
 			}
 		case colState:
 			if !sub {
@@ -493,6 +551,12 @@ func (m *Model) renderTableHeader() string {
 			b.WriteByte(' ')
 		}
 		title := c.title
+		if c.id == colName && (m.fleet.prefix != "" || m.fleet.suffix != "") {
+			// The parts the names share, dropped from the rows.
+			if shared := m.fleet.prefix + "…" + m.fleet.suffix; width(shared) < c.w {
+				title = shared
+			}
+		}
 		if c.id == sortCol[m.fleet.sort] {
 			// Arrows say which way values grow down the table.
 			arrow := "↓"
@@ -519,7 +583,7 @@ func (m *Model) fleetSummary(selected bool) string {
 	for i := range fr.Endpoints {
 		e := &fr.Endpoints[i]
 		if e.State == diagnose.StateUp && !math.IsNaN(e.Stats.TTFT.P95) && (math.IsNaN(worst.P95) || e.Stats.TTFT.P95 > worst.P95) {
-			worst, worstName = e.Stats.TTFT, e.Name
+			worst, worstName = e.Stats.TTFT, m.fleet.name(e.Name)
 		}
 	}
 	slo := m.slos[m.slo]
@@ -677,8 +741,13 @@ func (m *Model) fleetBody() []string {
 	out = append(out, m.fleetSummary(m.fleet.cursor == cursorFleet && m.focus == paneMain))
 	out = append(out, m.renderTableHeader())
 	t := &m.fleet
-	t.scroll(l.fleetRows)
-	for k := t.offset; k < t.offset+l.fleetRows; k++ {
+	n := l.fleetRows
+	more := len(t.rows) > n && n >= 2
+	if more {
+		n-- // the last line says how many rows are above and below
+	}
+	t.scroll(n)
+	for k := t.offset; k < t.offset+n; k++ {
 		if k >= len(t.rows) {
 			if k == 0 {
 				msg := "no endpoint matches the filter " + quote(t.filter)
@@ -702,6 +771,16 @@ func (m *Model) fleetBody() []string {
 			t.cache[r] = line
 		}
 		out = append(out, line)
+	}
+	if more {
+		var parts []string
+		if t.offset > 0 {
+			parts = append(parts, "↑ "+itoa(t.offset)+" above")
+		}
+		if below := len(t.rows) - t.offset - n; below > 0 {
+			parts = append(parts, "↓ "+itoa(below)+" more")
+		}
+		out = append(out, m.st.muted.s("   "+strings.Join(parts, " · ")+" · ↑↓ pgup pgdn to scroll"))
 	}
 	out = append(out, m.find.View(m, m.finds)...)
 	if l.fleetGPU.h == 1 {

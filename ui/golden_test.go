@@ -77,6 +77,36 @@ func TestGoldenBrokenEndpoint(t *testing.T) {
 	})
 }
 
+// fleet40Frame is a 40-replica fleet with pod-style names, 8 of them
+// thrashing their KV cache, each with the queue backlog it causes.
+func fleet40Frame() *diagnose.Frame {
+	fr := fixtureFrame(fixtureOpts{endpoints: 40, gpus: 8})
+	base := fixtureFindings()[0]
+	for i := range fr.Endpoints {
+		e := &fr.Endpoints[i]
+		e.Name = fmt.Sprintf("vllm-llama-7f9c%02d-%d.vllm.svc.cluster.local:8000", i, i%3)
+		if i%5 != 3 {
+			continue
+		}
+		e.Stats = fixtureStats(0.97, 1)
+		x := base
+		x.Target = e.Name
+		y := diagnose.Finding{Rule: "queue_backlog", Severity: diagnose.SevWarning, Target: e.Name,
+			FirstSeen: t0.Add(-2 * time.Minute), LastSeen: t0, Title: "Queue backlog", Summary: "31 waiting for 2m",
+			Action: "add replicas", Flags: []diagnose.FlagChange{{Flag: "replicas", From: "40", To: "44"}}}
+		e.Findings = []diagnose.Finding{x, y}
+		fr.Findings = append(fr.Findings, x, y)
+	}
+	return fr
+}
+
+// 40 endpoints: the table scrolls with markers, names shortened.
+func TestGoldenFleet40(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		return newTestModel(fleet40Frame(), w, h, Options{})
+	})
+}
+
 func TestGoldenFleet(t *testing.T) {
 	eachSize(t, func(w, h int) *Model {
 		return newTestModel(fleetFrame(), w, h, Options{})

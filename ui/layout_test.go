@@ -61,6 +61,7 @@ func layoutFrames() map[string]*diagnose.Frame {
 		"empty":   empty,
 		"long":    long,
 		"broken":  brokenFrame(),
+		"fleet40": fleet40Frame(),
 	}
 }
 
@@ -171,7 +172,7 @@ func checkFlagsWhole(t *testing.T, m *Model) {
 	for _, x := range m.currentFindings() {
 		where := ""
 		if m.findWithTarget() {
-			where = x.Target + ": "
+			where = m.fleet.name(x.Target) + ": "
 		}
 		at := -1
 		for i, l := range lines {

@@ -250,7 +250,7 @@ func (m *Model) countsNow() counts {
 	}
 	for i := range m.fr.Endpoints {
 		e := &m.fr.Endpoints[i]
-		c.nameLen = max(c.nameLen, width(e.Name))
+		c.nameLen = max(c.nameLen, width(m.fleet.name(e.Name)))
 		for _, x := range e.Models {
 			c.modelLen = max(c.modelLen, width(shortModel(x)))
 		}
@@ -546,7 +546,30 @@ func (m *Model) collectFindings() []diagnose.Finding {
 		firing, pending = m.fr.Endpoints[m.ep].Findings, m.fr.Endpoints[m.ep].Pending
 	}
 	out := make([]diagnose.Finding, 0, len(firing)+len(pending))
-	return append(append(out, firing...), pending...)
+	out = append(append(out, firing...), pending...)
+	q := strings.ToLower(m.fleet.filter)
+	if q == "" || m.mode == modeEndpoint && m.ep >= 0 {
+		return out
+	}
+	// The filter narrows the findings too: a finding that matches, or one
+	// about an endpoint that does.
+	kept := out[:0]
+	for i := range out {
+		x := &out[i]
+		if matchesFinding(x, q) || m.endpointMatches(x.Target, q) {
+			kept = append(kept, *x)
+		}
+	}
+	return kept
+}
+
+func (m *Model) endpointMatches(name, q string) bool {
+	for i := range m.fr.Endpoints {
+		if m.fr.Endpoints[i].Name == name {
+			return matchesEndpoint(&m.fr.Endpoints[i], q)
+		}
+	}
+	return false
 }
 
 func (m *Model) findingsKey(k tea.KeyMsg) {

@@ -544,3 +544,34 @@ func TestNoGreenWhileCritical(t *testing.T) {
 		t.Errorf("a calm fleet:\n%s", s)
 	}
 }
+
+// The filter finds endpoints by their findings (title, rule id, severity,
+// state) and narrows the findings pane and the counts with the table.
+func TestFilterFindings(t *testing.T) {
+	for _, c := range []struct {
+		q     string
+		rows  []string
+		finds int
+	}{
+		{"thrash", []string{"replica-1"}, 1},
+		{"kv_cache", []string{"replica-1"}, 1},
+		{"crit", []string{"replica-1"}, 1},
+		{"warn", []string{"replica-0"}, 1},
+		{"info", []string{"replica-4"}, 1},
+		{"qwen", []string{"replica-2", "replica-5"}, 0},
+	} {
+		m := newTestModel(fleetFrame(), 120, 40, Options{})
+		press(m, append([]string{"/"}, append(strings.Split(c.q, ""), "enter")...)...)
+		if got := names(m); !slices.Equal(got, c.rows) {
+			t.Errorf("/%s: rows %v, want %v", c.q, got, c.rows)
+		}
+		if len(m.finds) != c.finds {
+			t.Errorf("/%s: %d findings listed, want %d", c.q, len(m.finds), c.finds)
+		}
+	}
+	m := newTestModel(brokenFrame(), 120, 40, Options{})
+	press(m, "/", "p", "e", "n", "d", "enter")
+	if got := names(m); len(got) != 2 || len(m.finds) != 2 {
+		t.Errorf("/pend: rows %v, %d findings", got, len(m.finds))
+	}
+}
