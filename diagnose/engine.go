@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"errors"
 	"math"
 	"sort"
 	"time"
@@ -74,6 +75,7 @@ type endpoint struct {
 	state       State
 	since       time.Time
 	lastErr     string
+	notVLLM     bool // the last error: it answers, but not with vLLM's metrics
 	lastAttempt time.Time
 	lastSuccess time.Time
 	dur         time.Duration
@@ -147,6 +149,7 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 	ep := e.eps[i]
 	ep.lastAttempt = s.Time
 	ep.dur = s.Duration
+	ep.notVLLM = s.Err != nil && errors.Is(s.Err, sources.ErrNotVLLM)
 	if s.Err != nil {
 		ep.lastErr = s.Err.Error()
 		if ep.state != StateDown {
@@ -284,7 +287,7 @@ func (e *Engine) Frame(now time.Time) *Frame {
 
 func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 	v := EndpointView{
-		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr,
+		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr, NotVLLM: ep.notVLLM,
 		LastAttempt: ep.lastAttempt, LastSuccess: ep.lastSuccess, ScrapeDuration: ep.dur,
 		MaxNumSeqs: ep.maxNumSeqs, RSS: math.NaN(),
 		Stats: ep.stats, Subs: ep.subStats, Spark: ep.spark.view(), GPU: ep.gpu.joined,

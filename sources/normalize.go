@@ -164,6 +164,10 @@ var (
 	errNoSamples = errors.New("no samples")
 )
 
+// ErrNotVLLM: the target answered with metrics, none of them vLLM's (another
+// program on the port, another serving engine). Not an outage: its own state.
+var ErrNotVLLM = errors.New("no vLLM metrics")
+
 func (n *Normalizer) read(p textparse.Parser) error {
 	for {
 		e, err := p.Next()
@@ -520,12 +524,12 @@ func (n *Normalizer) noVLLMError() error {
 		}
 	}
 	if best != "" {
-		return fmt.Errorf("no vLLM metrics: this looks like %s (%d of its samples); vtop reads vLLM's vllm:* metrics", best, cnt)
+		return fmt.Errorf("%w: this looks like %s (%d of its samples); vtop reads vLLM's vllm:* metrics", ErrNotVLLM, best, cnt)
 	}
 	if n.samples == 0 {
 		return fmt.Errorf("%w: the response has no metric samples", errNoSamples)
 	}
-	return fmt.Errorf("no vLLM metrics among %d samples (is this the vLLM API server's port?)", n.samples)
+	return fmt.Errorf("%w among %d samples (is this the vLLM API server's port?)", ErrNotVLLM, n.samples)
 }
 
 // sweep drops cache entries and sub-series not seen in this scrape, so a
