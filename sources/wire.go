@@ -21,3 +21,22 @@ func WireFamily(name string) (family, typ string, ok bool) {
 	}
 	return f.name, typ, true
 }
+
+// ProcessNames lists the sample names of the process families vtop reads
+// (resident memory, start time, CPU, file descriptors). Every Prometheus
+// client exposes them, so a TSDB holds them for every kind of target: a
+// reader must keep only those of vLLM's targets.
+func ProcessNames() []string {
+	var out []string
+	for _, f := range families {
+		if f.role != RoleProc {
+			continue
+		}
+		if f.kind == KindCounter {
+			out = append(out, f.name+"_total")
+		} else {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}

@@ -63,6 +63,7 @@ type family struct {
 	name  string
 	typ   string
 	names []string
+	vllm  bool // false: process families, kept for vLLM's targets only
 }
 
 // Open checks the server and the selector, finds the vLLM families present
@@ -185,6 +186,28 @@ func (c *Client) match(names []string) string {
 	return s + "}"
 }
 
+// selectFamily is the query for one family's series: the process
+// families only where the same target exposes vLLM's running gauge.
+func (c *Client) selectFamily(f family) string {
+	if f.vllm {
+		return c.match(f.names)
+	}
+	return c.match(f.names) + " and on (" + idBy + ") " + c.match(c.running())
+}
+
+// running is the names of the gauge every vLLM exposes.
+func (c *Client) running() []string {
+	for _, f := range c.families {
+		if f.name == "vllm:num_requests_running" {
+			return f.names
+		}
+	}
+	return c.families[0].names
+}
+
+// idBy is idLabels as a PromQL grouping.
+const idBy = "cluster,namespace,pod,job,instance"
+
 // query runs an instant query; errors name the server and the query.
 func (c *Client) query(ctx context.Context, q string, ts time.Time) (model.Value, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
@@ -245,7 +268,7 @@ func (c *Client) discover(ctx context.Context) error {
 		}
 		f := byFam[fam]
 		if f == nil {
-			f = &family{name: fam, typ: typ}
+			f = &family{name: fam, typ: typ, vllm: true}
 			byFam[fam] = f
 		}
 		f.names = append(f.names, name)
@@ -265,6 +288,9 @@ func (c *Client) discover(ctx context.Context) error {
 		c.families = append(c.families, *f)
 	}
 	sort.Slice(c.families, func(i, j int) bool { return c.families[i].name < c.families[j].name })
+	// The process families (resident memory for the leak rule, start time
+	// for restarts) in one query.
+	c.families = append(c.families, family{name: "process", typ: "gauge", names: sources.ProcessNames()})
 	// HELP texts tell V0 from V1; a server without the metadata API
 	// (some TSDBs) just leaves version detection to the names.
 	c.help = map[string]string{}
@@ -287,16 +313,7 @@ func (c *Client) discover(ctx context.Context) error {
 // detectInterval finds the scrape interval from the raw samples of one
 // series of the family every vLLM exposes: the median gap between them.
 func (c *Client) detectInterval(ctx context.Context, now time.Time) (time.Duration, error) {
-	var names []string
-	for _, f := range c.families {
-		if f.name == "vllm:num_requests_running" {
-			names = f.names
-		}
-	}
-	if names == nil {
-		names = c.families[0].names
-	}
-	sel := c.match(names)
+	sel := c.match(c.running())
 	q := "topk(1, timestamp(" + sel + "))"
 	v, err := c.query(ctx, q, now)
 	if err != nil {

@@ -105,7 +105,7 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 			s.fleet.drop(r)
 		}
 	}
-	vecs, err := s.queryAll(ctx, func(f family) (model.Value, error) { return c.query(ctx, c.match(f.names), ts) })
+	vecs, err := s.queryAll(ctx, func(f family) (model.Value, error) { return c.query(ctx, c.selectFamily(f), ts) })
 	if err != nil {
 		return b, err
 	}
@@ -134,18 +134,8 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 // stampQuery asks, per replica, for the time of its newest scrape: the
 // timestamp of the running gauge every vLLM exposes.
 func (s *Source) stampQuery() string {
-	c := s.c
-	running := c.families[0].names
-	for _, f := range c.families {
-		if f.name == "vllm:num_requests_running" {
-			running = f.names
-		}
-	}
-	return "max by (" + idBy + ") (timestamp(" + c.match(running) + "))"
+	return "max by (" + idBy + ") (timestamp(" + s.c.match(s.c.running()) + "))"
 }
-
-// idBy is idLabels as a PromQL grouping.
-const idBy = "cluster,namespace,pod,job,instance"
 
 // queryAll runs one query per family, a few at a time, and returns the
 // results in family order.
@@ -192,7 +182,7 @@ func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, t
 		if err != nil {
 			return err
 		}
-		mats, err := s.queryAll(ctx, func(f family) (model.Value, error) { return c.queryRange(ctx, c.match(f.names), r) })
+		mats, err := s.queryAll(ctx, func(f family) (model.Value, error) { return c.queryRange(ctx, c.selectFamily(f), r) })
 		if err != nil {
 			return err
 		}
