@@ -119,6 +119,14 @@ func (e *Engine) AddTarget(t TargetInfo) int {
 	return len(e.eps) - 1
 }
 
+// RemoveTarget forgets target i (gone from discovery); the targets after
+// it move down one index.
+func (e *Engine) RemoveTarget(i int) {
+	if i >= 0 && i < len(e.eps) {
+		e.eps = append(e.eps[:i], e.eps[i+1:]...)
+	}
+}
+
 // Config returns the engine's configuration (with defaults filled in).
 func (e *Engine) Config() Config { return e.cfg }
 
