@@ -71,7 +71,7 @@ var ruleMemoryLeak = &Rule{
 		}
 		used, total := endpointGPUMem(x.f, u.ep)
 		if what == "GPU memory" && !bad(used) && !bad(total) && f.Slope > 0 {
-			left := time.Duration((total - used) / f.Slope * float64(time.Second))
+			left := seconds((total - used) / f.Slope)
 			fd.Evidence = append(fd.Evidence, ev("GPU memory left", fmt.Sprintf("%s: about %s at this rate", mib(total-used), dur(left)), 0))
 		}
 		fd.Explain = "Memory keeps growing on a straight line while the work done stays the same, so it is not load: something is kept per request and never freed (caches without a bound, references held by logging or metrics, fragmentation). It ends when the process is OOM-killed."

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -101,7 +102,9 @@ var ruleEndpointDown = &Rule{
 	},
 }
 
-func seconds(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+// seconds saturates: a bucket bound of 1e300 must not overflow into a
+// negative duration in a finding.
+func seconds(v float64) time.Duration { return format.FromSeconds(v) }
 
 var ruleRestarted = &Rule{
 	ID: "endpoint_restarted", Title: "Endpoint restarted", Scope: ScopeTarget,
