@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -80,6 +81,7 @@ type endpoint struct {
 	state       State
 	since       time.Time
 	lastErr     string
+	notVLLM     bool // the last error: it answers, but not with vLLM's metrics
 	lastAttempt time.Time
 	lastSuccess time.Time
 	dur         time.Duration
@@ -110,10 +112,25 @@ func New(cfg Config, targets []TargetInfo) *Engine {
 	cfg.defaults()
 	e := &Engine{cfg: cfg, fleetSpark: sparkRing{max: cfg.SparkLen}}
 	for _, t := range targets {
-		e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs,
-			subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: cfg.SparkLen}, procStart: math.NaN()})
+		e.AddTarget(t)
 	}
 	return e
+}
+
+// AddTarget adds a target (one discovered while running) and returns its
+// index.
+func (e *Engine) AddTarget(t TargetInfo) int {
+	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs,
+		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN()})
+	return len(e.eps) - 1
+}
+
+// RemoveTarget forgets target i (gone from discovery); the targets after
+// it move down one index.
+func (e *Engine) RemoveTarget(i int) {
+	if i >= 0 && i < len(e.eps) {
+		e.eps = append(e.eps[:i], e.eps[i+1:]...)
+	}
 }
 
 // Config returns the engine's configuration (with defaults filled in).
@@ -146,6 +163,7 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 	ep := e.eps[i]
 	ep.lastAttempt = s.Time
 	ep.dur = s.Duration
+	ep.notVLLM = s.Err != nil && errors.Is(s.Err, sources.ErrNotVLLM)
 	if s.Err != nil {
 		ep.lastErr = s.Err.Error()
 		if ep.state != StateDown {
@@ -285,7 +303,7 @@ func (e *Engine) Frame(now time.Time) *Frame {
 
 func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 	v := EndpointView{
-		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr,
+		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr, NotVLLM: ep.notVLLM,
 		LastAttempt: ep.lastAttempt, LastSuccess: ep.lastSuccess, ScrapeDuration: ep.dur,
 		MaxNumSeqs: ep.maxNumSeqs, RSS: math.NaN(),
 		Stats: ep.stats, Subs: ep.subStats, Spark: ep.spark.view(), GPU: ep.gpu.joined,

@@ -176,6 +176,10 @@ var (
 	errNoSamples = errors.New("no samples")
 )
 
+// ErrNotVLLM: the target answered with metrics, none of them vLLM's (another
+// program on the port, another serving engine). Not an outage: its own state.
+var ErrNotVLLM = errors.New("no vLLM metrics")
+
 func (n *Normalizer) read(p textparse.Parser) error {
 	for {
 		e, err := p.Next()
@@ -264,8 +268,17 @@ func (n *Normalizer) classify(ls labels.Labels) *entry {
 	key := SubKey{Model: KeyLabel(model, MaxLabelLen), Engine: KeyLabel(ls.Get(LabelEngine), 16)}
 	en.pid = ls.Has(LabelPID)
 	if f.role == RoleLabeled {
-		lbl := Metrics[f.rows[0]].Label
-		en.label = Sanitize(ls.Get(lbl), 40)
+		row := &Metrics[f.rows[0]]
+		switch {
+		case ls.Has(row.Label):
+			en.label = Sanitize(ls.Get(row.Label), 40)
+		case row.LabelAlt != "" && ls.Has(row.LabelAlt):
+			en.label = Sanitize(ls.Get(row.LabelAlt), 40)
+		default:
+			// An unknown label layout: the family is unknown, never a
+			// series with an empty label that reads as 0 of each kind.
+			en.bad = fmt.Sprintf("%s has a series without its %s label (ignored: read as unknown)", f.name, row.Label)
+		}
 	}
 	if en.part == partBucket {
 		le, err := strconv.ParseFloat(ls.Get(LabelLe), 64)
@@ -541,12 +554,12 @@ func (n *Normalizer) noVLLMError() error {
 		}
 	}
 	if best != "" {
-		return fmt.Errorf("no vLLM metrics: this looks like %s (%d of its samples); vtop reads vLLM's vllm:* metrics", best, cnt)
+		return fmt.Errorf("%w: this looks like %s (%d of its samples); vtop reads vLLM's vllm:* metrics", ErrNotVLLM, best, cnt)
 	}
 	if n.samples == 0 {
 		return fmt.Errorf("%w: the response has no metric samples", errNoSamples)
 	}
-	return fmt.Errorf("no vLLM metrics among %d samples (is this the vLLM API server's port?)", n.samples)
+	return fmt.Errorf("%w among %d samples (is this the vLLM API server's port?)", ErrNotVLLM, n.samples)
 }
 
 // sweep drops cache entries and sub-series not seen in this scrape, so a

@@ -350,6 +350,71 @@ func TestSanitize(t *testing.T) {
 	}
 }
 
+// request_success split by finish_reason (llm-d's spelling) is read like
+// finished_reason; a layout with neither label is unknown (no series, a
+// warning), never an empty label that reads as 0 aborted.
+func TestFinishReasonAlias(t *testing.T) {
+	s, err := norm(t, `vllm:request_success_total{finish_reason="stop",model_name="m"} 90
+vllm:request_success_total{finish_reason="abort",model_name="m"} 10
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := s.Subs[0].Labeled[LFinished]; len(v) != 2 || s.Subs[0].LabeledValue(LFinished, FinishAbort) != 10 {
+		t.Errorf("finish_reason: %+v", v)
+	}
+	s, err = norm(t, `vllm:num_requests_running{model_name="m"} 3
+vllm:request_success_total{reason="stop",model_name="m"} 90
+vllm:request_success_total{reason="abort",model_name="m"} 10
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Subs) > 0 && len(s.Subs[0].Labeled[LFinished]) != 0 {
+		t.Errorf("unknown layout read: %+v", s.Subs[0].Labeled[LFinished])
+	}
+	if !strings.Contains(strings.Join(s.Warnings, "\n"), "without its finished_reason label") {
+		t.Errorf("no warning: %q", s.Warnings)
+	}
+}
+
+// Families only one generation defines decide it; the running gauge's
+// HELP text does not outrank them, and a contradiction is a warning.
+func TestGenerationFromExclusiveFamilies(t *testing.T) {
+	// A V0 engine (swap metrics exist only in V0) whose HELP says V1.
+	v0 := `# HELP vllm:num_requests_running ` + helpV1Running + `
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{model_name="m"} 110
+vllm:num_requests_swapped{model_name="m"} 6
+vllm:cpu_cache_usage_perc{model_name="m"} 0.2
+vllm:gpu_cache_usage_perc{model_name="m"} 0.99
+`
+	s, err := norm(t, v0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Version.Gen != GenV0 || !strings.Contains(strings.Join(s.Warnings, "\n"), "says V1, but") {
+		t.Errorf("V0 with V1 HELP: %v, warnings %q", s.Version.Gen, s.Warnings)
+	}
+	// A V1-named exporter (kv_cache_usage_perc, engine label) with V0's HELP.
+	v1 := `# HELP vllm:num_requests_running ` + helpV0Running + `
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 3
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.4
+`
+	if s, err = norm(t, v1); err != nil || s.Version.Gen != GenV1 {
+		t.Errorf("V1 with V0 HELP: %v %v", err, s.Version.Gen)
+	}
+	// Both generations' exclusive families: a warning names them.
+	both := `vllm:num_requests_running{engine="0",model_name="m"} 3
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.4
+vllm:num_requests_swapped{engine="0",model_name="m"} 1
+`
+	if s, err = norm(t, both); err != nil || !strings.Contains(strings.Join(s.Warnings, "\n"), "metric families of both engine generations") {
+		t.Errorf("both: %v %q", err, s.Warnings)
+	}
+}
+
 // TestFailedChurnIsBounded: a target whose every scrape fails (over
 // --max-samples, or a parse error half-way) while its label values churn must
 // not grow the normalizer: the failure path sweeps like the success path.

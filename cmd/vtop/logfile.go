@@ -121,7 +121,7 @@ func (r *rotating) Close() error {
 type scrapeLog struct {
 	log  *slog.Logger
 	now  func() time.Time
-	last map[int]*logged
+	last map[string]*logged // by target name
 }
 
 type logged struct {
@@ -131,10 +131,10 @@ type logged struct {
 }
 
 func newScrapeLog(l *slog.Logger, now func() time.Time) *scrapeLog {
-	return &scrapeLog{log: l, now: now, last: map[int]*logged{}}
+	return &scrapeLog{log: l, now: now, last: map[string]*logged{}}
 }
 
-func (sl *scrapeLog) note(s sources.Indexed) {
+func (sl *scrapeLog) note(s sources.Scrape) {
 	var msg string
 	switch {
 	case s.Err != nil:
@@ -142,11 +142,11 @@ func (sl *scrapeLog) note(s sources.Indexed) {
 	case s.Data != nil && len(s.Data.Warnings) > 0:
 		msg = "scrape warnings: " + strings.Join(s.Data.Warnings, "; ")
 	}
-	l := sl.last[s.Index]
+	l := sl.last[s.Target]
 	if msg == "" {
 		if l != nil && l.msg != "" {
 			sl.log.Info("scrape ok again", "target", s.Target)
-			delete(sl.last, s.Index)
+			delete(sl.last, s.Target)
 		}
 		return
 	}
@@ -160,7 +160,7 @@ func (sl *scrapeLog) note(s sources.Indexed) {
 	} else {
 		sl.log.Debug(msg, "target", s.Target)
 	}
-	sl.last[s.Index] = &logged{msg: msg, at: now}
+	sl.last[s.Target] = &logged{msg: msg, at: now}
 }
 
 // hasLog reports whether diagnostics go to a --log file.

@@ -63,7 +63,7 @@ func TestScrapeLogRateLimited(t *testing.T) {
 	var buf bytes.Buffer
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	sl := newScrapeLog(slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug})), func() time.Time { return now })
-	fail := sources.Indexed{Index: 3, Scrape: sources.Scrape{Target: "t", Err: errors.New("connection refused")}}
+	fail := sources.Scrape{Target: "t", Err: errors.New("connection refused")}
 	for i := 0; i < 3600; i++ { // an hour at 1 s
 		sl.note(fail)
 		now = now.Add(time.Second)
@@ -75,8 +75,8 @@ func TestScrapeLogRateLimited(t *testing.T) {
 		t.Errorf("the repeat count is not logged:\n%s", buf.String())
 	}
 	buf.Reset()
-	sl.note(sources.Indexed{Index: 3, Scrape: sources.Scrape{Target: "t", Err: errors.New("timed out after 3s")}})
-	sl.note(sources.Indexed{Index: 3, Scrape: sources.Scrape{Target: "t", Data: &sources.Snapshot{}}})
+	sl.note(sources.Scrape{Target: "t", Err: errors.New("timed out after 3s")})
+	sl.note(sources.Scrape{Target: "t", Data: &sources.Snapshot{}})
 	if !strings.Contains(buf.String(), "timed out") || !strings.Contains(buf.String(), "scrape ok again") {
 		t.Errorf("changes not logged:\n%s", buf.String())
 	}

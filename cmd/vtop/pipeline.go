@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/hostproc"
+	"github.com/vtop-dev/vtop/sources/promapi"
+)
+
+// pipeline is sources → diagnose for one run: the sources, and the engine
+// and detector they feed. Its clock is the newest Batch.Now seen, so a
+// replay or a backfill is judged at the times it recorded.
+type pipeline struct {
+	srcs     []sources.Source
+	engine   *diagnose.Engine
+	detector *diagnose.Detector
+	interval time.Duration
+	index    map[string]int // target name → engine index
+	clock    time.Time
+	lastEval time.Time
+	log      *slog.Logger
+	scrapes  *scrapeLog // scrape errors and warnings, rate-limited
+}
+
+// newPipeline wires the sources of o: the poller over its targets and the
+// GPUs of this machine.
+func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
+	fetcher, err := sources.NewFetcher(o.http)
+	if err != nil {
+		return nil, err
+	}
+	if o.prom.url != "" {
+		return newPromPipeline(o, fetcher, logger)
+	}
+	pc := sources.DefaultPollerConfig()
+	pc.Interval, pc.MaxSamples = o.interval, o.maxSamples
+	if o.maxParallel > 0 {
+		pc.MaxParallel = o.maxParallel
+	}
+	gpuSrc := o.gpuSource
+	if gpuSrc == nil {
+		if gpuSrc, err = openGPUSource(o); err != nil {
+			return nil, err
+		}
+	}
+	gpu := hostproc.NewGPUFeed(gpuSrc, o.targets, o.interval, "/proc")
+	if o.procTrees != nil {
+		var trees []sources.TargetProcs
+		for i, t := range o.procTrees {
+			trees = append(trees, sources.TargetProcs{Target: o.targets[i].Name, Tree: t})
+		}
+		gpu.UseTrees(trees)
+	}
+	poll := sources.NewPollSource(sources.NewPoller(o.targets, fetcher, pc))
+	return newPipelineOf(o, logger, poll, gpu)
+}
+
+// newPromPipeline reads the fleet from a Prometheus-compatible server: its
+// scrape interval becomes the poll interval, and the window covers at
+// least four of its scrapes.
+func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) (*pipeline, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*promQueryTimeout)
+	defer cancel()
+	c, err := promapi.Open(ctx, promapi.Config{URL: o.prom.url, Selector: o.prom.selector, Headers: o.prom.headers,
+		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once})
+	if err != nil {
+		return nil, err
+	}
+	o.interval = c.Interval()
+	o.window = max(o.window, 4*o.interval)
+	logger.Debug("prometheus", "server", c.Server(), "interval", o.interval)
+	return newPipelineOf(o, logger, promapi.NewSource(c))
+}
+
+// promQueryTimeout bounds one query to the server.
+const promQueryTimeout = 15 * time.Second
+
+// newPipelineOf builds the pipeline over any sources; o's targets are known
+// up front, so they keep their order whatever source names them first.
+func newPipelineOf(o *options, logger *slog.Logger, srcs ...sources.Source) (*pipeline, error) {
+	det, err := diagnose.NewDetector(o.rules)
+	if err != nil {
+		return nil, err
+	}
+	p := &pipeline{
+		srcs:     srcs,
+		engine:   diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, nil),
+		detector: det,
+		interval: o.interval,
+		index:    map[string]int{},
+		log:      logger,
+		scrapes:  newScrapeLog(logger, time.Now),
+	}
+	for _, t := range o.targets {
+		p.add(t)
+	}
+	return p, nil
+}
+
+func (p *pipeline) add(t sources.Target) int {
+	if i, ok := p.index[t.Name]; ok {
+		return i
+	}
+	i := p.engine.AddTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs})
+	p.index[t.Name] = i
+	return i
+}
+
+// remove forgets a departed target; those after it move down one index.
+func (p *pipeline) remove(name string) {
+	i, ok := p.index[name]
+	if !ok {
+		return
+	}
+	p.log.Debug("target departed", "target", name)
+	p.engine.RemoveTarget(i)
+	delete(p.index, name)
+	for n, j := range p.index {
+		if j > i {
+			p.index[n] = j - 1
+		}
+	}
+}
+
+// apply moves one batch into the engine and advances the clock.
+func (p *pipeline) apply(b *sources.Batch) {
+	for _, n := range b.Departed {
+		p.remove(n)
+	}
+	for _, t := range b.Arrived {
+		p.add(t)
+	}
+	for _, s := range b.Scrapes {
+		p.scrapes.note(s)
+		p.engine.Ingest(p.add(sources.Target{Name: s.Target}), s)
+	}
+	for _, t := range b.Procs {
+		p.engine.SetEndpointProcs(p.add(sources.Target{Name: t.Target}), t.Tree)
+	}
+	if b.GPU != nil {
+		p.engine.IngestGPU(*b.GPU)
+	}
+	if b.Now.After(p.clock) {
+		p.clock = b.Now
+	}
+}
+
+// frame builds the picture at the pipeline's clock: the engine's frame with
+// the findings attached.
+func (p *pipeline) frame() *diagnose.Frame {
+	fr := p.engine.Frame(p.clock)
+	p.detector.Evaluate(fr)
+	p.lastEval = p.clock
+	return fr
+}
+
+// loopConfig says what one run of the event loop does besides feeding the
+// engine.
+type loopConfig struct {
+	publish func(*diagnose.Frame) // the TUI's frames, every tick; nil for --once
+	tick    time.Duration         // wall-clock period of publish
+	cmds    <-chan hubCmd         // the UI's requests; nil for --once
+}
+
+// serve is the one event loop of the TUI and of --once: it runs every
+// source, applies their batches and evaluates the rules whenever the
+// clock moved an interval (so findings' for durations count in data time,
+// however fast a replay goes), until ctx ends or every source is done. It
+// returns the sources' start errors.
+func (p *pipeline) serve(ctx context.Context, lc loopConfig) error {
+	ctx, cancel := context.WithCancel(ctx)
+	in := make(chan sources.Batch, len(p.srcs))
+	errc := make(chan error, len(p.srcs))
+	for _, s := range p.srcs {
+		go func(s sources.Source) { errc <- s.Run(ctx, in) }(s)
+	}
+	var errs []error
+	running := len(p.srcs)
+	var tick <-chan time.Time
+	if lc.publish != nil {
+		t := time.NewTicker(lc.tick)
+		defer t.Stop()
+		tick = t.C
+	}
+	publish := func() {
+		if lc.publish != nil && !p.clock.IsZero() {
+			lc.publish(p.frame())
+		}
+	}
+	// Findings need their for durations: evaluate as the clock moves, about
+	// twice per interval however many targets report.
+	evalEvery := p.interval / 2
+loop:
+	for running > 0 {
+		select {
+		case <-ctx.Done():
+			break loop
+		case b := <-in:
+			p.apply(&b)
+			if p.clock.Sub(p.lastEval) >= evalEvery {
+				p.frame()
+			}
+		case err := <-errc:
+			running--
+			if err != nil {
+				errs = append(errs, err)
+			}
+		case c := <-lc.cmds:
+			if c.window > 0 {
+				p.engine.SetWindow(c.window)
+				publish()
+			}
+			if c.pollNow {
+				for _, s := range p.srcs {
+					if pn, ok := s.(sources.PollNower); ok {
+						pn.PollNow()
+					}
+				}
+			}
+			if c.slo != nil {
+				p.detector.SetSLO(*c.slo)
+				publish()
+			}
+		case <-tick:
+			publish()
+		}
+	}
+	// Sources send with ctx: once it ends they return without blocking.
+	// What they sent last may still be buffered.
+	cancel()
+	for ; running > 0; running-- {
+		if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, err)
+		}
+	}
+	for {
+		select {
+		case b := <-in:
+			p.apply(&b)
+		default:
+			publish()
+			return errors.Join(errs...)
+		}
+	}
+}
