@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 )
@@ -103,7 +104,6 @@ type subAcc struct {
 	cRank    [NumCounters]uint8
 	hRank    [NumHists]uint8
 	lRank    [NumLabeled]uint8
-	gPID     [NumGauges]bool
 	hist     [NumHists]histAcc
 	labeled  [NumLabeled][]LabeledValue
 	prevBnds [NumHists][]float64 // last layout, to share Bounds between snapshots
@@ -233,7 +233,7 @@ func (n *Normalizer) read(p textparse.Parser) error {
 // classify resolves a series seen for the first time. Only this path looks at
 // label values, and it sanitizes every one it keeps.
 func (n *Normalizer) classify(ls labels.Labels) *entry {
-	name := ls.Get(labels.MetricName)
+	name := ls.Get(model.MetricNameLabel)
 	en := &entry{}
 	w, ok := byWire[name]
 	if !ok {
@@ -733,7 +733,7 @@ func parseCacheConfig(ls labels.Labels) (*CacheConfig, string) {
 	engine := ""
 	ls.Range(func(l labels.Label) {
 		switch l.Name {
-		case labels.MetricName:
+		case model.MetricNameLabel:
 			return
 		case LabelEngine:
 			engine = Sanitize(l.Value, 16)
