@@ -68,7 +68,26 @@ type Stats struct {
 	// fewer large busy ones has a small step p50 but a large token p50).
 	IterTokensByToken Quantiles
 	PromptCachedRate  float64 // prompt tokens/s served from cache (≥0.16)
+	ErrorShare        float64 // finished with reason error (≥0.14), NaN before
+	RejectRate        float64 // admission rejections/s (≥0.32), NaN unexposed
+	Rejects           []FinishShare
+	// Sleep is what engine_sleep_state says (≥0.11.1): unknown, awake or
+	// asleep (any engine asleep); SleepLevel the deepest level set.
+	Sleep      SleepState
+	SleepLevel string
+	Paused     sources.Tri // engine_pause_state, where exposed
 }
+
+// SleepState is an engine's sleep mode as vLLM reports it.
+type SleepState uint8
+
+const (
+	SleepUnknown SleepState = iota
+	SleepAwake
+	SleepAsleep
+)
+
+func (s SleepState) String() string { return [...]string{"unknown", "awake", "asleep"}[s] }
 
 // State is a target's reachability.
 type State uint8
@@ -155,5 +174,6 @@ type Frame struct {
 	GPUEvents []sources.GPUEvent  // XID events within XIDRetention, oldest first
 	Findings  []Finding           // every firing and resolving finding, worst first
 	Pending   []Finding           // every pending finding (a condition holding, not yet for its hold)
+	Groups    []Group             // rules firing on two or more endpoints: one fleet-wide problem each
 	SLO       SLO                 // the profile the findings judged latency by (zero before rules run)
 }
