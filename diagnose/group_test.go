@@ -80,3 +80,29 @@ func TestCausesOverSymptoms(t *testing.T) {
 		t.Errorf("worst %v", w)
 	}
 }
+
+// replica_imbalance compares load per unit of capacity, within the
+// configured pool.
+func TestImbalanceByCapacityAndPool(t *testing.T) {
+	big, small := healthyStats(), healthyStats()
+	big.Running, big.Waiting = 50, 10 // 60 in flight over 256 slots: 0.23
+	small.Running = 20                // 20 over 64 slots: 0.31
+	a, b, c := upEndpoint("big", big), upEndpoint("s1", small), upEndpoint("s2", small)
+	a.MaxNumSeqs, b.MaxNumSeqs, c.MaxNumSeqs = 256, 64, 64
+	w := newWorld(t, chatCfg(), a, b, c)
+	if _, fd := firstFiring(w.run(t0, 5*time.Minute, 5*time.Second, nil), "replica_imbalance"); fd != nil {
+		t.Errorf("a bigger replica carrying more fired: %s", fd.Summary)
+	}
+	// Without capacities (3× the requests per engine) it is imbalance.
+	a.MaxNumSeqs, b.MaxNumSeqs, c.MaxNumSeqs = 0, 0, 0
+	w = newWorld(t, chatCfg(), a, b, c)
+	if _, fd := firstFiring(w.run(t0, 5*time.Minute, 5*time.Second, nil), "replica_imbalance"); fd == nil || fd.Target != "big" {
+		t.Errorf("per engine: %+v", fd)
+	}
+	// Pools: big alone in its pool has no peers.
+	a.Pool, b.Pool, c.Pool = "west", "east", "east"
+	w = newWorld(t, chatCfg(), a, b, c)
+	if _, fd := firstFiring(w.run(t0, 5*time.Minute, 5*time.Second, nil), "replica_imbalance"); fd != nil {
+		t.Errorf("compared across pools: %s", fd.Summary)
+	}
+}

@@ -127,6 +127,7 @@ type EndpointView struct {
 	Samples        int
 	RSS            float64 // API-server resident memory, bytes (NaN in multiprocess mode)
 	MaxNumSeqs     int     // from configuration; 0 unknown
+	Pool           string  // from configuration: the replicas replica_imbalance compares; empty: by model
 	Cache          *sources.CacheConfig
 	Lora           *sources.LoraInfo
 	Stats          Stats

@@ -57,6 +57,7 @@ type fileConfig struct {
 type fileTarget struct {
 	URL        string `yaml:"url"`
 	MaxNumSeqs int    `yaml:"max_num_seqs"`
+	Pool       string `yaml:"pool"` // replicas compared by replica_imbalance (default: the model name)
 }
 
 func (t *fileTarget) UnmarshalYAML(n *yaml.Node) error {
@@ -336,10 +337,10 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 	}
 	// Per-target details from the config file apply to a target named on the
 	// command line too.
-	extra := map[string]int{}
+	extra := map[string]fileTarget{}
 	for _, t := range fc.Targets {
 		if pt, err := sources.ParseTarget(t.URL); err == nil {
-			extra[pt.URL] = t.MaxNumSeqs
+			extra[pt.URL] = t
 		}
 	}
 	seen := map[string]bool{}
@@ -352,9 +353,12 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 			continue
 		}
 		seen[t.URL] = true
-		t.MaxNumSeqs = s.MaxNumSeqs
+		t.MaxNumSeqs, t.Pool = s.MaxNumSeqs, s.Pool
 		if t.MaxNumSeqs == 0 {
-			t.MaxNumSeqs = extra[t.URL]
+			t.MaxNumSeqs = extra[t.URL].MaxNumSeqs
+		}
+		if t.Pool == "" {
+			t.Pool = extra[t.URL].Pool
 		}
 		o.targets = append(o.targets, t)
 	}

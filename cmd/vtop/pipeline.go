@@ -80,7 +80,7 @@ func (p *pipeline) add(t sources.Target) int {
 	if i, ok := p.index[t.Name]; ok {
 		return i
 	}
-	i := p.engine.AddTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs})
+	i := p.engine.AddTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs, Pool: t.Pool})
 	p.index[t.Name] = i
 	return i
 }

@@ -285,6 +285,7 @@ rules:
 targets:
   - url: gpu-node-3:8000
     max_num_seqs: 256         # what vLLM does not expose, for the advice
+    pool: us-east             # replica_imbalance compares replicas of one pool (default: same model)
 ` + "```" + `
 
 ` + "`vtop rules`" + ` prints the active rules and thresholds with this file applied.
