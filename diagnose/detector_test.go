@@ -326,6 +326,20 @@ func TestEndpointDownRestartFlap(t *testing.T) {
 	if fd == nil || at.Sub(start) > time.Minute || !fd.FirstSeen.Equal(start) || !strings.Contains(fd.Summary, "outage 2 in 10m") {
 		t.Errorf("flapping: %v %+v", at.Sub(start), fd)
 	}
+	// While it is up between outages it is titled flapping, not down.
+	titled := false
+	for _, f := range frames {
+		if fd := findingOf(f, "endpoint_down"); fd != nil && f.Endpoints[0].State == StateUp {
+			titled = true
+			if fd.Title != "Endpoint flapping" {
+				t.Errorf("up between outages, titled %q", fd.Title)
+				break
+			}
+		}
+	}
+	if !titled {
+		t.Error("no flapping finding while up")
+	}
 }
 
 // Memory that grows on a straight line under flat load is a leak; the same

@@ -37,7 +37,7 @@ var ruleImbalance = &Rule{
 	ID: "replica_imbalance", Title: "Replica imbalance", Scope: ScopeFleet,
 	Catches:  "One replica much hotter than its peers serving the same model: the router (or session affinity) sends it more than its share, so its users wait while the others idle.",
 	Needs:    "running and waiting gauges of every replica of a pool (two or more endpoints up); max_num_seqs (config) or cache_config_info for capacity",
-	Cond:     "a replica's requests in flight (running + waiting) per unit of capacity (batch slots when every replica's max_num_seqs is configured, else KV tokens, else data-parallel engines) ≥ {factor} its peers' mean, and ≥ {min_diff} requests more than that share would give it; replicas are compared within their configured pool, else with those serving the same model",
+	Cond:     "a replica's requests in flight (running + waiting) per unit of capacity (batch slots when every replica's max_num_seqs is configured, else KV tokens, else data-parallel engines) ≥ {factor} its peers' mean, and ≥ {min_diff} requests per engine more than that share would give it; replicas are compared within their configured pool, else with those serving the same model",
 	Clear:    "its load < {clear} the peers' mean",
 	Severity: "warning",
 	Action:   "fix the balancing: least-outstanding-requests or prefix-aware routing instead of round-robin or sticky sessions; check the router's view of replica health",
@@ -127,7 +127,9 @@ func imbalanceCheck(x *evalCtx, f *Frame, p []float64) []fleetHit {
 			c := capOf(ep)
 			load := inFlight(ep) / c
 			mean := (total - load) / float64(len(eps)-1)
-			excess := inFlight(ep) - mean*c // requests above what the peers' share would give it
+			// Requests per data-parallel engine above what the peers'
+			// share would give it: min_diff stays a per-engine count.
+			excess := (inFlight(ep) - mean*c) / float64(max(ep.Stats.Engines, 1))
 			h := fleetHit{ep: ep, model: key, peers: eps}
 			switch {
 			case load >= p[riFactor]*mean && excess >= p[riMinDiff]:

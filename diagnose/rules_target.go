@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -57,6 +58,15 @@ var ruleEndpointDown = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		ep := u.ep
 		n, first := u.es.down.recent(x.now, seconds(p[edFlapWindow]))
+		if ep.NotVLLM && isDown(ep.State) {
+			// It answers: not an outage, the wrong port or another program.
+			fd.Title = "Not a vLLM endpoint"
+			fd.Summary = "answers without vLLM metrics since " + ep.Since.UTC().Format("15:04:05 MST") + ": " + ep.LastError
+			fd.Explain = "Something answers on this address, but its /metrics has no vllm:* series: another program holds the port, another serving engine runs there, or the path is not vLLM's API server."
+			fd.Evidence = append(fd.Evidence, ev("last error", ep.LastError, 0))
+			fd.Action = "point vtop at the vLLM API server's port (vllm serve --port, default 8000) and path /metrics"
+			return
+		}
 		if isDown(ep.State) {
 			fd.Summary = fmt.Sprintf("%s since %s (%s)", ep.State, ep.Since.UTC().Format("15:04:05 MST"), dur(x.now.Sub(ep.Since)))
 			if n > 1 {
@@ -70,6 +80,7 @@ var ruleEndpointDown = &Rule{
 			}
 			fd.Explain = "vtop cannot read this endpoint's metrics, so nothing else about it can be diagnosed. A refused connection usually means the vLLM process is gone or still loading the model; a timeout means it is wedged or the network is."
 		} else {
+			fd.Title = "Endpoint flapping" // up now: "down" would be false
 			fd.Summary = fmt.Sprintf("%d outages in %s (first %s ago), up now", n, dur(seconds(p[edFlapWindow])), dur(x.now.Sub(first)))
 			fd.Explain = "The endpoint keeps dropping out and coming back: restarts in a loop (an OOM kill, a failing health check), or a flaky network path. Clients see errors during every outage."
 		}
@@ -91,7 +102,9 @@ var ruleEndpointDown = &Rule{
 	},
 }
 
-func seconds(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+// seconds saturates: a bucket bound of 1e300 must not overflow into a
+// negative duration in a finding.
+func seconds(v float64) time.Duration { return format.FromSeconds(v) }
 
 var ruleRestarted = &Rule{
 	ID: "endpoint_restarted", Title: "Endpoint restarted", Scope: ScopeTarget,

@@ -116,6 +116,7 @@ type EndpointView struct {
 	State          State
 	Since          time.Time // when the current state began
 	LastError      string
+	NotVLLM        bool // down because it answers without vLLM metrics (another program on the port)
 	LastAttempt    time.Time
 	LastSuccess    time.Time
 	ScrapeDuration time.Duration
