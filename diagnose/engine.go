@@ -313,6 +313,14 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 	if !ep.gpu.set {
 		v.GPU = EndpointGPU{MemBytes: math.NaN(), UtilGPU: math.NaN()}
 	}
+	if ep.snap == nil {
+		// Never answered: what it is and every number are unknown, not
+		// an engine with zeros.
+		v.Kind = sources.KindUnknown
+	}
+	if ep.lastSuccess.IsZero() {
+		v.Stats = UnknownStats()
+	}
 	if ep.state == StateUp && now.Sub(ep.lastSuccess) > e.cfg.StaleAfter {
 		v.State, v.Since = StateStale, ep.lastSuccess.Add(e.cfg.StaleAfter)
 	}
