@@ -782,7 +782,7 @@ func (m *Model) fleetBody() []string {
 		}
 		out = append(out, m.st.muted.s("   "+strings.Join(parts, " · ")+" · ↑↓ pgup pgdn to scroll"))
 	}
-	out = append(out, m.find.View(m, m.finds)...)
+	out = append(out, m.find.View(m, m.finds, m.items)...)
 	if l.fleetGPU.h == 1 {
 		out = append(out, m.gpuSummary(l.w))
 	} else {

@@ -100,6 +100,7 @@ type Model struct {
 	fleet  fleetTable
 	find   findingsPane
 	finds  []diagnose.Finding // what the findings pane lists in this view
+	items  []findItem         // finds as the pane shows them (groups)
 	gpuOff int
 
 	// Prepared at every change; View joins them.
@@ -272,13 +273,14 @@ func (m *Model) countsNow() counts {
 		c.subs = len(m.fr.Fleet.Models)
 	}
 	// The findings pane is full width in every view.
-	c.findDetail, c.findAll, c.findLeast = m.findingsWant(m.currentFindings(), m.findWithTarget(), m.w)
+	c.findDetail, c.findAll, c.findLeast = m.findingsWant(m.items, m.findWithTarget(), m.w)
 	return c
 }
 
 // relayout is the one resize handler: every region comes from plan.
 func (m *Model) relayout() {
 	m.finds = m.collectFindings()
+	m.items = m.findItems(m.finds, m.findWithTarget())
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
 	m.find.focused = m.focus == paneFindings
@@ -573,7 +575,11 @@ func (m *Model) endpointMatches(name, q string) bool {
 }
 
 func (m *Model) findingsKey(k tea.KeyMsg) {
-	if x, _ := m.find.Update(&m.keys, k, m.currentFindings()); x != nil {
+	x, toggled := m.find.Update(&m.keys, k, m.items)
+	switch {
+	case toggled:
+		m.relayout()
+	case x != nil:
 		m.detail = *x
 		m.overlay, m.ovOff = overlayFinding, 0
 	}
