@@ -195,8 +195,19 @@ func (d *Detector) endpoint(i int, name string) *epState {
 	}
 	es := d.eps[i]
 	if es == nil || es.name != name {
-		es = &epState{name: name, states: map[stateKey]*ruleState{}}
-		es.long.reset()
+		// A target that left shifts the ones after it: their state
+		// follows them by name.
+		es = nil
+		for _, o := range d.eps {
+			if o != nil && o.name == name {
+				es = o
+				break
+			}
+		}
+		if es == nil {
+			es = &epState{name: name, states: map[stateKey]*ruleState{}}
+			es.long.reset()
+		}
 		d.eps[i] = es
 	}
 	return es

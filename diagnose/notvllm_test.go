@@ -43,4 +43,3 @@ func TestNotVLLMEndpoint(t *testing.T) {
 		t.Error("a refused connection marked not vLLM")
 	}
 }
-

@@ -4,16 +4,23 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sources"
 )
 
 // Rules about the scrape target itself; they run whatever its state.
 
-// endpoint_down parameters.
-const (
-	edCritical = iota
-	edFlapCount
-	edFlapWindow
+// endpoint_down parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	edParams = params{
+		{"critical", 120, "s", "continuous outage that makes it critical"},
+		{"flap_count", 2, "count", "outages within the flap window that count as flapping"},
+		{"flap_window", 600, "s", "the window outages are counted in"},
+	}
+	edCritical   = edParams.index("critical")
+	edFlapCount  = edParams.index("flap_count")
+	edFlapWindow = edParams.index("flap_window")
 )
 
 var ruleEndpointDown = &Rule{
@@ -27,11 +34,7 @@ var ruleEndpointDown = &Rule{
 	// 45 s: a restart's model load (tens of seconds) is endpoint_restarted,
 	// not an outage; a second outage within the flap window fires at once.
 	For: 45 * time.Second, ResolveFor: 30 * time.Second,
-	Params: []Param{
-		{"critical", 120, "s", "continuous outage that makes it critical"},
-		{"flap_count", 2, "count", "outages within the flap window that count as flapping"},
-		{"flap_window", 600, "s", "the window outages are counted in"},
-	},
+	Params: edParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		ep := u.ep
 		n, first := u.es.down.recent(x.now, seconds(p[edFlapWindow]))
@@ -99,7 +102,9 @@ var ruleEndpointDown = &Rule{
 	},
 }
 
-func seconds(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+// seconds saturates: a bucket bound of 1e300 must not overflow into a
+// negative duration in a finding.
+func seconds(v float64) time.Duration { return format.FromSeconds(v) }
 
 var ruleRestarted = &Rule{
 	ID: "endpoint_restarted", Title: "Endpoint restarted", Scope: ScopeTarget,
@@ -129,10 +134,15 @@ var ruleRestarted = &Rule{
 	},
 }
 
-// scrape_slow parameters.
-const (
-	ssSlow = iota
-	ssClear
+// scrape_slow parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	ssParams = params{
+		{"slow", 1, "s", "scrape duration that counts as slow"},
+		{"clear", 0.5, "s", "scrape duration below which it clears"},
+	}
+	ssSlow  = ssParams.index("slow")
+	ssClear = ssParams.index("clear")
 )
 
 var ruleScrapeSlow = &Rule{
@@ -144,10 +154,7 @@ var ruleScrapeSlow = &Rule{
 	Severity: "warning",
 	Action:   "look at the exposition's size and series count; keep PROMETHEUS_MULTIPROC_DIR on local disk; raise vtop's --timeout/--interval if the endpoint is simply far away",
 	For:      time.Minute, ResolveFor: time.Minute,
-	Params: []Param{
-		{"slow", 1, "s", "scrape duration that counts as slow"},
-		{"clear", 0.5, "s", "scrape duration below which it clears"},
-	},
+	Params: ssParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		d := u.ep.ScrapeDuration.Seconds()
 		switch {

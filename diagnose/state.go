@@ -29,12 +29,13 @@ const (
 type ruleState struct {
 	pendingSince time.Time // the condition has held since (zero: not pending)
 	firing       bool
-	clearSince   time.Time // firing, and the premise has not held since: resolving
-	sev          Severity  // the severity shown while firing
-	lowerSince   time.Time // firing, and the check has said a lower severity since
-	gen          uint32    // the last evaluation that visited it
-	finding      Finding   // the last description, while pending or firing
-	shown        bool      // finding describes this evaluation (pending: not superseded)
+	clearSince   time.Time     // firing, and the premise has not held since: resolving
+	sev          Severity      // the severity shown while firing
+	lowerSince   time.Time     // firing, and the check has said a lower severity since
+	gen          uint32        // the last evaluation that visited it
+	finding      Finding       // the last description, while pending or firing
+	shown        bool          // finding describes this evaluation (pending: not superseded)
+	hold         time.Duration // the hold it fired after (or needs, pending)
 }
 
 // holdOf is how long a condition must hold before the rule fires: the
@@ -88,7 +89,7 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev Severi
 				}
 				return true
 			}
-			st.firing, st.sev, st.lowerSince = true, sev, time.Time{}
+			st.firing, st.sev, st.lowerSince, st.hold = true, sev, time.Time{}, hold
 			st.finding = Finding{FirstSeen: st.pendingSince}
 		}
 		switch {
@@ -105,14 +106,14 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev Severi
 			st.lowerSince = time.Time{}
 		}
 		d.describe(x, st, ri, st.sev, u, true)
-		d.firingMarks(st, now, hold)
+		d.firingMarks(st, now)
 	case condHold:
 		if !st.firing {
 			return false
 		}
 		st.clearSince = time.Time{}
 		d.describe(x, st, ri, st.sev, u, false)
-		d.firingMarks(st, now, d.holdOf(r, 0))
+		d.firingMarks(st, now)
 	default:
 		if !st.firing {
 			return false
@@ -131,15 +132,15 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev Severi
 			st.shown = !d.supersededNow(x, ri)
 		}
 		st.finding.State, st.finding.ResolvingSince = FindingResolving, st.clearSince
-		st.finding.HeldFor, st.finding.Hold = st.clearSince.Sub(st.finding.FirstSeen), 0
+		st.finding.HeldFor, st.finding.Hold = st.clearSince.Sub(st.finding.FirstSeen), st.hold
 		st.finding.Action, st.finding.Flags = "", nil
 	}
 	return true
 }
 
-func (d *Detector) firingMarks(st *ruleState, now time.Time, hold time.Duration) {
+func (d *Detector) firingMarks(st *ruleState, now time.Time) {
 	st.finding.State, st.finding.ResolvingSince = FindingFiring, time.Time{}
-	st.finding.HeldFor, st.finding.Hold = now.Sub(st.finding.FirstSeen), hold
+	st.finding.HeldFor, st.finding.Hold = now.Sub(st.finding.FirstSeen), st.hold
 }
 
 // supersededNow reports whether a more specific rule fires on the endpoint

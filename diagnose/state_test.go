@@ -111,3 +111,47 @@ func TestSeverityNoFlap(t *testing.T) {
 		t.Errorf("after 2m below critical: %+v", fd)
 	}
 }
+
+// Premises are re-checked at every evaluation: prefill starvation whose
+// batch no longer fills its slots (32 of 512) and whose inter-token p50 is
+// 5× its target is resolving, its raise withheld; decode stutter whose
+// median rose above target is resolving too.
+func TestPremiseRechecked(t *testing.T) {
+	starving := func(run, itl50 float64) func(time.Time, *world) {
+		return func(_ time.Time, w *world) {
+			s := &w.eps[0].Stats
+			s.Running, s.Waiting, s.KVUsage, s.TTFT = run, 40, 0.5, qs(2, 4, 6, 200)
+			s.ITL = qs(itl50, itl50*1.5, itl50*2, 50000)
+			w.eps[0].Subs[0].Stats = *s
+		}
+	}
+	ep := upEndpoint("r", healthyStats())
+	ep.MaxNumSeqs = 512
+	w := newWorld(t, chatCfg(), ep)
+	frames := w.run(t0, 2*time.Minute, time.Second, starving(500, 0.02))
+	if fd := findingOf(frames[len(frames)-1], "prefill_starvation"); fd == nil || fd.State != FindingFiring || fd.Action == "" {
+		t.Fatalf("starvation not firing: %+v", fd)
+	}
+	frames = w.run(t0.Add(121*time.Second), 10*time.Second, time.Second, starving(32, 0.25))
+	fd := findingOf(frames[len(frames)-1], "prefill_starvation")
+	if fd == nil || fd.State != FindingResolving || fd.Action != "" || len(fd.Flags) != 0 {
+		t.Errorf("32 of 512 slots, inter-token p50 5× target: %+v", fd)
+	}
+
+	ep = upEndpoint("r", healthyStats())
+	w = newWorld(t, chatCfg(), ep)
+	stutter := func(p50 float64) func(time.Time, *world) {
+		return func(_ time.Time, w *world) {
+			w.eps[0].Stats.ITL = qs(p50, 0.15, 0.3, 50000)
+			w.eps[0].Subs[0].Stats = w.eps[0].Stats
+		}
+	}
+	frames = w.run(t0, 4*time.Minute, time.Second, stutter(0.03))
+	if fd := findingOf(frames[len(frames)-1], "decode_stutter"); fd == nil || fd.State != FindingFiring {
+		t.Fatalf("stutter not firing: %+v", fd)
+	}
+	frames = w.run(t0.Add(241*time.Second), 5*time.Second, time.Second, stutter(0.12))
+	if fd := findingOf(frames[len(frames)-1], "decode_stutter"); fd == nil || fd.State != FindingResolving {
+		t.Errorf("median 0.12s above the 50ms target still claims stutter: %+v", fd)
+	}
+}

@@ -24,7 +24,10 @@ func runOnce(ctx context.Context, o *options, stdout, stderr io.Writer, logger *
 func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Writer) int {
 	// A report cannot wait longer than its one window: a condition that
 	// held for half of it counts as held for the rule's for.
-	p.detector.SetForCap(o.window / 2)
+	// With history from a server (--prometheus) the rules have theirs.
+	if o.prom.url == "" {
+		p.detector.SetForCap(o.window / 2)
+	}
 	// A window of data needs polls at both ends: wait the window plus half
 	// an interval for the last one. A source that is done sooner (a
 	// backfill, a replay) ends the wait; so does every target failing its

@@ -9,6 +9,7 @@ import (
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/hostproc"
+	"github.com/vtop-dev/vtop/sources/promapi"
 )
 
 // pipeline is sources → diagnose for one run: the sources, and the engine
@@ -34,6 +35,9 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.prom.url != "" {
+		return newPromPipeline(o, fetcher, logger)
+	}
 	pc := sources.DefaultPollerConfig()
 	pc.Interval, pc.MaxSamples = o.interval, o.maxSamples
 	if o.maxParallel > 0 {
@@ -56,6 +60,26 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	poll := sources.NewPollSource(sources.NewPoller(o.targets, fetcher, pc))
 	return newPipelineOf(o, logger, poll, gpu)
 }
+
+// newPromPipeline reads the fleet from a Prometheus-compatible server: its
+// scrape interval becomes the poll interval, and the window covers at
+// least four of its scrapes.
+func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) (*pipeline, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*promQueryTimeout)
+	defer cancel()
+	c, err := promapi.Open(ctx, promapi.Config{URL: o.prom.url, Selector: o.prom.selector, Headers: o.prom.headers,
+		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once})
+	if err != nil {
+		return nil, err
+	}
+	o.interval = c.Interval()
+	o.window = max(o.window, 4*o.interval)
+	logger.Debug("prometheus", "server", c.Server(), "interval", o.interval)
+	return newPipelineOf(o, logger, promapi.NewSource(c))
+}
+
+// promQueryTimeout bounds one query to the server.
+const promQueryTimeout = 15 * time.Second
 
 // newPipelineOf builds the pipeline over any sources; o's targets are known
 // up front, so they keep their order whatever source names them first.
@@ -87,8 +111,27 @@ func (p *pipeline) add(t sources.Target) int {
 	return i
 }
 
+// remove forgets a departed target; those after it move down one index.
+func (p *pipeline) remove(name string) {
+	i, ok := p.index[name]
+	if !ok {
+		return
+	}
+	p.log.Debug("target departed", "target", name)
+	p.engine.RemoveTarget(i)
+	delete(p.index, name)
+	for n, j := range p.index {
+		if j > i {
+			p.index[n] = j - 1
+		}
+	}
+}
+
 // apply moves one batch into the engine and advances the clock.
 func (p *pipeline) apply(b *sources.Batch) {
+	for _, n := range b.Departed {
+		p.remove(n)
+	}
 	for _, t := range b.Arrived {
 		p.add(t)
 	}
@@ -109,9 +152,6 @@ func (p *pipeline) apply(b *sources.Batch) {
 	}
 	if b.GPU != nil {
 		p.engine.IngestGPU(*b.GPU)
-	}
-	for _, n := range b.Departed {
-		p.log.Debug("target departed", "target", n)
 	}
 	if b.Now.After(p.clock) {
 		p.clock = b.Now
