@@ -103,6 +103,11 @@ type Model struct {
 	items  []findItem         // finds as the pane shows them (groups)
 	gpuOff int
 
+	// A short note after a key whose effect is not otherwise visible
+	// ("theme light", "polling 8 targets"), shown until flashUntil.
+	flash      string
+	flashUntil time.Time
+
 	// Prepared at every change; View joins them.
 	header string
 	body   []string
@@ -192,7 +197,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if t := time.Time(msg); t.After(m.now) {
 			m.now = t
 		}
-		m.header = m.renderHeader()
+		m.header = m.st.fill(m.renderHeader(), m.w)
 		return m, tick(m.tickEvery())
 	case tea.KeyMsg:
 		var cmds []tea.Cmd
@@ -300,8 +305,13 @@ func (m *Model) refresh() {
 	if m.lay.tooSmall || m.w == 0 {
 		return
 	}
-	m.header = m.renderHeader()
-	m.footer = m.renderFooter()
+	m.header = m.st.fill(m.renderHeader(), m.w)
+	m.footer = m.st.fill(m.renderFooter(), m.w)
+	defer func() {
+		for i, l := range m.body {
+			m.body[i] = m.st.fill(l, m.w)
+		}
+	}()
 	switch {
 	case m.overlay == overlayHelp:
 		m.body = m.overlayBody("Help: keys and symbols", m.helpLines(m.w), &m.ovOff)
@@ -365,6 +375,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 	case km.Pause.matches(k):
 		m.paused = !m.paused
 		if !m.paused {
+			m.note("resumed: showing the newest frame")
 			m.skipped = 0
 			if m.newest != nil && m.newest != m.fr {
 				m.apply(m.newest)
@@ -372,12 +383,18 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 		}
 		return nil, false
 	case km.PollNow.matches(k):
+		n := 0
+		if m.fr != nil {
+			n = len(m.fr.Endpoints)
+		}
+		m.note("polling " + plural(n, "target") + " now")
 		h := m.hub
 		return func() tea.Msg { h.PollNow(); return nil }, false
 	case km.WindowUp.matches(k), km.WindowDown.matches(k):
 		return m.stepWindow(km.WindowUp.matches(k)), false
 	case km.Theme.matches(k):
 		m.setTheme(themes.Next(m.theme.Name))
+		m.note("theme " + m.theme.Name)
 		return nil, false
 	case km.SLO.matches(k):
 		m.slo = (m.slo + 1) % len(m.slos)
@@ -677,6 +694,22 @@ func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
 	t.rebuild(m.fr)
 	m.relayout()
 	return nil
+}
+
+// flashFor is how long a note stays in the header.
+const flashFor = 3 * time.Second
+
+// note shows a short confirmation in the header for flashFor.
+func (m *Model) note(s string) {
+	m.flash, m.flashUntil = s, m.now.Add(flashFor)
+}
+
+// plural: "1 target", "8 targets".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return itoa(n) + " " + noun + "s"
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
