@@ -88,7 +88,13 @@ func (m *Model) findItems(fs []diagnose.Finding, group bool) []findItem {
 		var members []findItem
 		for j := i; j < len(fs); j++ {
 			if groupKey(&fs[j]) == k {
-				g.names = append(g.names, m.fleet.name(fs[j].Target))
+				n := m.fleet.name(fs[j].Target)
+				if fs[j].Engine != "" {
+					n += " e" + fs[j].Engine // one endpoint's engines stay apart
+				}
+				if !slices.Contains(g.names, n) {
+					g.names = append(g.names, n)
+				}
 				members = append(members, findItem{x: &fs[j], member: true})
 			}
 		}

@@ -254,6 +254,11 @@ func (m *Model) countsNow() counts {
 	if m.fr == nil {
 		return c
 	}
+	for _, r := range m.fleet.rows {
+		if e := &m.fr.Endpoints[r.ep]; r.sub >= 0 && r.sub < len(e.Subs) {
+			c.nameLen = max(c.nameLen, width(symSub+" "+subLabel(e, r.sub))) // engines shown
+		}
+	}
 	for i := range m.fr.Endpoints {
 		e := &m.fr.Endpoints[i]
 		c.nameLen = max(c.nameLen, width(m.fleet.name(e.Name)))
