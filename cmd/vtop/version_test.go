@@ -13,8 +13,8 @@ func TestVersionOf(t *testing.T) {
 		bi      *debug.BuildInfo
 		want    string
 	}{
-		{"v1.0.0", &debug.BuildInfo{Main: debug.Module{Version: "v0.9.0"}}, "v1.0.0"},                 // -ldflags wins
-		{"dev", &debug.BuildInfo{Main: debug.Module{Version: "v0.9.0"}}, "v0.9.0"},                     // go install …@v0.9.0
+		{"v1.0.0", &debug.BuildInfo{Main: debug.Module{Version: "v0.9.0"}}, "v1.0.0"}, // -ldflags wins
+		{"dev", &debug.BuildInfo{Main: debug.Module{Version: "v0.9.0"}}, "v0.9.0"},    // go install …@v0.9.0
 		{"dev", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261124-1a2b3c4d5e6f+dirty"}}, "v0.0.0-20261124-1a2b3c4d5e6f+dirty"},
 		{"dev", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: rev}, "dev-1a2b3c4d5e6f"},
 		{"dev", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: dirty}, "dev-1a2b3c4d5e6f-dirty"},
