@@ -286,7 +286,8 @@ func stateCell(e *diagnose.EndpointView, now time.Time) (string, level) {
 		if t.IsZero() {
 			return ""
 		}
-		return " " + f.Short(now.Sub(t))
+		// Whole units only: "up 0s", not "up 227ms".
+		return " " + f.Short(max(0, now.Sub(t)).Truncate(time.Second))
 	}
 	switch {
 	case e.State == diagnose.StatePending:
