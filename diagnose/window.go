@@ -456,9 +456,10 @@ func orNaN(v float64) float64 {
 
 func (r *histRate) quantiles() Quantiles {
 	nan := math.NaN()
-	q := Quantiles{nan, nan, nan, nan, nan, nan, nan, nan}
+	q := Quantiles{P50: nan, P90: nan, P95: nan, P99: nan, Mean: nan, Count: nan, Lowest: nan, Highest: nan}
 	if n := len(r.bounds); n >= 2 {
 		q.Lowest, q.Highest = r.bounds[0], r.bounds[n-2]
+		q.Bounds = r.bounds[: n-1 : n-1]
 	}
 	if r.bounds == nil || !(r.count > 0) {
 		if r.bounds != nil {

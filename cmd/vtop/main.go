@@ -21,13 +21,38 @@ import (
 var version = "dev"
 
 func vtopVersion() string {
-	if version != "dev" {
-		return version
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(version, bi)
+}
+
+// versionOf: the -X stamp; else the module version (`go install …@v1.2.3`,
+// or the pseudo-version Go stamps from git, "+dirty" included); else the
+// VCS revision the build recorded ("dev-1a2b3c4d5e6f-dirty"); else "dev".
+func versionOf(stamped string, bi *debug.BuildInfo) string {
+	if stamped != "dev" || bi == nil {
+		return stamped
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
 	}
-	return version
+	var rev string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return stamped
+	}
+	v := "dev-" + rev[:min(12, len(rev))]
+	if dirty {
+		v += "-dirty"
+	}
+	return v
 }
 
 const usageHead = `vtop — what is wrong with your vLLM servers, and what to change.

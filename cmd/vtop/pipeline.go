@@ -24,6 +24,8 @@ type pipeline struct {
 	clock    time.Time
 	lastEval time.Time
 	log      *slog.Logger
+	scrapes  int // scrape results applied
+	answered int // of which succeeded (vLLM metrics read)
 }
 
 // newPipeline wires the sources of o: the poller over its targets and the
@@ -134,6 +136,10 @@ func (p *pipeline) apply(b *sources.Batch) {
 		p.add(t)
 	}
 	for _, s := range b.Scrapes {
+		p.scrapes++
+		if s.Err == nil {
+			p.answered++
+		}
 		if s.Err != nil {
 			p.log.Debug("scrape failed", "target", s.Target, "err", s.Err)
 		} else if len(s.Data.Warnings) > 0 {
@@ -167,6 +173,7 @@ type loopConfig struct {
 	publish func(*diagnose.Frame) // the TUI's frames, every tick; nil for --once
 	tick    time.Duration         // wall-clock period of publish
 	cmds    <-chan hubCmd         // the UI's requests; nil for --once
+	stop    func() bool           // asked after every batch: true ends the loop (--once: nothing answers)
 }
 
 // serve is the one event loop of the TUI and of --once: it runs every
@@ -206,6 +213,9 @@ loop:
 			p.apply(&b)
 			if p.clock.Sub(p.lastEval) >= evalEvery {
 				p.frame()
+			}
+			if lc.stop != nil && lc.stop() {
+				break loop
 			}
 		case err := <-errc:
 			running--
