@@ -248,14 +248,8 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	default:
 		return nil, fs, fmt.Errorf("--output must be text or json, not %q", o.output)
 	}
-	if o.interval < 100*time.Millisecond {
-		return nil, fs, fmt.Errorf("--interval must be at least 100ms")
-	}
-	if o.window < 2*o.interval {
-		return nil, fs, fmt.Errorf("--window (%s) must cover at least two polls (--interval %s)", o.window, o.interval)
-	}
-	if o.timeout <= 0 {
-		return nil, fs, fmt.Errorf("--timeout must be positive")
+	if err := o.validateNumbers(); err != nil {
+		return nil, fs, err
 	}
 	switch o.gpu {
 	case "auto", "nvml", "none":
@@ -436,7 +430,11 @@ func parseSize(s string) (int64, error) {
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("bad size %q (use e.g. 16MiB)", s)
 	}
-	return n * mult, nil
+	v, ok := mulSize(n, mult)
+	if !ok {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return v, nil
 }
 
 // envHelp lists the environment variables, for --help.

@@ -16,16 +16,17 @@ import (
 // and detector they feed. Its clock is the newest Batch.Now seen, so a
 // replay or a backfill is judged at the times it recorded.
 type pipeline struct {
-	srcs     []sources.Source
-	engine   *diagnose.Engine
-	detector *diagnose.Detector
-	interval time.Duration
-	index    map[string]int // target name → engine index
-	clock    time.Time
-	lastEval time.Time
-	log      *slog.Logger
-	scrapes  int // scrape results applied
-	answered int // of which succeeded (vLLM metrics read)
+	srcs      []sources.Source
+	engine    *diagnose.Engine
+	detector  *diagnose.Detector
+	interval  time.Duration
+	index     map[string]int // target name → engine index
+	clock     time.Time
+	lastEval  time.Time
+	log       *slog.Logger
+	scrapeLog *scrapeLog // scrape errors and warnings, rate-limited
+	scrapes   int        // scrape results applied
+	answered  int        // of which succeeded (vLLM metrics read)
 }
 
 // newPipeline wires the sources of o: the poller over its targets and the
@@ -89,12 +90,13 @@ func newPipelineOf(o *options, logger *slog.Logger, srcs ...sources.Source) (*pi
 		return nil, err
 	}
 	p := &pipeline{
-		srcs:     srcs,
-		engine:   diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, nil),
-		detector: det,
-		interval: o.interval,
-		index:    map[string]int{},
-		log:      logger,
+		srcs:      srcs,
+		engine:    diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, nil),
+		detector:  det,
+		interval:  o.interval,
+		index:     map[string]int{},
+		log:       logger,
+		scrapeLog: newScrapeLog(logger, time.Now),
 	}
 	for _, t := range o.targets {
 		p.add(t)
@@ -140,11 +142,7 @@ func (p *pipeline) apply(b *sources.Batch) {
 		if s.Err == nil {
 			p.answered++
 		}
-		if s.Err != nil {
-			p.log.Debug("scrape failed", "target", s.Target, "err", s.Err)
-		} else if len(s.Data.Warnings) > 0 {
-			p.log.Debug("scrape warnings", "target", s.Target, "warnings", s.Data.Warnings)
-		}
+		p.scrapeLog.note(s)
 		p.engine.Ingest(p.add(sources.Target{Name: s.Target}), s)
 	}
 	for _, t := range b.Procs {
