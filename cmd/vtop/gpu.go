@@ -10,6 +10,7 @@ import (
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/hostproc"
 	"github.com/vtop-dev/vtop/sources/nvml"
+	"github.com/vtop-dev/vtop/sources/record"
 )
 
 // joinEvery is how often local endpoints are matched to their process
@@ -44,6 +45,7 @@ type gpuFeed struct {
 	joiner   *hostproc.Joiner
 	interval time.Duration
 	static   []sources.ProcTree // known process trees instead of the /proc join
+	rec      *record.Writer     // --record; nil when not recording
 
 	mu    sync.Mutex
 	snap  *sources.GPUSnapshot
@@ -124,10 +126,10 @@ func (g *gpuFeed) useTrees(trees []sources.ProcTree) {
 // start marks the remote targets and begins sampling.
 func (g *gpuFeed) start(ctx context.Context, e *diagnose.Engine) {
 	for _, i := range g.remote {
-		e.SetEndpointProcs(i, sources.ProcTree{Note: diagnose.NoteNotLocal})
+		g.setProcs(e, i, sources.ProcTree{Note: diagnose.NoteNotLocal})
 	}
 	for i, t := range g.static {
-		e.SetEndpointProcs(i, t)
+		g.setProcs(e, i, t)
 	}
 	go g.run(ctx)
 }
@@ -139,11 +141,17 @@ func (g *gpuFeed) drain(e *diagnose.Engine) {
 	g.snap, g.trees = nil, nil
 	g.mu.Unlock()
 	for k, t := range trees {
-		e.SetEndpointProcs(g.local[k], t)
+		g.setProcs(e, g.local[k], t)
 	}
 	if snap != nil {
+		g.rec.GPU(snap)
 		e.IngestGPU(*snap)
 	}
+}
+
+func (g *gpuFeed) setProcs(e *diagnose.Engine, i int, t sources.ProcTree) {
+	g.rec.Procs(i, t)
+	e.SetEndpointProcs(i, t)
 }
 
 // stop waits for the sampler (its context must be done) and closes the source.

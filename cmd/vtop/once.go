@@ -9,6 +9,7 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/record"
 	"github.com/vtop-dev/vtop/ui/report"
 )
 
@@ -21,6 +22,7 @@ type pipeline struct {
 	gpu      *gpuFeed // local GPUs; the demo may set a simulated source
 	batch    []sources.Indexed
 	log      *slog.Logger
+	rec      *record.Writer // --record; nil when not recording
 }
 
 func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
@@ -30,6 +32,7 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	}
 	pc := sources.DefaultPollerConfig()
 	pc.Interval, pc.MaxSamples = o.interval, o.maxSamples
+	pc.KeepBody = o.record != ""
 	if o.maxParallel > 0 {
 		pc.MaxParallel = o.maxParallel
 	}
@@ -69,6 +72,10 @@ func (p *pipeline) drain() {
 		} else if len(s.Data.Warnings) > 0 {
 			p.log.Debug("scrape warnings", "target", s.Target, "warnings", s.Data.Warnings)
 		}
+		// Recorded in the order ingested: a scrape the newest-wins
+		// hand-off dropped was never seen by the detector either.
+		p.rec.Scrape(s.Index, s.Time, s.Duration, s.ContentType, s.Body, s.Err)
+		s.Body = nil
 		p.engine.Ingest(s.Index, s.Scrape)
 	}
 }
@@ -76,6 +83,7 @@ func (p *pipeline) drain() {
 // frame builds the picture at now. Everything the views and the report read
 // is attached here: the engine's frame, then GPU data and findings.
 func (p *pipeline) frame(now time.Time) *diagnose.Frame {
+	p.rec.Tick(now)
 	fr := p.engine.Frame(now)
 	p.detector.Evaluate(fr)
 	return fr
@@ -96,6 +104,11 @@ func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stde
 	// A report cannot wait longer than its one window: a condition that
 	// held for half of it counts as held for the rule's for.
 	p.detector.SetForCap(o.window / 2)
+	if err := p.startRecording(o, o.window/2); err != nil {
+		fmt.Fprintf(stderr, "vtop: %v\n", err)
+		return int(report.Unknown)
+	}
+	defer p.stopRecording(stderr)
 	pctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

@@ -119,6 +119,9 @@ func (w *Writer) Err() error {
 	return w.err
 }
 
+// Path is the file being written ("" for an io.Writer).
+func (w *Writer) Path() string { return w.path }
+
 // Header returns the header of the file being written.
 func (w *Writer) Header() Header {
 	w.mu.Lock()
@@ -129,6 +132,9 @@ func (w *Writer) Header() Header {
 // Scrape records one scrape of target i as the pipeline ingested it: the
 // raw body and its Content-Type, or the (already sanitized) error.
 func (w *Writer) Scrape(i int, at time.Time, d time.Duration, contentType string, body []byte, scrapeErr error) {
+	if w == nil {
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil || i < 0 || i >= len(w.targets) {
@@ -183,6 +189,9 @@ func (p *prevBody) appendBody(dst, body []byte, scratch *[][]byte) []byte {
 
 // GPU records one reading of the local GPUs.
 func (w *Writer) GPU(s *sources.GPUSnapshot) {
+	if w == nil {
+		return
+	}
 	b, err := json.MarshalIndent(toWire(s), "", " ")
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -200,6 +209,9 @@ func (w *Writer) GPU(s *sources.GPUSnapshot) {
 
 // Procs records the process tree found serving target i.
 func (w *Writer) Procs(i int, t sources.ProcTree) {
+	if w == nil {
+		return
+	}
 	b, err := json.Marshal(wireProcs{Target: i, Root: t.Root, RootName: t.RootName, PIDs: t.PIDs, Note: t.Note})
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -217,6 +229,9 @@ func (w *Writer) Procs(i int, t sources.ProcTree) {
 // Tick records that the detector evaluated at t; replay evaluates at the
 // same instants, so findings fire at the same times.
 func (w *Writer) Tick(t time.Time) {
+	if w == nil {
+		return
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
