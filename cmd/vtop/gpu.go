@@ -144,7 +144,10 @@ func (g *gpuFeed) drain(e *diagnose.Engine) {
 		g.setProcs(e, g.local[k], t)
 	}
 	if snap != nil {
-		g.rec.GPU(snap)
+		if g.rec != nil {
+			snap.Time = snap.Time.Round(0) // as the pipeline's drain does
+			g.rec.GPU(snap)
+		}
 		e.IngestGPU(*snap)
 	}
 }

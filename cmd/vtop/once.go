@@ -74,8 +74,14 @@ func (p *pipeline) drain() {
 		}
 		// Recorded in the order ingested: a scrape the newest-wins
 		// hand-off dropped was never seen by the detector either.
-		p.rec.Scrape(s.Index, s.Time, s.Duration, s.ContentType, s.Body, s.Err)
-		s.Body = nil
+		if p.rec != nil {
+			// A recording holds wall-clock times; the live run computes
+			// rates from the same (no monotonic reading), so a replay
+			// gets the same numbers to the last bit.
+			s.Time = s.Time.Round(0)
+			p.rec.Scrape(s.Index, s.Time, s.Duration, s.ContentType, s.Body, s.Err)
+			s.Body = nil
+		}
 		p.engine.Ingest(s.Index, s.Scrape)
 	}
 }
@@ -83,7 +89,10 @@ func (p *pipeline) drain() {
 // frame builds the picture at now. Everything the views and the report read
 // is attached here: the engine's frame, then GPU data and findings.
 func (p *pipeline) frame(now time.Time) *diagnose.Frame {
-	p.rec.Tick(now)
+	if p.rec != nil {
+		now = now.Round(0) // as in drain
+		p.rec.Tick(now)
+	}
 	fr := p.engine.Frame(now)
 	p.detector.Evaluate(fr)
 	return fr

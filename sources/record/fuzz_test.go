@@ -61,15 +61,19 @@ func FuzzReader(f *testing.F) {
 func FuzzDelta(f *testing.F) {
 	f.Add([]byte("a 1\nb 2\nc 3\n"), []byte("a 1\nb 5\nc 3\nd 4"))
 	f.Add([]byte(""), []byte("x\n\n"))
+	f.Add([]byte("a{x=\"1\"} 10.0\nb 7\nc 1e+20"), []byte("a{x=\"1\"} 15.0\nb -3\nc 2e+20\nd 1"))
 	f.Fuzz(func(t *testing.T, prev, cur []byte) {
 		pl, cl := splitLines(nil, prev), splitLines(nil, cur)
-		enc := appendDelta(nil, pl, cl)
-		got, err := applyDelta(nil, pl, enc, len(cur)+1)
-		if err != nil || !bytes.Equal(got, cur) {
-			t.Fatalf("delta of %q against %q: %q, %v", cur, prev, got, err)
+		var wlast, rlast changedSet
+		for i := 0; i < 2; i++ { // twice: against the first delta's changed set too
+			enc := appendDelta(nil, pl, cl, &wlast, nil)
+			got, err := applyDelta(nil, pl, enc, len(cur)+1, &rlast)
+			if err != nil || !bytes.Equal(got, cur) {
+				t.Fatalf("delta of %q against %q: %q, %v", cur, prev, got, err)
+			}
 		}
 		// Decoding arbitrary bytes against prev never panics.
-		_, _ = applyDelta(nil, pl, cur, 1<<16)
+		_, _ = applyDelta(nil, pl, cur, 1<<16, &rlast)
 	})
 }
 

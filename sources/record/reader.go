@@ -296,12 +296,18 @@ func (r *Reader) scrape(p []byte) (*Event, error) {
 		ev.Err = sources.Sanitize(s, 200)
 		return ev, nil
 	}
-	ct, rest, ok := readString(p)
-	if !ok {
+	pb := &r.targets[i]
+	l, n := binary.Uvarint(p)
+	if n <= 0 || l > uint64(len(p)-n) {
 		return nil, bad
 	}
-	ev.ContentType = ct
-	b, err := r.targets[i].readBody(rest, &r.body)
+	if l > 0 {
+		pb.ct = string(p[n : n+int(l)-1])
+	} else if pb.lines == nil {
+		return nil, errors.New("a scrape with no Content-Type")
+	}
+	ev.ContentType = pb.ct
+	b, err := pb.readBody(p[n+int(max(l, 1))-1:], &r.body)
 	if err != nil {
 		return nil, fmt.Errorf("scrape of %s: %v", r.hdr.Targets[i].Name, err)
 	}
@@ -318,13 +324,13 @@ func (p *prevBody) readBody(enc []byte, scratch *[]byte) ([]byte, error) {
 	var b []byte
 	switch enc[0] {
 	case bodyWhole:
-		b = enc[1:]
+		b, p.last = enc[1:], nil
 	case bodyDelta:
 		if p.lines == nil {
 			return nil, errors.New("a delta with no previous body")
 		}
 		var err error
-		if *scratch, err = applyDelta(*scratch, p.lines, enc[1:], maxDecoded); err != nil {
+		if *scratch, err = applyDelta(*scratch, p.lines, enc[1:], maxDecoded, &p.last); err != nil {
 			return nil, err
 		}
 		b = *scratch

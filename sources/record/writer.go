@@ -42,6 +42,7 @@ type Writer struct {
 	raw     []byte // frame payload before compression
 	frame   []byte
 	zbuf    []byte
+	scratch []byte
 	lines   [][]byte
 	// Rotations counts files moved aside to PATH.1.
 	rotations int
@@ -51,7 +52,9 @@ type Writer struct {
 type prevBody struct {
 	body  []byte
 	lines [][]byte
-	since int // scrapes since the last whole body
+	since int        // scrapes since the last whole body
+	last  changedSet // the lines the last delta changed
+	ct    string     // the last Content-Type (scrapes)
 }
 
 // Create starts a recording at path (truncating it). maxBytes > 0 bounds
@@ -148,8 +151,17 @@ func (w *Writer) Scrape(i int, at time.Time, d time.Duration, contentType string
 		raw = append(raw, bodyError)
 		raw = appendString(raw, scrapeErr.Error())
 	} else {
-		raw = appendString(raw, contentType)
-		raw = w.targets[i].appendBody(raw, body, &w.lines)
+		// The Content-Type is written when it changes: uvarint 0 is "as
+		// before", else its length + 1 and the bytes.
+		p := &w.targets[i]
+		if p.lines != nil && contentType == p.ct {
+			raw = append(raw, 0)
+		} else {
+			raw = binary.AppendUvarint(raw, uint64(len(contentType))+1)
+			raw = append(raw, contentType...)
+			p.ct = contentType
+		}
+		raw = p.appendBody(raw, body, &w.lines, &w.scratch)
 	}
 	w.raw = raw
 	w.fail(w.writeFrame(typeScrape, raw, true))
@@ -164,21 +176,22 @@ const (
 
 // appendBody appends body whole or as a delta against the previous one,
 // whichever is smaller, and remembers it.
-func (p *prevBody) appendBody(dst, body []byte, scratch *[][]byte) []byte {
+func (p *prevBody) appendBody(dst, body []byte, scratch *[][]byte, buf *[]byte) []byte {
 	start := len(dst)
 	whole := p.lines == nil || p.since >= keyEvery
 	if !whole {
 		*scratch = splitLines(*scratch, body)
 		dst = append(dst, bodyDelta)
-		dst = appendDelta(dst, p.lines, *scratch)
+		last := p.last
+		dst = appendDelta(dst, p.lines, *scratch, &p.last, *buf)
 		if len(dst)-start > len(body) {
-			dst, whole = dst[:start], true
+			dst, whole, p.last = dst[:start], true, last
 		}
 	}
 	if whole {
 		dst = append(dst, bodyWhole)
 		dst = append(dst, body...)
-		p.since = 0
+		p.since, p.last = 0, nil
 	} else {
 		p.since++
 	}
@@ -203,7 +216,7 @@ func (w *Writer) GPU(s *sources.GPUSnapshot) {
 		return
 	}
 	w.rotateIfFull()
-	w.raw = w.gpu.appendBody(w.raw[:0], b, &w.lines)
+	w.raw = w.gpu.appendBody(w.raw[:0], b, &w.lines, &w.scratch)
 	w.fail(w.writeFrame(typeGPU, w.raw, true))
 }
 
