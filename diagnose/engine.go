@@ -104,10 +104,17 @@ func New(cfg Config, targets []TargetInfo) *Engine {
 	cfg.defaults()
 	e := &Engine{cfg: cfg, fleetSpark: sparkRing{max: cfg.SparkLen}}
 	for _, t := range targets {
-		e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs,
-			subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: cfg.SparkLen}, procStart: math.NaN()})
+		e.AddTarget(t)
 	}
 	return e
+}
+
+// AddTarget adds a target (one discovered while running) and returns its
+// index.
+func (e *Engine) AddTarget(t TargetInfo) int {
+	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs,
+		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN()})
+	return len(e.eps) - 1
 }
 
 // Config returns the engine's configuration (with defaults filled in).

@@ -11,7 +11,7 @@ import (
 
 // NoteNotLocal is the join note of an endpoint on another host: its GPUs
 // are not this machine's.
-const NoteNotLocal = "not on this host"
+const NoteNotLocal = sources.NoteNotLocal
 
 // gpuState is the engine's GPU side: the latest snapshot, a bounded
 // history per GPU and the recent XID events.

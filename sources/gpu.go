@@ -87,6 +87,10 @@ type GPUEvent struct {
 	Level string // "critical" / "warning" / "info"
 }
 
+// NoteNotLocal is the join note of a target on another host: its GPUs
+// cannot be read from here.
+const NoteNotLocal = "not on this host"
+
 // ProcTree is the process tree serving one local endpoint: the process
 // holding its listening socket and every descendant (vLLM's engine-core and
 // worker processes), joined to GPU processes by PID.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -168,6 +169,34 @@ func loadFile(path string, explicit bool) (*fileConfig, error) {
 	return fc, nil
 }
 
+// layer fills the flags not given on the command line from the VTOP_*
+// environment, then the config file: flags > environment > file > defaults.
+// Every subcommand that reads configuration goes through it; only is the
+// subset of flags a subcommand takes from there (all when empty).
+func layer(fs *pflag.FlagSet, getenv func(string) string, fc *fileConfig, path string, only ...string) error {
+	var setErr error
+	fs.VisitAll(func(fl *pflag.Flag) {
+		if fl.Changed || setErr != nil || fl.Name == "config" || fl.Name == "help" || fl.Name == "version" {
+			return
+		}
+		if len(only) > 0 && !slices.Contains(only, fl.Name) {
+			return
+		}
+		if v := getenv(envName(fl.Name)); v != "" {
+			if err := fs.Set(fl.Name, v); err != nil {
+				setErr = fmt.Errorf("%s=%q: %v", envName(fl.Name), v, err)
+			}
+			return
+		}
+		if v, ok := fc.Values[fl.Name]; ok {
+			if err := fs.Set(fl.Name, v); err != nil {
+				setErr = fmt.Errorf("config file %s: %s: %v", path, fl.Name, err)
+			}
+		}
+	})
+	return setErr
+}
+
 // resolve applies flags > VTOP_* environment > config file > defaults.
 func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSet, error) {
 	fs := newFlagSet()
@@ -184,25 +213,8 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 			return nil, fs, fmt.Errorf("config file %s: unknown key %q", path, k)
 		}
 	}
-	var setErr error
-	fs.VisitAll(func(fl *pflag.Flag) {
-		if fl.Changed || setErr != nil || fl.Name == "config" || fl.Name == "help" || fl.Name == "version" {
-			return
-		}
-		if v := getenv(envName(fl.Name)); v != "" {
-			if err := fs.Set(fl.Name, v); err != nil {
-				setErr = fmt.Errorf("%s=%q: %v", envName(fl.Name), v, err)
-			}
-			return
-		}
-		if v, ok := fc.Values[fl.Name]; ok {
-			if err := fs.Set(fl.Name, v); err != nil {
-				setErr = fmt.Errorf("config file %s: %s: %v", path, fl.Name, err)
-			}
-		}
-	})
-	if setErr != nil {
-		return nil, fs, setErr
+	if err := layer(fs, getenv, fc, path); err != nil {
+		return nil, fs, err
 	}
 	o := &options{configFile: path}
 	o.once, _ = fs.GetBool("once")

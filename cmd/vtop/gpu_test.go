@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/hostproc"
 	"github.com/vtop-dev/vtop/sources/nvml"
 	"github.com/vtop-dev/vtop/ui/report"
 )
@@ -150,7 +153,7 @@ func (staticGPU) Close() error { return nil }
 
 // The feed joins a loopback endpoint to the process listening on it (this
 // test process, through httptest) and its GPU memory; a remote target gets
-// a note.
+// a note. Its batches go through the pipeline as any source's do.
 func TestGPUFeedJoinsLocalEndpoint(t *testing.T) {
 	srv := vllmServer(t)
 	local, err := sources.ParseTarget(srv.URL)
@@ -158,29 +161,38 @@ func TestGPUFeedJoinsLocalEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	remote, _ := sources.ParseTarget("192.0.2.9:8000")
-	e := diagnose.New(diagnose.Config{}, []diagnose.TargetInfo{{Name: local.Name}, {Name: remote.Name}})
-	g := newGPUFeed(staticGPU{pid: os.Getpid()}, []sources.Target{local, remote}, 20*time.Millisecond)
+	o, _, err := resolve([]string{"--gpu", "none", local.Name, remote.Name}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := hostproc.NewGPUFeed(staticGPU{pid: os.Getpid()}, []sources.Target{local, remote}, 20*time.Millisecond, "/proc")
+	p, err := newPipelineOf(o, slog.New(slog.NewTextHandler(io.Discard, nil)), g)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	g.start(ctx, e)
+	out := make(chan sources.Batch)
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx, out) }()
 	deadline := time.After(5 * time.Second)
 	var ep diagnose.EndpointGPU
 	for len(ep.GPUs) == 0 {
 		select {
-		case <-g.ready:
-			g.drain(e)
-			ep = e.Frame(time.Now()).Endpoints[0].GPU
+		case b := <-out:
+			p.apply(&b)
+			ep = p.frame().Endpoints[0].GPU
 		case <-deadline:
 			t.Fatalf("no join: %+v", ep)
 		}
 	}
 	cancel()
-	if err := g.stop(); err != nil {
+	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
 	if ep.Root != os.Getpid() || ep.MemBytes != 5<<30 || ep.GPUs[0] != 0 || math.IsNaN(ep.UtilGPU) {
 		t.Errorf("local endpoint: %+v", ep)
 	}
-	if r := e.Frame(time.Now()).Endpoints[1].GPU; r.Note != diagnose.NoteNotLocal {
+	if r := p.frame().Endpoints[1].GPU; r.Note != diagnose.NoteNotLocal {
 		t.Errorf("remote endpoint: %+v", r)
 	}
 }

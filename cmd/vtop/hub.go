@@ -7,9 +7,9 @@ import (
 	"github.com/vtop-dev/vtop/diagnose"
 )
 
-// hub runs the pipeline for a live view: it owns the engine (one goroutine),
-// drains scrapes as they arrive, applies commands from the UI, and publishes
-// a frame every interval. The UI gets the newest frame; a slow UI skips
+// hub runs the pipeline for a live view: the pipeline's event loop owns the
+// engine (one goroutine), applies commands from the UI, and publishes a
+// frame every interval. The UI gets the newest frame; a slow UI skips
 // frames, it never queues them.
 type hub struct {
 	p      *pipeline
@@ -55,50 +55,18 @@ func (h *hub) PollNow() {
 // Frames delivers published frames; it is closed when run returns.
 func (h *hub) Frames() <-chan *diagnose.Frame { return h.frames }
 
+// run feeds the pipeline until ctx ends, publishing a frame every interval.
 func (h *hub) run(ctx context.Context, interval time.Duration) {
 	defer close(h.frames)
-	go h.p.poller.Run(ctx)
-	h.p.gpu.start(ctx, h.p.engine)
-	defer func() {
-		if err := h.p.gpu.stop(); err != nil {
-			h.p.log.Debug("gpu source close", "err", err)
-		}
-	}()
-	tick := time.NewTicker(interval)
-	defer tick.Stop()
-	box := h.p.poller.Mailbox()
-	h.publish()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-box.Ready():
-			h.p.drain()
-		case <-h.p.gpu.ready:
-			h.p.gpu.drain(h.p.engine)
-		case c := <-h.cmds:
-			if c.window > 0 {
-				h.p.engine.SetWindow(c.window)
-				h.publish()
-			}
-			if c.pollNow {
-				h.p.poller.PollNow()
-			}
-			if c.slo != nil {
-				h.p.detector.SetSLO(*c.slo)
-				h.publish()
-			}
-		case <-tick.C:
-			h.p.drain()
-			h.publish()
-		}
+	if err := h.p.serve(ctx, loopConfig{publish: h.put, tick: interval, cmds: h.cmds}); err != nil {
+		h.p.log.Debug("sources", "err", err)
 	}
 }
 
-func (h *hub) publish() {
-	fr := h.p.frame(time.Now())
+// put hands a frame to the UI, dropping an unread older one.
+func (h *hub) put(fr *diagnose.Frame) {
 	select {
-	case <-h.frames: // drop the unread older frame
+	case <-h.frames:
 	default:
 	}
 	h.frames <- fr

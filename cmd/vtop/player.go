@@ -1,19 +1,22 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/record"
 )
 
-// player runs a recording through a fresh engine and detector: scrapes,
-// GPU readings and process trees are ingested in recorded order and the
-// detector evaluates at every recorded tick, as the live run did. The
+// player runs a recording through a fresh pipeline: the recording is a
+// source (record.Source) whose batches hold what the live run ingested
+// between two evaluations, applied by the same pipeline code, and the
+// detector evaluates once per batch, at the live run's instants. The
 // rules are this vtop's, configured as the recording says (or as
 // overridden), so a new rule or a fixed threshold applies to old data.
 type player struct {
@@ -21,40 +24,33 @@ type player struct {
 	maxSamples int
 	slo        string // --slo override; "" keeps the recorded profile
 
-	rp     *record.Replay
 	hdr    record.Header
-	engine *diagnose.Engine
-	det    *diagnose.Detector
-	rules  diagnose.RulesConfig
-	frame  *diagnose.Frame // the newest evaluated frame
-	ticks  int
-	stop   error // the damage where reading stopped; nil at a clean end
-	ended  bool
+	p      *pipeline
+	src    *record.Source
+	in     chan sources.Batch
+	cancel context.CancelFunc
+	done   chan error
+
+	frame *diagnose.Frame // the newest evaluated frame
+	ticks int
+	stop  error // the damage where reading stopped; nil at a clean end
+	ended bool
 }
 
 func openPlayer(files []string, maxSamples int, slo string) (*player, error) {
-	p := &player{files: files, maxSamples: maxSamples, slo: slo}
-	if err := p.rewind(); err != nil {
+	pl := &player{files: files, maxSamples: maxSamples, slo: slo}
+	if err := pl.rewind(); err != nil {
 		return nil, err
 	}
-	return p, nil
+	return pl, nil
 }
 
-// rewind starts over from the first frame with fresh state.
-func (p *player) rewind() error {
-	if p.rp != nil {
-		p.rp.Close()
-	}
-	rp, err := record.OpenReplay(p.files, p.maxSamples)
-	if err != nil {
-		return err
-	}
-	hdr := rp.Header()
+// replayOptions rebuilds a run's options from a recording's header.
+func replayOptions(hdr record.Header, file, slo string) (*options, time.Duration, error) {
 	var cfg recordedConfig
 	if len(hdr.Config) > 0 {
 		if err := json.Unmarshal(hdr.Config, &cfg); err != nil {
-			rp.Close()
-			return fmt.Errorf("%s: recorded configuration: %v", p.files[0], err)
+			return nil, 0, fmt.Errorf("%s: recorded configuration: %v", file, err)
 		}
 	}
 	rules := diagnose.RulesConfig{SLO: cfg.SLO, Rules: cfg.Rules, Profiles: cfg.Profiles}
@@ -64,92 +60,97 @@ func (p *player) rewind() error {
 	if rules.SLO.Name == "" {
 		rules.SLO = rules.Profiles[0]
 	}
-	if p.slo != "" {
-		found := false
-		for _, s := range rules.Profiles {
-			if s.Name == p.slo {
-				rules.SLO, found = s, true
-			}
+	if slo != "" {
+		s, err := diagnose.FindSLO(rules.Profiles, slo)
+		if err != nil {
+			return nil, 0, fmt.Errorf("--slo: %v", err)
 		}
-		if !found {
-			rp.Close()
-			return fmt.Errorf("--slo %q: no such profile in the recording or built in", p.slo)
-		}
+		rules.SLO = s
 	}
-	det, err := diagnose.NewDetector(rules)
+	o := &options{interval: time.Duration(hdr.Interval), window: time.Duration(hdr.Window), rules: rules}
+	for _, t := range hdr.Targets {
+		o.targets = append(o.targets, sources.Target{Name: t.Name, URL: t.URL, MaxNumSeqs: t.MaxNumSeqs})
+	}
+	return o, cfg.ForCap, nil
+}
+
+// rewind starts over from the first frame with fresh state.
+func (pl *player) rewind() error {
+	pl.close()
+	r, err := record.Open(pl.files[0])
 	if err != nil {
-		rp.Close()
-		return fmt.Errorf("%s: recorded rules: %v", p.files[0], err)
+		return err
 	}
-	if cfg.ForCap > 0 {
-		det.SetForCap(cfg.ForCap)
+	hdr := r.Header()
+	r.Close()
+	o, forCap, err := replayOptions(hdr, pl.files[0], pl.slo)
+	if err != nil {
+		return err
 	}
-	infos := make([]diagnose.TargetInfo, len(hdr.Targets))
-	for i, t := range hdr.Targets {
-		infos[i] = diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs}
+	p, err := newPipelineOf(o, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return fmt.Errorf("%s: recorded rules: %v", pl.files[0], err)
 	}
-	*p = player{files: p.files, maxSamples: p.maxSamples, slo: p.slo, rp: rp, hdr: hdr, det: det, rules: rules,
-		engine: diagnose.New(diagnose.Config{Window: time.Duration(hdr.Window), Interval: time.Duration(hdr.Interval)}, infos)}
+	if forCap > 0 {
+		p.detector.SetForCap(forCap)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	*pl = player{files: pl.files, maxSamples: pl.maxSamples, slo: pl.slo, hdr: hdr, p: p,
+		src: record.NewSource(pl.files, pl.maxSamples), in: make(chan sources.Batch), cancel: cancel, done: make(chan error, 1)}
+	go func(src *record.Source, in chan sources.Batch) {
+		err := src.Run(ctx, in)
+		close(in)
+		pl.done <- err
+	}(pl.src, pl.in)
 	return nil
 }
 
-// next ingests up to the next tick and evaluates there. It returns false
-// at the end of the recording (p.stop says whether it ended damaged).
-func (p *player) next() bool {
-	if p.ended {
+// next applies the next batch and evaluates at its time. It returns false
+// at the end of the recording (pl.stop says whether it ended damaged).
+func (pl *player) next() bool {
+	if pl.ended {
 		return false
 	}
-	for {
-		it, err := p.rp.Next()
-		if err != nil {
-			p.ended = true
-			if !errors.Is(err, io.EOF) {
-				p.stop = err
-			}
-			return false
+	b, ok := <-pl.in
+	if !ok {
+		pl.ended = true
+		if err := <-pl.done; err != nil {
+			pl.stop = err
+		} else {
+			pl.stop = pl.src.Stopped()
 		}
-		switch it.Kind {
-		case record.KindScrape:
-			p.engine.Ingest(it.Index, it.Scrape)
-		case record.KindGPU:
-			p.engine.IngestGPU(it.GPU)
-		case record.KindProcs:
-			p.engine.SetEndpointProcs(it.Index, it.Procs)
-		case record.KindTick:
-			p.frame = p.engine.Frame(it.Time)
-			p.det.Evaluate(p.frame)
-			p.ticks++
-			return true
-		}
+		return false
 	}
+	pl.p.apply(&b)
+	pl.frame = pl.p.frame()
+	pl.ticks++
+	return true
 }
 
-// until evaluates every tick up to at (inclusive) and returns the last
-// frame evaluated, nil when none was before at.
-func (p *player) until(at time.Time) *diagnose.Frame {
+// until evaluates every batch up to at (inclusive) and returns the last
+// frame evaluated at or before at, nil when none was. The player stays on
+// the first frame past at.
+func (pl *player) until(at time.Time) *diagnose.Frame {
 	var last *diagnose.Frame
-	if p.frame != nil && !p.frame.Time.After(at) {
-		last = p.frame
+	if pl.frame != nil && !pl.frame.Time.After(at) {
+		last = pl.frame
 	}
-	for {
-		if p.peekAfter(at) {
-			return last
+	for !(pl.frame != nil && pl.frame.Time.After(at)) && pl.next() {
+		if !pl.frame.Time.After(at) {
+			last = pl.frame
 		}
-		if !p.next() {
-			return last
-		}
-		if p.frame.Time.After(at) {
-			return last
-		}
-		last = p.frame
 	}
+	return last
 }
 
-// peekAfter reports whether the current frame is already past at.
-func (p *player) peekAfter(at time.Time) bool { return p.frame != nil && p.frame.Time.After(at) }
-
-func (p *player) close() {
-	if p.rp != nil {
-		p.rp.Close()
+func (pl *player) close() {
+	if pl.cancel != nil {
+		pl.cancel()
+		if !pl.ended {
+			for range pl.in { // the source sees ctx end and returns
+			}
+			<-pl.done
+		}
+		pl.cancel = nil
 	}
 }

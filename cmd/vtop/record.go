@@ -35,7 +35,7 @@ func (p *pipeline) startRecording(o *options, forCap time.Duration) error {
 	if err != nil {
 		return err
 	}
-	p.rec, p.gpu.rec = w, w
+	p.rec = w
 	return nil
 }
 

@@ -62,10 +62,10 @@ func TestReplayMatchesLiveOnce(t *testing.T) {
 	}
 }
 
-// simRun drives the real pipeline (mailbox → drain → engine → detector,
+// simRun drives the real pipeline (batches applied, then an evaluation,
 // with --record) from an in-process simulated fleet on the simulated
-// clock: one scrape per replica and one GPU reading per simulated second,
-// then an evaluation. each sees every live frame. Rules' for durations are
+// clock: per simulated second one batch with a scrape of each replica and
+// a GPU reading. each sees every live frame. Rules' for durations are
 // capped at simFor (as --once caps them, and recorded so), so an incident
 // fires within a recording small enough for testdata.
 const simFor = 20 * time.Second
@@ -76,12 +76,12 @@ func simRun(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, each 
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := &options{interval: time.Second, window: time.Minute, maxSamples: sources.DefaultMaxSamples, gpu: "auto",
-		record: path, gpuSource: fleet.GPUs(), http: sources.HTTPConfig{Timeout: time.Second}}
+	o := &options{interval: time.Second, window: time.Minute, record: path}
 	if o.rules, err = rulesConfig(&fileConfig{}, "chat"); err != nil {
 		t.Fatal(err)
 	}
 	var norms []*sources.Normalizer
+	var procs []sources.TargetProcs
 	for i, r := range fleet.Replicas() {
 		tg, err := sources.ParseTarget(fmt.Sprintf("127.0.0.1:%d", 9+i)) // never polled
 		if err != nil {
@@ -90,10 +90,10 @@ func simRun(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, each 
 		tg.Name, tg.MaxNumSeqs = r.Name(), r.Config().MaxNumSeqs
 		o.targets = append(o.targets, tg)
 		api, engines := r.PIDs()
-		o.procTrees = append(o.procTrees, sources.ProcTree{Root: api, RootName: "vllm (simulated)", PIDs: append([]int{api}, engines...)})
+		procs = append(procs, sources.TargetProcs{Target: r.Name(), Tree: sources.ProcTree{Root: api, RootName: "vllm (simulated)", PIDs: append([]int{api}, engines...)}})
 		norms = append(norms, sources.NewNormalizer())
 	}
-	p, err := newPipeline(o, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	p, err := newPipelineOf(o, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,12 +101,13 @@ func simRun(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, each 
 	if err := p.startRecording(o, simFor); err != nil {
 		t.Fatal(err)
 	}
-	for i, tr := range o.procTrees {
-		p.gpu.setProcs(p.engine, i, tr)
-	}
 	ct := sim.FormatOpenMetrics.ContentType()
 	for k := 0; k < steps; k++ {
 		fleet.Advance(time.Second)
+		b := sources.Batch{Now: fleet.Now()}
+		if k == 0 {
+			b.Procs = procs
+		}
 		for i, r := range fleet.Replicas() {
 			s := sources.Scrape{Target: r.Name(), Time: r.Now(), Duration: time.Millisecond}
 			if !r.Reachable() {
@@ -117,12 +118,12 @@ func simRun(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, each 
 					s.Data = nil
 				}
 			}
-			p.poller.Mailbox().Put(i, s)
+			b.Scrapes = append(b.Scrapes, s)
 		}
-		p.drain()
-		p.gpu.put(fleet.GPUs().Sample(context.Background()), nil)
-		p.gpu.drain(p.engine)
-		each(p.frame(fleet.Now()))
+		g := fleet.GPUs().Sample(context.Background())
+		b.GPU = &g
+		p.apply(&b)
+		each(p.frame())
 	}
 	if err := p.rec.Close(); err != nil {
 		t.Fatal(err)

@@ -51,19 +51,8 @@ func runRules(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		return fail(err)
 	}
 	// flags > VTOP_* > config file, as for the main command.
-	for _, name := range []string{"slo", "window"} {
-		if fs.Changed(name) {
-			continue
-		}
-		v := getenv(envName(name))
-		if v == "" {
-			v = fc.Values[name]
-		}
-		if v != "" {
-			if err := fs.Set(name, v); err != nil {
-				return fail(fmt.Errorf("%s: %v", name, err))
-			}
-		}
+	if err := layer(fs, getenv, fc, path, "slo", "window"); err != nil {
+		return fail(err)
 	}
 	slo, _ := fs.GetString("slo")
 	window, _ := fs.GetDuration("window")

@@ -25,6 +25,7 @@ const (
 	typeScrape = 'S' // one scrape of one target, as ingested
 	typeGPU    = 'G' // one reading of the local GPUs (JSON, delta-encoded)
 	typeProcs  = 'P' // a target's serving process tree (JSON)
+	typeTarget = 'A' // a target that arrived after the header (JSON Target)
 	typeTick   = 'T' // the detector evaluated at this time
 	typeEnd    = 'E' // the writer closed this file (UTF-8 reason)
 
@@ -41,6 +42,7 @@ const frameHead = 9
 const (
 	maxFrame   = 24 << 20
 	maxDecoded = 24 << 20
+	maxTargets = 100000
 )
 
 // Header is the first frame of every file: who wrote it, what was polled

@@ -25,6 +25,7 @@ const (
 	KindGPU
 	KindProcs
 	KindTick
+	KindTarget // a target arrived; Target is its index, TargetInfo what it is
 )
 
 // Event is one recorded frame, decoded. Body is valid until the next call
@@ -39,6 +40,7 @@ type Event struct {
 	Err         string // a failed scrape's error
 	GPU         sources.GPUSnapshot
 	Procs       sources.ProcTree
+	TargetInfo  Target
 }
 
 // Damage says where and why reading stopped before a clean end. Everything
@@ -128,11 +130,14 @@ func NewReader(in io.Reader, name string) (*Reader, error) {
 		t.Name, t.URL = san(t.Name), san(t.URL)
 	}
 	r.hdr.VtopVersion = san(r.hdr.VtopVersion)
+	if len(r.hdr.Targets) > maxTargets {
+		return nil, fmt.Errorf("%s: header: more than %d targets", name, maxTargets)
+	}
 	r.targets = make([]prevBody, len(r.hdr.Targets))
 	return r, nil
 }
 
-// Header returns the file's header.
+// Header returns the file's header, with the targets that arrived so far.
 func (r *Reader) Header() Header { return r.hdr }
 
 // EndReason is the end frame's reason ("closed", "rotated"), or "" before
@@ -264,6 +269,18 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 		}
 		return &Event{Kind: KindProcs, Time: r.last, Target: w.Target,
 			Procs: sources.ProcTree{Root: w.Root, RootName: san(w.RootName), PIDs: w.PIDs, Note: san(w.Note)}}, nil
+	case typeTarget:
+		var t Target
+		if err := json.Unmarshal(p, &t); err != nil {
+			return nil, fmt.Errorf("target frame: %v", err)
+		}
+		if len(r.targets) >= maxTargets {
+			return nil, fmt.Errorf("more than %d targets", maxTargets)
+		}
+		t.Name, t.URL = san(t.Name), san(t.URL)
+		r.hdr.Targets = append(r.hdr.Targets, t)
+		r.targets = append(r.targets, prevBody{})
+		return &Event{Kind: KindTarget, Time: r.last, Target: len(r.targets) - 1, TargetInfo: t}, nil
 	case typeHeader:
 		return nil, errors.New("a second header")
 	}

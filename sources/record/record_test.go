@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -305,5 +306,49 @@ func TestNewerFormatRefused(t *testing.T) {
 	}
 	if _, err := NewReader(strings.NewReader("# HELP vllm:foo\n"), "m.txt"); err == nil || !strings.Contains(err.Error(), "not a vtop recording") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// A target that arrives mid-recording (discovered) gets its own frame; its
+// scrapes replay under its name, through rotation too, and the Source
+// announces it.
+func TestTargetArrives(t *testing.T) {
+	fx := newFixture(t)
+	path := filepath.Join(t.TempDir(), "rec.vtop")
+	w, err := Create(path, fx.hdr, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := readDump(t, "vllm-project-production-stack-issue-617__v0.10.0_fragment.txt")
+	w.Scrape(2, t0, 0, "text/plain", body, nil) // unknown index: ignored
+	w.Target(2, sources.Target{Name: "https://c:8443/metrics?token=s3cret", URL: "https://c:8443/metrics?token=s3cret"})
+	w.Target(2, sources.Target{Name: "again"}) // known: ignored
+	w.Scrape(2, t0.Add(time.Second), 0, "text/plain", body, nil)
+	w.Tick(t0.Add(time.Second))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	if bytes.Contains(raw, []byte("s3cret")) {
+		t.Fatal("the token reached the file")
+	}
+	src := NewSource([]string{path}, 0)
+	out := make(chan sources.Batch, 4)
+	if err := src.Run(context.Background(), out); err != nil || src.Stopped() != nil {
+		t.Fatal(err, src.Stopped())
+	}
+	close(out)
+	var names, scraped []string
+	for b := range out {
+		for _, a := range b.Arrived {
+			names = append(names, a.Name)
+		}
+		for _, s := range b.Scrapes {
+			scraped = append(scraped, s.Target)
+		}
+	}
+	want := []string{"a:8000", "b:8000", "https://c:8443/metrics?token=REDACTED"}
+	if !reflect.DeepEqual(names, want) || !reflect.DeepEqual(scraped, want[2:]) {
+		t.Fatalf("arrived %q, scraped %q", names, scraped)
 	}
 }

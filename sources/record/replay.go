@@ -31,6 +31,7 @@ type Item struct {
 	Scrape sources.Scrape // KindScrape
 	GPU    sources.GPUSnapshot
 	Procs  sources.ProcTree
+	Target Target // KindTarget
 }
 
 // OpenReplay opens the first file and reads its header; maxSamples bounds
@@ -62,12 +63,22 @@ func (p *Replay) openNext() error {
 	}
 	if p.cur != nil {
 		prev, h := p.cur.Header(), r.Header()
-		same := slices.EqualFunc(prev.Targets, h.Targets, func(a, b Target) bool { return a.Name == b.Name })
+		// A rotated file's header lists every target known when it began.
+		same := len(h.Targets) >= len(prev.Targets) &&
+			slices.EqualFunc(prev.Targets, h.Targets[:len(prev.Targets)], func(a, b Target) bool { return a.Name == b.Name })
 		if !same || h.Part <= prev.Part {
 			r.Close()
 			return fmt.Errorf("%s does not continue %s (other targets, or not a later part)", p.paths[p.next], p.paths[p.next-1])
 		}
 		p.cur.Close()
+	}
+	if p.cur != nil {
+		// Targets the new header knows but that never arrived in the old file.
+		for range r.Header().Targets[len(p.norms):] {
+			n := sources.NewNormalizer()
+			n.MaxSamples = p.maxSamples
+			p.norms = append(p.norms, n)
+		}
 	}
 	p.cur = r
 	p.next++
@@ -105,6 +116,11 @@ func (p *Replay) Next() (Item, error) {
 			it.GPU = ev.GPU
 		case KindProcs:
 			it.Procs = ev.Procs
+		case KindTarget:
+			it.Target = ev.TargetInfo
+			n := sources.NewNormalizer()
+			n.MaxSamples = p.maxSamples
+			p.norms = append(p.norms, n)
 		}
 		return it, nil
 	}
@@ -117,7 +133,7 @@ func isUnfinished(err error) bool {
 
 // scrape normalizes a recorded body exactly as the poller would have.
 func (p *Replay) scrape(ev *Event) (s sources.Scrape) {
-	name := p.hdr.Targets[ev.Target].Name
+	name := p.cur.Header().Targets[ev.Target].Name
 	s = sources.Scrape{Target: name, Time: ev.Time, Duration: ev.Duration}
 	if ev.Err != "" {
 		s.Err = errors.New(ev.Err)
@@ -140,3 +156,7 @@ func (p *Replay) scrape(ev *Event) (s sources.Scrape) {
 	s.Data = snap
 	return s
 }
+
+// Header returns the target table as it stands (the first header plus
+// targets that arrived since), for naming targets of later items.
+func (p *Replay) Targets() []Target { return p.cur.Header().Targets }

@@ -220,6 +220,32 @@ func (w *Writer) GPU(s *sources.GPUSnapshot) {
 	w.fail(w.writeFrame(typeGPU, w.raw, true))
 }
 
+// Target records a target that arrived after the header (discovered); i
+// must be the next index. Known indexes are ignored.
+func (w *Writer) Target(i int, t sources.Target) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil || i != len(w.targets) {
+		return
+	}
+	rt := Targets([]sources.Target{t})[0]
+	b, err := json.Marshal(rt)
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	w.rotateIfFull()
+	if i != len(w.targets) { // the new file's header already has it
+		return
+	}
+	w.targets = append(w.targets, prevBody{})
+	w.hdr.Targets = append(w.hdr.Targets, rt)
+	w.fail(w.writeFrame(typeTarget, b, true))
+}
+
 // Procs records the process tree found serving target i.
 func (w *Writer) Procs(i int, t sources.ProcTree) {
 	if w == nil {

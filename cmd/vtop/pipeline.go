@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/hostproc"
+	"github.com/vtop-dev/vtop/sources/record"
+)
+
+// pipeline is sources → diagnose for one run: the sources, and the engine
+// and detector they feed. Its clock is the newest Batch.Now seen, so a
+// replay or a backfill is judged at the times it recorded.
+type pipeline struct {
+	srcs     []sources.Source
+	engine   *diagnose.Engine
+	detector *diagnose.Detector
+	interval time.Duration
+	index    map[string]int // target name → engine index
+	clock    time.Time
+	lastEval time.Time
+	log      *slog.Logger
+	rec      *record.Writer // --record; nil when not recording
+}
+
+// newPipeline wires the sources of o: the poller over its targets and the
+// GPUs of this machine.
+func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
+	fetcher, err := sources.NewFetcher(o.http)
+	if err != nil {
+		return nil, err
+	}
+	pc := sources.DefaultPollerConfig()
+	pc.Interval, pc.MaxSamples = o.interval, o.maxSamples
+	pc.KeepBody = o.record != ""
+	if o.maxParallel > 0 {
+		pc.MaxParallel = o.maxParallel
+	}
+	gpuSrc := o.gpuSource
+	if gpuSrc == nil {
+		if gpuSrc, err = openGPUSource(o); err != nil {
+			return nil, err
+		}
+	}
+	gpu := hostproc.NewGPUFeed(gpuSrc, o.targets, o.interval, "/proc")
+	if o.procTrees != nil {
+		var trees []sources.TargetProcs
+		for i, t := range o.procTrees {
+			trees = append(trees, sources.TargetProcs{Target: o.targets[i].Name, Tree: t})
+		}
+		gpu.UseTrees(trees)
+	}
+	poll := sources.NewPollSource(sources.NewPoller(o.targets, fetcher, pc))
+	return newPipelineOf(o, logger, poll, gpu)
+}
+
+// newPipelineOf builds the pipeline over any sources; o's targets are known
+// up front, so they keep their order whatever source names them first.
+func newPipelineOf(o *options, logger *slog.Logger, srcs ...sources.Source) (*pipeline, error) {
+	det, err := diagnose.NewDetector(o.rules)
+	if err != nil {
+		return nil, err
+	}
+	p := &pipeline{
+		srcs:     srcs,
+		engine:   diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, nil),
+		detector: det,
+		interval: o.interval,
+		index:    map[string]int{},
+		log:      logger,
+	}
+	for _, t := range o.targets {
+		p.add(t)
+	}
+	return p, nil
+}
+
+func (p *pipeline) add(t sources.Target) int {
+	if i, ok := p.index[t.Name]; ok {
+		return i
+	}
+	i := p.engine.AddTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs})
+	p.index[t.Name] = i
+	return i
+}
+
+// apply moves one batch into the engine and advances the clock. With
+// --record, what it ingests is recorded in the same order.
+func (p *pipeline) apply(b *sources.Batch) {
+	if p.rec != nil {
+		p.wallClock(b)
+	}
+	for _, t := range b.Arrived {
+		p.add(t)
+	}
+	for _, s := range b.Scrapes {
+		if s.Err != nil {
+			p.log.Debug("scrape failed", "target", s.Target, "err", s.Err)
+		} else if len(s.Data.Warnings) > 0 {
+			p.log.Debug("scrape warnings", "target", s.Target, "warnings", s.Data.Warnings)
+		}
+		i := p.add(sources.Target{Name: s.Target})
+		p.rec.Scrape(i, s.Time, s.Duration, s.ContentType, s.Body, s.Err)
+		s.Body = nil
+		p.engine.Ingest(i, s)
+	}
+	for _, t := range b.Procs {
+		i := p.add(sources.Target{Name: t.Target})
+		p.rec.Procs(i, t.Tree)
+		p.engine.SetEndpointProcs(i, t.Tree)
+	}
+	if b.GPU != nil {
+		p.rec.GPU(b.GPU)
+		p.engine.IngestGPU(*b.GPU)
+	}
+	for _, n := range b.Departed {
+		p.log.Debug("target departed", "target", n)
+	}
+	if b.Now.After(p.clock) {
+		p.clock = b.Now
+	}
+}
+
+// frame builds the picture at the pipeline's clock: the engine's frame with
+// the findings attached.
+func (p *pipeline) frame() *diagnose.Frame {
+	p.rec.Tick(p.clock)
+	fr := p.engine.Frame(p.clock)
+	p.detector.Evaluate(fr)
+	p.lastEval = p.clock
+	return fr
+}
+
+// loopConfig says what one run of the event loop does besides feeding the
+// engine.
+type loopConfig struct {
+	publish func(*diagnose.Frame) // the TUI's frames, every tick; nil for --once
+	tick    time.Duration         // wall-clock period of publish
+	cmds    <-chan hubCmd         // the UI's requests; nil for --once
+}
+
+// serve is the one event loop of the TUI and of --once: it runs every
+// source, applies their batches and evaluates the rules whenever the
+// clock moved an interval (so findings' for durations count in data time,
+// however fast a replay goes), until ctx ends or every source is done. It
+// returns the sources' start errors.
+func (p *pipeline) serve(ctx context.Context, lc loopConfig) error {
+	ctx, cancel := context.WithCancel(ctx)
+	in := make(chan sources.Batch, len(p.srcs))
+	errc := make(chan error, len(p.srcs))
+	for _, s := range p.srcs {
+		go func(s sources.Source) { errc <- s.Run(ctx, in) }(s)
+	}
+	var errs []error
+	running := len(p.srcs)
+	var tick <-chan time.Time
+	if lc.publish != nil {
+		t := time.NewTicker(lc.tick)
+		defer t.Stop()
+		tick = t.C
+	}
+	publish := func() {
+		if lc.publish != nil && !p.clock.IsZero() {
+			lc.publish(p.frame())
+		}
+	}
+	// Findings need their for durations: evaluate as the clock moves, about
+	// twice per interval however many targets report.
+	evalEvery := p.interval / 2
+loop:
+	for running > 0 {
+		select {
+		case <-ctx.Done():
+			break loop
+		case b := <-in:
+			p.apply(&b)
+			if p.clock.Sub(p.lastEval) >= evalEvery {
+				p.frame()
+			}
+		case err := <-errc:
+			running--
+			if err != nil {
+				errs = append(errs, err)
+			}
+		case c := <-lc.cmds:
+			if c.window > 0 {
+				p.engine.SetWindow(c.window)
+				publish()
+			}
+			if c.pollNow {
+				for _, s := range p.srcs {
+					if pn, ok := s.(sources.PollNower); ok {
+						pn.PollNow()
+					}
+				}
+			}
+			if c.slo != nil {
+				p.detector.SetSLO(*c.slo)
+				publish()
+			}
+		case <-tick:
+			publish()
+		}
+	}
+	// Sources send with ctx: once it ends they return without blocking.
+	// What they sent last may still be buffered.
+	cancel()
+	for ; running > 0; running-- {
+		if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
+			errs = append(errs, err)
+		}
+	}
+	for {
+		select {
+		case b := <-in:
+			p.apply(&b)
+		default:
+			publish()
+			return errors.Join(errs...)
+		}
+	}
+}
+
+// wallClock drops the monotonic clock readings of a batch being recorded:
+// a recording holds wall-clock times, and the live run computes its rates
+// from the same, so a replay gets the same numbers to the last bit.
+func (p *pipeline) wallClock(b *sources.Batch) {
+	b.Now = b.Now.Round(0)
+	for i := range b.Scrapes {
+		b.Scrapes[i].Time = b.Scrapes[i].Time.Round(0)
+	}
+	if b.GPU != nil {
+		g := *b.GPU
+		g.Time = g.Time.Round(0)
+		b.GPU = &g
+	}
+}

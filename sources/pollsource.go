@@ -1,0 +1,60 @@
+package sources
+
+import (
+	"context"
+	"time"
+)
+
+// PollSource is the poller as a Source: scrapes leave its newest-wins
+// mailbox as batches, so a busy pipeline sees the latest scrape of each
+// target, never a backlog.
+type PollSource struct {
+	P *Poller
+	// Clock stamps batches; time.Now when nil.
+	Clock func() time.Time
+}
+
+// NewPollSource wraps a poller.
+func NewPollSource(p *Poller) *PollSource { return &PollSource{P: p} }
+
+// PollNow makes every target poll immediately.
+func (s *PollSource) PollNow() { s.P.PollNow() }
+
+// Run announces the targets, polls until ctx ends and forwards the results.
+func (s *PollSource) Run(ctx context.Context, out chan<- Batch) error {
+	clock := s.Clock
+	if clock == nil {
+		clock = time.Now
+	}
+	if !Send(ctx, out, Batch{Now: clock(), Arrived: s.P.Targets()}) {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.P.Run(ctx)
+	}()
+	defer func() { <-done }()
+	// A heartbeat each interval moves the pipeline's clock when no target
+	// answers, so they turn stale.
+	tick := time.NewTicker(s.P.cfg.Interval)
+	defer tick.Stop()
+	box := s.P.Mailbox()
+	var taken []Indexed
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-box.Ready():
+		case <-tick.C:
+		}
+		taken = box.Take(taken[:0])
+		b := Batch{Now: clock()}
+		for _, t := range taken {
+			b.Scrapes = append(b.Scrapes, t.Scrape)
+		}
+		if !Send(ctx, out, b) {
+			return nil
+		}
+	}
+}
