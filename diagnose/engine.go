@@ -1,7 +1,10 @@
 package diagnose
 
 import (
+	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -17,6 +20,7 @@ type Config struct {
 	RestartShown time.Duration // how long "restarted" stays on an endpoint (default 10 min)
 	SparkLen     int           // points per sparkline (default 240)
 	MaxFrames    int           // hard cap of history frames per sub-series (default 512)
+	MaxSubs      int           // sub-series (model, engine) kept per endpoint (default sources.DefaultMaxSubs)
 	GPURetention time.Duration // GPU history kept per GPU and endpoint (default 30 min, at least 2 × Window)
 	GPUMaxPoints int           // hard cap of GPU readings kept per series (default 3600)
 	XIDRetention time.Duration // how long XID events stay in frames (default 1 h)
@@ -40,6 +44,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxFrames <= 0 {
 		c.MaxFrames = 512
+	}
+	if c.MaxSubs <= 0 {
+		c.MaxSubs = sources.DefaultMaxSubs
 	}
 	if c.GPURetention <= 0 {
 		c.GPURetention = 30 * time.Minute
@@ -74,6 +81,7 @@ type endpoint struct {
 	state       State
 	since       time.Time
 	lastErr     string
+	notVLLM     bool // the last error: it answers, but not with vLLM's metrics
 	lastAttempt time.Time
 	lastSuccess time.Time
 	dur         time.Duration
@@ -117,6 +125,14 @@ func (e *Engine) AddTarget(t TargetInfo) int {
 	return len(e.eps) - 1
 }
 
+// RemoveTarget forgets target i (gone from discovery); the targets after
+// it move down one index.
+func (e *Engine) RemoveTarget(i int) {
+	if i >= 0 && i < len(e.eps) {
+		e.eps = append(e.eps[:i], e.eps[i+1:]...)
+	}
+}
+
 // Config returns the engine's configuration (with defaults filled in).
 func (e *Engine) Config() Config { return e.cfg }
 
@@ -147,6 +163,7 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 	ep := e.eps[i]
 	ep.lastAttempt = s.Time
 	ep.dur = s.Duration
+	ep.notVLLM = s.Err != nil && errors.Is(s.Err, sources.ErrNotVLLM)
 	if s.Err != nil {
 		ep.lastErr = s.Err.Error()
 		if ep.state != StateDown {
@@ -159,7 +176,7 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 		ep.state, ep.since = StateUp, s.Time
 	}
 	ep.lastSuccess = s.Time
-	snap := s.Data
+	snap := capSubs(s.Data, e.cfg.MaxSubs)
 	if st := snap.Proc[sources.PStartTime]; !math.IsNaN(st) {
 		if !math.IsNaN(ep.procStart) && math.Abs(st-ep.procStart) > 1 {
 			ep.restartedAt = s.Time
@@ -178,12 +195,14 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 			ep.restartedAt = s.Time
 		}
 	}
-	// Forget sub-series (engines, models) gone for longer than the window.
+	// Forget sub-series (engines, models) gone for longer than the window,
+	// and the least recently seen beyond the cap.
 	for k, h := range ep.subs {
 		if s.Time.Sub(h.lastSeen) > retain {
 			delete(ep.subs, k)
 		}
 	}
+	evictOldest(ep.subs, e.cfg.MaxSubs)
 	ep.snap = snap
 	e.derive(ep, s.Time)
 	ep.spark.push(sparkPoint(s.Time, &ep.spStats))
@@ -284,7 +303,7 @@ func (e *Engine) Frame(now time.Time) *Frame {
 
 func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 	v := EndpointView{
-		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr,
+		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr, NotVLLM: ep.notVLLM,
 		LastAttempt: ep.lastAttempt, LastSuccess: ep.lastSuccess, ScrapeDuration: ep.dur,
 		MaxNumSeqs: ep.maxNumSeqs, RSS: math.NaN(),
 		Stats: ep.stats, Subs: ep.subStats, Spark: ep.spark.view(), GPU: ep.gpu.joined,
@@ -310,4 +329,32 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 		}
 	}
 	return v
+}
+
+// capSubs keeps the first max sub-series of a snapshot (its order is stable:
+// by model, then engine) and says so on the endpoint: one endpoint with
+// thousands of model names must not cost the whole fleet's memory.
+func capSubs(snap *sources.Snapshot, max int) *sources.Snapshot {
+	if len(snap.Subs) <= max {
+		return snap
+	}
+	c := *snap
+	c.Subs = snap.Subs[:max:max]
+	c.Warnings = append(slices.Clip(snap.Warnings), fmt.Sprintf("too many models/engines: %d sub-series, the first %d kept", len(snap.Subs), max))
+	return &c
+}
+
+// evictOldest drops the least recently seen sub-series beyond max.
+func evictOldest(subs map[sources.SubKey]*subHistory, max int) {
+	if len(subs) <= max {
+		return
+	}
+	all := make([]*subHistory, 0, len(subs))
+	for _, h := range subs {
+		all = append(all, h)
+	}
+	slices.SortFunc(all, func(a, b *subHistory) int { return a.lastSeen.Compare(b.lastSeen) })
+	for _, h := range all[:len(all)-max] {
+		delete(subs, h.key)
+	}
 }

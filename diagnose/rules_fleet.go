@@ -16,14 +16,21 @@ type fleetHit struct {
 	model string
 	c     cond
 	sev   Severity
+	over  float64 // how far past the threshold (see evalCtx.over)
 	peers []*EndpointView
 }
 
-// replica_imbalance parameters.
-const (
-	riFactor = iota
-	riMinDiff
-	riClear
+// replica_imbalance parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	riParams = params{
+		{"factor", 2, "factor", "load over the peers' mean that counts as imbalance"},
+		{"min_diff", 8, "count", "requests in flight above the peers' mean, at least"},
+		{"clear", 1.3, "factor", "load over the peers' mean below which it clears"},
+	}
+	riFactor  = riParams.index("factor")
+	riMinDiff = riParams.index("min_diff")
+	riClear   = riParams.index("clear")
 )
 
 var ruleImbalance = &Rule{
@@ -35,11 +42,7 @@ var ruleImbalance = &Rule{
 	Severity: "warning",
 	Action:   "fix the balancing: least-outstanding-requests or prefix-aware routing instead of round-robin or sticky sessions; check the router's view of replica health",
 	For:      3 * time.Minute, ResolveFor: 2 * time.Minute,
-	Params: []Param{
-		{"factor", 2, "factor", "load over the peers' mean that counts as imbalance"},
-		{"min_diff", 8, "count", "requests in flight above the peers' mean, at least"},
-		{"clear", 1.3, "factor", "load over the peers' mean below which it clears"},
-	},
+	Params: riParams,
 	prom: func(g *promGen, p []float64) []promAlert {
 		// Per data-parallel engine: count the engines reporting the gauge.
 		load := fmt.Sprintf("((%s + %s) / count by (%s) (%s))", g.gauge(sources.GRunning, "sum", byEndpoint), g.gauge(sources.GWaiting, "sum", byEndpoint),
@@ -92,7 +95,7 @@ func imbalanceCheck(x *evalCtx, f *Frame, p []float64) []fleetHit {
 			h := fleetHit{ep: ep, model: m.Model, peers: eps}
 			switch {
 			case load >= p[riFactor]*mean && load-mean >= p[riMinDiff]:
-				h.c, h.sev = condMet, SevWarning
+				h.c, h.sev, h.over = condMet, SevWarning, load/(p[riFactor]*mean)
 			case load < p[riClear]*mean || load-mean < p[riMinDiff]/2:
 				h.c = condClear
 			default:

@@ -9,13 +9,21 @@ import (
 	"github.com/vtop-dev/vtop/sources"
 )
 
-// memory_leak parameters.
-const (
-	mlWindow = iota
-	mlSlope
-	mlGPUSlope
-	mlR2
-	mlLoadChange
+// memory_leak parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	mlParams = params{
+		{"window", 600, "s", "how far back the growth is fitted (history is kept for 64 minutes)"},
+		{"slope", 8, "MiB/min", "resident memory growth that counts as a leak"},
+		{"gpu_slope", 4, "MiB/min", "GPU memory growth that counts as a leak"},
+		{"r2", 0.8, "ratio", "how well a straight line must fit the growth"},
+		{"load_change", 0.25, "ratio", "relative change of load that still counts as flat"},
+	}
+	mlWindow     = mlParams.index("window")
+	mlSlope      = mlParams.index("slope")
+	mlGPUSlope   = mlParams.index("gpu_slope")
+	mlR2         = mlParams.index("r2")
+	mlLoadChange = mlParams.index("load_change")
 )
 
 const mib1 = 1 << 20
@@ -29,13 +37,7 @@ var ruleMemoryLeak = &Rule{
 	Severity: "warning",
 	Action:   "plan a restart before it runs out; capture where the memory goes first (heap profile); look at multimodal caches and request logging; upgrade vLLM",
 	For:      10 * time.Minute, ResolveFor: 10 * time.Minute,
-	Params: []Param{
-		{"window", 600, "s", "how far back the growth is fitted (history is kept for 64 minutes)"},
-		{"slope", 8, "MiB/min", "resident memory growth that counts as a leak"},
-		{"gpu_slope", 4, "MiB/min", "GPU memory growth that counts as a leak"},
-		{"r2", 0.8, "ratio", "how well a straight line must fit the growth"},
-		{"load_change", 0.25, "ratio", "relative change of load that still counts as flat"},
-	},
+	Params: mlParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		l := leakOf(x, u, p)
 		switch {
@@ -69,7 +71,7 @@ var ruleMemoryLeak = &Rule{
 		}
 		used, total := endpointGPUMem(x.f, u.ep)
 		if what == "GPU memory" && !bad(used) && !bad(total) && f.Slope > 0 {
-			left := time.Duration((total - used) / f.Slope * float64(time.Second))
+			left := seconds((total - used) / f.Slope)
 			fd.Evidence = append(fd.Evidence, ev("GPU memory left", fmt.Sprintf("%s: about %s at this rate", mib(total-used), dur(left)), 0))
 		}
 		fd.Explain = "Memory keeps growing on a straight line while the work done stays the same, so it is not load: something is kept per request and never freed (caches without a bound, references held by logging or metrics, fragmentation). It ends when the process is OOM-killed."
@@ -102,19 +104,19 @@ type leak struct {
 type leakMemo struct {
 	newest time.Time
 	n      int
-	params [mlLoadChange + 1]float64
+	params []float64
 	l      leak
 }
 
 func leakOf(x *evalCtx, u *unit, p []float64) leak {
 	h, m := &u.es.long, &u.es.leak
-	if n := len(h.pts); n > 0 && m.n == n && m.newest.Equal(h.pts[n-1].t) && slices.Equal(m.params[:], p) {
+	if n := len(h.pts); n > 0 && m.n == n && m.newest.Equal(h.pts[n-1].t) && slices.Equal(m.params, p) {
 		return m.l
 	}
 	l := fitLeak(x, u, p)
 	if n := len(h.pts); n > 0 {
 		m.n, m.newest, m.l = n, h.pts[n-1].t, l
-		copy(m.params[:], p)
+		m.params = append(m.params[:0], p...)
 	}
 	return l
 }

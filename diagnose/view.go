@@ -97,6 +97,7 @@ type EndpointView struct {
 	State          State
 	Since          time.Time // when the current state began
 	LastError      string
+	NotVLLM        bool // down because it answers without vLLM metrics (another program on the port)
 	LastAttempt    time.Time
 	LastSuccess    time.Time
 	ScrapeDuration time.Duration
@@ -114,7 +115,8 @@ type EndpointView struct {
 	Subs           []SubView
 	Spark          []SparkPoint // oldest first; shared, read-only
 	GPU            EndpointGPU  // filled when the endpoint runs on this host
-	Findings       []Finding    // this endpoint's active findings, worst first
+	Findings       []Finding    // this endpoint's firing and resolving findings, worst first
+	Pending        []Finding    // conditions holding toward their hold (State pending), worst first
 }
 
 // BatchSlots is how many sequences can run at once in what st covers:
@@ -152,6 +154,7 @@ type Frame struct {
 	GPU       sources.GPUSnapshot // local GPUs (NVML or simulated), the latest reading
 	GPUSeries []GPUSeries         // history of each GPU, indexed like GPU.GPUs
 	GPUEvents []sources.GPUEvent  // XID events within XIDRetention, oldest first
-	Findings  []Finding           // every active finding, worst first
+	Findings  []Finding           // every firing and resolving finding, worst first
+	Pending   []Finding           // every pending finding (a condition holding, not yet for its hold)
 	SLO       SLO                 // the profile the findings judged latency by (zero before rules run)
 }

@@ -139,17 +139,21 @@ const (
 // Metric is one row of the table: a family name as vLLM defines it, in one
 // engine generation, over one span of releases.
 type Metric struct {
-	Name   string // family name; counters without the _total suffix
-	Kind   Kind
-	Role   Role
-	ID     uint8
-	Rank   uint8 // among names feeding the same signal, the lowest present wins
-	Gen    Gen   // GenUnknown: both generations
-	Since  Version
-	Shown  Version // last release that exposes it by default (zero: still shown)
-	Last   Version // last release whose code defines it (zero: still defined)
-	Label  string  // the extra label of a Labeled family
-	Bucket Buckets
+	Name  string // family name; counters without the _total suffix
+	Kind  Kind
+	Role  Role
+	ID    uint8
+	Rank  uint8 // among names feeding the same signal, the lowest present wins
+	Gen   Gen   // GenUnknown: both generations
+	Since Version
+	Shown Version // last release that exposes it by default (zero: still shown)
+	Last  Version // last release whose code defines it (zero: still defined)
+	Label string  // the extra label of a Labeled family
+	// LabelAlt is another spelling of Label that other exporters use
+	// (llm-d's simulator writes finish_reason); Label wins when both are
+	// there.
+	LabelAlt string
+	Bucket   Buckets
 	// Optional marks families that exist only with a flag or feature
 	// (speculative decoding, LoRA, --kv-cache-metrics); the simulator leaves
 	// them out and the version detector still uses them.
@@ -159,25 +163,27 @@ type Metric struct {
 
 // Label names that structure sub-series.
 const (
-	LabelModel     = "model_name"
-	LabelModelAlt  = "model" // Triton's vLLM backend re-exports with model/version
-	LabelEngine    = "engine"
-	LabelPID       = "pid"
-	LabelLe        = "le"
-	LabelFinished  = "finished_reason"
-	LabelReason    = "reason"
-	LabelSource    = "source"
-	LabelSleep     = "sleep_state"
-	LabelMaxLora   = "max_lora"
-	LabelRunLora   = "running_lora_adapters"
-	LabelWaitLora  = "waiting_lora_adapters"
-	VLLMPrefix     = "vllm:"
-	helpV1Running  = "Number of requests in model execution batches."
-	helpV0Running  = "Number of requests currently running on GPU."
-	helpKV         = "KV-cache usage. 1 means 100 percent usage."
-	helpGPUKV      = "GPU KV-cache usage. 1 means 100 percent usage."
-	helpPromptToks = "Number of prefill tokens processed."
-	helpGenToks    = "Number of generation tokens processed."
+	LabelModel    = "model_name"
+	LabelModelAlt = "model" // Triton's vLLM backend re-exports with model/version
+	LabelEngine   = "engine"
+	LabelPID      = "pid"
+	LabelLe       = "le"
+	LabelFinished = "finished_reason"
+	// LabelFinishedAlt is llm-d inference simulator's spelling.
+	LabelFinishedAlt = "finish_reason"
+	LabelReason      = "reason"
+	LabelSource      = "source"
+	LabelSleep       = "sleep_state"
+	LabelMaxLora     = "max_lora"
+	LabelRunLora     = "running_lora_adapters"
+	LabelWaitLora    = "waiting_lora_adapters"
+	VLLMPrefix       = "vllm:"
+	helpV1Running    = "Number of requests in model execution batches."
+	helpV0Running    = "Number of requests currently running on GPU."
+	helpKV           = "KV-cache usage. 1 means 100 percent usage."
+	helpGPUKV        = "GPU KV-cache usage. 1 means 100 percent usage."
+	helpPromptToks   = "Number of prefill tokens processed."
+	helpGenToks      = "Number of generation tokens processed."
 )
 
 // Metrics is the table. Rows with the same Role and ID are aliases; Rank
@@ -223,8 +229,8 @@ var Metrics = []Metric{
 	{Name: "vllm:prompt_tokens_by_source", Kind: KindCounter, Role: RoleLabeled, ID: uint8(LPromptSource), Label: LabelSource, Gen: GenV1, Since: V(0, 16, 0), Help: "Number of prompt tokens by source."},
 	{Name: "vllm:prompt_tokens_cached", Kind: KindCounter, Role: RoleCounter, ID: uint8(CPromptCached), Gen: GenV1, Since: V(0, 16, 0), Help: "Number of cached prompt tokens (local + external)."},
 	{Name: "vllm:prompt_tokens_recomputed", Kind: KindCounter, Role: RoleCounter, ID: uint8(CPromptRecomputed), Gen: GenV1, Since: V(0, 16, 0), Last: V(0, 19, 1), Help: "Number of prompt tokens recomputed."},
-	{Name: "vllm:request_success", Kind: KindCounter, Role: RoleLabeled, ID: uint8(LFinished), Label: LabelFinished, Gen: GenV0, Since: V(0, 4, 2), Last: V(0, 11, 0), Help: "Count of successfully processed requests."},
-	{Name: "vllm:request_success", Kind: KindCounter, Role: RoleLabeled, ID: uint8(LFinished), Label: LabelFinished, Gen: GenV1, Since: V(0, 7, 2), Help: "Count of successfully processed requests."},
+	{Name: "vllm:request_success", Kind: KindCounter, Role: RoleLabeled, ID: uint8(LFinished), Label: LabelFinished, LabelAlt: LabelFinishedAlt, Gen: GenV0, Since: V(0, 4, 2), Last: V(0, 11, 0), Help: "Count of successfully processed requests."},
+	{Name: "vllm:request_success", Kind: KindCounter, Role: RoleLabeled, ID: uint8(LFinished), Label: LabelFinished, LabelAlt: LabelFinishedAlt, Gen: GenV1, Since: V(0, 7, 2), Help: "Count of successfully processed requests."},
 	{Name: "vllm:avg_prompt_throughput_toks_per_s", Kind: KindGauge, Role: RoleGauge, ID: uint8(GAvgPromptTput), Gen: GenV0, Since: V(0, 2, 3), Last: V(0, 6, 6), Help: "Average prefill throughput in tokens/s."},
 	{Name: "vllm:avg_generation_throughput_toks_per_s", Kind: KindGauge, Role: RoleGauge, ID: uint8(GAvgGenTput), Gen: GenV0, Since: V(0, 2, 3), Last: V(0, 6, 6), Help: "Average generation throughput in tokens/s."},
 

@@ -32,7 +32,7 @@ type Source interface {
 type Batch struct {
 	Now      time.Time    // the source's clock; no observation below is newer
 	Arrived  []Target     // targets that appeared (at start, or discovered)
-	Departed []string     // names of targets that are gone
+	Departed []string     // names of targets that are gone (applied before Arrived)
 	Scrapes  []Scrape     // results, each stamped with its own Time
 	GPU      *GPUSnapshot // a reading of GPUs, or nil
 	Procs    []TargetProcs

@@ -134,6 +134,7 @@ const (
 	symStale    = "◌"
 	symRestart  = "↻"
 	symPending  = "…"
+	symNotVLLM  = "≠"
 	symCrit     = "✖"
 	symWarn     = "▲"
 	symInfo     = "◇"

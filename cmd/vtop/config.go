@@ -39,12 +39,21 @@ type options struct {
 	theme       string
 	sloProfile  string
 	gpu         string
+	prom        promOptions
 	rules       diagnose.RulesConfig // thresholds, for durations, SLO profile
 	// gpuSource replaces NVML (the demo passes its simulated GPUs), and
 	// procTrees, indexed like targets, replace the /proc join (the demo's
 	// replicas run in vtop's own process, with simulated PIDs).
 	gpuSource sources.GPUSource
 	procTrees []sources.ProcTree
+}
+
+// promOptions say how to read a Prometheus-compatible server.
+type promOptions struct {
+	url      string
+	selector string
+	headers  map[string]string
+	backfill time.Duration
 }
 
 // fileConfig is the YAML config file. Keys are the long flag names; targets
@@ -83,6 +92,10 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("max-body", "16MiB", "largest /metrics body accepted, after decompression")
 	fs.Int("max-samples", sources.DefaultMaxSamples, "most samples accepted from one scrape")
 	fs.Int("max-parallel", 64, "scrapes in flight at once across all targets")
+	fs.String("prometheus", "", "read the fleet from this Prometheus-compatible server (http(s)://host:port): history at open, then live")
+	fs.String("selector", "", "with --prometheus: only replicas whose series match these label matchers, e.g. '{namespace=\"llm\"}'")
+	fs.StringArray("header", nil, "with --prometheus: extra HTTP header 'Name: value' (e.g. X-Scope-OrgID for Mimir tenants; repeatable)")
+	fs.Duration("backfill", 30*time.Minute, "with --prometheus: history read at open (what the rules' for durations, the leak fit and sparklines need)")
 	fs.Bool("demo", false, "start a built-in simulated vLLM fleet on loopback and watch it")
 	fs.String("theme", "dark", "color theme: dark, light, high-contrast, mono (mono by default when NO_COLOR is set; always when TERM=dumb)")
 	fs.String("slo", "chat", "latency targets: chat, code, batch, rag, agent")
@@ -260,6 +273,9 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	default:
 		return nil, fs, fmt.Errorf("--gpu must be auto, nvml or none, not %q", o.gpu)
 	}
+	if err := o.resolveProm(fs); err != nil {
+		return nil, fs, err
+	}
 	if err := o.resolveLook(fs, getenv); err != nil {
 		return nil, fs, err
 	}
@@ -273,6 +289,42 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 		return nil, fs, err
 	}
 	return o, fs, nil
+}
+
+// resolveProm reads --prometheus and the flags that go with it.
+func (o *options) resolveProm(fs *pflag.FlagSet) error {
+	p := &o.prom
+	p.url, _ = fs.GetString("prometheus")
+	p.selector, _ = fs.GetString("selector")
+	p.backfill, _ = fs.GetDuration("backfill")
+	hs, _ := fs.GetStringArray("header")
+	if p.url == "" {
+		if p.selector != "" || len(hs) > 0 {
+			return errors.New("--selector and --header go with --prometheus")
+		}
+		return nil
+	}
+	if len(fs.Args()) > 0 {
+		return errors.New("give targets or --prometheus, not both")
+	}
+	if p.backfill < 0 {
+		return errors.New("--backfill must not be negative")
+	}
+	for _, h := range hs {
+		k, v, ok := strings.Cut(h, ":")
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if !ok || k == "" || strings.ContainsAny(k, " \t\r\n") || strings.ContainsAny(v, "\r\n") {
+			return fmt.Errorf("--header %q: give 'Name: value'", sources.Sanitize(k, 40))
+		}
+		if strings.EqualFold(k, "Authorization") {
+			return errors.New("--header: credentials go in --bearer-token-file, VTOP_BEARER_TOKEN or basic auth, not on the command line")
+		}
+		if p.headers == nil {
+			p.headers = map[string]string{}
+		}
+		p.headers[k] = v
+	}
+	return nil
 }
 
 // resolveLook checks the theme (the SLO profile is checked with the rules'
@@ -331,6 +383,8 @@ func (o *options) resolveAuth(fs *pflag.FlagSet, getenv func(string) string) err
 func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(string) string) error {
 	var specs []fileTarget
 	switch {
+	case o.prom.url != "":
+		return nil // the server names the replicas
 	case len(args) > 0:
 		for _, a := range args {
 			specs = append(specs, fileTarget{URL: a})

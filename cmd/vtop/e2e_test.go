@@ -313,19 +313,21 @@ func TestE2EDemo(t *testing.T) {
 			tm := newTerm(t, sz[0], sz[1])
 			tm.start(bin, "--demo", "--log", filepath.Join(tm.dir, "vtop.log"))
 			tm.waitFor(15*time.Second, "6/6 up", "llama-a", "llama-dp", "qwen-c", "run/wait", "GPU · simulated")
-			tm.keys("j", "j", "Enter") // one write: bubbletea reads "jj" as one message
+			// One write: bubbletea reads "/llama-dp" as one message. The
+			// table is sorted by severity, so the row is found by name.
+			tm.keys("/", "llama-dp", "Enter", "Enter")
 			s := tm.waitFor(5*time.Second, "llama-dp · ", "2 engin", "Latency", "Cache", "Queue", "Throughput", "this endpoint")
 			if !strings.Contains(s, "simulated") {
 				t.Errorf("the GPU panel does not say simulated:\n%s", s)
 			}
-			tm.keys("Tab")
+			tm.keys("Tab", "Tab") // the findings pane, then the GPUs
 			tm.waitFor(5*time.Second, "› GPU · simulated")
-			tm.keys("Escape")
+			tm.keys("Escape") // one key back to the fleet, whatever pane had the keys
 			tm.waitGone(5*time.Second, "› GPU")
-			tm.keys("Escape")
 			tm.waitFor(5*time.Second, "run/wait")
+			tm.keys("Escape") // and the filter is cleared
 			tm.keys("g", "Enter")
-			tm.waitFor(5*time.Second, "Fleet · every endpoint up, aggregated", "Latency", "Throughput")
+			tm.waitFor(5*time.Second, "Fleet · aggregate of", "Latency", "Throughput")
 			tm.keys("?")
 			tm.waitFor(5*time.Second, "Help: keys and symbols")
 			tm.keys("q")

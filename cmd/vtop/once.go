@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/vtop-dev/vtop/ui/report"
 )
@@ -23,8 +24,13 @@ func runOnce(ctx context.Context, o *options, stdout, stderr io.Writer, logger *
 func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Writer) int {
 	// A report cannot wait longer than its one window: a condition that
 	// held for half of it counts as held for the rule's for.
-	p.detector.SetForCap(o.window / 2)
-	if err := p.startRecording(o, o.window/2); err != nil {
+	// With history from a server (--prometheus) the rules have theirs.
+	var forCap time.Duration
+	if o.prom.url == "" {
+		forCap = o.window / 2
+		p.detector.SetForCap(forCap)
+	}
+	if err := p.startRecording(o, forCap); err != nil {
 		fmt.Fprintf(stderr, "vtop: %v\n", err)
 		return int(report.Unknown)
 	}

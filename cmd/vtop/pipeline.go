@@ -9,6 +9,7 @@ import (
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/hostproc"
+	"github.com/vtop-dev/vtop/sources/promapi"
 	"github.com/vtop-dev/vtop/sources/record"
 )
 
@@ -34,6 +35,9 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.prom.url != "" {
+		return newPromPipeline(o, fetcher, logger)
+	}
 	pc := sources.DefaultPollerConfig()
 	pc.Interval, pc.MaxSamples = o.interval, o.maxSamples
 	pc.KeepBody = o.record != ""
@@ -57,6 +61,26 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	poll := sources.NewPollSource(sources.NewPoller(o.targets, fetcher, pc))
 	return newPipelineOf(o, logger, poll, gpu)
 }
+
+// newPromPipeline reads the fleet from a Prometheus-compatible server: its
+// scrape interval becomes the poll interval, and the window covers at
+// least four of its scrapes.
+func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) (*pipeline, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*promQueryTimeout)
+	defer cancel()
+	c, err := promapi.Open(ctx, promapi.Config{URL: o.prom.url, Selector: o.prom.selector, Headers: o.prom.headers,
+		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once})
+	if err != nil {
+		return nil, err
+	}
+	o.interval = c.Interval()
+	o.window = max(o.window, 4*o.interval)
+	logger.Debug("prometheus", "server", c.Server(), "interval", o.interval)
+	return newPipelineOf(o, logger, promapi.NewSource(c))
+}
+
+// promQueryTimeout bounds one query to the server.
+const promQueryTimeout = 15 * time.Second
 
 // newPipelineOf builds the pipeline over any sources; o's targets are known
 // up front, so they keep their order whatever source names them first.
@@ -88,13 +112,34 @@ func (p *pipeline) add(t sources.Target) int {
 	return i
 }
 
+// remove forgets a departed target; those after it move down one index.
+func (p *pipeline) remove(name string) {
+	i, ok := p.index[name]
+	if !ok {
+		return
+	}
+	p.log.Debug("target departed", "target", name)
+	p.engine.RemoveTarget(i)
+	delete(p.index, name)
+	for n, j := range p.index {
+		if j > i {
+			p.index[n] = j - 1
+		}
+	}
+}
+
 // apply moves one batch into the engine and advances the clock. With
 // --record, what it ingests is recorded in the same order.
 func (p *pipeline) apply(b *sources.Batch) {
 	if p.rec != nil {
 		p.wallClock(b)
 	}
+	for _, n := range b.Departed {
+		p.rec.Departed(n)
+		p.remove(n)
+	}
 	for _, t := range b.Arrived {
+		p.rec.Target(t)
 		p.add(t)
 	}
 	for _, s := range b.Scrapes {
@@ -103,22 +148,17 @@ func (p *pipeline) apply(b *sources.Batch) {
 		} else if len(s.Data.Warnings) > 0 {
 			p.log.Debug("scrape warnings", "target", s.Target, "warnings", s.Data.Warnings)
 		}
-		i := p.add(sources.Target{Name: s.Target})
-		p.rec.Scrape(i, s.Time, s.Duration, s.ContentType, s.Body, s.Err)
+		p.rec.Scrape(s.Target, s.Time, s.Duration, s.ContentType, s.Body, s.Err)
 		s.Body = nil
-		p.engine.Ingest(i, s)
+		p.engine.Ingest(p.add(sources.Target{Name: s.Target}), s)
 	}
 	for _, t := range b.Procs {
-		i := p.add(sources.Target{Name: t.Target})
-		p.rec.Procs(i, t.Tree)
-		p.engine.SetEndpointProcs(i, t.Tree)
+		p.rec.Procs(t.Target, t.Tree)
+		p.engine.SetEndpointProcs(p.add(sources.Target{Name: t.Target}), t.Tree)
 	}
 	if b.GPU != nil {
 		p.rec.GPU(b.GPU)
 		p.engine.IngestGPU(*b.GPU)
-	}
-	for _, n := range b.Departed {
-		p.log.Debug("target departed", "target", n)
 	}
 	if b.Now.After(p.clock) {
 		p.clock = b.Now

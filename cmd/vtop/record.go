@@ -30,8 +30,8 @@ func (p *pipeline) startRecording(o *options, forCap time.Duration) error {
 		return err
 	}
 	hdr := record.Header{VtopVersion: vtopVersion(), Started: time.Now().UTC(), Interval: record.Duration(o.interval),
-		Window: record.Duration(o.window), Targets: record.Targets(o.targets), Config: cfg}
-	w, err := record.Create(o.record, hdr, o.recordMax)
+		Window: record.Duration(o.window), Config: cfg}
+	w, err := record.Create(o.record, hdr, o.targets, o.recordMax)
 	if err != nil {
 		return err
 	}

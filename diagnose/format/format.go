@@ -17,11 +17,24 @@ const Missing = "--"
 
 func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
-// Seconds renders a latency given in seconds: 850µs, 12ms, 1.25s, 2m05s.
+// noNegZero turns -0 into 0, which would print as "-0".
+func noNegZero(v float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	return v
+}
+
+// Seconds renders a latency given in seconds: 850µs, 12ms, 1.25s, 2m05s,
+// 3h20m, 12d. It is total over float64: a hostile bucket bound of 1e300
+// renders as "1e+294d", never an overflowed integer.
 func Seconds(v float64) string {
+	v = noNegZero(v)
 	switch {
 	case bad(v):
 		return Missing
+	case v < 0:
+		return "-" + Seconds(-v)
 	case v < 0.001:
 		return fmt.Sprintf("%.0fµs", v*1e6)
 	case v < 0.1:
@@ -34,8 +47,27 @@ func Seconds(v float64) string {
 		return fmt.Sprintf("%.1fs", v)
 	case v < 3600:
 		return fmt.Sprintf("%dm%02ds", int(v)/60, int(v)%60)
+	case v < 48*3600:
+		return fmt.Sprintf("%dh%02dm", int(v)/3600, int(v)%3600/60)
+	case v < 1e6*86400:
+		return fmt.Sprintf("%dd", int(v/86400))
 	}
-	return fmt.Sprintf("%dh%02dm", int(v)/3600, int(v)%3600/60)
+	return fmt.Sprintf("%.0ed", v/86400)
+}
+
+// FromSeconds converts seconds to a Duration, saturating at the largest and
+// smallest Duration instead of overflowing (float-to-int conversion of an
+// out-of-range value is undefined in Go); NaN is 0.
+func FromSeconds(v float64) time.Duration {
+	switch {
+	case math.IsNaN(v):
+		return 0
+	case v >= float64(math.MaxInt64)/1e9:
+		return math.MaxInt64
+	case v <= float64(math.MinInt64)/1e9:
+		return math.MinInt64
+	}
+	return time.Duration(v * 1e9)
 }
 
 // Quantile renders a latency percentile with the resolution its buckets
@@ -55,13 +87,18 @@ func Quantile(v, lowest, highest float64) string {
 
 // Percent renders a 0..1 ratio: 97%, 4.2%, 0.3%.
 func Percent(v float64) string {
+	v = noNegZero(v)
 	if bad(v) {
 		return Missing
 	}
 	p := v * 100
 	switch {
+	case bad(p):
+		return Missing
 	case p != 0 && math.Abs(p) < 10:
 		return trim(fmt.Sprintf("%.1f", p)) + "%"
+	case math.Abs(p) >= 1e4:
+		return SI(p) + "%"
 	}
 	return fmt.Sprintf("%.0f%%", p)
 }
@@ -97,12 +134,17 @@ func SI(v float64) string {
 		return trim(fmt.Sprintf("%.1f", v/1e6)) + "M"
 	case a < 1e9:
 		return fmt.Sprintf("%.0fM", v/1e6)
+	case a < 1e12:
+		return trim(fmt.Sprintf("%.1f", v/1e9)) + "G"
+	case a < 1e15:
+		return trim(fmt.Sprintf("%.1f", v/1e12)) + "T"
 	}
-	return trim(fmt.Sprintf("%.1f", v/1e9)) + "G"
+	return fmt.Sprintf("%.1e", v)
 }
 
 // Count renders a gauge that counts things (requests): 0, 7, 1.2k.
 func Count(v float64) string {
+	v = noNegZero(v)
 	if bad(v) {
 		return Missing
 	}
@@ -114,14 +156,18 @@ func Count(v float64) string {
 
 // Bytes renders a byte count in binary units: 512B, 3.2KiB, 41GiB.
 func Bytes(v float64) string {
+	v = noNegZero(v)
 	if bad(v) {
 		return Missing
 	}
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
 	i := 0
 	for math.Abs(v) >= 1024 && i < len(units)-1 {
 		v /= 1024
 		i++
+	}
+	if math.Abs(v) >= 1024 {
+		return fmt.Sprintf("%.0e%s", v, units[i])
 	}
 	if i == 0 || v >= 100 {
 		return fmt.Sprintf("%.0f%s", v, units[i])

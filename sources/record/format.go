@@ -21,13 +21,14 @@ var magic = [8]byte{'V', 'T', 'O', 'P', 'R', 'E', 'C', Version}
 
 // Record types (the low 7 bits of a frame's type byte).
 const (
-	typeHeader = 'H' // JSON Header
-	typeScrape = 'S' // one scrape of one target, as ingested
-	typeGPU    = 'G' // one reading of the local GPUs (JSON, delta-encoded)
-	typeProcs  = 'P' // a target's serving process tree (JSON)
-	typeTarget = 'A' // a target that arrived after the header (JSON Target)
-	typeTick   = 'T' // the detector evaluated at this time
-	typeEnd    = 'E' // the writer closed this file (UTF-8 reason)
+	typeHeader   = 'H' // JSON Header
+	typeScrape   = 'S' // one scrape of one target, as ingested
+	typeGPU      = 'G' // one reading of the local GPUs (JSON, delta-encoded)
+	typeProcs    = 'P' // a target's serving process tree (JSON)
+	typeTarget   = 'A' // a target that arrived after the header (JSON Target)
+	typeDeparted = 'D' // a target that is gone (uvarint index)
+	typeTick     = 'T' // the detector evaluated at this time
+	typeEnd      = 'E' // the writer closed this file (UTF-8 reason)
 
 	flagZstd = 0x80 // the payload is one zstd frame
 )

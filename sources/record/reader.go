@@ -25,7 +25,8 @@ const (
 	KindGPU
 	KindProcs
 	KindTick
-	KindTarget // a target arrived; Target is its index, TargetInfo what it is
+	KindTarget   // a target arrived; Target is its index, TargetInfo what it is
+	KindDeparted // a target is gone; Target is its index, TargetInfo what it was
 )
 
 // Event is one recorded frame, decoded. Body is valid until the next call
@@ -281,6 +282,13 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 		r.hdr.Targets = append(r.hdr.Targets, t)
 		r.targets = append(r.targets, prevBody{})
 		return &Event{Kind: KindTarget, Time: r.last, Target: len(r.targets) - 1, TargetInfo: t}, nil
+	case typeDeparted:
+		i, n := binary.Uvarint(p)
+		if n <= 0 || n != len(p) || i >= uint64(len(r.targets)) {
+			return nil, errors.New("bad departure frame")
+		}
+		r.targets[i] = prevBody{}
+		return &Event{Kind: KindDeparted, Time: r.last, Target: int(i), TargetInfo: r.hdr.Targets[i]}, nil
 	case typeHeader:
 		return nil, errors.New("a second header")
 	}

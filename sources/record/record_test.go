@@ -25,6 +25,7 @@ var t0 = time.Date(2026, 11, 24, 4, 0, 0, 0, time.UTC)
 // fields, a process tree and an evaluation tick per second.
 type fixture struct {
 	hdr    Header
+	live   []sources.Target
 	events []Event
 }
 
@@ -41,8 +42,8 @@ func newFixture(t testing.TB) fixture {
 	a := readDump(t, "Ahasannn-hardware-aware-router__v0.11.0_full.txt")
 	b := readDump(t, "vllm-project-production-stack-issue-617__v0.10.0_fragment.txt")
 	fx := fixture{hdr: Header{VtopVersion: "test", Started: t0, Interval: Duration(time.Second), Window: Duration(time.Minute),
-		Targets: []Target{{Name: "a:8000", URL: "http://a:8000/metrics"}, {Name: "b:8000", URL: "http://b:8000/metrics", MaxNumSeqs: 256}},
-		Config:  []byte(`{"slo":"chat"}`)}}
+		Config: []byte(`{"slo":"chat"}`)},
+		live: []sources.Target{{Name: "a:8000", URL: "http://a:8000/metrics"}, {Name: "b:8000", URL: "http://b:8000/metrics", MaxNumSeqs: 256}}}
 	fx.events = append(fx.events, Event{Kind: KindProcs, Target: 1, Procs: sources.ProcTree{Root: 42, RootName: "vllm", PIDs: []int{42, 43}}})
 	for s := 0; s < 30; s++ {
 		at := t0.Add(time.Duration(s) * time.Second)
@@ -74,11 +75,11 @@ func (fx fixture) write(t testing.TB, w *Writer) {
 			if ev.Err != "" {
 				err = errors.New(ev.Err)
 			}
-			w.Scrape(ev.Target, ev.Time, ev.Duration, ev.ContentType, ev.Body, err)
+			w.Scrape(fx.live[ev.Target].Name, ev.Time, ev.Duration, ev.ContentType, ev.Body, err)
 		case KindGPU:
 			w.GPU(&ev.GPU)
 		case KindProcs:
-			w.Procs(ev.Target, ev.Procs)
+			w.Procs(fx.live[ev.Target].Name, ev.Procs)
 		case KindTick:
 			w.Tick(ev.Time)
 		}
@@ -87,7 +88,7 @@ func (fx fixture) write(t testing.TB, w *Writer) {
 
 func (fx fixture) bytes(t testing.TB) []byte {
 	var buf bytes.Buffer
-	w, err := NewWriter(&buf, fx.hdr)
+	w, err := NewWriter(&buf, fx.hdr, fx.live)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +212,7 @@ func TestRotation(t *testing.T) {
 	fx := newFixture(t)
 	path := filepath.Join(t.TempDir(), "rec.vtop")
 	const max = 16 << 10
-	w, err := Create(path, fx.hdr, max)
+	w, err := Create(path, fx.hdr, fx.live, max)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -315,15 +316,17 @@ func TestNewerFormatRefused(t *testing.T) {
 func TestTargetArrives(t *testing.T) {
 	fx := newFixture(t)
 	path := filepath.Join(t.TempDir(), "rec.vtop")
-	w, err := Create(path, fx.hdr, 1<<20)
+	w, err := Create(path, fx.hdr, fx.live, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body := readDump(t, "vllm-project-production-stack-issue-617__v0.10.0_fragment.txt")
-	w.Scrape(2, t0, 0, "text/plain", body, nil) // unknown index: ignored
-	w.Target(2, sources.Target{Name: "https://c:8443/metrics?token=s3cret", URL: "https://c:8443/metrics?token=s3cret"})
-	w.Target(2, sources.Target{Name: "again"}) // known: ignored
-	w.Scrape(2, t0.Add(time.Second), 0, "text/plain", body, nil)
+	c := sources.Target{Name: "https://c:8443/metrics?token=s3cret", URL: "https://c:8443/metrics?token=s3cret"}
+	w.Target(c)
+	w.Target(c) // known: once
+	w.Scrape(c.Name, t0.Add(time.Second), 0, "text/plain", body, nil)
+	w.Scrape("d:8000", t0.Add(time.Second), 0, "text/plain", body, nil) // first named by a scrape
+	w.Departed("d:8000")
 	w.Tick(t0.Add(time.Second))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -338,8 +341,9 @@ func TestTargetArrives(t *testing.T) {
 		t.Fatal(err, src.Stopped())
 	}
 	close(out)
-	var names, scraped []string
+	var names, scraped, departed []string
 	for b := range out {
+		departed = append(departed, b.Departed...)
 		for _, a := range b.Arrived {
 			names = append(names, a.Name)
 		}
@@ -347,8 +351,8 @@ func TestTargetArrives(t *testing.T) {
 			scraped = append(scraped, s.Target)
 		}
 	}
-	want := []string{"a:8000", "b:8000", "https://c:8443/metrics?token=REDACTED"}
-	if !reflect.DeepEqual(names, want) || !reflect.DeepEqual(scraped, want[2:]) {
-		t.Fatalf("arrived %q, scraped %q", names, scraped)
+	want := []string{"a:8000", "b:8000", "https://c:8443/metrics?token=REDACTED", "d:8000"}
+	if !reflect.DeepEqual(names, want) || !reflect.DeepEqual(scraped, want[2:]) || !reflect.DeepEqual(departed, want[3:]) {
+		t.Fatalf("arrived %q, scraped %q, departed %q", names, scraped, departed)
 	}
 }

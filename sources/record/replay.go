@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
@@ -19,7 +18,7 @@ type Replay struct {
 	next       int
 	cur        *Reader
 	hdr        Header
-	norms      []*sources.Normalizer
+	norms      map[string]*sources.Normalizer // by target name, across files
 	maxSamples int
 }
 
@@ -31,7 +30,7 @@ type Item struct {
 	Scrape sources.Scrape // KindScrape
 	GPU    sources.GPUSnapshot
 	Procs  sources.ProcTree
-	Target Target // KindTarget
+	Target Target // KindTarget, KindDeparted
 }
 
 // OpenReplay opens the first file and reads its header; maxSamples bounds
@@ -48,11 +47,7 @@ func OpenReplay(paths []string, maxSamples int) (*Replay, error) {
 		return nil, err
 	}
 	p.hdr = p.cur.Header()
-	for range p.hdr.Targets {
-		n := sources.NewNormalizer()
-		n.MaxSamples = maxSamples
-		p.norms = append(p.norms, n)
-	}
+	p.norms = map[string]*sources.Normalizer{}
 	return p, nil
 }
 
@@ -62,23 +57,13 @@ func (p *Replay) openNext() error {
 		return err
 	}
 	if p.cur != nil {
+		// A rotated file's header lists the targets present when it began.
 		prev, h := p.cur.Header(), r.Header()
-		// A rotated file's header lists every target known when it began.
-		same := len(h.Targets) >= len(prev.Targets) &&
-			slices.EqualFunc(prev.Targets, h.Targets[:len(prev.Targets)], func(a, b Target) bool { return a.Name == b.Name })
-		if !same || h.Part <= prev.Part {
+		if h.Part <= prev.Part || !h.Started.Equal(prev.Started) {
 			r.Close()
-			return fmt.Errorf("%s does not continue %s (other targets, or not a later part)", p.paths[p.next], p.paths[p.next-1])
+			return fmt.Errorf("%s does not continue %s (another recording, or not a later part)", p.paths[p.next], p.paths[p.next-1])
 		}
 		p.cur.Close()
-	}
-	if p.cur != nil {
-		// Targets the new header knows but that never arrived in the old file.
-		for range r.Header().Targets[len(p.norms):] {
-			n := sources.NewNormalizer()
-			n.MaxSamples = p.maxSamples
-			p.norms = append(p.norms, n)
-		}
 	}
 	p.cur = r
 	p.next++
@@ -118,9 +103,9 @@ func (p *Replay) Next() (Item, error) {
 			it.Procs = ev.Procs
 		case KindTarget:
 			it.Target = ev.TargetInfo
-			n := sources.NewNormalizer()
-			n.MaxSamples = p.maxSamples
-			p.norms = append(p.norms, n)
+		case KindDeparted:
+			it.Target = ev.TargetInfo
+			delete(p.norms, ev.TargetInfo.Name)
 		}
 		return it, nil
 	}
@@ -139,13 +124,16 @@ func (p *Replay) scrape(ev *Event) (s sources.Scrape) {
 		s.Err = errors.New(ev.Err)
 		return s
 	}
-	n := p.norms[ev.Target]
+	n := p.norms[name]
+	if n == nil {
+		n = sources.NewNormalizer()
+		n.MaxSamples = p.maxSamples
+		p.norms[name] = n
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			s = sources.Scrape{Target: name, Time: ev.Time, Err: fmt.Errorf("internal error reading %s: %v", name, r)}
-			fresh := sources.NewNormalizer()
-			fresh.MaxSamples = p.maxSamples
-			p.norms[ev.Target] = fresh
+			delete(p.norms, name) // its caches may be half-updated
 		}
 	}()
 	snap, err := n.Normalize(ev.Body, ev.ContentType)

@@ -75,6 +75,8 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 			b.Procs = append(b.Procs, sources.TargetProcs{Target: rp.Targets()[it.Index].Name, Tree: it.Procs})
 		case KindTarget:
 			b.Arrived = append(b.Arrived, sources.Target{Name: it.Target.Name, URL: it.Target.URL, MaxNumSeqs: it.Target.MaxNumSeqs})
+		case KindDeparted:
+			b.Departed = append(b.Departed, it.Target.Name)
 		case KindTick:
 			b.Now = it.Time
 			if !sources.Send(ctx, out, b) {

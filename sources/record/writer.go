@@ -38,6 +38,7 @@ type Writer struct {
 	err  error
 
 	targets []prevBody
+	index   map[string]int // target name → index in this file
 	gpu     prevBody
 	raw     []byte // frame payload before compression
 	frame   []byte
@@ -62,21 +63,34 @@ type prevBody struct {
 // path.1 (replacing an older one) and a new file starts with its own
 // header and whole bodies, so each file replays on its own and the two
 // together stay within maxBytes plus one frame.
-func Create(path string, hdr Header, maxBytes int64) (*Writer, error) {
+//
+// The header's targets are targets, redacted; the writer knows them by
+// their live names.
+func Create(path string, hdr Header, targets []sources.Target, maxBytes int64) (*Writer, error) {
 	w := &Writer{path: path, max: maxBytes}
+	hdr.Targets = Targets(targets)
 	if err := w.open(hdr); err != nil {
 		return nil, err
 	}
+	w.indexNames(targets)
 	return w, nil
 }
 
 // NewWriter writes one unrotated recording to out.
-func NewWriter(out io.Writer, hdr Header) (*Writer, error) {
+func NewWriter(out io.Writer, hdr Header, targets []sources.Target) (*Writer, error) {
 	w := &Writer{out: out}
+	hdr.Targets = Targets(targets)
 	if err := w.start(hdr); err != nil {
 		return nil, err
 	}
+	w.indexNames(targets)
 	return w, nil
+}
+
+func (w *Writer) indexNames(targets []sources.Target) {
+	for i, t := range targets {
+		w.index[t.Name] = i
+	}
 }
 
 func (w *Writer) open(hdr Header) error {
@@ -103,6 +117,7 @@ func (w *Writer) start(hdr Header) error {
 	hdr.Format = Version
 	w.hdr = hdr
 	w.targets = make([]prevBody, len(hdr.Targets))
+	w.index = map[string]int{}
 	w.gpu = prevBody{}
 	if _, err := w.out.Write(magic[:]); err != nil {
 		return err
@@ -132,18 +147,19 @@ func (w *Writer) Header() Header {
 	return w.hdr
 }
 
-// Scrape records one scrape of target i as the pipeline ingested it: the
-// raw body and its Content-Type, or the (already sanitized) error.
-func (w *Writer) Scrape(i int, at time.Time, d time.Duration, contentType string, body []byte, scrapeErr error) {
+// Scrape records one scrape of the named target as the pipeline ingested
+// it: the raw body and its Content-Type, or the (already sanitized) error.
+func (w *Writer) Scrape(target string, at time.Time, d time.Duration, contentType string, body []byte, scrapeErr error) {
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.err != nil || i < 0 || i >= len(w.targets) {
+	if w.err != nil {
 		return
 	}
 	w.rotateIfFull()
+	i := w.target(sources.Target{Name: target})
 	raw := binary.AppendUvarint(w.raw[:0], uint64(i))
 	raw = binary.AppendVarint(raw, at.UnixNano())
 	raw = binary.AppendUvarint(raw, uint64(max(d, 0)))
@@ -220,48 +236,74 @@ func (w *Writer) GPU(s *sources.GPUSnapshot) {
 	w.fail(w.writeFrame(typeGPU, w.raw, true))
 }
 
-// Target records a target that arrived after the header (discovered); i
-// must be the next index. Known indexes are ignored.
-func (w *Writer) Target(i int, t sources.Target) {
+// Target records a target that arrived (discovered, or first named by a
+// scrape); a known name is ignored.
+func (w *Writer) Target(t sources.Target) {
 	if w == nil {
 		return
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil || i != len(w.targets) {
-		return
-	}
-	rt := Targets([]sources.Target{t})[0]
-	b, err := json.Marshal(rt)
-	if err != nil {
-		w.fail(err)
-		return
-	}
-	w.rotateIfFull()
-	if i != len(w.targets) { // the new file's header already has it
-		return
-	}
-	w.targets = append(w.targets, prevBody{})
-	w.hdr.Targets = append(w.hdr.Targets, rt)
-	w.fail(w.writeFrame(typeTarget, b, true))
-}
-
-// Procs records the process tree found serving target i.
-func (w *Writer) Procs(i int, t sources.ProcTree) {
-	if w == nil {
-		return
-	}
-	b, err := json.Marshal(wireProcs{Target: i, Root: t.Root, RootName: t.RootName, PIDs: t.PIDs, Note: t.Note})
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return
 	}
+	w.rotateIfFull()
+	w.target(t)
+}
+
+// target returns the index of t in this file, recording it first when new.
+func (w *Writer) target(t sources.Target) int {
+	if i, ok := w.index[t.Name]; ok {
+		return i
+	}
+	i := len(w.targets)
+	w.targets = append(w.targets, prevBody{})
+	w.index[t.Name] = i
+	wt := Targets([]sources.Target{t})[0]
+	w.hdr.Targets = append(w.hdr.Targets, wt)
+	b, err := json.Marshal(wt)
+	if err != nil {
+		w.fail(err)
+		return i
+	}
+	w.fail(w.writeFrame(typeTarget, b, true))
+	return i
+}
+
+// Departed records that a target is gone; a later target of the same name
+// is a new one.
+func (w *Writer) Departed(name string) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i, ok := w.index[name]
+	if w.err != nil || !ok {
+		return
+	}
+	delete(w.index, name)
+	w.targets[i] = prevBody{}
+	w.fail(w.writeFrame(typeDeparted, binary.AppendUvarint(nil, uint64(i)), false))
+}
+
+// Procs records the process tree found serving the named target.
+func (w *Writer) Procs(target string, t sources.ProcTree) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	w.rotateIfFull()
+	i := w.target(sources.Target{Name: target})
+	b, err := json.Marshal(wireProcs{Target: i, Root: t.Root, RootName: t.RootName, PIDs: t.PIDs, Note: t.Note})
 	if err != nil {
 		w.fail(err)
 		return
 	}
-	w.rotateIfFull()
 	w.fail(w.writeFrame(typeProcs, b, true))
 }
 
@@ -326,7 +368,23 @@ func (w *Writer) rotateIfFull() {
 	w.rotations++
 	hdr := w.hdr
 	hdr.Part++
+	// The new file lists the targets present now (redacted as recorded),
+	// in their order; its index is keyed by their live names.
+	hdr.Targets = nil
+	live := make([]string, len(w.hdr.Targets))
+	present := make([]bool, len(w.hdr.Targets))
+	for name, i := range w.index {
+		live[i], present[i] = name, true
+	}
+	var now []sources.Target
+	for i, t := range w.hdr.Targets {
+		if present[i] {
+			hdr.Targets = append(hdr.Targets, t)
+			now = append(now, sources.Target{Name: live[i]})
+		}
+	}
 	w.fail(w.open(hdr))
+	w.indexNames(now)
 }
 
 // writeFrame writes one frame with a single write call.

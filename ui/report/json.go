@@ -39,24 +39,31 @@ type JSONReport struct {
 	Endpoints       []JSONEndpoint `json:"endpoints"`
 	GPU             JSONGPUStatus  `json:"gpu"`
 	GPUs            []JSONGPU      `json:"gpus"`
-	Findings        []JSONFinding  `json:"findings"` // worst first
+	Findings        []JSONFinding  `json:"findings"` // firing and resolving, worst first
+	Pending         []JSONFinding  `json:"pending"`  // conditions holding toward their hold
 }
 
 // JSONFinding is one diagnosed problem.
 type JSONFinding struct {
-	Rule      string         `json:"rule"`
-	Severity  string         `json:"severity"` // info, warning, critical
-	Target    string         `json:"target"`   // endpoint name
-	Model     string         `json:"model,omitempty"`
-	Engine    string         `json:"engine,omitempty"`
-	FirstSeen *time.Time     `json:"first_seen"`
-	LastSeen  *time.Time     `json:"last_seen"`
-	Title     string         `json:"title"`
-	Summary   string         `json:"summary"`
-	Explain   string         `json:"explain"`
-	Action    string         `json:"action"`
-	Evidence  []JSONEvidence `json:"evidence"`
-	Flags     []JSONFlag     `json:"flags"`
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"` // info, warning, critical
+	State    string `json:"state"`    // pending, firing, resolving
+	// HeldSeconds: how long the condition has held (pending: toward
+	// HoldSeconds, the hold it needs; firing: since first_seen).
+	HeldSeconds    Num            `json:"held_seconds"`
+	HoldSeconds    Num            `json:"hold_seconds"`
+	ResolvingSince *time.Time     `json:"resolving_since"` // null unless resolving
+	Target         string         `json:"target"`          // endpoint name
+	Model          string         `json:"model,omitempty"`
+	Engine         string         `json:"engine,omitempty"`
+	FirstSeen      *time.Time     `json:"first_seen"`
+	LastSeen       *time.Time     `json:"last_seen"`
+	Title          string         `json:"title"`
+	Summary        string         `json:"summary"`
+	Explain        string         `json:"explain"`
+	Action         string         `json:"action"`
+	Evidence       []JSONEvidence `json:"evidence"`
+	Flags          []JSONFlag     `json:"flags"`
 }
 
 // JSONEvidence is one measured value behind a finding.
@@ -80,7 +87,9 @@ type JSONFlag struct {
 func Findings(fs []diagnose.Finding) []JSONFinding {
 	out := make([]JSONFinding, 0, len(fs))
 	for _, fd := range fs {
-		j := JSONFinding{Rule: fd.Rule, Severity: fd.Severity.String(), Target: fd.Target, Model: fd.Model, Engine: fd.Engine,
+		j := JSONFinding{Rule: fd.Rule, Severity: fd.Severity.String(), State: fd.State.String(),
+			HeldSeconds: Num(fd.HeldFor.Seconds()), HoldSeconds: Num(fd.Hold.Seconds()), ResolvingSince: tptr(fd.ResolvingSince),
+			Target: fd.Target, Model: fd.Model, Engine: fd.Engine,
 			FirstSeen: tptr(fd.FirstSeen), LastSeen: tptr(fd.LastSeen), Title: fd.Title, Summary: fd.Summary,
 			Explain: fd.Explain, Action: fd.Action, Evidence: []JSONEvidence{}, Flags: []JSONFlag{}}
 		for _, e := range fd.Evidence {
@@ -274,6 +283,7 @@ func BuildJSON(f *diagnose.Frame, vtopVersion string, st Status) JSONReport {
 		Fleet:     JSONFleet{Up: f.Fleet.Up, Total: f.Fleet.Total, Stats: Stats(f.Fleet.Stats), Models: []JSONModel{}},
 		Endpoints: []JSONEndpoint{},
 		Findings:  Findings(f.Findings),
+		Pending:   Findings(f.Pending),
 	}
 	for _, m := range f.Fleet.Models {
 		r.Fleet.Models = append(r.Fleet.Models, JSONModel{m.Model, m.Endpoints, Stats(m.Stats)})

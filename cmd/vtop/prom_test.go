@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/sim"
+)
+
+// historyStep is the scrape interval of the simulated histories.
+const historyStep = 5 * time.Second
+
+// replay is a source sending recorded batches as fast as they are taken.
+type replay []sources.Batch
+
+func (r replay) Run(ctx context.Context, out chan<- sources.Batch) error {
+	for _, b := range r {
+		if !sources.Send(ctx, out, b) {
+			return nil
+		}
+	}
+	return nil
+}
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// runToEnd runs a pipeline until its sources are done and returns the
+// last frame.
+func runToEnd(t *testing.T, p *pipeline) *diagnose.Frame {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := p.serve(ctx, loopConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the sources did not finish in 2 minutes")
+	}
+	return p.frame()
+}
+
+// The fleet of the agreement test: a healthy replica, one thrashing its KV
+// cache and one missing its prefix cache, so rules have something to say.
+func agreementFleet() sim.FleetConfig {
+	return sim.FleetConfig{Replicas: []sim.ReplicaConfig{
+		{Name: "healthy", Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+		{Name: "thrashing", Scenarios: []sim.ScenarioSpec{{Name: "kv-thrashing"}}},
+		{Name: "missing", Scenarios: []sim.ScenarioSpec{{Name: "prefix-cache-miss"}}},
+	}}
+}
+
+// vtop reading a fleet's history from Prometheus and from VictoriaMetrics
+// sees what it sees scraping the same fleet directly: the same replicas,
+// percentiles and rates within 1%, the same findings. The direct side is
+// the very expositions the servers were given, in scrape order.
+func TestTSDBAgreesWithDirect(t *testing.T) {
+	span := 8 * time.Minute
+	epoch := time.Now().Add(-span).Truncate(historyStep)
+	h := simHistory(t, agreementFleet(), epoch, span, historyStep)
+	o, _, err := resolve([]string{"--gpu", "none", "--interval", historyStep.String(), "--window", "60s", "127.0.0.1:1"}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.targets = nil
+	p, err := newPipelineOf(o, quiet(), replay(h.batches))
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := runToEnd(t, p)
+	for _, server := range []struct {
+		name  string
+		start func(*testing.T, *history, string) string
+	}{{"prometheus", startPrometheus}, {"victoria-metrics", startVictoria}} {
+		t.Run(server.name, func(t *testing.T) {
+			url := server.start(t, h, "")
+			o, _, err := resolve([]string{"--once", "--prometheus", url, "--backfill", "10m", "--window", "60s"}, envFor(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := newPipeline(o, quiet())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.interval != historyStep {
+				t.Errorf("detected scrape interval %s, want %s", o.interval, historyStep)
+			}
+			compareFrames(t, direct, runToEnd(t, p))
+		})
+	}
+}
+
+// compareFrames checks two frames of the same fleet endpoint by endpoint.
+func compareFrames(t *testing.T, want, got *diagnose.Frame) {
+	t.Helper()
+	names := func(f *diagnose.Frame) []string {
+		var n []string
+		for _, e := range f.Endpoints {
+			n = append(n, e.Name)
+		}
+		slices.Sort(n)
+		return n
+	}
+	if !slices.Equal(names(want), names(got)) {
+		t.Fatalf("endpoints %v, want %v", names(got), names(want))
+	}
+	for _, w := range want.Endpoints {
+		var g diagnose.EndpointView
+		for _, e := range got.Endpoints {
+			if e.Name == w.Name {
+				g = e
+			}
+		}
+		if g.State != diagnose.StateUp {
+			t.Errorf("%s: %s, want up", g.Name, g.State)
+		}
+		ws, gs := w.Stats, g.Stats
+		for _, c := range []struct {
+			what string
+			w, g float64
+		}{
+			{"TTFT p50", ws.TTFT.P50, gs.TTFT.P50}, {"TTFT p95", ws.TTFT.P95, gs.TTFT.P95}, {"TTFT p99", ws.TTFT.P99, gs.TTFT.P99},
+			{"ITL p50", ws.ITL.P50, gs.ITL.P50}, {"ITL p95", ws.ITL.P95, gs.ITL.P95}, {"ITL p99", ws.ITL.P99, gs.ITL.P99},
+			{"E2E p95", ws.E2E.P95, gs.E2E.P95}, {"queue p95", ws.Queue.P95, gs.Queue.P95},
+			{"prompt tok/s", ws.PromptTokRate, gs.PromptTokRate}, {"gen tok/s", ws.GenTokRate, gs.GenTokRate},
+			{"req/s", ws.ReqRate, gs.ReqRate}, {"preemptions/s", ws.PreemptionsRate, gs.PreemptionsRate},
+			{"prefix hit", ws.PrefixHitRatio, gs.PrefixHitRatio}, {"KV usage", ws.KVUsage, gs.KVUsage},
+			{"running", ws.Running, gs.Running}, {"waiting", ws.Waiting, gs.Waiting},
+			{"resident memory", w.RSS, g.RSS},
+		} {
+			if !within(c.w, c.g, 0.01) {
+				t.Errorf("%s %s: %g through the server, %g direct", w.Name, c.what, c.g, c.w)
+			}
+		}
+	}
+	rules := func(f *diagnose.Frame) []string {
+		var r []string
+		for _, fd := range f.Findings {
+			r = append(r, fd.Rule+" on "+fd.Target)
+		}
+		slices.Sort(r)
+		return r
+	}
+	if !slices.Equal(rules(want), rules(got)) {
+		t.Errorf("findings %v through the server, %v direct", rules(got), rules(want))
+	}
+	t.Logf("findings: %v", rules(got))
+}
+
+func within(want, got, rel float64) bool {
+	if math.IsNaN(want) || math.IsNaN(got) {
+		return math.IsNaN(want) == math.IsNaN(got)
+	}
+	return math.Abs(got-want) <= rel*math.Abs(want)+1e-9
+}
+
+// leakHistory is how much history of a leaking replica the backfill test
+// writes: the memory_leak rule fits its window (10 min) and then holds
+// for its for (10 min).
+const leakHistory = 22 * time.Minute
+
+// With a leaking replica's history in Prometheus, vtop --prometheus names
+// memory_leak from its first frames (the backfill), and --once reports it.
+func TestPrometheusBackfillNamesLeak(t *testing.T) {
+	epoch := time.Now().Add(-leakHistory).Truncate(historyStep)
+	h := simHistory(t, sim.FleetConfig{Replicas: []sim.ReplicaConfig{
+		{Name: "leaky", Scenarios: []sim.ScenarioSpec{{Name: "memory-leak"}}},
+		{Name: "steady", Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+	}}, epoch, leakHistory, historyStep)
+	url := startPrometheus(t, h, "")
+
+	start := time.Now()
+	o, _, err := resolve([]string{"--prometheus", url, "--gpu", "none"}, envFor(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newPipeline(o, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb := newHub(p)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		hb.run(ctx, time.Second)
+		close(done)
+	}()
+	named := false
+	for fr := range hb.Frames() {
+		for _, f := range fr.Findings {
+			if f.Rule == "memory_leak" && f.Target == "leaky" {
+				named = true
+			}
+		}
+		if named || fr.Time.After(h.end) {
+			break
+		}
+	}
+	t.Logf("TUI pipeline: memory_leak named %v, %s after opening", named, time.Since(start))
+	cancel()
+	<-done
+	if !named {
+		t.Error("the backfilled history did not name memory_leak on leaky")
+	}
+
+	code, out, errOut := runArgs(t, nil, "--once", "--prometheus", url)
+	if !strings.Contains(out, "[memory_leak]") || !strings.Contains(out, "Memory leak on leaky") || code != 1 {
+		t.Errorf("--once --prometheus: exit %d\n%s\n%s", code, out, errOut)
+	}
+}

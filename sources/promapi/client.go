@@ -1,0 +1,356 @@
+// Package promapi reads vLLM replicas out of a Prometheus-compatible server
+// (Prometheus, Thanos Query, Mimir, VictoriaMetrics) through the HTTP API
+// v1. It rebuilds, for every replica and every point in time, the /metrics
+// exposition the server scraped and hands it to the same normalizer a
+// direct scrape goes through, so diagnosis runs unchanged.
+package promapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// Config says which server to read and how hard.
+type Config struct {
+	URL      string            // http(s)://host:port[/prefix] of the API
+	Selector string            // optional PromQL matchers: {namespace="llm"}
+	Headers  map[string]string // extra headers (X-Scope-OrgID for Mimir/Cortex tenants)
+	Fetcher  *sources.Fetcher  // TLS and credentials, as for targets
+	Timeout  time.Duration     // one query (default 10 s)
+	MaxBody  int64             // largest response (default 256 MiB)
+	// MaxSeries bounds the vLLM series the selector may match (default
+	// 2,000,000): past it vtop asks for a narrower --selector rather than
+	// load the server.
+	MaxSeries int
+	// Interval overrides the scrape interval detected from the data.
+	Interval time.Duration
+	// Backfill is how much history to read at open (0: none).
+	Backfill time.Duration
+	// Once stops after the backfill (vtop --once).
+	Once  bool
+	Clock func() time.Time // time.Now when nil
+}
+
+// Client is an API client bound to one server.
+type Client struct {
+	cfg      Config
+	api      v1.API
+	name     string            // the server, for messages
+	sel      string            // the selector's matchers, rendered, "" for none
+	families []family          // vLLM families present, in schema order
+	help     map[string]string // HELP texts the server keeps (metadata API)
+	interval time.Duration
+}
+
+// family is one schema family with the names the server holds for it.
+type family struct {
+	name  string
+	typ   string
+	names []string
+	vllm  bool // false: process families, kept for vLLM's targets only
+}
+
+// Open checks the server and the selector, finds the vLLM families present
+// and the scrape interval. Every error names the server and the query.
+func Open(ctx context.Context, cfg Config) (*Client, error) {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.MaxBody <= 0 {
+		cfg.MaxBody = 256 << 20
+	}
+	if cfg.MaxSeries <= 0 {
+		cfg.MaxSeries = 2_000_000
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = time.Now
+	}
+	u, err := url.Parse(cfg.URL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--prometheus %q: give http(s)://host:port", sources.Sanitize(cfg.URL, 80))
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("--prometheus %q: credentials in the URL are not accepted; use --basic-auth-user and a password file or VTOP_BASIC_AUTH_PASSWORD", sources.Sanitize(u.Redacted(), 80))
+	}
+	c := &Client{cfg: cfg, name: u.Host}
+	if cfg.Selector != "" {
+		ms, err := parser.NewParser(parser.Options{}).ParseMetricSelector(cfg.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("--selector %q: %v", sources.Sanitize(cfg.Selector, 80), err)
+		}
+		var parts []string
+		for _, m := range ms {
+			if m.Name == model.MetricNameLabel {
+				return nil, fmt.Errorf("--selector %q: name the labels only; vtop picks the metrics", sources.Sanitize(cfg.Selector, 80))
+			}
+			parts = append(parts, m.String())
+		}
+		c.sel = strings.Join(parts, ",")
+	}
+	if cfg.Fetcher == nil {
+		if cfg.Fetcher, err = sources.NewFetcher(sources.HTTPConfig{Timeout: cfg.Timeout}); err != nil {
+			return nil, err
+		}
+		c.cfg.Fetcher = cfg.Fetcher
+	}
+	ac, err := api.NewClient(api.Config{Address: strings.TrimSuffix(cfg.URL, "/"),
+		Client: &http.Client{Transport: &roundTripper{c: c, next: cfg.Fetcher.Client().Transport}}})
+	if err != nil {
+		return nil, fmt.Errorf("--prometheus %s: %v", c.name, err)
+	}
+	c.api = v1.NewAPI(ac)
+	if err := c.discover(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Server names the server, for messages.
+func (c *Client) Server() string { return c.name }
+
+// Interval is the scrape interval, detected or given.
+func (c *Client) Interval() time.Duration { return c.interval }
+
+// roundTripper adds credentials and the extra headers, and bounds the body.
+type roundTripper struct {
+	c    *Client
+	next http.RoundTripper
+}
+
+func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	if err := rt.c.cfg.Fetcher.Authorize(req); err != nil {
+		return nil, err
+	}
+	for k, v := range rt.c.cfg.Headers {
+		req.Header.Set(k, v)
+	}
+	req.Header.Set("User-Agent", "vtop")
+	resp, err := rt.next.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	resp.Body = &limitBody{r: resp.Body, left: rt.c.cfg.MaxBody}
+	return resp, nil
+}
+
+// errTooLarge is a response past Config.MaxBody.
+var errTooLarge = errors.New("response larger than the limit; narrow --selector")
+
+type limitBody struct {
+	r    io.ReadCloser
+	left int64
+}
+
+func (l *limitBody) Read(p []byte) (int, error) {
+	if l.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > l.left {
+		p = p[:l.left]
+	}
+	n, err := l.r.Read(p)
+	l.left -= int64(n)
+	return n, err
+}
+
+func (l *limitBody) Close() error { return l.r.Close() }
+
+// match renders a selector for the given sample names plus the user's
+// matchers.
+func (c *Client) match(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = regexp.QuoteMeta(n)
+	}
+	s := `{__name__=~"` + strings.Join(q, "|") + `"`
+	if c.sel != "" {
+		s += "," + c.sel
+	}
+	return s + "}"
+}
+
+// selectFamily is the query for one family's series: the process
+// families only where the same target exposes vLLM's running gauge.
+func (c *Client) selectFamily(f family) string {
+	if f.vllm {
+		return c.match(f.names)
+	}
+	return c.match(f.names) + " and on (" + idBy + ") " + c.match(c.running())
+}
+
+// running is the names of the gauge every vLLM exposes.
+func (c *Client) running() []string {
+	for _, f := range c.families {
+		if f.name == "vllm:num_requests_running" {
+			return f.names
+		}
+	}
+	return c.families[0].names
+}
+
+// idBy is idLabels as a PromQL grouping.
+const idBy = "cluster,namespace,pod,job,instance"
+
+// query runs an instant query; errors name the server and the query.
+func (c *Client) query(ctx context.Context, q string, ts time.Time) (model.Value, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	v, _, _, err := c.api.Query(ctx, q, ts, v1.WithTimeout(c.cfg.Timeout), v1.WithLimit(uint64(c.cfg.MaxSeries)))
+	if err != nil {
+		return nil, c.queryErr(q, err)
+	}
+	return v, nil
+}
+
+// queryRange runs a range query; errors name the server and the query.
+func (c *Client) queryRange(ctx context.Context, q string, r v1.Range) (model.Matrix, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	v, _, _, err := c.api.QueryRange(ctx, q, r, v1.WithTimeout(c.cfg.Timeout), v1.WithLimit(uint64(c.cfg.MaxSeries)))
+	if err != nil {
+		return nil, c.queryErr(q, err)
+	}
+	m, ok := v.(model.Matrix)
+	if !ok {
+		return nil, fmt.Errorf("prometheus %s: query %s: got a %s, not a range", c.name, sources.Sanitize(q, 200), v.Type())
+	}
+	return m, nil
+}
+
+func (c *Client) queryErr(q string, err error) error {
+	msg := err.Error()
+	if errors.Is(err, context.DeadlineExceeded) {
+		msg = fmt.Sprintf("no answer within %s", c.cfg.Timeout)
+	}
+	return fmt.Errorf("prometheus %s: query %s: %s", c.name, sources.Sanitize(q, 200), sources.Sanitize(msg, 200))
+}
+
+// discover finds the vLLM families the selector matches, checks the series
+// count against the bound, reads the HELP texts and detects the interval.
+func (c *Client) discover(ctx context.Context) error {
+	now := c.cfg.Clock()
+	sel := `{__name__=~"vllm:.+"`
+	if c.sel != "" {
+		sel += "," + c.sel
+	}
+	sel += "}"
+	q := "count by (__name__) (" + sel + ")"
+	v, err := c.query(ctx, q, now)
+	if err != nil {
+		return err
+	}
+	vec, _ := v.(model.Vector)
+	byFam := map[string]*family{}
+	total := 0
+	for _, s := range vec {
+		total += int(s.Value)
+		name := string(s.Metric[model.MetricNameLabel])
+		fam, typ, ok := sources.WireFamily(name)
+		if !ok {
+			continue
+		}
+		f := byFam[fam]
+		if f == nil {
+			f = &family{name: fam, typ: typ, vllm: true}
+			byFam[fam] = f
+		}
+		f.names = append(f.names, name)
+	}
+	if len(byFam) == 0 {
+		what := "no vLLM series (vllm:*)"
+		if c.sel != "" {
+			what += " matching " + c.cfg.Selector
+		}
+		return fmt.Errorf("prometheus %s: %s in the last 5 minutes (query %s)", c.name, what, q)
+	}
+	if total > c.cfg.MaxSeries {
+		return fmt.Errorf("prometheus %s: %d vLLM series match; more than the limit of %d: narrow --selector", c.name, total, c.cfg.MaxSeries)
+	}
+	for _, f := range byFam {
+		sort.Strings(f.names)
+		c.families = append(c.families, *f)
+	}
+	sort.Slice(c.families, func(i, j int) bool { return c.families[i].name < c.families[j].name })
+	// The process families (resident memory for the leak rule, start time
+	// for restarts) in one query.
+	c.families = append(c.families, family{name: "process", typ: "gauge", names: sources.ProcessNames()})
+	// HELP texts tell V0 from V1; a server without the metadata API
+	// (some TSDBs) just leaves version detection to the names.
+	c.help = map[string]string{}
+	if md, err := c.api.Metadata(ctx, "vllm:num_requests_running", "1"); err == nil {
+		for name, ms := range md {
+			if len(ms) > 0 {
+				c.help[name] = ms[0].Help
+			}
+		}
+	}
+	c.interval = c.cfg.Interval
+	if c.interval <= 0 {
+		if c.interval, err = c.detectInterval(ctx, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// detectInterval finds the scrape interval from the raw samples of one
+// series of the family every vLLM exposes: the median gap between them.
+func (c *Client) detectInterval(ctx context.Context, now time.Time) (time.Duration, error) {
+	sel := c.match(c.running())
+	q := "topk(1, timestamp(" + sel + "))"
+	v, err := c.query(ctx, q, now)
+	if err != nil {
+		return 0, err
+	}
+	vec, _ := v.(model.Vector)
+	if len(vec) == 0 {
+		return 0, fmt.Errorf("prometheus %s: no recent sample (query %s)", c.name, q)
+	}
+	one := strings.TrimSuffix(sel, "}")
+	for _, l := range []model.LabelName{"job", "instance", "namespace", "pod"} {
+		if val, ok := vec[0].Metric[l]; ok {
+			one += fmt.Sprintf(",%s=%q", l, string(val))
+		}
+	}
+	q = one + "}[5m]"
+	v, err = c.query(ctx, q, now)
+	if err != nil {
+		return 0, err
+	}
+	var gaps []time.Duration
+	if m, ok := v.(model.Matrix); ok && len(m) > 0 {
+		pts := m[0].Values
+		for i := 1; i < len(pts); i++ {
+			gaps = append(gaps, pts[i].Timestamp.Time().Sub(pts[i-1].Timestamp.Time()))
+		}
+	}
+	if len(gaps) == 0 {
+		// Too young to tell: Prometheus' default.
+		return 15 * time.Second, nil
+	}
+	slices.Sort(gaps)
+	iv := gaps[len(gaps)/2]
+	if iv >= time.Second {
+		iv = iv.Round(time.Second)
+	} else {
+		iv = iv.Round(10 * time.Millisecond)
+	}
+	return max(iv, 100*time.Millisecond), nil
+}

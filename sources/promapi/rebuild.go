@@ -1,0 +1,172 @@
+package promapi
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// idLabels identify a replica among a server's series; the other target
+// labels a scrape config adds are dropped from the rebuilt exposition.
+var idLabels = []model.LabelName{"cluster", "namespace", "pod", "job", "instance"}
+
+// targetLabels are labels a server adds to every series of a target,
+// never vLLM's own.
+var targetLabels = map[model.LabelName]bool{
+	model.MetricNameLabel: true, "cluster": true, "namespace": true, "pod": true, "job": true,
+	"instance": true, "container": true, "service": true, "endpoint": true, "node": true,
+	"prometheus": true, "prometheus_replica": true,
+}
+
+// replica is one vLLM server the TSDB holds series of.
+type replica struct {
+	key  string
+	name string
+	host string
+	norm *sources.Normalizer
+	buf  []byte
+	last time.Time // newest sample time handed on
+	seen uint64    // the refresh that last saw it
+}
+
+// fleet is the replicas known so far, by identity.
+type fleet struct {
+	byKey  map[string]*replica
+	byName map[string]*replica
+	help   map[string]string
+}
+
+func newFleet(help map[string]string) *fleet {
+	return &fleet{byKey: map[string]*replica{}, byName: map[string]*replica{}, help: help}
+}
+
+// keyOf renders the identity of a series' replica.
+func keyOf(m model.Metric) string {
+	var b strings.Builder
+	for _, l := range idLabels {
+		b.WriteString(string(m[l]))
+		b.WriteByte(0xff)
+	}
+	return b.String()
+}
+
+// get returns the replica of a series, adding it (and reporting so) the
+// first time.
+func (f *fleet) get(m model.Metric) (*replica, bool) {
+	k := keyOf(m)
+	if r := f.byKey[k]; r != nil {
+		return r, false
+	}
+	name := string(m["instance"])
+	if pod := m["pod"]; pod != "" {
+		name = string(pod)
+		if ns := m["namespace"]; ns != "" {
+			name = string(ns) + "/" + name
+		}
+	}
+	if cl := m["cluster"]; cl != "" {
+		name = string(cl) + "/" + name
+	}
+	if name == "" {
+		name = string(m["job"])
+	}
+	name = sources.Sanitize(name, 120)
+	if f.byName[name] != nil {
+		name += " (" + sources.Sanitize(string(m["job"]), 40) + ")"
+	}
+	for base, n := name, 2; f.byName[name] != nil; n++ {
+		name = base + " #" + strconv.Itoa(n)
+	}
+	host := string(m["instance"])
+	if h, _, ok := strings.Cut(host, ":"); ok {
+		host = h
+	}
+	r := &replica{key: k, name: name, host: host, norm: sources.NewNormalizer()}
+	f.byKey[k], f.byName[name] = r, r
+	return r, true
+}
+
+// drop forgets a replica.
+func (f *fleet) drop(r *replica) {
+	delete(f.byKey, r.key)
+	delete(f.byName, r.name)
+}
+
+// target is what the pipeline is told about a replica.
+func (r *replica) target() sources.Target {
+	return sources.Target{Name: r.name, Host: r.host}
+}
+
+// begin starts a rebuilt exposition; the running gauge's HELP (which tells
+// V0 from V1) comes first when the server keeps it.
+func (f *fleet) begin(r *replica) {
+	r.buf = r.buf[:0]
+	if h, ok := f.help["vllm:num_requests_running"]; ok {
+		r.buf = append(r.buf, "# HELP vllm:num_requests_running "...)
+		r.buf = appendEscaped(r.buf, h, false)
+		r.buf = append(r.buf, '\n')
+	}
+}
+
+// appendSample adds one sample line without the target's labels. Labels
+// are written sorted, so a series renders the same every time and the
+// normalizer's series cache hits.
+func appendSample(b []byte, m model.Metric, v float64, scratch *[]model.LabelName) []byte {
+	b = append(b, m[model.MetricNameLabel]...)
+	names := (*scratch)[:0]
+	for l := range m {
+		if !targetLabels[l] {
+			names = append(names, l)
+		}
+	}
+	slices.Sort(names)
+	*scratch = names
+	b = append(b, '{')
+	for i, l := range names {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, l...)
+		b = append(b, '=', '"')
+		b = appendEscaped(b, string(m[l]), true)
+		b = append(b, '"')
+	}
+	b = append(b, '}', ' ')
+	b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	return append(b, '\n')
+}
+
+// appendEscaped escapes as the text format wants: backslash and newline,
+// and the quote inside label values.
+func appendEscaped(b []byte, s string, quote bool) []byte {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			b = append(b, '\\', '\\')
+		case c == '\n':
+			b = append(b, '\\', 'n')
+		case c == '"' && quote:
+			b = append(b, '\\', '"')
+		default:
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+// scrape normalizes a replica's rebuilt exposition, stamped t.
+func (r *replica) scrape(t time.Time) sources.Scrape {
+	s := sources.Scrape{Target: r.name, Time: t}
+	snap, err := r.norm.Normalize(r.buf, "text/plain; version=0.0.4")
+	if err != nil {
+		s.Err = err
+		return s
+	}
+	s.Data = snap
+	return s
+}

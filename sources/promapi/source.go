@@ -1,0 +1,255 @@
+package promapi
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// maxParallel is how many family queries one refresh has in flight.
+const maxParallel = 4
+
+// chunkSteps is how many steps one backfill range query covers: history is
+// read and handed on in pieces, so memory stays bounded however long it is.
+const chunkSteps = 120
+
+// Source is a Prometheus server as a sources.Source: the backfill at open,
+// then a refresh per scrape interval.
+type Source struct {
+	c     *Client
+	fleet *fleet
+	gen   uint64
+	names []model.LabelName // scratch for label sorting
+}
+
+// NewSource reads through an opened client.
+func NewSource(c *Client) *Source {
+	return &Source{c: c, fleet: newFleet(c.help)}
+}
+
+// Run backfills, then refreshes until ctx ends (or, with Config.Once, right
+// after the backfill).
+func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
+	c := s.c
+	now := c.cfg.Clock()
+	if c.cfg.Backfill > 0 {
+		if err := s.backfill(ctx, out, now.Add(-c.cfg.Backfill), now); err != nil {
+			return err
+		}
+	}
+	if c.cfg.Once {
+		return nil
+	}
+	tick := time.NewTicker(c.interval)
+	defer tick.Stop()
+	for {
+		b, err := s.refresh(ctx, c.cfg.Clock())
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			// The server is down or slow: every replica is unknown now,
+			// and says why.
+			b = sources.Batch{Now: c.cfg.Clock()}
+			for _, r := range s.fleet.byKey {
+				b.Scrapes = append(b.Scrapes, sources.Scrape{Target: r.name, Time: b.Now, Err: err})
+			}
+		}
+		if !sources.Send(ctx, out, b) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// lag is how far behind now a refresh reads, so a scrape being committed
+// is not read half-way.
+const lag = time.Second
+
+// refresh reads the newest sample of every series with one instant query
+// per family, all replicas at once, and rebuilds each replica's scrape.
+// Each scrape is stamped with the time of the replica's newest sample, so
+// rates and data age come from the server's clock; a replica whose series
+// are gone has departed.
+func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, error) {
+	c := s.c
+	ts := now.Add(-lag)
+	b := sources.Batch{Now: now}
+	// The replicas and their newest scrape times, in one small query.
+	v, err := c.query(ctx, s.stampQuery(), ts)
+	if err != nil {
+		return b, err
+	}
+	s.gen++
+	stamps := map[*replica]time.Time{}
+	for _, smp := range v.(model.Vector) {
+		r, added := s.fleet.get(smp.Metric)
+		if added {
+			b.Arrived = append(b.Arrived, r.target())
+		}
+		r.seen = s.gen
+		stamps[r] = time.UnixMilli(int64(float64(smp.Value) * 1000))
+	}
+	for _, r := range s.fleet.byKey {
+		if r.seen != s.gen {
+			b.Departed = append(b.Departed, r.name)
+			s.fleet.drop(r)
+		}
+	}
+	vecs, err := s.queryAll(ctx, func(f family) (model.Value, error) { return c.query(ctx, c.selectFamily(f), ts) })
+	if err != nil {
+		return b, err
+	}
+	for r := range stamps {
+		s.fleet.begin(r)
+	}
+	for _, v := range vecs {
+		for _, smp := range v.(model.Vector) {
+			r := s.fleet.byKey[keyOf(smp.Metric)]
+			if _, ok := stamps[r]; !ok {
+				continue // arrived after the stamps query: next time
+			}
+			r.buf = appendSample(r.buf, smp.Metric, float64(smp.Value), &s.names)
+		}
+	}
+	for r, t := range stamps {
+		if !t.After(r.last) {
+			continue // no new scrape since the last refresh
+		}
+		r.last = t
+		b.Scrapes = append(b.Scrapes, r.scrape(t))
+	}
+	return b, nil
+}
+
+// stampQuery asks, per replica, for the time of its newest scrape: the
+// timestamp of the running gauge every vLLM exposes.
+func (s *Source) stampQuery() string {
+	return "max by (" + idBy + ") (timestamp(" + s.c.match(s.c.running()) + "))"
+}
+
+// queryAll runs one query per family, a few at a time, and returns the
+// results in family order.
+func (s *Source) queryAll(ctx context.Context, q func(family) (model.Value, error)) ([]model.Value, error) {
+	fams := s.c.families
+	res := make([]model.Value, len(fams))
+	errs := make([]error, len(fams))
+	sem := make(chan struct{}, maxParallel)
+	var wg sync.WaitGroup
+	for i, f := range fams {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			res[i], errs[i] = q(f)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// backfill reads [from, to] at the scrape step with range queries, a chunk
+// at a time, and sends a batch per step: the pipeline evaluates the rules
+// over history as if it had been watching.
+func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, to time.Time) error {
+	c := s.c
+	step := c.interval
+	from = from.Truncate(step)
+	for start := from; !start.After(to); start = start.Add(chunkSteps * step) {
+		end := start.Add((chunkSteps - 1) * step)
+		if end.After(to) {
+			end = to
+		}
+		r := v1.Range{Start: start, End: end, Step: step}
+		// A range query answers every step with the newest sample at or
+		// before it: the stamps say which steps saw a new scrape, and when.
+		stampM, err := c.queryRange(ctx, s.stampQuery(), r)
+		if err != nil {
+			return err
+		}
+		mats, err := s.queryAll(ctx, func(f family) (model.Value, error) { return c.queryRange(ctx, c.selectFamily(f), r) })
+		if err != nil {
+			return err
+		}
+		stamps := map[*replica][]model.SamplePair{}
+		for _, ss := range stampM {
+			rp, _ := s.fleet.get(ss.Metric)
+			stamps[rp] = ss.Values
+		}
+		// Each replica's series, with a cursor into their points.
+		type cursor struct {
+			m   model.Metric
+			pts []model.SamplePair
+		}
+		series := map[*replica][]cursor{}
+		var order []*replica
+		var arrived []sources.Target
+		for _, m := range mats {
+			for _, ss := range m.(model.Matrix) {
+				rp, added := s.fleet.get(ss.Metric)
+				if added {
+					arrived = append(arrived, rp.target())
+				}
+				if _, ok := series[rp]; !ok {
+					order = append(order, rp)
+				}
+				series[rp] = append(series[rp], cursor{ss.Metric, ss.Values})
+			}
+		}
+		for t := start; !t.After(end); t = t.Add(step) {
+			b := sources.Batch{Now: t, Arrived: arrived}
+			arrived = nil
+			tm := model.TimeFromUnixNano(t.UnixNano())
+			for _, rp := range order {
+				st := stamps[rp]
+				for len(st) > 0 && st[0].Timestamp < tm {
+					st = st[1:]
+				}
+				stamps[rp] = st
+				if len(st) == 0 || st[0].Timestamp != tm {
+					continue // not scraped by then, or gone
+				}
+				at := time.UnixMilli(int64(float64(st[0].Value) * 1000))
+				if !at.After(rp.last) {
+					continue // no new scrape since the last step
+				}
+				cs := series[rp]
+				s.fleet.begin(rp)
+				n := 0
+				for i := range cs {
+					for len(cs[i].pts) > 0 && cs[i].pts[0].Timestamp < tm {
+						cs[i].pts = cs[i].pts[1:]
+					}
+					if len(cs[i].pts) > 0 && cs[i].pts[0].Timestamp == tm {
+						rp.buf = appendSample(rp.buf, cs[i].m, float64(cs[i].pts[0].Value), &s.names)
+						n++
+					}
+				}
+				if n == 0 {
+					continue
+				}
+				rp.last = at
+				b.Scrapes = append(b.Scrapes, rp.scrape(at))
+			}
+			if !sources.Send(ctx, out, b) {
+				return nil
+			}
+		}
+	}
+	return nil
+}
