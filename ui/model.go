@@ -68,7 +68,8 @@ var windowSteps = []time.Duration{
 
 // Model is the top-level model.
 type Model struct {
-	hub  Hub
+	hub    Hub
+	replay *replayBar // vtop replay: the timeline and playback keys; nil when live
 	keys keyMap
 	opts Options
 	r    *lipgloss.Renderer
@@ -111,6 +112,7 @@ type Model struct {
 // New returns the model. It reads frames from hub.Frames().
 func New(hub Hub, o Options) *Model {
 	m := &Model{hub: hub, keys: newKeyMap(), opts: o, r: o.Renderer, ep: -1, fleet: newFleetTable(), wantWindow: o.Window}
+	m.replay = newReplayBar(hub)
 	if m.r == nil {
 		m.r = lipgloss.DefaultRenderer()
 	}
@@ -216,7 +218,7 @@ func (m *Model) receive(fr *diagnose.Frame) {
 		return
 	}
 	m.newest = fr
-	if fr.Time.After(m.now) {
+	if fr.Time.After(m.now) || m.replay != nil { // a replay's clock is its frames', and seeks back
 		m.now = fr.Time
 	}
 	if m.paused && m.fr != nil {
@@ -300,6 +302,9 @@ func (m *Model) refresh() {
 	}
 	m.header = m.renderHeader()
 	m.footer = m.renderFooter()
+	if m.replay != nil && !m.fleet.filtering {
+		m.footer = m.replay.render(m.w, m.st)
+	}
 	switch {
 	case m.overlay == overlayHelp:
 		m.body = m.overlayBody("Help: keys and symbols", m.helpLines(m.w), &m.ovOff)
@@ -342,6 +347,9 @@ func (m *Model) View() string {
 func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 	if m.fleet.filtering {
 		return m.filterKey(k), false
+	}
+	if m.replay.key(k) {
+		return nil, false
 	}
 	km := &m.keys
 	switch {

@@ -25,6 +25,7 @@ type player struct {
 	slo        string // --slo override; "" keeps the recorded profile
 
 	hdr    record.Header
+	rules  diagnose.RulesConfig
 	p      *pipeline
 	src    *record.Source
 	in     chan sources.Batch
@@ -95,7 +96,7 @@ func (pl *player) rewind() error {
 		p.detector.SetForCap(forCap)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	*pl = player{files: pl.files, maxSamples: pl.maxSamples, slo: pl.slo, hdr: hdr, p: p,
+	*pl = player{files: pl.files, maxSamples: pl.maxSamples, slo: pl.slo, hdr: hdr, rules: o.rules, p: p,
 		src: record.NewSource(pl.files, pl.maxSamples), in: make(chan sources.Batch), cancel: cancel, done: make(chan error, 1)}
 	go func(src *record.Source, in chan sources.Batch) {
 		err := src.Run(ctx, in)
