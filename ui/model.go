@@ -70,9 +70,9 @@ var windowSteps = []time.Duration{
 type Model struct {
 	hub    Hub
 	replay *replayBar // vtop replay: the timeline and playback keys; nil when live
-	keys keyMap
-	opts Options
-	r    *lipgloss.Renderer
+	keys   keyMap
+	opts   Options
+	r      *lipgloss.Renderer
 
 	theme themes.Theme
 	st    *styles
