@@ -31,6 +31,8 @@ type options struct {
 	maxSamples  int
 	maxParallel int
 	logFile     string
+	record      string // --record FILE
+	recordMax   int64
 	http        sources.HTTPConfig
 	configFile  string
 	demo        bool
@@ -100,6 +102,8 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("slo", "chat", "latency targets: chat, code, batch, rag, agent")
 	fs.String("gpu", "auto", "GPU source: auto (NVML when present), nvml, none")
 	fs.String("log", "", "write diagnostics to this file (nothing is printed while the TUI runs)")
+	fs.String("record", "", "record every scrape body, GPU reading and evaluation to this file, for vtop replay (docs/recording.md)")
+	fs.String("record-max", "1GiB", "disk a recording may take: past half of it FILE moves to FILE.1 and a new FILE starts")
 	fs.String("bearer-token-file", "", "send the token in this file as a bearer token (or set VTOP_BEARER_TOKEN)")
 	fs.String("basic-auth-user", "", "HTTP basic auth user; the password comes from --basic-auth-password-file or VTOP_BASIC_AUTH_PASSWORD")
 	fs.String("basic-auth-password-file", "", "file holding the basic auth password")
@@ -239,6 +243,14 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	o.theme, _ = fs.GetString("theme")
 	o.sloProfile, _ = fs.GetString("slo")
 	o.gpu, _ = fs.GetString("gpu")
+	o.record, _ = fs.GetString("record")
+	rm, _ := fs.GetString("record-max")
+	if o.recordMax, err = parseSize(rm); err != nil {
+		return nil, fs, fmt.Errorf("--record-max: %v", err)
+	}
+	if o.recordMax < 1<<20 {
+		return nil, fs, fmt.Errorf("--record-max must be at least 1MiB")
+	}
 	mb, _ := fs.GetString("max-body")
 	if o.maxBody, err = parseSize(mb); err != nil {
 		return nil, fs, fmt.Errorf("--max-body: %v", err)

@@ -10,6 +10,7 @@ import (
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/hostproc"
 	"github.com/vtop-dev/vtop/sources/promapi"
+	"github.com/vtop-dev/vtop/sources/record"
 )
 
 // pipeline is sources → diagnose for one run: the sources, and the engine
@@ -24,9 +25,10 @@ type pipeline struct {
 	clock     time.Time
 	lastEval  time.Time
 	log       *slog.Logger
-	scrapeLog *scrapeLog // scrape errors and warnings, rate-limited
-	scrapes   int        // scrape results applied
-	answered  int        // of which succeeded (vLLM metrics read)
+	scrapeLog *scrapeLog     // scrape errors and warnings, rate-limited
+	scrapes   int            // scrape results applied
+	answered  int            // of which succeeded (vLLM metrics read)
+	rec       *record.Writer // --record; nil when not recording
 }
 
 // newPipeline wires the sources of o: the poller over its targets and the
@@ -41,6 +43,7 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	}
 	pc := sources.DefaultPollerConfig()
 	pc.Interval, pc.MaxSamples = o.interval, o.maxSamples
+	pc.KeepBody = o.record != ""
 	if o.maxParallel > 0 {
 		pc.MaxParallel = o.maxParallel
 	}
@@ -129,12 +132,18 @@ func (p *pipeline) remove(name string) {
 	}
 }
 
-// apply moves one batch into the engine and advances the clock.
+// apply moves one batch into the engine and advances the clock. With
+// --record, what it ingests is recorded in the same order.
 func (p *pipeline) apply(b *sources.Batch) {
+	if p.rec != nil {
+		p.wallClock(b)
+	}
 	for _, n := range b.Departed {
+		p.rec.Departed(n)
 		p.remove(n)
 	}
 	for _, t := range b.Arrived {
+		p.rec.Target(t)
 		p.add(t)
 	}
 	for _, s := range b.Scrapes {
@@ -143,12 +152,16 @@ func (p *pipeline) apply(b *sources.Batch) {
 			p.answered++
 		}
 		p.scrapeLog.note(s)
+		p.rec.Scrape(s.Target, s.Time, s.Duration, s.ContentType, s.Body, s.Err)
+		s.Body = nil
 		p.engine.Ingest(p.add(sources.Target{Name: s.Target}), s)
 	}
 	for _, t := range b.Procs {
+		p.rec.Procs(t.Target, t.Tree)
 		p.engine.SetEndpointProcs(p.add(sources.Target{Name: t.Target}), t.Tree)
 	}
 	if b.GPU != nil {
+		p.rec.GPU(b.GPU)
 		p.engine.IngestGPU(*b.GPU)
 	}
 	if b.Now.After(p.clock) {
@@ -159,6 +172,7 @@ func (p *pipeline) apply(b *sources.Batch) {
 // frame builds the picture at the pipeline's clock: the engine's frame with
 // the findings attached.
 func (p *pipeline) frame() *diagnose.Frame {
+	p.rec.Tick(p.clock)
 	fr := p.engine.Frame(p.clock)
 	p.detector.Evaluate(fr)
 	p.lastEval = p.clock
@@ -256,5 +270,20 @@ loop:
 			publish()
 			return errors.Join(errs...)
 		}
+	}
+}
+
+// wallClock drops the monotonic clock readings of a batch being recorded:
+// a recording holds wall-clock times, and the live run computes its rates
+// from the same, so a replay gets the same numbers to the last bit.
+func (p *pipeline) wallClock(b *sources.Batch) {
+	b.Now = b.Now.Round(0)
+	for i := range b.Scrapes {
+		b.Scrapes[i].Time = b.Scrapes[i].Time.Round(0)
+	}
+	if b.GPU != nil {
+		g := *b.GPU
+		g.Time = g.Time.Round(0)
+		b.GPU = &g
 	}
 }
