@@ -505,6 +505,9 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 				}
 			}
 		}
+		if width(text) > c.w && strings.HasPrefix(text, "~") {
+			text = text[1:] // a narrow column keeps the number whole; the endpoint view says "~"
+		}
 		var cell string
 		if c.right {
 			cell = padLeft(text, c.w)
