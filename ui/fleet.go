@@ -915,14 +915,5 @@ func shortModel(m string) string {
 
 func quote(s string) string { return "\"" + s + "\"" }
 
-// unknownStats is Stats with every number unknown.
-func unknownStats() diagnose.Stats {
-	q := diagnose.Quantiles{P50: math.NaN(), P90: math.NaN(), P95: math.NaN(), P99: math.NaN(), Mean: math.NaN(), Count: math.NaN(),
-		Lowest: math.NaN(), Highest: math.NaN()}
-	n := math.NaN()
-	return diagnose.Stats{TTFT: q, ITL: q, TPOT: q, E2E: q, Queue: q, Prefill: q, Decode: q,
-		KVUsage: n, KVUsageMax: n, KVCapacityTokens: n, NumGPUBlocks: n, BlockSize: n, GPUMemUtil: n,
-		PrefixHitRatio: n, PrefixQueryRate: n, PreemptionsRate: n, Swapped: n, CPUKVUsage: n,
-		Running: n, Waiting: n, WaitingCapacity: n, WaitingDeferred: n, PromptTokRate: n, GenTokRate: n,
-		ReqRate: n, AbortShare: n, AvgPromptLen: n, AvgGenLen: n, MeanIterTokens: n, PromptCachedRate: n}
-}
+// unknownStats is Stats with every number unknown (diagnose owns it).
+func unknownStats() diagnose.Stats { return diagnose.UnknownStats() }

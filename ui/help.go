@@ -7,7 +7,11 @@ func (m *Model) helpLines(w int) []string {
 	s := m.st
 	const keyW = 12
 	var keys []string
-	for _, g := range m.keys.helpGroups() {
+	groups := m.keys.helpGroups()
+	if m.replay != nil {
+		groups = append([]helpGroup{m.replay.helpGroup()}, groups...)
+	}
+	for _, g := range groups {
 		keys = append(keys, s.title.s(g.title))
 		for _, b := range g.keys {
 			h := b.Help()

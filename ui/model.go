@@ -68,10 +68,11 @@ var windowSteps = []time.Duration{
 
 // Model is the top-level model.
 type Model struct {
-	hub  Hub
-	keys keyMap
-	opts Options
-	r    *lipgloss.Renderer
+	hub    Hub
+	replay *replayBar // vtop replay: the timeline and playback keys; nil when live
+	keys   keyMap
+	opts   Options
+	r      *lipgloss.Renderer
 
 	theme themes.Theme
 	st    *styles
@@ -117,6 +118,7 @@ type Model struct {
 // New returns the model. It reads frames from hub.Frames().
 func New(hub Hub, o Options) *Model {
 	m := &Model{hub: hub, keys: newKeyMap(), opts: o, r: o.Renderer, ep: -1, fleet: newFleetTable(), wantWindow: o.Window}
+	m.replay = newReplayBar(hub)
 	if m.r == nil {
 		m.r = lipgloss.DefaultRenderer()
 	}
@@ -222,7 +224,7 @@ func (m *Model) receive(fr *diagnose.Frame) {
 		return
 	}
 	m.newest = fr
-	if fr.Time.After(m.now) {
+	if fr.Time.After(m.now) || m.replay != nil { // a replay's clock is its frames', and seeks back
 		m.now = fr.Time
 	}
 	if m.paused && m.fr != nil {
@@ -312,6 +314,9 @@ func (m *Model) refresh() {
 	}
 	m.header = m.st.fill(m.renderHeader(), m.w)
 	m.footer = m.st.fill(m.renderFooter(), m.w)
+	if m.replay != nil && !m.fleet.filtering {
+		m.footer = m.st.fill(m.replay.render(m.w, m.st), m.w)
+	}
 	defer func() {
 		for i, l := range m.body {
 			m.body[i] = m.st.fill(l, m.w)
@@ -359,6 +364,9 @@ func (m *Model) View() string {
 func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 	if m.fleet.filtering {
 		return m.filterKey(k), false
+	}
+	if m.replay.key(k) {
+		return nil, false
 	}
 	km := &m.keys
 	switch {

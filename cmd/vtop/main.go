@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; a
@@ -129,22 +129,13 @@ func printUsage(w io.Writer, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, "\nEvery flag can also be set in the environment (%s)\nor in the config file (YAML, keys are the flag names, plus targets: [url | {url, max_num_seqs}],\nrules: and slo_profiles: (see docs/rules.md)).\nPrecedence: flags, then environment, then config file.\n", envHelp(fs))
 }
 
-func openLog(path string) (*slog.Logger, func(), error) {
-	if path == "" {
-		return slog.New(slog.NewTextHandler(io.Discard, nil)), func() {}, nil
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--log: %v", err)
-	}
-	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), func() { f.Close() }, nil
-}
-
-func isTerminal(w io.Writer) bool {
+// isTerminal reports whether w is a terminal: a real isatty (the termios
+// ioctl), not "a character device", which /dev/null also is.
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

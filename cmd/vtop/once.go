@@ -25,9 +25,16 @@ func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stde
 	// A report cannot wait longer than its one window: a condition that
 	// held for half of it counts as held for the rule's for.
 	// With history from a server (--prometheus) the rules have theirs.
+	var forCap time.Duration
 	if o.prom.url == "" {
-		p.detector.SetForCap(o.window / 2)
+		forCap = o.window / 2
+		p.detector.SetForCap(forCap)
 	}
+	if err := p.startRecording(o, forCap); err != nil {
+		fmt.Fprintf(stderr, "vtop: %v\n", err)
+		return int(report.Unknown)
+	}
+	defer p.stopRecording(stderr)
 	// A window of data needs polls at both ends: wait the window plus half
 	// an interval for the last one. A source that is done sooner (a
 	// backfill, a replay) ends the wait; so does every target failing its
