@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/vtop-dev/vtop/ui/report"
 )
@@ -32,10 +33,17 @@ func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stde
 	// backfill, a replay) ends the wait.
 	wctx, cancel := context.WithTimeout(ctx, o.window+o.interval/2)
 	defer cancel()
+	began := time.Now()
 	if err := p.serve(wctx, loopConfig{}); err != nil {
 		p.log.Debug("sources", "err", err)
 	}
+	took := time.Since(began)
 	fr := p.frame()
+	if p.prom != nil {
+		q, b := p.prom.Stats()
+		p.log.Info("prometheus requests", "server", p.prom.Server(), "queries", q, "bytes", b,
+			"endpoints", len(fr.Endpoints), "read_seconds", took.Seconds())
+	}
 	st := report.FrameStatus(fr)
 	if o.output == "json" {
 		err := report.WriteJSON(stdout, report.BuildJSON(fr, vtopVersion(), st))

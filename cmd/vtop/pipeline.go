@@ -24,6 +24,7 @@ type pipeline struct {
 	clock    time.Time
 	lastEval time.Time
 	log      *slog.Logger
+	prom     *promapi.Client // with --prometheus, for its request counts
 }
 
 // newPipeline wires the sources of o: the poller over its targets and the
@@ -73,7 +74,11 @@ func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) 
 	o.interval = c.Interval()
 	o.window = max(o.window, 4*o.interval)
 	logger.Debug("prometheus", "server", c.Server(), "interval", o.interval)
-	return newPipelineOf(o, logger, promapi.NewSource(c))
+	p, err := newPipelineOf(o, logger, promapi.NewSource(c))
+	if p != nil {
+		p.prom = c
+	}
+	return p, err
 }
 
 // promQueryTimeout bounds one query to the server.
