@@ -38,6 +38,7 @@ type options struct {
 	sloProfile  string
 	gpu         string
 	prom        promOptions
+	dcgm        []string             // dcgm-exporter URLs (direct mode)
 	rules       diagnose.RulesConfig // thresholds, for durations, SLO profile
 	// gpuSource replaces NVML (the demo passes its simulated GPUs), and
 	// procTrees, indexed like targets, replace the /proc join (the demo's
@@ -94,6 +95,7 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("selector", "", "with --prometheus: only replicas whose series match these label matchers, e.g. '{namespace=\"llm\"}'")
 	fs.StringArray("header", nil, "with --prometheus: extra HTTP header 'Name: value' (e.g. X-Scope-OrgID for Mimir tenants; repeatable)")
 	fs.Duration("backfill", 30*time.Minute, "with --prometheus: history read at open (what the rules' for durations, the leak fit and sparklines need)")
+	fs.StringArray("dcgm", nil, "read GPUs from this dcgm-exporter endpoint (host:port or URL; repeatable) instead of NVML, joined to the targets by host")
 	fs.Bool("demo", false, "start a built-in simulated vLLM fleet on loopback and watch it")
 	fs.String("theme", "dark", "color theme: dark, light, high-contrast, mono (mono by default when NO_COLOR is set; always when TERM=dumb)")
 	fs.String("slo", "chat", "latency targets: chat, code, batch, rag, agent")
@@ -260,6 +262,14 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	case "auto", "nvml", "none":
 	default:
 		return nil, fs, fmt.Errorf("--gpu must be auto, nvml or none, not %q", o.gpu)
+	}
+	dcgmSpecs, _ := fs.GetStringArray("dcgm")
+	for _, d := range dcgmSpecs {
+		t, err := sources.ParseTarget(d)
+		if err != nil {
+			return nil, fs, fmt.Errorf("--dcgm: %v", err)
+		}
+		o.dcgm = append(o.dcgm, t.URL)
 	}
 	if err := o.resolveProm(fs); err != nil {
 		return nil, fs, err

@@ -235,3 +235,37 @@ func promValue(base, q string) (float64, bool) {
 	v, err := strconv.ParseFloat(s, 64)
 	return v, err == nil
 }
+
+// Direct mode: --dcgm reads a dcgm-exporter endpoint itself; the GPUs fill
+// the report's GPU section and join the targets on the exporter's host.
+func TestDirectDCGM(t *testing.T) {
+	bin := vtopBinary(t)
+	hosts, dcgmURL := simFleetDCGM(t, bin, "--replicas", "2", "--scenario", "healthy")
+	code, out, errOut := runArgs(t, nil, append([]string{"--once", "-o", "json", "--window", "2s", "--interval", "500ms", "--dcgm", dcgmURL}, hosts...)...)
+	if code == int(3) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Endpoints []struct {
+			Name string `json:"name"`
+			GPU  struct {
+				GPUs []int `json:"gpus"`
+			} `json:"gpu"`
+		} `json:"endpoints"`
+		GPU struct {
+			Source string `json:"source"`
+		} `json:"gpu"`
+		GPUs []json.RawMessage `json:"gpus"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(rep.GPU.Source, "dcgm-exporter") || len(rep.GPUs) != 2 {
+		t.Errorf("GPU section: %s, %d GPUs\n%.2000s", rep.GPU.Source, len(rep.GPUs), out)
+	}
+	for _, e := range rep.Endpoints {
+		if len(e.GPU.GPUs) != 2 { // one host: each replica holds every GPU of it
+			t.Errorf("%s joined to GPUs %v", e.Name, e.GPU.GPUs)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/dcgm"
 	"github.com/vtop-dev/vtop/sources/hostproc"
 	"github.com/vtop-dev/vtop/sources/promapi"
 )
@@ -42,6 +43,12 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	if o.maxParallel > 0 {
 		pc.MaxParallel = o.maxParallel
 	}
+	poll := sources.NewPollSource(sources.NewPoller(o.targets, fetcher, pc))
+	if len(o.dcgm) > 0 {
+		// Remote GPUs: dcgm-exporter instead of this machine's NVML.
+		d := &dcgm.Scraper{URLs: o.dcgm, Fetcher: fetcher, Interval: o.interval, Targets: o.targets}
+		return newPipelineOf(o, logger, poll, d)
+	}
 	gpuSrc := o.gpuSource
 	if gpuSrc == nil {
 		if gpuSrc, err = openGPUSource(o); err != nil {
@@ -56,7 +63,6 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 		}
 		gpu.UseTrees(trees)
 	}
-	poll := sources.NewPollSource(sources.NewPoller(o.targets, fetcher, pc))
 	return newPipelineOf(o, logger, poll, gpu)
 }
 

@@ -91,6 +91,7 @@ type Device struct {
 	Namespace string // the workload holding it, when the exporter maps pods
 	Pod       string
 	Instance  string // MIG GPU instance ID, "" for a whole GPU
+	Exporter  string // the exporter's own host (its target address)
 }
 
 // Key identifies a device across readings: host, UUID, MIG instance.
@@ -156,6 +157,7 @@ func (r *Reader) Add(name string, label func(string) string, v float64, instance
 			a.Name += " MIG " + sources.Sanitize(p, 20)
 		}
 		a.Namespace, a.Pod = workload(label)
+		a.Exporter = sources.Sanitize(instanceHost, 80)
 		r.devs[k] = a
 		r.order = append(r.order, k)
 	}

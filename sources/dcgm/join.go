@@ -68,8 +68,10 @@ func uuidOf(d *Device) string {
 	return d.UUID
 }
 
-// holds joins by pod when both sides know one, else by host (a node name
-// or address; a short name matches its fully qualified one).
+// holds joins by pod when both sides know one, else by host: the node name
+// the exporter reports or the exporter's own address (a short name
+// matches its fully qualified one). Without pods, every replica on a host
+// holds every GPU of that host.
 func (f *Fleet) holds(d *Device, h Holder) bool {
 	if h.Pod != "" && d.Pod != "" {
 		return d.Pod == h.Pod && (h.Namespace == "" || d.Namespace == "" || d.Namespace == h.Namespace)
@@ -77,7 +79,7 @@ func (f *Fleet) holds(d *Device, h Holder) bool {
 	if h.Pod != "" {
 		return false
 	}
-	return h.Host != "" && sameHost(d.Host, h.Host)
+	return h.Host != "" && (sameHost(d.Host, h.Host) || sameHost(d.Exporter, h.Host))
 }
 
 func sameHost(a, b string) bool {
