@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/vtop-dev/vtop/sources"
 )
@@ -91,8 +92,12 @@ func FitBatchedTokens(itl50, itl99, iter50, iter99, target float64) (b BudgetFit
 	b.PerToken = (itl99 - itl50) / (iter99 - iter50)
 	tokens := iter50 + (target-itl50)/b.PerToken
 	b.Tokens = int(math.Floor(tokens/64)) * 64
-	if b.Tokens < 64 || float64(b.Tokens) <= iter50 {
+	switch {
+	case b.Tokens < 64 || float64(b.Tokens) <= iter50:
 		return b, "the target leaves no room above the median step"
+	case float64(b.Tokens) >= iter99:
+		// A budget at or above the slow steps' size would not cut them.
+		return b, fmt.Sprintf("the budget that meets the target (%d) is not below the slow steps' %s tokens: step size is not what makes them slow", b.Tokens, grouped(iter99))
 	}
 	return b, ""
 }
@@ -176,47 +181,117 @@ func engineCache(u *unit) (blocks, blockSize float64, note string) {
 // plus what it generated.
 func avgSeq(st *Stats) float64 { return st.AvgPromptLen + st.AvgGenLen }
 
-// maxNumSeqsChange turns a fit into a --max-num-seqs change, given the
-// configured value (0 unknown). lower: the fit is a ceiling (thrashing);
-// otherwise it is room to grow (starvation).
 // batchSlots is how many sequences the unit (an engine or an endpoint) can
 // run at once; 0: unknown.
 func batchSlots(u *unit) int { return BatchSlots(u.ep.MaxNumSeqs, u.st) }
 
-func maxNumSeqsChange(u *unit, headroom float64, lower bool) (FlagChange, SeqFit, bool) {
+// LiveFit is how many sequences the KV cache holds at what the running
+// sequences hold now: KV usage ÷ running is one running sequence's share of
+// the cache. Running requests are longer than those that finished in the
+// window (they are still growing), so this is the fit the cache-config
+// arithmetic must not exceed.
+type LiveFit struct {
+	KV, Running, Headroom float64 // running: per engine
+	Blocks                float64 // one engine's blocks; NaN unknown (only for the words)
+	N                     int     // floor((1 − headroom) × running ÷ KV usage)
+}
+
+// FitLive computes LiveFit; missing names what is missing.
+func FitLive(kv, running, blocks, headroom float64) (LiveFit, string) {
+	f := LiveFit{KV: kv, Running: running, Headroom: headroom, Blocks: blocks}
+	switch {
+	case bad(kv) || kv <= 0.01:
+		return f, "KV usage unknown or empty"
+	case bad(running) || running < 1:
+		return f, "no sequence running"
+	case headroom < 0 || headroom >= 1:
+		return f, "headroom must be in [0, 1)"
+	}
+	f.N = int(math.Floor((1-headroom)*running/kv + 1e-9))
+	return f, ""
+}
+
+// Why shows the arithmetic.
+func (f LiveFit) Why() string {
+	if !bad(f.Blocks) && f.Blocks > 0 {
+		per := f.KV * f.Blocks / f.Running
+		return fmt.Sprintf("live: KV %s × %s blocks ÷ %s running = %s blocks per running sequence; %s usable ÷ %s = %s sequences",
+			pct(f.KV), grouped(f.Blocks), grouped(f.Running), dec(per, 1), grouped(math.Floor(f.Blocks*(1-f.Headroom)+1e-9)), dec(per, 1), grouped(float64(f.N)))
+	}
+	return fmt.Sprintf("live: (1 − %s headroom) × %s running ÷ KV %s = %s sequences",
+		pct(f.Headroom), grouped(f.Running), pct(f.KV), grouped(float64(f.N)))
+}
+
+// maxNumSeqsChange is the --max-num-seqs advice: the smaller of the
+// cache-config fit (blocks ÷ finished requests' average length) and the
+// live fit (what running sequences hold now), both in Why. lower: the
+// engine holds more than fits (thrashing); otherwise room to grow
+// (starvation). It is the lever only when the number moves the engine the
+// way the finding needs: lowering to a value below what runs now and
+// below the current setting, raising past the current setting but never
+// past the live fit. n is the recommended value (0 when neither fit can
+// be computed).
+func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc FlagChange, n int, lever bool) {
 	blocks, bs, note := engineCache(u)
 	fit, miss := FitMaxNumSeqs(blocks, bs, avgSeq(u.st), headroom)
-	fc := FlagChange{Flag: "--max-num-seqs"}
+	engines := float64(max(1, u.st.Engines))
+	running := u.st.Running / engines
+	live, liveMiss := FitLive(u.st.KVUsage, running, blocks, headroom)
+	fc = FlagChange{Flag: "--max-num-seqs"}
 	cur := u.ep.MaxNumSeqs
 	if cur > 0 {
 		fc.From = strconv.Itoa(cur)
 	}
-	if miss != "" {
-		fc.To = "cannot compute: " + miss
+	var why []string
+	switch {
+	case miss == "" && fit.N >= 1:
+		n = fit.N
+		why = append(why, "cache config: "+fit.Why())
+	case miss == "":
+		why = append(why, "cache config: "+fit.Why()+" (one average sequence needs more than the usable KV cache)")
+	default:
+		why = append(why, "cache config: cannot compute: "+miss)
+	}
+	if liveMiss == "" && live.N >= 1 {
+		why = append(why, live.Why())
+		if n == 0 || live.N < n {
+			n = live.N
+		}
+	} else if liveMiss != "" {
+		why = append(why, "live: cannot compute: "+liveMiss)
+	}
+	if note != "" {
+		why = append(why, note)
+	}
+	if n < 1 {
+		fc.To = "cannot compute: " + strings.TrimPrefix(why[0], "cache config: cannot compute: ")
+		if miss == "" {
+			fc.To = "cannot compute: one average sequence needs more than the usable KV cache"
+		}
 		if cur == 0 {
 			fc.To += "; max_num_seqs unknown too: set it in the config file's targets"
 		}
-		return fc, fit, false
+		fc.Why = strings.Join(why, "; ")
+		return fc, 0, false
 	}
-	if fit.N < 1 {
-		fc.To = "cannot compute: one average sequence needs more than the usable KV cache"
-		fc.Why = fit.Why() + "; lower --max-model-len or add KV capacity"
-		return fc, fit, false
-	}
-	fc.To = strconv.Itoa(fit.N)
-	fc.Why = fit.Why()
-	if note != "" {
-		fc.Why += " (" + note + ")"
-	}
+	fc.To = strconv.Itoa(n)
+	why = append(why, fmt.Sprintf("the smaller: %d", n))
+	fc.Why = strings.Join(why, "; ")
 	switch {
+	case lower && !bad(running) && float64(n) >= running:
+		fc.Why += fmt.Sprintf("; not below the %s sequences running now per engine, so lowering to it would not relieve the cache", grouped(running))
+		return fc, n, false
+	case !lower && !bad(running) && float64(n) <= running:
+		fc.Why += fmt.Sprintf("; not above the %s sequences running now per engine: no room to admit more", grouped(running))
+		return fc, n, false
 	case cur == 0:
 		fc.Why += "; the current value is unknown (vLLM does not expose it): set max_num_seqs in the config file's targets to compare"
-	case lower && fit.N >= cur:
-		return fc, fit, false // already at or below the fit: not the lever
-	case !lower && fit.N <= cur:
-		return fc, fit, false // no KV room to admit more
+	case lower && n >= cur:
+		return fc, n, false // already at or below the fit: not the lever
+	case !lower && n <= cur:
+		return fc, n, false // no KV room to admit more
 	}
-	return fc, fit, true
+	return fc, n, true
 }
 
 // chunkedPrefillFlag is --enable-chunked-prefill, which only V0 needs: V1

@@ -38,15 +38,6 @@ type fleetKey struct {
 	model, target string
 }
 
-// ruleState is one rule on one target.
-type ruleState struct {
-	pendingSince time.Time // the condition has held since (zero: not pending)
-	firing       bool
-	clearSince   time.Time // firing, and the clear condition has held since
-	gen          uint32    // the last evaluation that visited it
-	finding      Finding   // the last description, while firing
-}
-
 // epState is what the detector keeps per endpoint.
 type epState struct {
 	name    string
@@ -115,6 +106,9 @@ type evalCtx struct {
 	// condition is known to have held since then (an outage that began
 	// before this evaluation).
 	since time.Time
+	// over, when a check sets it with condMet, is how far past its
+	// threshold the data is (value ÷ threshold): the hold shrinks by it.
+	over float64
 
 	// peers are the replicas a fleet finding compares its target with.
 	peers []*EndpointView
@@ -144,44 +138,56 @@ func (d *Detector) Evaluate(f *Frame) {
 	d.gen++
 	f.SLO = d.slo
 	x := &evalCtx{f: f, now: f.Time, slo: &d.slo}
-	var all []Finding
+	var all, pending []Finding
 	for i := range f.Endpoints {
 		ep := &f.Endpoints[i]
 		es := d.endpoint(i, ep.Name)
 		es.observe(ep, f.Time)
 		x.trendEp, x.trendDone, x.es = ep, false, es
 		d.evalEndpoint(x, ep, es)
-		ep.Findings = d.collect(es)
+		ep.Findings, ep.Pending = d.collect(es)
 		all = append(all, ep.Findings...)
+		pending = append(pending, ep.Pending...)
 	}
 	if len(d.eps) > len(f.Endpoints) {
 		d.eps = d.eps[:len(f.Endpoints)]
 	}
-	fleet := d.evalFleet(x, f)
-	for i := range fleet {
-		fd := &fleet[i]
-		for j := range f.Endpoints {
-			if f.Endpoints[j].Name == fd.Target {
-				f.Endpoints[j].Findings = append(f.Endpoints[j].Findings, *fd)
-				SortFindings(f.Endpoints[j].Findings)
-				break
-			}
-		}
-	}
-	all = append(all, fleet...)
-	gpus := d.evalGPUs(x, f)
-	for i := range gpus {
-		for j := range f.Endpoints {
-			ep := &f.Endpoints[j]
-			if len(gpus[i].GPUs) > 0 && slices.Contains(ep.GPU.GPUs, gpus[i].GPUs[0]) {
-				ep.Findings = append(ep.Findings, gpus[i])
-				SortFindings(ep.Findings)
-			}
-		}
-	}
-	all = append(all, gpus...)
+	fleet, fleetPending := d.evalFleet(x, f)
+	attach(f, fleet, fleetPending, func(ep *EndpointView, fd *Finding) bool { return ep.Name == fd.Target })
+	gpus, gpuPending := d.evalGPUs(x, f)
+	attach(f, gpus, gpuPending, func(ep *EndpointView, fd *Finding) bool {
+		return len(fd.GPUs) > 0 && slices.Contains(ep.GPU.GPUs, fd.GPUs[0])
+	})
+	all = append(append(all, fleet...), gpus...)
+	pending = append(append(pending, fleetPending...), gpuPending...)
 	SortFindings(all)
-	f.Findings = all
+	SortFindings(pending)
+	f.Findings, f.Pending = all, pending
+	groupFindings(f)
+}
+
+// attach adds fleet or GPU findings to the endpoints they concern.
+func attach(f *Frame, active, pending []Finding, concerns func(*EndpointView, *Finding) bool) {
+	for j := range f.Endpoints {
+		ep := &f.Endpoints[j]
+		na, np := len(ep.Findings), len(ep.Pending)
+		for i := range active {
+			if concerns(ep, &active[i]) {
+				ep.Findings = append(ep.Findings, active[i])
+			}
+		}
+		for i := range pending {
+			if concerns(ep, &pending[i]) {
+				ep.Pending = append(ep.Pending, pending[i])
+			}
+		}
+		if len(ep.Findings) != na {
+			SortFindings(ep.Findings)
+		}
+		if len(ep.Pending) != np {
+			SortFindings(ep.Pending)
+		}
+	}
 }
 
 func (d *Detector) endpoint(i int, name string) *epState {
@@ -270,7 +276,9 @@ func (d *Detector) evalEndpoint(x *evalCtx, ep *EndpointView, es *epState) {
 					delete(es.states, k) // down: its findings are the target's now
 					continue
 				}
-				d.transition(x, es.states, k, st, k.rule, condUnknown, 0, nil)
+				if !d.advance(x, st, k.rule, condUnknown, 0, nil) {
+					delete(es.states, k)
+				}
 			}
 		}
 	}
@@ -286,7 +294,7 @@ func soleModel(ep *EndpointView) string {
 // step evaluates one rule on one unit and advances its state.
 func (d *Detector) step(x *evalCtx, states map[stateKey]*ruleState, k stateKey, ri int, u *unit) {
 	r := &d.rules[ri]
-	x.since = time.Time{}
+	x.since, x.over = time.Time{}, 0
 	c, sev := r.check(x, u, r.Values)
 	var st *ruleState
 	if len(states) > 0 {
@@ -300,65 +308,21 @@ func (d *Detector) step(x *evalCtx, states map[stateKey]*ruleState, k stateKey, 
 		states[k] = st
 	}
 	st.gen = d.gen
-	d.transition(x, states, k, st, ri, c, sev, u)
-}
-
-func (d *Detector) forOf(r *ActiveRule) time.Duration {
-	if d.forCap > 0 && r.For > d.forCap {
-		return d.forCap
-	}
-	return r.For
-}
-
-// transition is the state machine: pending → firing → resolved.
-func (d *Detector) transition(x *evalCtx, states map[stateKey]*ruleState, k stateKey, st *ruleState, ri int, c cond, sev Severity, u *unit) {
-	r := &d.rules[ri]
-	now := x.now
-	switch c {
-	case condMet:
-		if st.pendingSince.IsZero() {
-			st.pendingSince = now
-			if !x.since.IsZero() && x.since.Before(now) {
-				st.pendingSince = x.since
-			}
-		}
-		st.clearSince = time.Time{}
-		if !st.firing && now.Sub(st.pendingSince) >= d.forOf(r) {
-			st.firing = true
-			st.finding = Finding{FirstSeen: st.pendingSince}
-		}
-		if st.firing {
-			d.describe(x, st, ri, sev, u, true)
-		}
-	case condHold:
-		if !st.firing {
-			delete(states, k)
-			return
-		}
-		st.clearSince = time.Time{}
-		d.describe(x, st, ri, st.finding.Severity, u, false)
-	default:
-		if !st.firing {
-			delete(states, k)
-			return
-		}
-		if st.clearSince.IsZero() {
-			st.clearSince = now
-		}
-		if now.Sub(st.clearSince) >= r.ResolveFor {
-			delete(states, k)
-		}
+	if !d.advance(x, st, ri, c, sev, u) {
+		delete(states, k)
 	}
 }
 
-// describe refreshes a firing finding's words and numbers from the frame.
+// describe refreshes a pending or firing finding's words and numbers from
+// the frame.
 // A finding a more specific one supersedes is not shown, so its words are
 // not built (rules precede those they supersede in the table, so that
 // verdict is this frame's).
 func (d *Detector) describe(x *evalCtx, st *ruleState, ri int, sev Severity, u *unit, met bool) {
 	r := &d.rules[ri]
 	old := st.finding
-	if x.es != nil && d.superseded(x.es, ri) {
+	if d.supersededNow(x, ri) {
+		st.shown = false
 		st.finding.Severity = sev
 		if met {
 			st.finding.LastSeen = x.now
@@ -380,45 +344,61 @@ func (d *Detector) describe(x *evalCtx, st *ruleState, ri int, sev Severity, u *
 		fd.LastSeen = x.now
 	}
 	r.describe(x, u, r.Values, sev, &fd)
-	st.finding = fd
+	st.finding, st.shown = fd, true
 }
 
-// superseded reports whether a rule that supersedes rule ri fires on the
-// endpoint.
-func (d *Detector) superseded(es *epState, ri int) bool {
+// superseded reports whether a rule that supersedes rule ri fires (and is
+// not resolving) on the endpoint.
+func (d *Detector) superseded(es *epState, ri int) bool { return d.supersededBy(es, ri, false) }
+
+// supersededBy is superseded, counting pending superseding rules too when
+// pending is set.
+func (d *Detector) supersededBy(es *epState, ri int, pending bool) bool {
 	sup := d.supers[ri]
 	if len(sup) == 0 {
 		return false
 	}
 	for k, st := range es.states {
-		if st.firing && slices.Contains(sup, k.rule) {
+		live := st.firing && st.clearSince.IsZero() || pending && !st.firing && st.shown
+		if live && slices.Contains(sup, k.rule) {
 			return true
 		}
 	}
 	return false
 }
 
-// collect returns an endpoint's firing findings, without those a more
-// specific firing rule explains.
-func (d *Detector) collect(es *epState) []Finding {
-	var out []Finding
-	for k, st := range es.states {
-		if st.firing && !d.superseded(es, k.rule) {
-			out = append(out, st.finding)
-		}
+// collect returns an endpoint's shown findings: firing and resolving
+// ones, and separately the pending ones, without those a more specific
+// firing rule explains.
+func (d *Detector) collect(es *epState) (active, pending []Finding) {
+	for _, st := range es.states {
+		active, pending = appendShown(active, pending, st)
 	}
-	SortFindings(out)
-	return out
+	SortFindings(active)
+	SortFindings(pending)
+	return active, pending
+}
+
+func appendShown(active, pending []Finding, st *ruleState) ([]Finding, []Finding) {
+	switch {
+	case !st.shown:
+	case st.firing:
+		active = append(active, st.finding)
+	default:
+		pending = append(pending, st.finding)
+	}
+	return active, pending
 }
 
 // evalFleet runs the fleet rules.
-func (d *Detector) evalFleet(x *evalCtx, f *Frame) []Finding {
+func (d *Detector) evalFleet(x *evalCtx, f *Frame) (active, pending []Finding) {
 	x.es = nil
 	for ri := range d.rules {
 		r := &d.rules[ri]
 		if !r.Enabled || r.Scope != ScopeFleet {
 			continue
 		}
+		x.since, x.over = time.Time{}, 0
 		for _, h := range r.fleetCheck(x, f, r.Values) {
 			k := fleetKey{rule: ri, model: h.model, target: h.ep.Name}
 			st := d.fleet[k]
@@ -431,33 +411,21 @@ func (d *Detector) evalFleet(x *evalCtx, f *Frame) []Finding {
 			}
 			st.gen = d.gen
 			u := unit{ep: h.ep, st: &h.ep.Stats, model: h.model}
-			x.since = time.Time{}
-			d.transitionFleet(x, k, st, ri, h.c, h.sev, &u, h.peers)
-		}
-	}
-	var out []Finding
-	for k, st := range d.fleet {
-		if st.gen != d.gen {
-			d.transitionFleet(x, k, st, k.rule, condUnknown, 0, nil, nil)
-			if d.fleet[k] == nil {
-				continue
+			x.peers, x.over = h.peers, h.over
+			if !d.advance(x, st, ri, h.c, h.sev, &u) {
+				delete(d.fleet, k)
 			}
-		}
-		if st.firing {
-			out = append(out, st.finding)
+			x.peers = nil
 		}
 	}
-	return out
-}
-
-func (d *Detector) transitionFleet(x *evalCtx, k fleetKey, st *ruleState, ri int, c cond, sev Severity, u *unit, peers []*EndpointView) {
-	m := map[stateKey]*ruleState{{rule: ri}: st}
-	x.peers = peers
-	d.transition(x, m, stateKey{rule: ri}, st, ri, c, sev, u)
-	x.peers = nil
-	if len(m) == 0 {
-		delete(d.fleet, k)
+	for k, st := range d.fleet {
+		if st.gen != d.gen && !d.advance(x, st, k.rule, condUnknown, 0, nil) {
+			delete(d.fleet, k)
+			continue
+		}
+		active, pending = appendShown(active, pending, st)
 	}
+	return active, pending
 }
 
 // trend derives the endpoint's queue trend and mean batch from its

@@ -1,7 +1,10 @@
 package diagnose
 
 import (
+	"errors"
+	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -17,6 +20,7 @@ type Config struct {
 	RestartShown time.Duration // how long "restarted" stays on an endpoint (default 10 min)
 	SparkLen     int           // points per sparkline (default 240)
 	MaxFrames    int           // hard cap of history frames per sub-series (default 512)
+	MaxSubs      int           // sub-series (model, engine) kept per endpoint (default sources.DefaultMaxSubs)
 	GPURetention time.Duration // GPU history kept per GPU and endpoint (default 30 min, at least 2 × Window)
 	GPUMaxPoints int           // hard cap of GPU readings kept per series (default 3600)
 	XIDRetention time.Duration // how long XID events stay in frames (default 1 h)
@@ -40,6 +44,9 @@ func (c *Config) defaults() {
 	}
 	if c.MaxFrames <= 0 {
 		c.MaxFrames = 512
+	}
+	if c.MaxSubs <= 0 {
+		c.MaxSubs = sources.DefaultMaxSubs
 	}
 	if c.GPURetention <= 0 {
 		c.GPURetention = 30 * time.Minute
@@ -71,9 +78,11 @@ type Engine struct {
 type endpoint struct {
 	name        string
 	maxNumSeqs  int
+	pool        string
 	state       State
 	since       time.Time
 	lastErr     string
+	notVLLM     bool // the last error: it answers, but not with vLLM's metrics
 	lastAttempt time.Time
 	lastSuccess time.Time
 	dur         time.Duration
@@ -97,6 +106,7 @@ type endpoint struct {
 type TargetInfo struct {
 	Name       string
 	MaxNumSeqs int
+	Pool       string // replica_imbalance's comparison group; empty: the model
 }
 
 // New returns an engine for the given targets (indexed like the poller's).
@@ -112,7 +122,7 @@ func New(cfg Config, targets []TargetInfo) *Engine {
 // AddTarget adds a target (one discovered while running) and returns its
 // index.
 func (e *Engine) AddTarget(t TargetInfo) int {
-	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs,
+	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs, pool: t.Pool,
 		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN()})
 	return len(e.eps) - 1
 }
@@ -155,6 +165,7 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 	ep := e.eps[i]
 	ep.lastAttempt = s.Time
 	ep.dur = s.Duration
+	ep.notVLLM = s.Err != nil && errors.Is(s.Err, sources.ErrNotVLLM)
 	if s.Err != nil {
 		ep.lastErr = s.Err.Error()
 		if ep.state != StateDown {
@@ -167,7 +178,7 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 		ep.state, ep.since = StateUp, s.Time
 	}
 	ep.lastSuccess = s.Time
-	snap := s.Data
+	snap := capSubs(s.Data, e.cfg.MaxSubs)
 	if st := snap.Proc[sources.PStartTime]; !math.IsNaN(st) {
 		if !math.IsNaN(ep.procStart) && math.Abs(st-ep.procStart) > 1 {
 			ep.restartedAt = s.Time
@@ -186,12 +197,14 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 			ep.restartedAt = s.Time
 		}
 	}
-	// Forget sub-series (engines, models) gone for longer than the window.
+	// Forget sub-series (engines, models) gone for longer than the window,
+	// and the least recently seen beyond the cap.
 	for k, h := range ep.subs {
 		if s.Time.Sub(h.lastSeen) > retain {
 			delete(ep.subs, k)
 		}
 	}
+	evictOldest(ep.subs, e.cfg.MaxSubs)
 	ep.snap = snap
 	e.derive(ep, s.Time)
 	ep.spark.push(sparkPoint(s.Time, &ep.spStats))
@@ -292,13 +305,21 @@ func (e *Engine) Frame(now time.Time) *Frame {
 
 func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 	v := EndpointView{
-		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr,
+		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr, NotVLLM: ep.notVLLM,
 		LastAttempt: ep.lastAttempt, LastSuccess: ep.lastSuccess, ScrapeDuration: ep.dur,
-		MaxNumSeqs: ep.maxNumSeqs, RSS: math.NaN(),
+		MaxNumSeqs: ep.maxNumSeqs, Pool: ep.pool, RSS: math.NaN(),
 		Stats: ep.stats, Subs: ep.subStats, Spark: ep.spark.view(), GPU: ep.gpu.joined,
 	}
 	if !ep.gpu.set {
 		v.GPU = EndpointGPU{MemBytes: math.NaN(), UtilGPU: math.NaN()}
+	}
+	if ep.snap == nil {
+		// Never answered: what it is and every number are unknown, not
+		// an engine with zeros.
+		v.Kind = sources.KindUnknown
+	}
+	if ep.lastSuccess.IsZero() {
+		v.Stats = UnknownStats()
 	}
 	if ep.state == StateUp && now.Sub(ep.lastSuccess) > e.cfg.StaleAfter {
 		v.State, v.Since = StateStale, ep.lastSuccess.Add(e.cfg.StaleAfter)
@@ -318,4 +339,32 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 		}
 	}
 	return v
+}
+
+// capSubs keeps the first max sub-series of a snapshot (its order is stable:
+// by model, then engine) and says so on the endpoint: one endpoint with
+// thousands of model names must not cost the whole fleet's memory.
+func capSubs(snap *sources.Snapshot, max int) *sources.Snapshot {
+	if len(snap.Subs) <= max {
+		return snap
+	}
+	c := *snap
+	c.Subs = snap.Subs[:max:max]
+	c.Warnings = append(slices.Clip(snap.Warnings), fmt.Sprintf("too many models/engines: %d sub-series, the first %d kept", len(snap.Subs), max))
+	return &c
+}
+
+// evictOldest drops the least recently seen sub-series beyond max.
+func evictOldest(subs map[sources.SubKey]*subHistory, max int) {
+	if len(subs) <= max {
+		return
+	}
+	all := make([]*subHistory, 0, len(subs))
+	for _, h := range subs {
+		all = append(all, h)
+	}
+	slices.SortFunc(all, func(a, b *subHistory) int { return a.lastSeen.Compare(b.lastSeen) })
+	for _, h := range all[:len(all)-max] {
+		delete(subs, h.key)
+	}
 }

@@ -347,3 +347,33 @@ func TestHistoryBounded(t *testing.T) {
 		t.Errorf("span %v", s.Span)
 	}
 }
+
+// TestSubSeriesCapped: an endpoint that exposes thousands of model names,
+// new ones every scrape, keeps at most MaxSubs sub-series of history (the
+// oldest evicted) and says so on the endpoint, instead of growing without bound.
+func TestSubSeriesCapped(t *testing.T) {
+	e := New(Config{Window: 60 * time.Second, Interval: time.Second, MaxSubs: 50}, []TargetInfo{{Name: "r"}})
+	n := sources.NewNormalizer()
+	n.MaxSubs = 1000 // the engine's own cap is under test
+	for i := 0; i < 20; i++ {
+		var body strings.Builder
+		for j := 0; j < 300; j++ {
+			fmt.Fprintf(&body, "vllm:num_requests_running{model_name=\"m%d-%d\"} 1\n", i, j)
+		}
+		snap, err := n.Normalize([]byte(body.String()), "text/plain")
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Ingest(0, sources.Scrape{Target: "r", Time: t0.Add(time.Duration(i) * time.Second), Data: snap})
+		if n := len(e.eps[0].subs); n > 50 {
+			t.Fatalf("scrape %d: %d sub-series of history, cap 50", i, n)
+		}
+	}
+	v := e.Frame(t0.Add(20 * time.Second)).Endpoints[0]
+	if !strings.Contains(strings.Join(v.Warnings, "\n"), "too many models/engines") {
+		t.Errorf("no 'too many' state on the endpoint: %q", v.Warnings)
+	}
+	if len(v.Subs) > 50 {
+		t.Errorf("%d sub-series in the view", len(v.Subs))
+	}
+}

@@ -15,23 +15,53 @@ func (s Severity) String() string {
 	return [...]string{"info", "warning", "critical"}[s]
 }
 
+// FindingState is where a finding is in the rule engine's state machine:
+// pending (the condition holds, not yet for its hold) → firing → resolving
+// (its premise no longer holds; shown with its age, its action withheld) →
+// gone. The zero value is firing.
+type FindingState uint8
+
+const (
+	FindingFiring    FindingState = iota // the condition held for its hold: act on it
+	FindingPending                       // the condition holds, HeldFor of Hold so far
+	FindingResolving                     // the premise no longer holds since ResolvingSince
+)
+
+func (s FindingState) String() string {
+	return [...]string{"firing", "pending", "resolving"}[s]
+}
+
 // Finding is one diagnosed problem: what, where, since when, the evidence
 // that made the rule fire, and what to change.
 type Finding struct {
-	Rule      string   // rule id, e.g. "kv_cache_thrashing"
-	Severity  Severity // warning or critical (info for advisories)
-	Target    string   // endpoint name; the GPU rules: the endpoints holding the device, or "GPU n"
-	Model     string   // model, when the finding is about one
-	Engine    string   // data-parallel engine, when about one
-	GPUs      []int    // indexes into Frame.GPU.GPUs, when about devices (the GPU rules)
-	FirstSeen time.Time
-	LastSeen  time.Time
-	Title     string     // "KV cache thrashing"
-	Summary   string     // one line of evidence: "preemptions 22/s, KV 97% for 3m"
-	Evidence  []Evidence // the values and windows that made it fire
-	Explain   string     // a plain explanation, a few sentences
-	Action    string     // the recommendation in one line
-	Flags     []FlagChange
+	Rule     string       // rule id, e.g. "kv_cache_thrashing"
+	Severity Severity     // warning or critical (info for advisories)
+	State    FindingState // pending, firing or resolving
+	// HeldFor is how long the condition has held (pending: toward Hold;
+	// firing: since FirstSeen). Hold is the hold it needs to fire, scaled
+	// by how far past the threshold the data is.
+	HeldFor time.Duration
+	Hold    time.Duration
+	// ResolvingSince: a resolving finding's premise stopped holding then;
+	// it goes after the rule's resolve_for. Zero otherwise.
+	ResolvingSince time.Time
+	Target         string // endpoint name; the GPU rules: the endpoints holding the device, or "GPU n"
+	Model          string // model, when the finding is about one
+	Engine         string // data-parallel engine, when about one
+	GPUs           []int  // indexes into Frame.GPU.GPUs, when about devices (the GPU rules)
+	FirstSeen      time.Time
+	LastSeen       time.Time
+	Title          string     // "KV cache thrashing"
+	Summary        string     // one line of evidence: "preemptions 22/s, KV 97% for 3m"
+	Evidence       []Evidence // the values and windows that made it fire
+	Explain        string     // a plain explanation, a few sentences
+	Action         string     // the recommendation in one line
+	Flags          []FlagChange
+	// Cause is the ID of the firing cause this symptom is grouped under
+	// on its endpoint (its severity and action follow it); Symptoms are
+	// the IDs of the symptoms grouped under this cause.
+	Cause    string
+	Symptoms []string
 }
 
 // Evidence is one measured value behind a finding.

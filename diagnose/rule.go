@@ -39,6 +39,28 @@ type Param struct {
 	Help    string
 }
 
+// params is a rule's parameter table. A check reads a value through an
+// index looked up by the parameter's name (its config key) once, at
+// package initialisation, so the code and the config cannot pair by
+// position.
+type params []Param
+
+// paramUses records every lookup, for the test that pairs each parameter
+// with the code that reads it.
+var paramUses = map[*Param]int{}
+
+// index is the position of the named parameter; a name the table lacks is
+// a programming error caught when the package loads.
+func (ps params) index(name string) int {
+	for i := range ps {
+		if ps[i].Name == name {
+			paramUses[&ps[i]]++
+			return i
+		}
+	}
+	panic("diagnose: no parameter " + name)
+}
+
 // Rule is one pathology the detector recognises. Its documentation (what
 // `vtop rules` prints and docs/rules.md lists) is part of the definition, so
 // it cannot drift from the code. Condition and Resolve may name parameters
@@ -78,6 +100,11 @@ var ruleTable = []*Rule{
 	rulePrefillStarvation,
 	ruleSwapping,
 	rulePreemption,
+	ruleKVSaturated,
+	ruleEngineStalled,
+	ruleEngineResting,
+	ruleRequestErrors,
+	ruleAdmissionRejections,
 	ruleMemoryLeak,
 	ruleUnderutil,
 	rulePrefixMiss,

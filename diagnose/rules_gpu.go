@@ -15,11 +15,17 @@ import (
 // Target), or the GPU itself when no watched endpoint does, and lists the
 // device in Finding.GPUs.
 
-// gpu_throttling parameters.
-const (
-	gtWindow = iota
-	gtShare
-	gtClear
+// gpu_throttling parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	gtParams = params{
+		{"window", 60, "s", "the window the throttled share is measured over"},
+		{"share", 0.5, "ratio", "share of throttled readings that counts"},
+		{"clear", 0.1, "ratio", "share of throttled readings below which it clears"},
+	}
+	gtWindow = gtParams.index("window")
+	gtShare  = gtParams.index("share")
+	gtClear  = gtParams.index("clear")
 )
 
 var ruleGPUThrottling = &Rule{
@@ -31,11 +37,7 @@ var ruleGPUThrottling = &Rule{
 	Severity: "warning; critical when the slowdown is hardware-asserted (hardware slowdown, hardware thermal, power brake); info for the power cap alone",
 	Action:   "thermal: cooling (fans, airflow, inlet temperature); power brake or hardware slowdown: the node's power delivery and BMC log, drain and service; power cap: check the configured power limit",
 	For:      2 * time.Minute, ResolveFor: 2 * time.Minute,
-	Params: []Param{
-		{"window", 60, "s", "the window the throttled share is measured over"},
-		{"share", 0.5, "ratio", "share of throttled readings that counts"},
-		{"clear", 0.1, "ratio", "share of throttled readings below which it clears"},
-	},
+	Params: gtParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		t := throttleOf(x, u, seconds(p[gtWindow]))
 		switch {
@@ -130,9 +132,13 @@ func powerWords(g *sources.GPU) string {
 	return s
 }
 
-// gpu_xid parameters.
-const (
-	gxWindow = iota
+// gpu_xid parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	gxParams = params{
+		{"window", 1800, "s", "how long an XID keeps the finding open"},
+	}
+	gxWindow = gxParams.index("window")
 )
 
 var ruleGPUXID = &Rule{
@@ -144,9 +150,7 @@ var ruleGPUXID = &Rule{
 	Severity: "critical for XIDs that take the GPU or its memory out (48, 61–64, 74, 79, 94, 95, 119, 120, 140, 154); warning for application faults",
 	Action:   "what the XID calls for: restart the server (application fault, contained ECC error 94), drain and reset the GPU (48, 63, 64, 74, 95), drain and reboot the node (79)",
 	For:      0, ResolveFor: 0,
-	Params: []Param{
-		{"window", 1800, "s", "how long an XID keeps the finding open"},
-	},
+	Params: gxParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		worst, _, ok := xidsOf(x, u, seconds(p[gxWindow]))
 		switch {
@@ -222,7 +226,7 @@ func xidsOf(x *evalCtx, u *unit, w time.Duration) (sources.XIDInfo, []sources.GP
 
 // evalGPUs runs the GPU rules over every device of the frame (and every
 // device index an XID names that the reading no longer lists).
-func (d *Detector) evalGPUs(x *evalCtx, f *Frame) []Finding {
+func (d *Detector) evalGPUs(x *evalCtx, f *Frame) (active, pending []Finding) {
 	x.es = nil
 	var idx []int // device indexes
 	var slot []int
@@ -249,7 +253,7 @@ func (d *Detector) evalGPUs(x *evalCtx, f *Frame) []Finding {
 				key.uuid = f.GPU.GPUs[slot[k]].UUID
 			}
 			st := d.gpus[key]
-			x.since = time.Time{}
+			x.since, x.over = time.Time{}, 0
 			c, sev := r.check(x, &u, r.Values)
 			if st == nil {
 				if c != condMet {
@@ -259,25 +263,20 @@ func (d *Detector) evalGPUs(x *evalCtx, f *Frame) []Finding {
 				d.gpus[key] = st
 			}
 			st.gen = d.gen
-			m := map[stateKey]*ruleState{{rule: ri}: st}
-			d.transition(x, m, stateKey{rule: ri}, st, ri, c, sev, &u)
-			if len(m) == 0 {
+			if !d.advance(x, st, ri, c, sev, &u) {
 				delete(d.gpus, key)
 			}
 		}
 	}
-	var out []Finding
 	for k, st := range d.gpus {
 		if st.gen != d.gen {
 			// The device is gone from the reading and no XID names it.
 			delete(d.gpus, k)
 			continue
 		}
-		if st.firing {
-			out = append(out, st.finding)
-		}
+		active, pending = appendShown(active, pending, st)
 	}
-	return out
+	return active, pending
 }
 
 type gpuStateKey struct {

@@ -11,15 +11,25 @@ import (
 
 // KV-cache rules: thrashing, preemption, swapping, OOM risk, prefix cache.
 
-// kv_cache_thrashing parameters.
-const (
-	kvtHigh = iota
-	kvtClear
-	kvtMinRate
-	kvtShare
-	kvtCritical
-	kvtShareClear
-	kvtHeadroom
+// kv_cache_thrashing parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	kvtParams = params{
+		{"kv_high", 0.90, "ratio", "KV usage at or above which the cache counts as full"},
+		{"kv_clear", 0.80, "ratio", "KV usage below which the finding clears"},
+		{"min_rate", 0.05, "per_s", "preemptions per second, at least"},
+		{"share", 0.05, "ratio", "preemptions per finished request that count as thrashing"},
+		{"critical", 0.5, "ratio", "preemptions per finished request that make it critical"},
+		{"share_clear", 0.01, "ratio", "preemptions per finished request below which it clears"},
+		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
+	}
+	kvtHigh       = kvtParams.index("kv_high")
+	kvtClear      = kvtParams.index("kv_clear")
+	kvtMinRate    = kvtParams.index("min_rate")
+	kvtShare      = kvtParams.index("share")
+	kvtCritical   = kvtParams.index("critical")
+	kvtShareClear = kvtParams.index("share_clear")
+	kvtHeadroom   = kvtParams.index("headroom")
 )
 
 // preemptShare is preemptions per finished request over the window: V1
@@ -48,15 +58,7 @@ var ruleKVThrashing = &Rule{
 	Severity: "warning; critical at preemptions ≥ {critical} of finished requests",
 	Action:   "lower --max-num-seqs to what the KV cache holds at the measured average sequence length with {headroom} headroom (computed from cache_config_info's num_gpu_blocks × block_size); more KV: --gpu-memory-utilization up to vLLM's default 0.90 when deployed below it, --kv-cache-dtype fp8",
 	For:      2 * time.Minute, ResolveFor: 2 * time.Minute,
-	Params: []Param{
-		{"kv_high", 0.90, "ratio", "KV usage at or above which the cache counts as full"},
-		{"kv_clear", 0.80, "ratio", "KV usage below which the finding clears"},
-		{"min_rate", 0.05, "per_s", "preemptions per second, at least"},
-		{"share", 0.05, "ratio", "preemptions per finished request that count as thrashing"},
-		{"critical", 0.5, "ratio", "preemptions per finished request that make it critical"},
-		{"share_clear", 0.01, "ratio", "preemptions per finished request below which it clears"},
-		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
-	},
+	Params: kvtParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		kv, pre, ttft := u.st.KVUsage, u.st.PreemptionsRate, u.st.TTFT.P95
 		share := preemptShare(u.st)
@@ -66,6 +68,7 @@ var ruleKVThrashing = &Rule{
 		case kv < p[kvtClear] || share < p[kvtShareClear]:
 			return condClear, 0
 		case kv >= p[kvtHigh] && pre >= p[kvtMinRate] && share >= p[kvtShare] && !bad(ttft) && ttft > x.slo.TTFT.Seconds():
+			x.over = share / p[kvtShare]
 			if share >= p[kvtCritical] {
 				return condMet, SevCritical
 			}
@@ -140,7 +143,7 @@ func kvEvidence(u *unit, w time.Duration) []Evidence {
 func kvAdvice(u *unit, headroom float64) ([]FlagChange, string) {
 	var flags []FlagChange
 	var action []string
-	fc, fit, lever := maxNumSeqsChange(u, headroom, true)
+	fc, n, lever := maxNumSeqsChange(u, headroom, true)
 	switch {
 	case lever:
 		flags = append(flags, fc)
@@ -149,8 +152,10 @@ func kvAdvice(u *unit, headroom float64) ([]FlagChange, string) {
 		} else {
 			action = append(action, "set --max-num-seqs to "+fc.To)
 		}
-	case fit.N > 0:
-		action = append(action, fmt.Sprintf("--max-num-seqs %d already fits %d average sequences: longer-than-average requests fill the cache; cap them (--max-model-len, clients' max_tokens) or add KV capacity", u.ep.MaxNumSeqs, fit.N))
+	case n > 0 && u.ep.MaxNumSeqs > 0 && n >= u.ep.MaxNumSeqs:
+		action = append(action, fmt.Sprintf("--max-num-seqs %d already fits %d sequences: longer-than-average requests fill the cache; cap them (--max-model-len, clients' max_tokens) or add KV capacity", u.ep.MaxNumSeqs, n))
+	case n > 0:
+		action = append(action, fmt.Sprintf("the KV cache fits %d sequences at what running ones hold now, not fewer than run: a lower --max-num-seqs would not relieve it; cap request length (--max-model-len, clients' max_tokens) or add KV capacity", n))
 	default:
 		flags = append(flags, fc)
 		action = append(action, "--max-num-seqs: "+fc.To)
@@ -167,13 +172,21 @@ func kvAdvice(u *unit, headroom float64) ([]FlagChange, string) {
 	return flags, strings.Join(action, "; ")
 }
 
-// preemption parameters.
-const (
-	prMinRate = iota
-	prShare
-	prCritical
-	prShareClear
-	prHeadroom
+// preemption parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	prParams = params{
+		{"min_rate", 0.02, "per_s", "preemptions per second, at least"},
+		{"share", 0.01, "ratio", "preemptions per finished request that count"},
+		{"critical", 0.25, "ratio", "preemptions per finished request that make it critical"},
+		{"share_clear", 0.002, "ratio", "preemptions per finished request below which it clears"},
+		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
+	}
+	prMinRate    = prParams.index("min_rate")
+	prShare      = prParams.index("share")
+	prCritical   = prParams.index("critical")
+	prShareClear = prParams.index("share_clear")
+	prHeadroom   = prParams.index("headroom")
 )
 
 var rulePreemption = &Rule{
@@ -187,13 +200,7 @@ var rulePreemption = &Rule{
 	For:          5 * time.Minute,
 	ResolveFor:   2 * time.Minute,
 	SupersededBy: []string{"kv_cache_thrashing", "swapping"},
-	Params: []Param{
-		{"min_rate", 0.02, "per_s", "preemptions per second, at least"},
-		{"share", 0.01, "ratio", "preemptions per finished request that count"},
-		{"critical", 0.25, "ratio", "preemptions per finished request that make it critical"},
-		{"share_clear", 0.002, "ratio", "preemptions per finished request below which it clears"},
-		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
-	},
+	Params:       prParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		pre, share := u.st.PreemptionsRate, preemptShare(u.st)
 		switch {
@@ -202,8 +209,10 @@ var rulePreemption = &Rule{
 		case share < p[prShareClear]:
 			return condClear, 0
 		case pre >= p[prMinRate] && share >= p[prCritical]:
+			x.over = share / p[prShare]
 			return condMet, SevCritical
 		case pre >= p[prMinRate] && share >= p[prShare]:
+			x.over = share / p[prShare]
 			return condMet, SevWarning
 		}
 		return condHold, 0
@@ -225,10 +234,15 @@ var rulePreemption = &Rule{
 	},
 }
 
-// swapping parameters.
-const (
-	swCPUKV = iota
-	swHeadroom
+// swapping parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	swParams = params{
+		{"cpu_kv", 0.01, "ratio", "CPU (swap) KV usage that counts as swapping"},
+		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
+	}
+	swCPUKV    = swParams.index("cpu_kv")
+	swHeadroom = swParams.index("headroom")
 )
 
 var ruleSwapping = &Rule{
@@ -240,10 +254,7 @@ var ruleSwapping = &Rule{
 	Severity: "critical",
 	Action:   "stabilise first: the --max-num-seqs that fits the GPU KV cache with {headroom} headroom (computed); then more KV (--kv-cache-dtype fp8) or another replica",
 	For:      time.Minute, ResolveFor: 2 * time.Minute,
-	Params: []Param{
-		{"cpu_kv", 0.01, "ratio", "CPU (swap) KV usage that counts as swapping"},
-		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
-	},
+	Params: swParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		sw, cpu := swappedInWindow(x, u), u.st.CPUKVUsage
 		switch {
@@ -282,13 +293,21 @@ func swappedInWindow(x *evalCtx, u *unit) float64 {
 	return sw
 }
 
-// oom_risk parameters.
-const (
-	oomUtilEdge = iota
-	oomKVHigh
-	oomMemEdge
-	oomHeadroom
-	oomStep
+// oom_risk parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	oomParams = params{
+		{"util_edge", 0.95, "ratio", "gpu_memory_utilization at or above which headroom is too thin"},
+		{"kv_high", 0.90, "ratio", "KV usage that counts as full"},
+		{"mem_edge", 0.97, "ratio", "GPU memory used / total that counts as the edge"},
+		{"headroom", 0.05, "ratio", "free GPU memory the recommendation aims for"},
+		{"step", 0.05, "ratio", "step down of gpu_memory_utilization without a GPU reading"},
+	}
+	oomUtilEdge = oomParams.index("util_edge")
+	oomKVHigh   = oomParams.index("kv_high")
+	oomMemEdge  = oomParams.index("mem_edge")
+	oomHeadroom = oomParams.index("headroom")
+	oomStep     = oomParams.index("step")
 )
 
 var ruleOOMRisk = &Rule{
@@ -300,13 +319,7 @@ var ruleOOMRisk = &Rule{
 	Severity: "warning; critical when the GPU reading shows used ≥ {mem_edge}",
 	Action:   "lower --gpu-memory-utilization: to leave {headroom} of the GPU free when its memory reading is there, else in steps of {step}",
 	For:      5 * time.Minute, ResolveFor: 5 * time.Minute,
-	Params: []Param{
-		{"util_edge", 0.95, "ratio", "gpu_memory_utilization at or above which headroom is too thin"},
-		{"kv_high", 0.90, "ratio", "KV usage that counts as full"},
-		{"mem_edge", 0.97, "ratio", "GPU memory used / total that counts as the edge"},
-		{"headroom", 0.05, "ratio", "free GPU memory the recommendation aims for"},
-		{"step", 0.05, "ratio", "step down of gpu_memory_utilization without a GPU reading"},
-	},
+	Params: oomParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		kv, util := u.st.KVUsage, u.st.GPUMemUtil
 		used, total := gpuMem(x, u)
@@ -356,12 +369,19 @@ func gpuMem(x *evalCtx, u *unit) (used, total float64) {
 	return endpointGPUMem(x.f, u.ep)
 }
 
-// prefix_cache_miss parameters.
-const (
-	pcHitLow = iota
-	pcHitClear
-	pcMinPrompt
-	pcMinTokens
+// prefix_cache_miss parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	pcParams = params{
+		{"hit_low", 0.10, "ratio", "hit ratio below which caching is not working"},
+		{"hit_clear", 0.20, "ratio", "hit ratio at or above which it clears"},
+		{"min_prompt_rate", 100, "count", "prompt tokens per second below which hit ratios say nothing"},
+		{"min_tokens", 20000, "count", "prompt tokens in the window below which the ratio is noise (a cache still warming up)"},
+	}
+	pcHitLow    = pcParams.index("hit_low")
+	pcHitClear  = pcParams.index("hit_clear")
+	pcMinPrompt = pcParams.index("min_prompt_rate")
+	pcMinTokens = pcParams.index("min_tokens")
 )
 
 var rulePrefixMiss = &Rule{
@@ -375,12 +395,7 @@ var rulePrefixMiss = &Rule{
 	For:          5 * time.Minute,
 	ResolveFor:   5 * time.Minute,
 	SupersededBy: []string{"kv_cache_thrashing"},
-	Params: []Param{
-		{"hit_low", 0.10, "ratio", "hit ratio below which caching is not working"},
-		{"hit_clear", 0.20, "ratio", "hit ratio at or above which it clears"},
-		{"min_prompt_rate", 100, "count", "prompt tokens per second below which hit ratios say nothing"},
-		{"min_tokens", 20000, "count", "prompt tokens in the window below which the ratio is noise (a cache still warming up)"},
-	},
+	Params:       pcParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		st := u.st
 		if st.PrefixCaching == sources.TriNo {

@@ -12,13 +12,21 @@ import (
 
 // Latency, queue and load rules.
 
-// prefill_starvation parameters.
-const (
-	psWaiting = iota
-	psBatchFull
-	psKVRoom
-	psCritical
-	psHeadroom
+// prefill_starvation parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	psParams = params{
+		{"waiting", 5, "count", "waiting requests that count as a queue"},
+		{"batch_full", 0.9, "ratio", "running / max_num_seqs that counts as a full batch"},
+		{"kv_room", 0.9, "ratio", "KV usage below which KV is not the limit"},
+		{"critical", 4, "factor", "TTFT p95 over target that makes it critical"},
+		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
+	}
+	psWaiting   = psParams.index("waiting")
+	psBatchFull = psParams.index("batch_full")
+	psKVRoom    = psParams.index("kv_room")
+	psCritical  = psParams.index("critical")
+	psHeadroom  = psParams.index("headroom")
 )
 
 var rulePrefillStarvation = &Rule{
@@ -26,19 +34,13 @@ var rulePrefillStarvation = &Rule{
 	Catches:      "New requests wait for their first token while the running batch streams normally: long decodes hold every slot (--max-num-seqs) although the KV cache has room, or V0 without chunked prefill.",
 	Needs:        "TTFT and inter-token histograms, waiting/running gauges, KV usage; max_num_seqs from the config file for the batch-full test",
 	Cond:         "TTFT p95 above the SLO profile's TTFT target, inter-token p50 within its ITL target, ≥ {waiting} waiting, KV usage < {kv_room}, and (when max_num_seqs is known) running ≥ {batch_full} of it",
-	Clear:        "TTFT p95 within target, or nothing waiting",
+	Clear:        "TTFT p95 within target, nothing waiting, or the premise gone: inter-token p50 above its target, running < {batch_full} − 20 points of max_num_seqs, or KV usage ≥ {kv_room} + 5 points",
 	Severity:     "warning; critical at TTFT p95 ≥ {critical} the target",
 	Action:       "raise --max-num-seqs to what the KV cache holds at the measured sequence length with {headroom} headroom (computed); V0: --enable-chunked-prefill",
 	For:          2 * time.Minute,
 	ResolveFor:   2 * time.Minute,
 	SupersededBy: []string{"kv_cache_thrashing"},
-	Params: []Param{
-		{"waiting", 5, "count", "waiting requests that count as a queue"},
-		{"batch_full", 0.9, "ratio", "running / max_num_seqs that counts as a full batch"},
-		{"kv_room", 0.9, "ratio", "KV usage below which KV is not the limit"},
-		{"critical", 4, "factor", "TTFT p95 over target that makes it critical"},
-		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
-	},
+	Params:       psParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		st := u.st
 		ttft, itl, wait, kv := st.TTFT.P95, st.ITL.P50, st.Waiting, st.KVUsage
@@ -53,7 +55,19 @@ var rulePrefillStarvation = &Rule{
 		}
 		slots := batchSlots(u)
 		full := slots <= 0 || (!bad(st.Running) && st.Running >= p[psBatchFull]*float64(slots))
+		// The premise, re-checked every time: the batch streams normally,
+		// holds (nearly) every slot, and KV has room. Without it the
+		// advice to raise --max-num-seqs is wrong, so the finding resolves.
+		switch {
+		case itl > x.slo.ITL.Seconds():
+			return condClear, 0
+		case slots > 0 && !bad(st.Running) && st.Running < (p[psBatchFull]-0.2)*float64(slots):
+			return condClear, 0
+		case kv >= p[psKVRoom]+0.05:
+			return condClear, 0
+		}
 		if wait >= p[psWaiting] && itl <= x.slo.ITL.Seconds() && kv < p[psKVRoom] && full {
+			x.over = ttft / target
 			if ttft >= p[psCritical]*target {
 				return condMet, SevCritical
 			}
@@ -108,14 +122,23 @@ var rulePrefillStarvation = &Rule{
 	},
 }
 
-// queue_backlog parameters.
-const (
-	qbWaiting = iota
-	qbQueueP95
-	qbGrowth
-	qbClear
-	qbCritical
-	qbHeadroom
+// queue_backlog parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	qbParams = params{
+		{"waiting", 10, "count", "waiting requests that count as a backlog"},
+		{"queue_p95", 5, "s", "queue time p95 that counts as a backlog"},
+		{"growth", 0.05, "per_s", "growth of the waiting queue, requests per second"},
+		{"clear", 2, "count", "waiting requests below which it clears"},
+		{"critical", 30, "s", "queue time p95 that makes it critical"},
+		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
+	}
+	qbWaiting  = qbParams.index("waiting")
+	qbQueueP95 = qbParams.index("queue_p95")
+	qbGrowth   = qbParams.index("growth")
+	qbClear    = qbParams.index("clear")
+	qbCritical = qbParams.index("critical")
+	qbHeadroom = qbParams.index("headroom")
 )
 
 var ruleQueueBacklog = &Rule{
@@ -127,14 +150,7 @@ var ruleQueueBacklog = &Rule{
 	Severity: "warning; critical at queue time p95 ≥ {critical}",
 	Action:   "more capacity: the replicas that match arrivals (computed from completions and queue growth); --max-num-seqs up to what the KV cache holds when KV has room (computed)",
 	For:      2 * time.Minute, ResolveFor: 2 * time.Minute,
-	Params: []Param{
-		{"waiting", 10, "count", "waiting requests that count as a backlog"},
-		{"queue_p95", 5, "s", "queue time p95 that counts as a backlog"},
-		{"growth", 0.05, "per_s", "growth of the waiting queue, requests per second"},
-		{"clear", 2, "count", "waiting requests below which it clears"},
-		{"critical", 30, "s", "queue time p95 that makes it critical"},
-		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
-	},
+	Params: qbParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		st := u.st
 		wait, q := st.Waiting, st.Queue.P95
@@ -150,6 +166,7 @@ var ruleQueueBacklog = &Rule{
 		x.trend()
 		slow := !bad(q) && q >= p[qbQueueP95]
 		growing := !bad(x.waitSlope) && x.trendSpan >= x.f.Window/2 && x.waitSlope >= p[qbGrowth]
+		x.over = max(wait/p[qbWaiting], q/p[qbQueueP95])
 		switch {
 		case slow && q >= p[qbCritical]:
 			return condMet, SevCritical
@@ -169,7 +186,7 @@ var ruleQueueBacklog = &Rule{
 			ev("running", num(st.Running), 0), ev("KV usage", pct(st.KVUsage), 0), ev("TTFT p95", qsecs(&st.TTFT, st.TTFT.P95), w)}
 		fd.Explain = "Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows."
 		var action []string
-		if why, ok := replicasNeeded(x, u); ok {
+		if why, ok := replicasNeeded(x, u, p[qbQueueP95]); ok {
 			action = append(action, why)
 		}
 		fc, _, lever := maxNumSeqsChange(u, p[qbHeadroom], false)
@@ -216,13 +233,17 @@ func signed(v float64) string {
 	return num(v)
 }
 
-// replicasNeeded compares what reaches the endpoint with what it serves,
-// from completions and queue growth.
-func replicasNeeded(x *evalCtx, u *unit) (string, bool) {
+// replicasNeeded sizes capacity from the queue itself. Little's law gives
+// the time a request spends queued (waiting ÷ completion rate); serving
+// every request in flight at once takes (running + waiting) ÷ running of
+// today's capacity, and a queue still growing adds arrivals over
+// completions. Under closed-loop load arrivals equal completions, so the
+// in-flight ratio is what sizes it.
+func replicasNeeded(x *evalCtx, u *unit, target float64) (string, bool) {
 	st := u.st
 	x.trend()
-	finished, grow := st.ReqRate, x.waitSlope
-	if bad(finished) || finished <= 0 || bad(grow) || grow <= 0 {
+	finished, run, wait := st.ReqRate, st.Running, st.Waiting
+	if bad(finished) || finished <= 0 || bad(run) || run < 1 || bad(wait) || wait <= 0 {
 		return "", false
 	}
 	// Aborted requests finished without being served: capacity is what
@@ -234,30 +255,43 @@ func replicasNeeded(x *evalCtx, u *unit) (string, bool) {
 	if done <= 0 {
 		return "", false
 	}
-	reps := 0
+	queued := wait / done
+	ratio := (run + wait) / run
+	s := fmt.Sprintf("Little's law: %s waiting ÷ %s req/s served = %s queued (target %s); serving all %s in flight at once takes (%s running + %s waiting) ÷ %s = %s× today's capacity",
+		num(wait), num(done), secs(queued), secs(target), num(run+wait), num(run), num(wait), num(run), dec(ratio, 2))
+	if g := x.waitSlope; !bad(g) && g > 0 {
+		if gr := (finished + g) / done; gr > ratio {
+			ratio = gr
+			s += fmt.Sprintf("; the queue still grows %s/s: arrivals (%s + %s) ÷ %s served = %s×", num(g), num(finished), num(g), num(done), dec(gr, 2))
+		}
+	}
+	reps := 1
 	if u.model != "" {
 		for _, m := range x.f.Fleet.Models {
 			if m.Model == u.model {
-				reps = m.Endpoints
+				reps = max(1, m.Endpoints)
 			}
 		}
 	}
-	arrivals := finished + grow
-	ratio := arrivals / done
-	s := fmt.Sprintf("arrivals ≈ %s finished + %s queue growth = %s req/s against %s req/s served (%s aborted): %s× this replica's capacity",
-		num(finished), num(grow), num(arrivals), num(done), pct(st.AbortShare), dec(ratio, 2))
-	if reps <= 1 {
-		s += fmt.Sprintf(", so %d replicas of this model instead of 1", int(math.Ceil(ratio-1e-9)))
-	} else {
-		s += fmt.Sprintf("; move that share to this model's other %d replicas or add one", reps-1)
+	need := int(math.Ceil(float64(reps)*ratio - 1e-9))
+	switch {
+	case need <= reps:
+		return s + "; capacity is enough once the queue drains", true
+	case reps == 1:
+		return s + fmt.Sprintf(", so %d replicas of this model instead of 1", need), true
 	}
-	return s, true
+	return s + fmt.Sprintf(" on this replica: about %d replicas of this model instead of %d if the others are as loaded", need, reps), true
 }
 
-// decode_stutter parameters.
-const (
-	dsP99Factor = iota
-	dsMinTokens
+// decode_stutter parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	dsParams = params{
+		{"p99_factor", 2, "factor", "inter-token p99 over target that counts as stutter"},
+		{"min_tokens", 200, "count", "tokens in the window below which percentiles say nothing"},
+	}
+	dsP99Factor = dsParams.index("p99_factor")
+	dsMinTokens = dsParams.index("min_tokens")
 )
 
 var ruleDecodeStutter = &Rule{
@@ -265,20 +299,21 @@ var ruleDecodeStutter = &Rule{
 	Catches:  "Streaming stalls now and then: the slowest inter-token gaps far above target while the median is fine (long prefill chunks interleaved with decodes, very large steps).",
 	Needs:    "inter-token histogram (inter_token_latency_seconds ≥0.10.2, time_per_output_token_seconds before); iteration_tokens_total (≥0.6.4) for the computed budget",
 	Cond:     "inter-token p99 > {p99_factor} the SLO profile's ITL target while p50 is within it, over ≥ {min_tokens} tokens",
-	Clear:    "inter-token p99 ≤ 0.75 × {p99_factor} the target",
+	Clear:    "inter-token p99 ≤ 0.75 × {p99_factor} the target, or p50 above the target (not stutter: the median itself is slow)",
 	Severity: "warning",
 	Action:   "lower --max-num-batched-tokens to the step size whose latency meets the target (computed from the tokens-per-step and inter-token percentiles); V0: --enable-chunked-prefill",
 	For:      3 * time.Minute, ResolveFor: 2 * time.Minute,
-	Params: []Param{
-		{"p99_factor", 2, "factor", "inter-token p99 over target that counts as stutter"},
-		{"min_tokens", 200, "count", "tokens in the window below which percentiles say nothing"},
-	},
+	Params: dsParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		q := &u.st.ITL
 		target := x.slo.ITL.Seconds()
 		switch {
 		case bad(q.P99) || bad(q.P50) || q.Count < p[dsMinTokens]:
 			return condUnknown, 0
+		case q.P50 > target:
+			// Stutter means slow outliers around a healthy median; a slow
+			// median is another problem, so the claim no longer holds.
+			return condClear, 0
 		case q.P99 > p[dsP99Factor]*target && q.P50 <= target:
 			return condMet, SevWarning
 		case q.P99 <= 0.75*p[dsP99Factor]*target:
@@ -325,12 +360,19 @@ var ruleDecodeStutter = &Rule{
 	},
 }
 
-// high_abort_rate parameters.
-const (
-	abShare = iota
-	abCritical
-	abClear
-	abMinRate
+// high_abort_rate parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	abParams = params{
+		{"share", 0.10, "ratio", "abort share that counts"},
+		{"critical", 0.25, "ratio", "abort share that makes it critical"},
+		{"clear", 0.05, "ratio", "abort share below which it clears"},
+		{"min_rate", 0.05, "per_s", "finished requests per second below which shares say nothing"},
+	}
+	abShare    = abParams.index("share")
+	abCritical = abParams.index("critical")
+	abClear    = abParams.index("clear")
+	abMinRate  = abParams.index("min_rate")
 )
 
 var ruleAbortRate = &Rule{
@@ -342,12 +384,7 @@ var ruleAbortRate = &Rule{
 	Severity: "warning; critical at ≥ {critical}",
 	Action:   "compare client timeouts with E2E p99; fix the latency finding behind it, or raise the timeout",
 	For:      2 * time.Minute, ResolveFor: 2 * time.Minute,
-	Params: []Param{
-		{"share", 0.10, "ratio", "abort share that counts"},
-		{"critical", 0.25, "ratio", "abort share that makes it critical"},
-		{"clear", 0.05, "ratio", "abort share below which it clears"},
-		{"min_rate", 0.05, "per_s", "finished requests per second below which shares say nothing"},
-	},
+	Params: abParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		share, rate := u.st.AbortShare, u.st.ReqRate
 		switch {
@@ -356,8 +393,10 @@ var ruleAbortRate = &Rule{
 		case rate < p[abMinRate] || share < p[abClear]:
 			return condClear, 0
 		case share >= p[abCritical]:
+			x.over = share / p[abShare]
 			return condMet, SevCritical
 		case share >= p[abShare]:
+			x.over = share / p[abShare]
 			return condMet, SevWarning
 		}
 		return condHold, 0
@@ -381,10 +420,15 @@ var ruleAbortRate = &Rule{
 	},
 }
 
-// slo_breach parameters.
-const (
-	sbMinReq = iota
-	sbCritical
+// slo_breach parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	sbParams = params{
+		{"min_requests", 20, "count", "observations in the window below which percentiles say nothing"},
+		{"critical", 2, "factor", "p95 over target that makes it critical"},
+	}
+	sbMinReq   = sbParams.index("min_requests")
+	sbCritical = sbParams.index("critical")
 )
 
 var ruleSLOBreach = &Rule{
@@ -398,10 +442,7 @@ var ruleSLOBreach = &Rule{
 	For:          5 * time.Minute,
 	ResolveFor:   2 * time.Minute,
 	SupersededBy: []string{"kv_cache_thrashing", "prefill_starvation", "queue_backlog", "decode_stutter"},
-	Params: []Param{
-		{"min_requests", 20, "count", "observations in the window below which percentiles say nothing"},
-		{"critical", 2, "factor", "p95 over target that makes it critical"},
-	},
+	Params:       sbParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		known, breach, crit := false, false, false
 		for _, l := range sloLegs(x.slo, u.st) {
@@ -473,12 +514,19 @@ func sloLegs(s *SLO, st *Stats) [3]sloLeg {
 	return [3]sloLeg{{"TTFT", &st.TTFT, s.TTFT}, {"inter-token", &st.ITL, s.ITL}, {"E2E", &st.E2E, s.E2E}}
 }
 
-// gpu_underutilization parameters.
-const (
-	guBatch = iota
-	guWaiting
-	guKV
-	guGPUUtil
+// gpu_underutilization parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	guParams = params{
+		{"batch", 2, "count", "mean running requests at or below which batches are small"},
+		{"waiting", 1, "count", "mean waiting requests at or below which nothing queues"},
+		{"kv", 0.5, "ratio", "KV usage below which the cache has room"},
+		{"gpu_util", 50, "count", "GPU utilization (percent) below which the GPU is idle"},
+	}
+	guBatch   = guParams.index("batch")
+	guWaiting = guParams.index("waiting")
+	guKV      = guParams.index("kv")
+	guGPUUtil = guParams.index("gpu_util")
 )
 
 var ruleUnderutil = &Rule{
@@ -490,13 +538,11 @@ var ruleUnderutil = &Rule{
 	Severity: "warning",
 	Action:   "fold this model onto fewer replicas or smaller GPUs (lower --tensor-parallel-size), or route more traffic here",
 	For:      5 * time.Minute, ResolveFor: 2 * time.Minute,
-	Params: []Param{
-		{"batch", 2, "count", "mean running requests at or below which batches are small"},
-		{"waiting", 1, "count", "mean waiting requests at or below which nothing queues"},
-		{"kv", 0.5, "ratio", "KV usage below which the cache has room"},
-		{"gpu_util", 50, "count", "GPU utilization (percent) below which the GPU is idle"},
-	},
+	Params: guParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
+		if resting(u.st) {
+			return condClear, 0 // asleep or paused: idle by design
+		}
 		x.trend()
 		run, wait, kv := x.runMean, x.waitMean, u.st.KVUsage
 		util := endpointGPUUtil(x.f, u.ep, x.f.Window)
@@ -523,8 +569,8 @@ var ruleUnderutil = &Rule{
 		}
 		fd.Explain = "The engine runs a handful of sequences at a time with nothing waiting: a GPU batch of one or two costs almost as much per step as a batch of dozens, so most of its capacity is idle."
 		fd.Action = "this replica is mostly idle: serve this model from fewer replicas (or a smaller GPU / lower --tensor-parallel-size), or check that the router sends it its share"
-		if _, fit, _ := maxNumSeqsChange(u, 0.15, false); fit.N > 0 {
-			fd.Action += fmt.Sprintf("; its KV cache holds %d sequences of the measured length", fit.N)
+		if _, n, _ := maxNumSeqsChange(u, 0.15, false); n > 0 {
+			fd.Action += fmt.Sprintf("; its KV cache holds %d sequences (computed)", n)
 		}
 	},
 	prom: func(g *promGen, p []float64) []promAlert {

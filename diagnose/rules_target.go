@@ -4,16 +4,23 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sources"
 )
 
 // Rules about the scrape target itself; they run whatever its state.
 
-// endpoint_down parameters.
-const (
-	edCritical = iota
-	edFlapCount
-	edFlapWindow
+// endpoint_down parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	edParams = params{
+		{"critical", 120, "s", "continuous outage that makes it critical"},
+		{"flap_count", 2, "count", "outages within the flap window that count as flapping"},
+		{"flap_window", 600, "s", "the window outages are counted in"},
+	}
+	edCritical   = edParams.index("critical")
+	edFlapCount  = edParams.index("flap_count")
+	edFlapWindow = edParams.index("flap_window")
 )
 
 var ruleEndpointDown = &Rule{
@@ -27,11 +34,7 @@ var ruleEndpointDown = &Rule{
 	// 45 s: a restart's model load (tens of seconds) is endpoint_restarted,
 	// not an outage; a second outage within the flap window fires at once.
 	For: 45 * time.Second, ResolveFor: 30 * time.Second,
-	Params: []Param{
-		{"critical", 120, "s", "continuous outage that makes it critical"},
-		{"flap_count", 2, "count", "outages within the flap window that count as flapping"},
-		{"flap_window", 600, "s", "the window outages are counted in"},
-	},
+	Params: edParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		ep := u.ep
 		n, first := u.es.down.recent(x.now, seconds(p[edFlapWindow]))
@@ -55,6 +58,15 @@ var ruleEndpointDown = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		ep := u.ep
 		n, first := u.es.down.recent(x.now, seconds(p[edFlapWindow]))
+		if ep.NotVLLM && isDown(ep.State) {
+			// It answers: not an outage, the wrong port or another program.
+			fd.Title = "Not a vLLM endpoint"
+			fd.Summary = "answers without vLLM metrics since " + ep.Since.UTC().Format("15:04:05 MST") + ": " + ep.LastError
+			fd.Explain = "Something answers on this address, but its /metrics has no vllm:* series: another program holds the port, another serving engine runs there, or the path is not vLLM's API server."
+			fd.Evidence = append(fd.Evidence, ev("last error", ep.LastError, 0))
+			fd.Action = "point vtop at the vLLM API server's port (vllm serve --port, default 8000) and path /metrics"
+			return
+		}
 		if isDown(ep.State) {
 			fd.Summary = fmt.Sprintf("%s since %s (%s)", ep.State, ep.Since.UTC().Format("15:04:05 MST"), dur(x.now.Sub(ep.Since)))
 			if n > 1 {
@@ -68,6 +80,7 @@ var ruleEndpointDown = &Rule{
 			}
 			fd.Explain = "vtop cannot read this endpoint's metrics, so nothing else about it can be diagnosed. A refused connection usually means the vLLM process is gone or still loading the model; a timeout means it is wedged or the network is."
 		} else {
+			fd.Title = "Endpoint flapping" // up now: "down" would be false
 			fd.Summary = fmt.Sprintf("%d outages in %s (first %s ago), up now", n, dur(seconds(p[edFlapWindow])), dur(x.now.Sub(first)))
 			fd.Explain = "The endpoint keeps dropping out and coming back: restarts in a loop (an OOM kill, a failing health check), or a flaky network path. Clients see errors during every outage."
 		}
@@ -89,7 +102,9 @@ var ruleEndpointDown = &Rule{
 	},
 }
 
-func seconds(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }
+// seconds saturates: a bucket bound of 1e300 must not overflow into a
+// negative duration in a finding.
+func seconds(v float64) time.Duration { return format.FromSeconds(v) }
 
 var ruleRestarted = &Rule{
 	ID: "endpoint_restarted", Title: "Endpoint restarted", Scope: ScopeTarget,
@@ -119,10 +134,15 @@ var ruleRestarted = &Rule{
 	},
 }
 
-// scrape_slow parameters.
-const (
-	ssSlow = iota
-	ssClear
+// scrape_slow parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	ssParams = params{
+		{"slow", 1, "s", "scrape duration that counts as slow"},
+		{"clear", 0.5, "s", "scrape duration below which it clears"},
+	}
+	ssSlow  = ssParams.index("slow")
+	ssClear = ssParams.index("clear")
 )
 
 var ruleScrapeSlow = &Rule{
@@ -134,10 +154,7 @@ var ruleScrapeSlow = &Rule{
 	Severity: "warning",
 	Action:   "look at the exposition's size and series count; keep PROMETHEUS_MULTIPROC_DIR on local disk; raise vtop's --timeout/--interval if the endpoint is simply far away",
 	For:      time.Minute, ResolveFor: time.Minute,
-	Params: []Param{
-		{"slow", 1, "s", "scrape duration that counts as slow"},
-		{"clear", 0.5, "s", "scrape duration below which it clears"},
-	},
+	Params: ssParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		d := u.ep.ScrapeDuration.Seconds()
 		switch {

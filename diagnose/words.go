@@ -50,6 +50,9 @@ func grouped(v float64) string {
 	if bad(v) {
 		return missing
 	}
+	if math.Abs(v) >= 1e15 {
+		return format.SI(v) // beyond int64 and beyond reading
+	}
 	s := strconv.FormatInt(int64(math.Round(v)), 10)
 	neg := strings.HasPrefix(s, "-")
 	s = strings.TrimPrefix(s, "-")

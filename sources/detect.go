@@ -1,8 +1,10 @@
 package sources
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // detectVersion infers the engine generation and the span of vLLM releases
@@ -75,11 +77,13 @@ func (n *Normalizer) detectVersion(snap *Snapshot) VersionRange {
 	return r
 }
 
+// detectGen decides the engine generation from metric families only one
+// generation defines (and V1's engine label); the running gauge's HELP
+// text, which forks and exporters copy freely, only breaks a tie. A HELP
+// text or a family set that contradicts the verdict becomes a warning on
+// the endpoint.
 func (n *Normalizer) detectGen() Gen {
-	if n.help != GenUnknown {
-		return n.help
-	}
-	v0, v1 := false, false
+	var v0, v1 []string
 	for fi, ok := range n.present {
 		if !ok {
 			continue
@@ -88,22 +92,55 @@ func (n *Normalizer) detectGen() Gen {
 		if f.role == RoleProc || f.role == RoleRouter || f.role == RoleCacheInfo || f.role == RoleLoraInfo {
 			continue
 		}
-		gens := map[Gen]bool{}
+		var gens [3]bool
 		for _, ri := range f.rows {
 			gens[Metrics[ri].Gen] = true
 		}
-		if len(gens) == 1 {
-			v0 = v0 || gens[GenV0]
-			v1 = v1 || gens[GenV1]
+		switch {
+		case gens[GenUnknown] || gens[GenV0] == gens[GenV1]:
+		case gens[GenV0]:
+			v0 = append(v0, f.name)
+		default:
+			v1 = append(v1, f.name)
 		}
 	}
+	isV1 := len(v1) > 0 || n.engineSeen
+	isV0 := len(v0) > 0
+	var g Gen
 	switch {
-	case v1 && !v0, n.engineSeen:
-		return GenV1
-	case v0 && !v1:
-		return GenV0
+	case isV1 && !isV0:
+		g = GenV1
+	case isV0 && !isV1:
+		g = GenV0
+	case isV0 && isV1:
+		g = n.help
+		why := "V1 only: " + firstNames(v1)
+		if len(v1) == 0 {
+			why = "the engine label (V1 only)"
+		}
+		n.warn(fmt.Sprintf("metric families of both engine generations (V0 only: %s; %s): generation read as %s", firstNames(v0), why, g))
+		return g
+	default:
+		return n.help
 	}
-	return GenUnknown
+	if n.help != GenUnknown && n.help != g {
+		n.warn(fmt.Sprintf("the HELP text of %s says %s, but %s families only %s defines are present: read as %s",
+			FamilyName(RoleGauge, uint8(GRunning)), n.help, firstNames(append(v0, v1...)), g, g))
+	}
+	return g
+}
+
+// firstNames lists up to three family names, sorted, for a warning.
+func firstNames(names []string) string {
+	names = slices.Clone(names)
+	slices.Sort(names)
+	if len(names) > 3 {
+		names = append(names[:3], "…")
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
 }
 
 // finishReasonBounds: V1 pre-creates every finish reason it knows at 0, so the

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -48,8 +49,9 @@ type HTTPConfig struct {
 
 // Fetcher performs bounded HTTP GETs of /metrics.
 type Fetcher struct {
-	cfg    HTTPConfig
-	client *http.Client
+	cfg        HTTPConfig
+	client     *http.Client
+	timeoutHdr string
 }
 
 // NewFetcher builds the HTTP client once (TLS material is loaded here, so a
@@ -60,6 +62,9 @@ func NewFetcher(cfg HTTPConfig) (*Fetcher, error) {
 	}
 	if cfg.MaxBody <= 0 {
 		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.MaxBody > MaxBodyLimit {
+		return nil, fmt.Errorf("max body %s is more than the %s limit", byteSize(cfg.MaxBody), byteSize(MaxBodyLimit))
 	}
 	tlsCfg := &tls.Config{InsecureSkipVerify: cfg.InsecureSkipVerify} //nolint:gosec // only when asked
 	if cfg.CAFile != "" {
@@ -92,32 +97,75 @@ func NewFetcher(cfg HTTPConfig) (*Fetcher, error) {
 	}
 	// The per-request context carries the deadline (connect, headers and a
 	// slow-drip body alike), so the client itself has no Timeout.
-	return &Fetcher{cfg: cfg, client: &http.Client{Transport: tr,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if len(via) >= 3 {
-				return errors.New("too many redirects")
-			}
-			return nil
-		}}}, nil
+	return &Fetcher{cfg: cfg, client: &http.Client{Transport: tr, CheckRedirect: checkRedirect},
+		timeoutHdr: strconv.FormatFloat(cfg.Timeout.Seconds(), 'g', -1, 64)}, nil
+}
+
+// MaxBodyLimit is the largest --max-body accepted: beyond it a body is not
+// metrics, and the limit arithmetic must not overflow.
+const MaxBodyLimit = 1 << 30
+
+// checkRedirect follows at most three redirects, and drops the credentials
+// as soon as a hop leaves the first request's origin (scheme, host and
+// port): a token must never go out over http after https, or to another
+// server. Go's client only strips them for another domain.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 3 {
+		return errors.New("too many redirects")
+	}
+	first := via[0].URL
+	for _, r := range append(via[1:len(via):len(via)], req) {
+		if !sameOrigin(first, r.URL) {
+			req.Header.Del("Authorization")
+			break
+		}
+	}
+	return nil
+}
+
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && portOf(a) == portOf(b)
+}
+
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// FetchState is what one target reuses from scrape to scrape: the body
+// buffer and the gzip reader, so a steady target allocates neither.
+type FetchState struct {
+	Buf      *bytes.Buffer
+	Redirect string // where the last scrape was redirected to (shown, secrets redacted); "" when it was not
+	gz       *gzip.Reader
 }
 
 // Fetch GETs the target into buf (reused between scrapes) and returns the
 // body and its Content-Type. Every failure is one sanitized line.
 func (f *Fetcher) Fetch(ctx context.Context, url string, buf *bytes.Buffer) ([]byte, string, error) {
+	return f.FetchInto(ctx, url, &FetchState{Buf: buf})
+}
+
+// FetchInto is Fetch with the target's reusable state.
+func (f *Fetcher) FetchInto(ctx context.Context, url string, st *FetchState) ([]byte, string, error) {
+	st.Redirect = ""
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return nil, "", err
 	}
-	req.Header.Set("Accept", acceptHeaderVal)
-	req.Header.Set("Accept-Encoding", "gzip")
-	ua := f.cfg.UserAgent
-	if ua == "" {
-		ua = "vtop"
+	req.Header = http.Header{
+		"Accept":                              {acceptHeaderVal},
+		"Accept-Encoding":                     {"gzip"},
+		"User-Agent":                          {f.userAgent()},
+		"X-Prometheus-Scrape-Timeout-Seconds": {f.timeoutHdr},
 	}
-	req.Header.Set("User-Agent", ua)
-	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", fmt.Sprintf("%g", f.cfg.Timeout.Seconds()))
 	if err := f.auth(req); err != nil {
 		return nil, "", err
 	}
@@ -126,6 +174,9 @@ func (f *Fetcher) Fetch(ctx context.Context, url string, buf *bytes.Buffer) ([]b
 		return nil, "", describeNetErr(err, f.cfg.Timeout)
 	}
 	defer resp.Body.Close()
+	if resp.Request != nil && resp.Request.URL.String() != url {
+		st.Redirect = RedactURL(resp.Request.URL)
+	}
 	ct := resp.Header.Get("Content-Type")
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
@@ -136,17 +187,24 @@ func (f *Fetcher) Fetch(ctx context.Context, url string, buf *bytes.Buffer) ([]b
 		case http.StatusNotFound:
 			msg += " (is the path /metrics, and is this the vLLM API server?)"
 		}
+		if st.Redirect != "" {
+			msg += " after a redirect to " + st.Redirect
+		}
 		return nil, ct, errors.New(msg)
 	}
 	var r io.Reader = resp.Body
 	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
-		gz, err := gzip.NewReader(resp.Body)
-		if err != nil {
-			return nil, ct, fmt.Errorf("bad gzip body: %v", err)
+		if st.gz == nil {
+			st.gz, err = gzip.NewReader(resp.Body)
+		} else {
+			err = st.gz.Reset(resp.Body)
 		}
-		defer gz.Close()
-		r = gz
+		if err != nil {
+			return nil, ct, fmt.Errorf("bad gzip body: %v", Sanitize(err.Error(), 80))
+		}
+		r = st.gz
 	}
+	buf := st.Buf
 	buf.Reset()
 	n, err := buf.ReadFrom(io.LimitReader(r, f.cfg.MaxBody+1))
 	if err != nil {
@@ -163,6 +221,13 @@ func (f *Fetcher) Fetch(ctx context.Context, url string, buf *bytes.Buffer) ([]b
 		return nil, ct, errors.New("served an HTML page, not metrics (wrong port or path? vLLM serves /metrics on its API port)")
 	}
 	return body, ct, nil
+}
+
+func (f *Fetcher) userAgent() string {
+	if f.cfg.UserAgent == "" {
+		return "vtop"
+	}
+	return f.cfg.UserAgent
 }
 
 func (f *Fetcher) auth(req *http.Request) error {

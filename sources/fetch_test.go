@@ -152,11 +152,19 @@ func testFetcher(t *testing.T, timeout time.Duration) *Fetcher {
 }
 
 // TestBadTargets: each broken endpoint gives one clear, printable line.
+// Only the cases about timing out run under the short timeout: a size or
+// content check must not turn into a timeout on a loaded 2-core machine
+// (reading 8 MiB under -race there took over a second).
 func TestBadTargets(t *testing.T) {
-	f := testFetcher(t, time.Second)
-	for _, bt := range badTargets(t, time.Second) {
+	const short = time.Second
+	quick, patient := testFetcher(t, short), testFetcher(t, 5*time.Minute)
+	for _, bt := range badTargets(t, short) {
 		t.Run(bt.name, func(t *testing.T) {
 			t.Parallel()
+			f := patient
+			if strings.Contains(bt.want, "timed out") {
+				f = quick
+			}
 			var buf bytes.Buffer
 			body, ct, err := f.Fetch(context.Background(), bt.url, &buf)
 			if err == nil {
@@ -275,6 +283,64 @@ func TestAuthHeaders(t *testing.T) {
 	}
 }
 
+// TestRedirectKeepsCredentials: a redirect that downgrades https to http or
+// leaves the target's origin gets no Authorization header, and the redirect
+// is reported (FetchState.Redirect) so the endpoint can show it.
+func TestRedirectKeepsCredentials(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	sink := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		got = append(got, r.Header.Get("Authorization"))
+		mu.Unlock()
+		fmt.Fprint(w, "vllm:num_requests_running 1\n")
+	})
+	tlsSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, sink, http.StatusFound)
+	}))
+	t.Cleanup(tlsSrv.Close)
+	plain := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, sink, http.StatusMovedPermanently)
+	})
+	for _, cfg := range []HTTPConfig{{BearerToken: "envtok", InsecureSkipVerify: true}, {BasicUser: "u", BasicPassword: "p", InsecureSkipVerify: true}} {
+		f, err := NewFetcher(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, from := range []string{tlsSrv.URL + "/metrics", plain} {
+			st := FetchState{Buf: new(bytes.Buffer)}
+			if _, _, err := f.FetchInto(context.Background(), from, &st); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(sink, st.Redirect) || st.Redirect == "" {
+				t.Errorf("%s: redirect shown as %q, want %q", from, st.Redirect, sink)
+			}
+		}
+	}
+	if strings.Join(got, "") != "" || len(got) != 4 {
+		t.Errorf("the redirected requests carried %q", got)
+	}
+	// Within one origin the credentials stay (a path move is harmless).
+	same := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/metrics" {
+			http.Redirect(w, r, "/metrics", http.StatusFound)
+			return
+		}
+		mu.Lock()
+		got = append(got, r.Header.Get("Authorization"))
+		mu.Unlock()
+		fmt.Fprint(w, "vllm:num_requests_running 1\n")
+	})
+	f, _ := NewFetcher(HTTPConfig{BearerToken: "envtok"})
+	st := FetchState{Buf: new(bytes.Buffer)}
+	if _, _, err := f.FetchInto(context.Background(), strings.TrimSuffix(same, "/metrics")+"/old", &st); err != nil {
+		t.Fatal(err)
+	}
+	if got[len(got)-1] != "Bearer envtok" || st.Redirect == "" {
+		t.Errorf("same-origin redirect: auth %q, shown %q", got[len(got)-1], st.Redirect)
+	}
+}
+
 func TestGzipAndNegotiation(t *testing.T) {
 	dump := v010Dump(t)
 	var accept string
@@ -307,12 +373,19 @@ func TestParseTarget(t *testing.T) {
 		{"ftp://x:1", "", "", "scheme must be http or https"},
 		{"http://u:p@h:1", "", "", "credentials in the URL are not accepted"},
 		{"h:99999", "", "", "bad port"},
+		// A token in the query string is sent, never shown.
+		{"http://h:1/metrics?token=s3cret&x=1", "http://h:1/metrics?token=s3cret&x=1", "http://h:1/metrics?token=xxxxx&x=xxxxx", ""},
+		{"ftp://h:1/?token=s3cret", "", "", "scheme must be http or https"},
+		{"http://h:99999/?token=s3cret", "", "", "bad port"},
 	}
 	for _, c := range cases {
 		got, err := ParseTarget(c.in)
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: err %v, want %q", c.in, err, c.err)
+			}
+			if err != nil && strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("%s: the error shows the secret: %v", c.in, err)
 			}
 			continue
 		}

@@ -19,6 +19,11 @@ import (
 // misconfigured or hostile target.
 const DefaultMaxSamples = 50_000
 
+// DefaultMaxSubs bounds the (model, engine) sub-series kept from one target:
+// a 16-rank data-parallel engine with a few models has under a hundred;
+// thousands are a bug in the target, and each costs vtop history.
+const DefaultMaxSubs = 256
+
 // maxWarnings bounds the warnings one snapshot carries.
 const maxWarnings = 16
 
@@ -28,6 +33,7 @@ const maxWarnings = 16
 // cache). Not safe for concurrent use: the poller owns one per target.
 type Normalizer struct {
 	MaxSamples int
+	MaxSubs    int // sub-series kept; samples of more are ignored with a warning
 
 	cache  map[string]*entry
 	slots  map[SubKey]*subAcc
@@ -50,6 +56,7 @@ type Normalizer struct {
 	warnSeen   map[string]bool
 	samples    int
 	dups       int
+	overCap    int // samples of sub-series beyond MaxSubs
 	engineSeen bool
 }
 
@@ -67,7 +74,8 @@ const (
 	eCacheInfo
 	eLoraInfo
 	eRouter
-	eOther // another engine's metric
+	eOther   // another engine's metric
+	eOverCap // a sub-series beyond MaxSubs
 )
 
 // entry is what one raw series line resolved to.
@@ -112,6 +120,7 @@ type histAcc struct {
 func NewNormalizer() *Normalizer {
 	return &Normalizer{
 		MaxSamples: DefaultMaxSamples,
+		MaxSubs:    DefaultMaxSubs,
 		cache:      map[string]*entry{},
 		slots:      map[SubKey]*subAcc{},
 		st:         labels.NewSymbolTable(),
@@ -133,6 +142,9 @@ func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, erro
 	}
 	n.begin()
 	if err := n.read(p); err != nil {
+		// A failed scrape sweeps too: a target that churns label values and
+		// always fails (over --max-samples, a parse error) must not grow.
+		n.sweep()
 		return nil, err
 	}
 	return n.finish()
@@ -143,7 +155,7 @@ func (n *Normalizer) begin() {
 	n.active = n.active[:0]
 	clear(n.present)
 	n.presentAny = false
-	n.declared, n.router, n.samples, n.dups = 0, 0, 0, 0
+	n.declared, n.router, n.samples, n.dups, n.overCap = 0, 0, 0, 0, 0
 	clear(n.other)
 	n.help = GenUnknown
 	for i := range n.procs {
@@ -163,6 +175,10 @@ var (
 	nameRunning  = []byte("vllm:num_requests_running")
 	errNoSamples = errors.New("no samples")
 )
+
+// ErrNotVLLM: the target answered with metrics, none of them vLLM's (another
+// program on the port, another serving engine). Not an outage: its own state.
+var ErrNotVLLM = errors.New("no vLLM metrics")
 
 func (n *Normalizer) read(p textparse.Parser) error {
 	for {
@@ -249,11 +265,20 @@ func (n *Normalizer) classify(ls labels.Labels) *entry {
 	if model == "" {
 		model = ls.Get(LabelModelAlt)
 	}
-	key := SubKey{Model: Sanitize(model, MaxLabelLen), Engine: Sanitize(ls.Get(LabelEngine), 16)}
+	key := SubKey{Model: KeyLabel(model, MaxLabelLen), Engine: KeyLabel(ls.Get(LabelEngine), 16)}
 	en.pid = ls.Has(LabelPID)
 	if f.role == RoleLabeled {
-		lbl := Metrics[f.rows[0]].Label
-		en.label = Sanitize(ls.Get(lbl), 40)
+		row := &Metrics[f.rows[0]]
+		switch {
+		case ls.Has(row.Label):
+			en.label = Sanitize(ls.Get(row.Label), 40)
+		case row.LabelAlt != "" && ls.Has(row.LabelAlt):
+			en.label = Sanitize(ls.Get(row.LabelAlt), 40)
+		default:
+			// An unknown label layout: the family is unknown, never a
+			// series with an empty label that reads as 0 of each kind.
+			en.bad = fmt.Sprintf("%s has a series without its %s label (ignored: read as unknown)", f.name, row.Label)
+		}
 	}
 	if en.part == partBucket {
 		le, err := strconv.ParseFloat(ls.Get(LabelLe), 64)
@@ -263,6 +288,12 @@ func (n *Normalizer) classify(ls labels.Labels) *entry {
 		en.le = le
 	}
 	slot := n.slots[key]
+	if slot == nil && len(n.active) >= n.MaxSubs {
+		// Counted among this scrape's sub-series: stale slots of an earlier scrape
+		// are swept at its end and must not lock new ones out.
+		en.kind = eOverCap
+		return en
+	}
 	if slot == nil {
 		slot = &subAcc{}
 		n.slots[key] = slot
@@ -278,6 +309,9 @@ func (n *Normalizer) apply(en *entry, v float64) {
 		return
 	case eOther:
 		n.other[en.other]++
+		return
+	case eOverCap:
+		n.overCap++
 		return
 	case eRouter:
 		n.router++
@@ -378,6 +412,12 @@ func (n *Normalizer) applyGauge(s *subAcc, id Gauge, f *family, en *entry, v flo
 		n.warn(fmt.Sprintf("%s is %v (shown as unknown)", f.name, v))
 		return
 	}
+	if (id == GRunning || id == GWaiting || id == GSwapped) && v < 0 {
+		// A count of requests below zero is an engine bug; exporting it
+		// would pull fleet sums down.
+		n.warn(fmt.Sprintf("%s{engine=%q} is negative (%g; shown as unknown)", f.name, s.sub.Key.Engine, v))
+		return
+	}
 	if id == GKVUsage || id == GCPUKVUsage {
 		// vllm-ascend#10048 shows negative usage on a DP rank: a bug in the
 		// engine, not a number to average into the fleet.
@@ -464,6 +504,9 @@ func (n *Normalizer) finish() (*Snapshot, error) {
 	if n.dups > 0 {
 		n.warn(fmt.Sprintf("%d duplicate series ignored (first one kept)", n.dups))
 	}
+	if n.overCap > 0 {
+		n.warn(fmt.Sprintf("too many models/engines: %d samples beyond the first %d sub-series ignored", n.overCap, n.MaxSubs))
+	}
 	snap := &Snapshot{Samples: n.samples, Proc: n.procs, Lora: n.lora}
 	switch {
 	case n.router > 0 && !n.hasEngineCore():
@@ -511,12 +554,12 @@ func (n *Normalizer) noVLLMError() error {
 		}
 	}
 	if best != "" {
-		return fmt.Errorf("no vLLM metrics: this looks like %s (%d of its samples); vtop reads vLLM's vllm:* metrics", best, cnt)
+		return fmt.Errorf("%w: this looks like %s (%d of its samples); vtop reads vLLM's vllm:* metrics", ErrNotVLLM, best, cnt)
 	}
 	if n.samples == 0 {
 		return fmt.Errorf("%w: the response has no metric samples", errNoSamples)
 	}
-	return fmt.Errorf("no vLLM metrics among %d samples (is this the vLLM API server's port?)", n.samples)
+	return fmt.Errorf("%w among %d samples (is this the vLLM API server's port?)", ErrNotVLLM, n.samples)
 }
 
 // sweep drops cache entries and sub-series not seen in this scrape, so a

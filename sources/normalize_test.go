@@ -349,3 +349,157 @@ func TestSanitize(t *testing.T) {
 		t.Errorf("cut: %q", got)
 	}
 }
+
+// request_success split by finish_reason (llm-d's spelling) is read like
+// finished_reason; a layout with neither label is unknown (no series, a
+// warning), never an empty label that reads as 0 aborted.
+func TestFinishReasonAlias(t *testing.T) {
+	s, err := norm(t, `vllm:request_success_total{finish_reason="stop",model_name="m"} 90
+vllm:request_success_total{finish_reason="abort",model_name="m"} 10
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := s.Subs[0].Labeled[LFinished]; len(v) != 2 || s.Subs[0].LabeledValue(LFinished, FinishAbort) != 10 {
+		t.Errorf("finish_reason: %+v", v)
+	}
+	s, err = norm(t, `vllm:num_requests_running{model_name="m"} 3
+vllm:request_success_total{reason="stop",model_name="m"} 90
+vllm:request_success_total{reason="abort",model_name="m"} 10
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Subs) > 0 && len(s.Subs[0].Labeled[LFinished]) != 0 {
+		t.Errorf("unknown layout read: %+v", s.Subs[0].Labeled[LFinished])
+	}
+	if !strings.Contains(strings.Join(s.Warnings, "\n"), "without its finished_reason label") {
+		t.Errorf("no warning: %q", s.Warnings)
+	}
+}
+
+// Families only one generation defines decide it; the running gauge's
+// HELP text does not outrank them, and a contradiction is a warning.
+func TestGenerationFromExclusiveFamilies(t *testing.T) {
+	// A V0 engine (swap metrics exist only in V0) whose HELP says V1.
+	v0 := `# HELP vllm:num_requests_running ` + helpV1Running + `
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{model_name="m"} 110
+vllm:num_requests_swapped{model_name="m"} 6
+vllm:cpu_cache_usage_perc{model_name="m"} 0.2
+vllm:gpu_cache_usage_perc{model_name="m"} 0.99
+`
+	s, err := norm(t, v0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Version.Gen != GenV0 || !strings.Contains(strings.Join(s.Warnings, "\n"), "says V1, but") {
+		t.Errorf("V0 with V1 HELP: %v, warnings %q", s.Version.Gen, s.Warnings)
+	}
+	// A V1-named exporter (kv_cache_usage_perc, engine label) with V0's HELP.
+	v1 := `# HELP vllm:num_requests_running ` + helpV0Running + `
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 3
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.4
+`
+	if s, err = norm(t, v1); err != nil || s.Version.Gen != GenV1 {
+		t.Errorf("V1 with V0 HELP: %v %v", err, s.Version.Gen)
+	}
+	// Both generations' exclusive families: a warning names them.
+	both := `vllm:num_requests_running{engine="0",model_name="m"} 3
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.4
+vllm:num_requests_swapped{engine="0",model_name="m"} 1
+`
+	if s, err = norm(t, both); err != nil || !strings.Contains(strings.Join(s.Warnings, "\n"), "metric families of both engine generations") {
+		t.Errorf("both: %v %q", err, s.Warnings)
+	}
+}
+
+// TestFailedChurnIsBounded: a target whose every scrape fails (over
+// --max-samples, or a parse error half-way) while its label values churn must
+// not grow the normalizer: the failure path sweeps like the success path.
+func TestFailedChurnIsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		tail string // what makes the scrape fail
+	}{
+		{"over max-samples", ""},
+		{"parse error", "vllm:num_requests_running{model_name=\"x\" 1\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := NewNormalizer()
+			n.MaxSamples = 100
+			for i := 0; i < 50; i++ {
+				var b bytes.Buffer
+				lines := 80
+				if tc.tail == "" {
+					lines = 150
+				}
+				for j := 0; j < lines; j++ {
+					fmt.Fprintf(&b, "vllm:num_requests_running{model_name=\"m%d-%d\"} 1\n", i, j)
+				}
+				b.WriteString(tc.tail)
+				if _, err := n.Normalize(b.Bytes(), textCT); err == nil {
+					t.Fatal("the scrape did not fail")
+				}
+				if len(n.cache) > 101 || len(n.slots) > 101 {
+					t.Fatalf("scrape %d: cache %d slots %d, want at most one scrape's worth", i, len(n.cache), len(n.slots))
+				}
+			}
+		})
+	}
+}
+
+// TestNegativeCountGauges: running/waiting are counts; a negative one is an
+// engine bug, shown as unknown with a warning, never exported.
+func TestNegativeCountGauges(t *testing.T) {
+	s, err := norm(t, "vllm:num_requests_running{model_name=\"m\"} -3\nvllm:num_requests_waiting{model_name=\"m\"} -1\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := s.Subs[0].Gauges
+	if !math.IsNaN(g[GRunning]) || !math.IsNaN(g[GWaiting]) {
+		t.Errorf("running %v waiting %v, want unknown", g[GRunning], g[GWaiting])
+	}
+	if !strings.Contains(strings.Join(s.Warnings, "\n"), "negative") {
+		t.Errorf("no warning about the negative gauge: %q", s.Warnings)
+	}
+}
+
+// TestLongModelNamesStayDistinct: two model names that share their first
+// MaxLabelLen runes are two sub-series, not one silently merged.
+func TestLongModelNamesStayDistinct(t *testing.T) {
+	long := strings.Repeat("m", MaxLabelLen+10)
+	s, err := norm(t, fmt.Sprintf("vllm:num_requests_running{model_name=%q} 1\nvllm:num_requests_running{model_name=%q} 2\n", long+"a", long+"b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Subs) != 2 || s.Subs[0].Key == s.Subs[1].Key {
+		t.Fatalf("subs %+v, want two distinct keys", s.Subs)
+	}
+	for _, sub := range s.Subs {
+		if n := len([]rune(sub.Key.Model)); n > MaxLabelLen+10 {
+			t.Errorf("key kept %d runes", n)
+		}
+	}
+}
+
+// TestTooManySubs: 10,000 model names on one endpoint keep MaxSubs
+// sub-series, with a warning that says so.
+func TestTooManySubs(t *testing.T) {
+	var b bytes.Buffer
+	for i := 0; i < 10_000; i++ {
+		fmt.Fprintf(&b, "vllm:num_requests_running{model_name=\"m%d\"} 1\n", i)
+	}
+	n := NewNormalizer()
+	s, err := n.Normalize(b.Bytes(), textCT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Subs) > DefaultMaxSubs || len(n.slots) > DefaultMaxSubs {
+		t.Errorf("%d sub-series (%d slots), cap %d", len(s.Subs), len(n.slots), DefaultMaxSubs)
+	}
+	if !strings.Contains(strings.Join(s.Warnings, "\n"), "too many models/engines") {
+		t.Errorf("warnings %q", s.Warnings)
+	}
+}

@@ -6,16 +6,20 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // PollerConfig sets the poller's timing and bounds.
 type PollerConfig struct {
 	Interval    time.Duration // poll period of each target
-	MaxParallel int           // scrapes in flight at once, all targets together
+	MaxParallel int           // scrapes in flight at once within their fair share (see slot)
 	MaxBackoff  time.Duration // longest wait between polls of a target that stays down
 	MaxSamples  int
 	Clock       func() time.Time // time.Now when nil
+	// KeepBody copies each fetched body into Scrape.Body (for --record),
+	// before it is parsed, so a body that fails to parse is kept too.
+	KeepBody bool
 }
 
 // DefaultPollerConfig returns the defaults: 1 s interval, 64 scrapes at once,
@@ -30,7 +34,8 @@ const keepBuffer = 1 << 20
 
 // Poller polls targets on their own schedules and hands results to a Mailbox.
 // Each target has one goroutine, so polls of one target never overlap; a
-// semaphore bounds how many run at once across targets.
+// semaphore bounds how many run at once across targets, and a scrape holds
+// its slot for at most its fair share of them (see fairShare).
 type Poller struct {
 	cfg     PollerConfig
 	targets []Target
@@ -112,11 +117,39 @@ func (p *Poller) offset(i int) time.Duration {
 	return time.Duration(uint64(h.Sum32()) % uint64(min(p.cfg.Interval, time.Second)))
 }
 
+// fairShare is how long one scrape may hold a shared slot: the slot time of
+// one interval divided among the targets. A scrape still running then (a hung
+// or slow-dripping target) gives its slot back and finishes outside the bound,
+// so 700 hung targets cannot keep a healthy one waiting for its turn; the
+// timeout still ends it. A hung scrape costs a socket, not CPU.
+func (p *Poller) fairShare() time.Duration {
+	return max(p.cfg.Interval*time.Duration(p.cfg.MaxParallel)/time.Duration(max(len(p.targets), 1)), time.Millisecond)
+}
+
+// slot is one target's claim on the shared semaphore, given back once: by
+// the scrape's end or by the fair-share timer, whichever comes first.
+type slot struct {
+	sem   chan struct{}
+	held  atomic.Bool
+	timer *time.Timer
+}
+
+func (s *slot) release() {
+	if s.held.CompareAndSwap(true, false) {
+		<-s.sem
+	}
+}
+
 func (p *Poller) loop(ctx context.Context, i int) {
 	t := p.targets[i]
 	norm := NewNormalizer()
 	norm.MaxSamples = p.cfg.MaxSamples
-	var buf bytes.Buffer
+	st := FetchState{Buf: new(bytes.Buffer)}
+	sl := &slot{sem: p.sem}
+	sl.timer = time.AfterFunc(time.Hour, sl.release)
+	sl.timer.Stop()
+	defer sl.timer.Stop()
+	share := p.fairShare()
 	wait := p.offset(i)
 	failures := 0
 	timer := time.NewTimer(wait)
@@ -137,23 +170,21 @@ func (p *Poller) loop(ctx context.Context, i int) {
 				failures = 0
 			}
 		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
+		timer.Stop() // Go ≥1.23: a stopped timer's channel holds no stale tick
 		select {
 		case p.sem <- struct{}{}:
 		case <-ctx.Done():
 			return
 		}
+		sl.held.Store(true)
+		sl.timer.Reset(share)
 		start, began := p.cfg.Clock(), time.Now()
-		s := p.scrapeOnce(ctx, t, norm, &buf)
-		<-p.sem
-		if buf.Cap() > keepBuffer {
+		s := p.scrapeOnce(ctx, t, norm, &st)
+		sl.timer.Stop()
+		sl.release()
+		if st.Buf.Cap() > keepBuffer {
 			// One huge or hostile body must not pin its buffer for good.
-			buf = bytes.Buffer{}
+			st.Buf = new(bytes.Buffer)
 		}
 		if ctx.Err() != nil {
 			return
@@ -192,7 +223,7 @@ func backoff(interval, max time.Duration, failures int) time.Duration {
 	return min(d, max)
 }
 
-func (p *Poller) scrapeOnce(ctx context.Context, t Target, n *Normalizer, buf *bytes.Buffer) (s Scrape) {
+func (p *Poller) scrapeOnce(ctx context.Context, t Target, n *Normalizer, st *FetchState) (s Scrape) {
 	s = Scrape{Target: t.Name}
 	// A bug that one hostile body triggers must cost that scrape, not the
 	// process: a crash would leave the TUI's terminal in raw mode.
@@ -204,15 +235,26 @@ func (p *Poller) scrapeOnce(ctx context.Context, t Target, n *Normalizer, buf *b
 			*n = *fresh
 		}
 	}()
-	body, ct, err := p.fetch.Fetch(ctx, t.URL, buf)
+	body, ct, err := p.fetch.FetchInto(ctx, t.URL, st)
 	if err != nil {
 		s.Err = err
 		return s
 	}
+	if p.cfg.KeepBody {
+		s.Body, s.ContentType = bytes.Clone(body), ct
+	}
 	snap, err := n.Normalize(body, ct)
 	if err != nil {
+		if st.Redirect != "" {
+			err = fmt.Errorf("%w (after a redirect to %s)", err, st.Redirect)
+		}
 		s.Err = err
 		return s
+	}
+	if st.Redirect != "" {
+		// Shown on the endpoint: the operator should point vtop at the
+		// final address (credentials are not sent across origins).
+		snap.Warnings = append(snap.Warnings, "redirected to "+st.Redirect)
 	}
 	s.Data = snap
 	return s

@@ -67,7 +67,9 @@ func TestNoOverlappingPolls(t *testing.T) {
 	}
 }
 
-// TestParallelismBound: many slow targets, at most MaxParallel scrapes at once.
+// TestParallelismBound: many slow targets, at most MaxParallel scrapes at
+// once. Each 100 ms scrape is well inside its fair share of the slots
+// (2 s × 3 / 12 = 500 ms), so none gives its slot back early.
 func TestParallelismBound(t *testing.T) {
 	var c concurrency
 	url := serve(t, c.handler(100*time.Millisecond))
@@ -76,8 +78,8 @@ func TestParallelismBound(t *testing.T) {
 		targets = append(targets, Target{Name: fmt.Sprint(i), URL: fmt.Sprintf("%s?t=%d", url, i)})
 	}
 	cfg := DefaultPollerConfig()
-	cfg.Interval, cfg.MaxParallel = 100*time.Millisecond, 3
-	runPoller(t, targets, cfg, 1200*time.Millisecond)
+	cfg.Interval, cfg.MaxParallel = 2*time.Second, 3
+	runPoller(t, targets, cfg, 1500*time.Millisecond)
 	if c.peak.Load() > 3 || c.peak.Load() < 2 {
 		t.Errorf("peak concurrency %d with MaxParallel 3", c.peak.Load())
 	}
@@ -231,5 +233,42 @@ func TestPollNowDuringScrape(t *testing.T) {
 	}
 	if c.total.Load() < 2 {
 		t.Errorf("poll-now during a scrape was lost (%d polls)", c.total.Load())
+	}
+}
+
+// TestHungTargetsDoNotStarve: 700 targets that never answer beside one
+// healthy target. Each hung scrape gives its shared slot back after its fair
+// share, so the healthy target keeps (most of) its interval instead of
+// queueing behind hung scrapes that hold every slot for the full timeout.
+func TestHungTargetsDoNotStarve(t *testing.T) {
+	if testing.Short() {
+		t.Skip("700 connections")
+	}
+	stop := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-stop:
+		}
+	}))
+	t.Cleanup(hung.Close)
+	t.Cleanup(func() { close(stop) })
+	var good concurrency
+	targets := []Target{{Name: "good", URL: serve(t, good.handler(0))}}
+	for i := 0; i < 700; i++ {
+		targets = append(targets, Target{Name: fmt.Sprint("hung", i), URL: fmt.Sprintf("%s/metrics?t=%d", hung.URL, i)})
+	}
+	cfg := DefaultPollerConfig()
+	cfg.Interval, cfg.MaxParallel = 200*time.Millisecond, 8
+	f, _ := NewFetcher(HTTPConfig{Timeout: 2 * time.Second})
+	p := NewPoller(targets, f, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	p.Run(ctx)
+	// 20 polls at the interval; a quarter of that is a generous floor for a
+	// loaded machine. Without fairness it gets one or two: 700 scrapes hold
+	// the 8 slots for 2 s each.
+	if n := good.total.Load(); n < 5 {
+		t.Errorf("healthy target polled %d times in 4 s beside 700 hung ones (interval 200ms), want ≥ 5", n)
 	}
 }

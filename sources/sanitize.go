@@ -1,6 +1,8 @@
 package sources
 
 import (
+	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"unicode"
@@ -67,4 +69,17 @@ func unsafeRune(r rune) bool {
 		return true
 	}
 	return unicode.Is(unicode.Cf, r) || r == 0x2028 || r == 0x2029
+}
+
+// KeyLabel is Sanitize for a label value that keys a sub-series: a value
+// longer than max runes keeps a short hash of the whole value in its last
+// runes, so two long names that share a prefix stay two sub-series instead of
+// silently merging. The result is at most max+1 runes, like Sanitize's.
+func KeyLabel(s string, max int) string {
+	if max <= 10 || utf8.RuneCountInString(s) <= max {
+		return Sanitize(s, max)
+	}
+	h := fnv.New32a()
+	h.Write([]byte(s))
+	return Sanitize(s, max-9) + fmt.Sprintf("#%08x", h.Sum32())
 }

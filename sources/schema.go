@@ -21,6 +21,7 @@ const (
 	GAvgPromptTput                 // V0 ≤0.6.6: engine-computed prompt tokens/s
 	GAvgGenTput                    // V0 ≤0.6.6: engine-computed generation tokens/s
 	GSpecAcceptRate                // V0: speculative acceptance rate gauge
+	GPaused                        // engine paused (engine_pause_state > 0)
 	NumGauges
 )
 
@@ -74,10 +75,11 @@ const (
 type Labeled uint8
 
 const (
-	LFinished      Labeled = iota // counter by finished_reason
-	LWaitingReason                // gauge by reason (capacity / deferred)
-	LPromptSource                 // counter by source (local_compute / local_cache_hit / external_kv_transfer)
-	LSleepState                   // gauge by sleep_state
+	LFinished          Labeled = iota // counter by finished_reason
+	LWaitingReason                    // gauge by reason (capacity / deferred)
+	LPromptSource                     // counter by source (local_compute / local_cache_hit / external_kv_transfer)
+	LSleepState                       // gauge by sleep_state
+	LAdmissionRejected                // counter by reason (the admission cap that rejected)
 	NumLabeled
 )
 
@@ -139,17 +141,21 @@ const (
 // Metric is one row of the table: a family name as vLLM defines it, in one
 // engine generation, over one span of releases.
 type Metric struct {
-	Name   string // family name; counters without the _total suffix
-	Kind   Kind
-	Role   Role
-	ID     uint8
-	Rank   uint8 // among names feeding the same signal, the lowest present wins
-	Gen    Gen   // GenUnknown: both generations
-	Since  Version
-	Shown  Version // last release that exposes it by default (zero: still shown)
-	Last   Version // last release whose code defines it (zero: still defined)
-	Label  string  // the extra label of a Labeled family
-	Bucket Buckets
+	Name  string // family name; counters without the _total suffix
+	Kind  Kind
+	Role  Role
+	ID    uint8
+	Rank  uint8 // among names feeding the same signal, the lowest present wins
+	Gen   Gen   // GenUnknown: both generations
+	Since Version
+	Shown Version // last release that exposes it by default (zero: still shown)
+	Last  Version // last release whose code defines it (zero: still defined)
+	Label string  // the extra label of a Labeled family
+	// LabelAlt is another spelling of Label that other exporters use
+	// (llm-d's simulator writes finish_reason); Label wins when both are
+	// there.
+	LabelAlt string
+	Bucket   Buckets
 	// Optional marks families that exist only with a flag or feature
 	// (speculative decoding, LoRA, --kv-cache-metrics); the simulator leaves
 	// them out and the version detector still uses them.
@@ -159,25 +165,27 @@ type Metric struct {
 
 // Label names that structure sub-series.
 const (
-	LabelModel     = "model_name"
-	LabelModelAlt  = "model" // Triton's vLLM backend re-exports with model/version
-	LabelEngine    = "engine"
-	LabelPID       = "pid"
-	LabelLe        = "le"
-	LabelFinished  = "finished_reason"
-	LabelReason    = "reason"
-	LabelSource    = "source"
-	LabelSleep     = "sleep_state"
-	LabelMaxLora   = "max_lora"
-	LabelRunLora   = "running_lora_adapters"
-	LabelWaitLora  = "waiting_lora_adapters"
-	VLLMPrefix     = "vllm:"
-	helpV1Running  = "Number of requests in model execution batches."
-	helpV0Running  = "Number of requests currently running on GPU."
-	helpKV         = "KV-cache usage. 1 means 100 percent usage."
-	helpGPUKV      = "GPU KV-cache usage. 1 means 100 percent usage."
-	helpPromptToks = "Number of prefill tokens processed."
-	helpGenToks    = "Number of generation tokens processed."
+	LabelModel    = "model_name"
+	LabelModelAlt = "model" // Triton's vLLM backend re-exports with model/version
+	LabelEngine   = "engine"
+	LabelPID      = "pid"
+	LabelLe       = "le"
+	LabelFinished = "finished_reason"
+	// LabelFinishedAlt is llm-d inference simulator's spelling.
+	LabelFinishedAlt = "finish_reason"
+	LabelReason      = "reason"
+	LabelSource      = "source"
+	LabelSleep       = "sleep_state"
+	LabelMaxLora     = "max_lora"
+	LabelRunLora     = "running_lora_adapters"
+	LabelWaitLora    = "waiting_lora_adapters"
+	VLLMPrefix       = "vllm:"
+	helpV1Running    = "Number of requests in model execution batches."
+	helpV0Running    = "Number of requests currently running on GPU."
+	helpKV           = "KV-cache usage. 1 means 100 percent usage."
+	helpGPUKV        = "GPU KV-cache usage. 1 means 100 percent usage."
+	helpPromptToks   = "Number of prefill tokens processed."
+	helpGenToks      = "Number of generation tokens processed."
 )
 
 // Metrics is the table. Rows with the same Role and ID are aliases; Rank
@@ -211,6 +219,13 @@ var Metrics = []Metric{
 	{Name: "vllm:num_preemptions", Kind: KindCounter, Role: RoleCounter, ID: uint8(CPreemptions), Gen: GenV0, Since: V(0, 4, 3), Last: V(0, 11, 0), Help: "Cumulative number of preemption from the engine."},
 	{Name: "vllm:num_preemptions", Kind: KindCounter, Role: RoleCounter, ID: uint8(CPreemptions), Gen: GenV1, Since: V(0, 8, 0), Help: "Cumulative number of preemption from the engine."},
 	{Name: "vllm:cache_config_info", Kind: KindInfo, Role: RoleCacheInfo, Since: V(0, 3, 3), Help: "Information of the LLMEngine CacheConfig"},
+	// Named in issue 9 as a paused engine's signal; not in CATALOG.md's
+	// captures, so its layout is an assumption (non-zero: paused) and it
+	// bounds no release.
+	{Name: "vllm:engine_pause_state", Kind: KindGauge, Role: RoleGauge, ID: uint8(GPaused), Gen: GenV1, Optional: true, Help: "Engine pause state; 1 means generation is paused."},
+	// CATALOG.md: listed first in the v0.32.0 metrics docs (PR #55812); its
+	// reasons name the cap (max_num_queued_reqs / max_num_queued_tokens).
+	{Name: "vllm:admission_rejections", Kind: KindCounter, Role: RoleLabeled, ID: uint8(LAdmissionRejected), Label: LabelReason, Gen: GenV1, Since: V(0, 32, 0), Optional: true, Help: "Number of requests rejected at admission, by reason."},
 	{Name: "vllm:engine_sleep_state", Kind: KindGauge, Role: RoleLabeled, ID: uint8(LSleepState), Label: LabelSleep, Gen: GenV1, Since: V(0, 11, 1), Help: "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2."},
 	// V0 logs the LoRA gauge on every stats interval (max_lora="0" without
 	// LoRA); V1 registers it only when LoRA is enabled.
@@ -223,8 +238,8 @@ var Metrics = []Metric{
 	{Name: "vllm:prompt_tokens_by_source", Kind: KindCounter, Role: RoleLabeled, ID: uint8(LPromptSource), Label: LabelSource, Gen: GenV1, Since: V(0, 16, 0), Help: "Number of prompt tokens by source."},
 	{Name: "vllm:prompt_tokens_cached", Kind: KindCounter, Role: RoleCounter, ID: uint8(CPromptCached), Gen: GenV1, Since: V(0, 16, 0), Help: "Number of cached prompt tokens (local + external)."},
 	{Name: "vllm:prompt_tokens_recomputed", Kind: KindCounter, Role: RoleCounter, ID: uint8(CPromptRecomputed), Gen: GenV1, Since: V(0, 16, 0), Last: V(0, 19, 1), Help: "Number of prompt tokens recomputed."},
-	{Name: "vllm:request_success", Kind: KindCounter, Role: RoleLabeled, ID: uint8(LFinished), Label: LabelFinished, Gen: GenV0, Since: V(0, 4, 2), Last: V(0, 11, 0), Help: "Count of successfully processed requests."},
-	{Name: "vllm:request_success", Kind: KindCounter, Role: RoleLabeled, ID: uint8(LFinished), Label: LabelFinished, Gen: GenV1, Since: V(0, 7, 2), Help: "Count of successfully processed requests."},
+	{Name: "vllm:request_success", Kind: KindCounter, Role: RoleLabeled, ID: uint8(LFinished), Label: LabelFinished, LabelAlt: LabelFinishedAlt, Gen: GenV0, Since: V(0, 4, 2), Last: V(0, 11, 0), Help: "Count of successfully processed requests."},
+	{Name: "vllm:request_success", Kind: KindCounter, Role: RoleLabeled, ID: uint8(LFinished), Label: LabelFinished, LabelAlt: LabelFinishedAlt, Gen: GenV1, Since: V(0, 7, 2), Help: "Count of successfully processed requests."},
 	{Name: "vllm:avg_prompt_throughput_toks_per_s", Kind: KindGauge, Role: RoleGauge, ID: uint8(GAvgPromptTput), Gen: GenV0, Since: V(0, 2, 3), Last: V(0, 6, 6), Help: "Average prefill throughput in tokens/s."},
 	{Name: "vllm:avg_generation_throughput_toks_per_s", Kind: KindGauge, Role: RoleGauge, ID: uint8(GAvgGenTput), Gen: GenV0, Since: V(0, 2, 3), Last: V(0, 6, 6), Help: "Average generation throughput in tokens/s."},
 
@@ -298,8 +313,12 @@ var FinishReasons = []struct {
 	{"error", V(0, 14, 0)}, {"repetition", V(0, 18, 0)},
 }
 
-// FinishAbort is the finish reason of requests the client gave up on.
-const FinishAbort = "abort"
+// FinishAbort is the finish reason of requests the client gave up on;
+// FinishError of requests the engine failed (≥0.14).
+const (
+	FinishAbort = "abort"
+	FinishError = "error"
+)
 
 // Waiting reasons of vllm:num_requests_waiting_by_reason.
 const (

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -19,6 +20,9 @@ type Target struct {
 	// MaxNumSeqs is the engine's --max-num-seqs when the operator told vtop
 	// (config file); vLLM does not expose it. 0: unknown.
 	MaxNumSeqs int
+	// Pool names the replicas replica_imbalance compares this one with
+	// (config file); empty: those serving the same model.
+	Pool string
 }
 
 // ParseTarget accepts host:port, http(s)://host:port, or a full URL. The path
@@ -34,16 +38,27 @@ func ParseTarget(s string) (Target, error) {
 	}
 	u, err := url.Parse(in)
 	if err != nil {
-		return Target{}, fmt.Errorf("target %q: %v", Sanitize(raw, 80), err)
+		// url.Error quotes the whole input, query string included.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return Target{}, fmt.Errorf("target %q: %v", Sanitize(redactQuery(raw), 80), err)
+	}
+	// From here on the raw text is only ever shown with its query values
+	// redacted: a token there is sent to the target, never displayed.
+	shown := Sanitize(RedactURL(u), 80)
+	if !strings.Contains(raw, "://") {
+		shown = Sanitize(redactQuery(raw), 80)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return Target{}, fmt.Errorf("target %q: scheme must be http or https", Sanitize(raw, 80))
+		return Target{}, fmt.Errorf("target %q: scheme must be http or https", shown)
 	}
 	if u.Host == "" {
-		return Target{}, fmt.Errorf("target %q: no host", Sanitize(raw, 80))
+		return Target{}, fmt.Errorf("target %q: no host", shown)
 	}
 	if u.User != nil {
-		return Target{}, fmt.Errorf("target %q: credentials in the URL are not accepted; use --basic-auth-user and a password file or VTOP_BASIC_AUTH_PASSWORD", Sanitize(u.Redacted(), 80))
+		return Target{}, fmt.Errorf("target %q: credentials in the URL are not accepted; use --basic-auth-user and a password file or VTOP_BASIC_AUTH_PASSWORD", shown)
 	}
 	port := 80
 	if u.Scheme == "https" {
@@ -51,19 +66,19 @@ func ParseTarget(s string) (Target, error) {
 	}
 	if p := u.Port(); p != "" {
 		if _, err := fmt.Sscanf(p, "%d", &port); err != nil || port <= 0 || port > 65535 {
-			return Target{}, fmt.Errorf("target %q: bad port %q", Sanitize(raw, 80), Sanitize(p, 10))
+			return Target{}, fmt.Errorf("target %q: bad port %q", shown, Sanitize(p, 10))
 		}
 	} else if !strings.Contains(raw, "://") {
-		return Target{}, fmt.Errorf("target %q: give a port (vLLM listens on 8000 by default)", Sanitize(raw, 80))
+		return Target{}, fmt.Errorf("target %q: give a port (vLLM listens on 8000 by default)", shown)
 	}
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/metrics"
 	}
-	name := raw
+	name := shown
 	if !strings.Contains(raw, "://") && !strings.Contains(raw, "/") {
-		name = u.Host
+		name = Sanitize(u.Host, 80)
 	}
-	return Target{Name: Sanitize(name, 80), URL: u.String(), Host: u.Hostname(), Port: port}, nil
+	return Target{Name: name, URL: u.String(), Host: u.Hostname(), Port: port}, nil
 }
 
 // IsLocal reports whether the target's host is this machine (loopback or one
@@ -89,4 +104,39 @@ func (t Target) IsLocal() bool {
 		}
 	}
 	return false
+}
+
+// RedactURL renders u for display: userinfo and every query value replaced
+// by "xxxxx" (query strings carry tokens: ?token=, ?api_key=, signed URLs).
+func RedactURL(u *url.URL) string {
+	c := *u
+	c.User = nil
+	if c.RawQuery != "" {
+		c.RawQuery = redactValues(c.RawQuery)
+	}
+	return c.String()
+}
+
+// redactQuery redacts the query values of text that may not parse as a URL.
+func redactQuery(s string) string {
+	i := strings.IndexByte(s, '?')
+	if i < 0 {
+		return s
+	}
+	q, frag, _ := strings.Cut(s[i+1:], "#")
+	out := s[:i+1] + redactValues(q)
+	if frag != "" {
+		out += "#" + frag
+	}
+	return out
+}
+
+func redactValues(q string) string {
+	parts := strings.Split(q, "&")
+	for i, p := range parts {
+		if k, _, ok := strings.Cut(p, "="); ok {
+			parts[i] = k + "=xxxxx"
+		}
+	}
+	return strings.Join(parts, "&")
 }

@@ -31,7 +31,7 @@ func BenchmarkView200x60(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		keys []string
-	}{{"fleet", nil}, {"endpoint", []string{"j", "enter"}}} {
+	}{{"fleet", nil}, {"endpoint", []string{"enter"}}} {
 		b.Run(c.name, func(b *testing.B) {
 			m, _ := benchModel(b, 50, c.keys...)
 			b.ReportAllocs()
@@ -47,7 +47,7 @@ func BenchmarkApplyFrame50(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		keys []string
-	}{{"fleet", nil}, {"endpoint", []string{"j", "enter"}}} {
+	}{{"fleet", nil}, {"endpoint", []string{"enter"}}} {
 		b.Run(c.name, func(b *testing.B) {
 			m, frames := benchModel(b, 50, c.keys...)
 			b.ReportAllocs()

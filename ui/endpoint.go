@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sources"
@@ -275,6 +277,7 @@ func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
 	if !roomy {
 		sparkH = 1
 	}
+	wide := "" // the first p95 interpolated inside a wide bucket, said in words
 	for _, r := range rows {
 		var b strings.Builder
 		b.WriteString(s.muted.s(pad(r.name, labelWidth)))
@@ -306,6 +309,12 @@ func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
 		for _, sp := range spark[1:] {
 			out = append(out, strings.Repeat(" ", w-sw-targetW)+sp)
 		}
+		if lo, hi, ok := wideBucket(&r.q, r.q.P95); ok && wide == "" {
+			wide = "~ " + r.name + " p95 lies between " + f.Seconds(lo) + " and " + f.Seconds(hi) + " (one histogram bucket)"
+		}
+	}
+	if wide != "" && roomy {
+		out = append(out, s.muted.s(strings.Repeat(" ", labelWidth)+wide))
 	}
 	return out
 }
@@ -482,7 +491,7 @@ func (m *Model) endpointTitle(e *diagnose.EndpointView, w int) string {
 	state, lv := stateCell(e, now)
 	parts := []string{s.title.s(e.Name), s.lv(lv).s(state)}
 	if e.State != diagnose.StateUp && !e.LastSuccess.IsZero() {
-		parts = append(parts, s.warn.s("numbers are "+f.Age(now, e.LastSuccess)+" old"))
+		parts = append(parts, s.warn.s("values as of "+clock(e.LastSuccess)+" ("+f.Age(now, e.LastSuccess)+" old)"))
 	}
 	switch {
 	case e.State == diagnose.StatePending:
@@ -524,10 +533,14 @@ func engines(n int) string {
 func (m *Model) fleetTitle(w int) string {
 	s := m.st
 	fr := m.fr
+	what := "aggregate of all " + itoa(fr.Fleet.Total) + " endpoints"
+	if fr.Fleet.Up < fr.Fleet.Total {
+		what = "aggregate of the " + itoa(fr.Fleet.Up) + " endpoints up (of " + itoa(fr.Fleet.Total) + ")"
+	}
 	parts := []string{
 		s.title.s("Fleet"),
-		s.text.s("every endpoint up, aggregated (percentiles from merged buckets)"),
-		s.text.s(itoa(fr.Fleet.Up) + "/" + itoa(fr.Fleet.Total) + " up"),
+		s.text.s(what),
+		s.muted.s("percentiles from merged buckets"),
 		s.text.s(itoa(len(fr.Fleet.Models)) + " models"),
 		s.muted.s(engines(fr.Fleet.Stats.Engines)),
 	}
@@ -597,15 +610,12 @@ func (m *Model) endpointBody() []string {
 	fr := m.fr
 	var e *diagnose.EndpointView
 	sj := subject{stats: &fr.Fleet.Stats, spark: fr.Fleet.Spark, window: fr.Window}
-	var finds []diagnose.Finding
 	var mine *diagnose.EndpointGPU
 	if m.ep >= 0 && m.ep < len(fr.Endpoints) {
 		e = &fr.Endpoints[m.ep]
 		sj = subject{stats: &e.Stats, spark: e.Spark, maxNumSeqs: batchCapacity(e), window: fr.Window}
-		finds = e.Findings
 		mine = &e.GPU
 	} else {
-		finds = fr.Findings
 		sj.maxNumSeqs = fleetMaxNumSeqs(fr)
 	}
 	out := make([]string, 0, l.body)
@@ -616,6 +626,9 @@ func (m *Model) endpointBody() []string {
 	}
 	var rows []string
 	switch {
+	case e != nil && e.NotVLLM && e.State == diagnose.StateDown:
+		rows = block([]string{m.st.warn.s(symNotVLLM + " this address answers, but not with vLLM's metrics: point vtop at the vLLM API server's port"),
+			m.st.muted.s(e.LastError)}, l.rows.w, l.rows.h)
 	case e != nil && e.LastSuccess.IsZero():
 		msg := "no data yet: waiting for the first answer"
 		if e.LastError != "" {
@@ -628,17 +641,21 @@ func (m *Model) endpointBody() []string {
 		rows = block([]string{m.st.warn.s(symWarn + " vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)")}, l.rows.w, l.rows.h)
 	default:
 		rows = m.fourRows(sj, l.rows, l.roomy, l.sparkH)
+		if e != nil && (e.State == diagnose.StateDown || e.State == diagnose.StateStale) {
+			// The last values, dimmed: the title says how old they are.
+			for i, r := range rows {
+				rows[i] = m.st.muted.s(ansi.Strip(r))
+			}
+		}
 	}
 	rows = append(rows, m.subsPanel(e, l.subs)...)
 	gpu := m.gpuPanel(mine, l.gpu)
-	findings := m.findingsPanel(finds, e == nil, l.find)
+	out = append(out, m.find.View(m, m.finds, m.items)...)
 	if l.wide {
-		right := append(gpu, findings...)
-		out = append(out, beside(block(rows, l.left, l.body-titleLines), l.left, m.st.muted.s(columnSep), right)...)
+		out = append(out, beside(block(rows, l.left, l.gpu.h), l.left, m.st.muted.s(columnSep), gpu)...)
 	} else {
 		out = append(out, rows...)
 		out = append(out, gpu...)
-		out = append(out, findings...)
 	}
 	return out
 }

@@ -2,8 +2,11 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/diagnose/format"
@@ -12,9 +15,10 @@ import (
 // sevLabel is a severity as symbol and word: "✖ crit".
 func sevLabel(s diagnose.Severity) (string, level) {
 	sym, lv := sevSymbol(s)
-	word := [...]string{"info", "warn", "crit"}[min(int(s), 2)]
-	return sym + " " + word, lv
+	return sym + " " + sevWord(s), lv
 }
+
+func sevWord(s diagnose.Severity) string { return [...]string{"info", "warn", "crit"}[min(int(s), 2)] }
 
 // flagText is the recommended change in one line: "--max-num-seqs 256→96",
 // else the action.
@@ -33,106 +37,365 @@ func flagText(x *diagnose.Finding) string {
 	return strings.Join(parts, ", ")
 }
 
-// findingsPanel renders the findings in sz: worst first, each on two lines
-// when there is room (what, where, since; evidence and the change), one line
-// otherwise. withTarget adds the endpoint name (fleet views).
-func (m *Model) findingsPanel(fs []diagnose.Finding, withTarget bool, sz size) []string {
-	if sz.h <= 0 {
+// findingsPane is the findings list as a component: it owns its size,
+// selection and scroll, answers its own keys and says which keys it has.
+// A finding's flag change is never cut: it wraps onto a line of its own.
+type findingsPane struct {
+	sel, off   int
+	w, h       int
+	focused    bool
+	withTarget bool            // fleet views name the endpoint
+	expanded   map[string]bool // groups opened with Enter, by groupKey
+}
+
+// findItem is one line of the list: a finding, or a group of the
+// findings one rule raised on several endpoints (the first, worst one
+// stands for them), or a member shown under its opened group.
+type findItem struct {
+	x      *diagnose.Finding
+	n      int      // > 1: a group of n findings
+	names  []string // a group's endpoints, as the table names them
+	key    string   // a group's groupKey
+	member bool     // shown under its opened group
+}
+
+// groupKey: findings of one rule in one state group across endpoints.
+func groupKey(x *diagnose.Finding) string { return x.Rule + "\x00" + x.State.String() }
+
+// findItems lists fs for the pane: in fleet views, a rule raised on
+// several endpoints is one group at the rank of its worst finding, with
+// its members under it when opened.
+func (m *Model) findItems(fs []diagnose.Finding, group bool) []findItem {
+	items := make([]findItem, 0, len(fs))
+	count := map[string]int{}
+	if group {
+		for i := range fs {
+			count[groupKey(&fs[i])]++
+		}
+	}
+	done := map[string]bool{}
+	for i := range fs {
+		k := groupKey(&fs[i])
+		if count[k] < 2 {
+			items = append(items, findItem{x: &fs[i]})
+			continue
+		}
+		if done[k] {
+			continue
+		}
+		done[k] = true
+		g := findItem{x: &fs[i], n: count[k], key: k}
+		var members []findItem
+		for j := i; j < len(fs); j++ {
+			if groupKey(&fs[j]) == k {
+				n := m.fleet.name(fs[j].Target)
+				if fs[j].Engine != "" {
+					n += " e" + fs[j].Engine // one endpoint's engines stay apart
+				}
+				if !slices.Contains(g.names, n) {
+					g.names = append(g.names, n)
+				}
+				members = append(members, findItem{x: &fs[j], member: true})
+			}
+		}
+		items = append(items, g)
+		if m.find.expanded[k] {
+			items = append(items, members...)
+		}
+	}
+	return items
+}
+
+func (p *findingsPane) SetSize(sz size) { p.w, p.h = sz.w, sz.h }
+
+// reset goes back to the top (another view's findings).
+func (p *findingsPane) reset() { p.sel, p.off = 0, 0 }
+
+// Update answers list keys: it returns the finding Enter opened, or
+// toggled when Enter opened or closed a group (the list changes size).
+func (p *findingsPane) Update(km *keyMap, k tea.KeyMsg, items []findItem) (open *diagnose.Finding, toggled bool) {
+	if i, ok := km.listMove(k, p.sel, len(items), 5); ok {
+		p.sel = i
+		return nil, false
+	}
+	if !km.Open.matches(k) || p.sel >= len(items) {
+		return nil, false
+	}
+	it := items[p.sel]
+	if it.n > 1 {
+		if p.expanded == nil {
+			p.expanded = map[string]bool{}
+		}
+		p.expanded[it.key] = !p.expanded[it.key]
+		return nil, true
+	}
+	return it.x, false
+}
+
+// ShortHelp is what the footer shows while the pane has the keys.
+func (p *findingsPane) ShortHelp(km *keyMap) []hint {
+	return []hint{{b: km.Down, key: "↑↓"}, {b: km.Open, desc: "details / open group"}}
+}
+
+// findingIndent lines a finding's second line up under its title.
+const findingIndent = 9
+
+// entry is one finding laid out at a width: its lines in the full form
+// (title; change; evidence) or the compact one (title and change on one
+// line when they fit).
+type entry struct {
+	detail, full, compact []string // detail: full and the evidence, a line each
+}
+
+// flagLines wraps a change to w cells, breaking between flags and at
+// spaces, never inside a flag's value when it fits a line.
+func flagLines(change string, w int) []string {
+	if change == "" {
+		return nil
+	}
+	if width(change) <= w {
+		return []string{change}
+	}
+	var out []string
+	cur := ""
+	for _, part := range strings.SplitAfter(change, ", ") {
+		if cur != "" && width(cur+part) > w {
+			out = append(out, strings.TrimRight(cur, " "))
+			cur = ""
+		}
+		cur += part
+	}
+	if cur != "" {
+		out = append(out, cur)
+	}
+	var wrapped []string
+	for _, l := range out {
+		if width(l) > w {
+			wrapped = append(wrapped, wrap(l, w)...)
+			continue
+		}
+		wrapped = append(wrapped, l)
+	}
+	return wrapped
+}
+
+// findingLines lays finding x out at width w, painted (or plain when sel,
+// for the selection bar).
+func (m *Model) findingLines(it findItem, withTarget, sel bool, w int) entry {
+	s := m.st
+	x := it.x
+	mk := " "
+	if sel {
+		mk = symSel
+	}
+	sev, lv := sevLabel(x.Severity)
+	now := m.fr.Time
+	since := f.Short(now.Sub(x.FirstSeen))
+	if x.FirstSeen.IsZero() {
+		since = f.Missing
+	}
+	sinceTxt := "  since " + clock(x.FirstSeen) + " (" + since + ")"
+	switch x.State {
+	case diagnose.FindingPending:
+		// Not fired yet: its own symbol and a muted severity, with how long
+		// the condition has held of the hold it needs.
+		sev, lv = symPending+" pending "+sevWord(x.Severity), lvInfo
+		since = "holding " + f.Short(x.HeldFor) + " of " + f.Short(x.Hold)
+		sinceTxt = " · " + since
+	case diagnose.FindingResolving:
+		sev, lv = symOK+" resolving", lvOK
+		since = "resolving " + f.Short(now.Sub(x.ResolvingSince))
+		sinceTxt = "  since " + clock(x.FirstSeen) + " · " + since
+	}
+	where, title := "", x.Title
+	if withTarget && it.n < 2 {
+		where = m.fleet.name(x.Target)
+		if x.Engine != "" {
+			where += " engine " + x.Engine
+		}
+		where += ": "
+	}
+	if it.member {
+		where = "└ " + where
+	}
+	change := flagText(x)
+	if it.n > 1 {
+		// "KV cache thrashing ×8 · a, b, c, …": the change shown is the
+		// worst endpoint's; each member has its own (Enter opens them).
+		title += " ×" + itoa(it.n)
+		sinceTxt = " · " + strings.Join(it.names, ", ")
+		if change != "" {
+			change += " (on " + it.names[0] + "; enter for each)"
+		}
+	}
+	paintLine := func(plain, painted string) string {
+		if sel {
+			return s.sel.s(pad(plain, w))
+		}
+		return cut(painted, w)
+	}
+	headPl := mk + " " + sev + "  " + where + title
+	headPa := s.accent.s(mk) + " " + s.lv(lv).s(sev) + "  " + s.text.s(where+title)
+	var e entry
+	e.full = append(e.full, paintLine(headPl+sinceTxt, headPa+s.muted.s(sinceTxt)))
+	indent := strings.Repeat(" ", findingIndent)
+	fw := w - findingIndent - 2 // "→ "
+	fl := flagLines(change, fw)
+	shared := false
+	for i, l := range fl {
+		lead := "→ "
+		if i > 0 {
+			lead = "  "
+		}
+		pl, pa := indent+lead+l, indent+s.accent.s(lead+l)
+		if i == len(fl)-1 && x.Summary != "" && width(pl)+2+width(x.Summary) <= w {
+			// The evidence shares the change's line when both fit.
+			pl += "  " + x.Summary
+			pa += "  " + s.muted.s(x.Summary)
+			shared = true
+		}
+		e.full = append(e.full, paintLine(pl, pa))
+	}
+	if !shared && x.Summary != "" {
+		e.full = append(e.full, paintLine(indent+x.Summary, s.muted.s(indent+x.Summary)))
+	}
+	e.detail = e.full
+	if len(x.Evidence) > 0 {
+		e.detail = append(slices.Clip(e.full), evidenceLines(x, w, paintLine, s)...)
+	}
+	// Compact: title and change on one line when they fit, else the change
+	// below; the evidence and age give way.
+	if change != "" && width(headPl)+4+width(change) <= w {
+		e.compact = []string{paintLine(headPl+"  → "+change, headPa+s.accent.s("  → "+change))}
+		return e
+	}
+	e.compact = []string{paintLine(headPl+" · "+since, headPa+s.muted.s(" · "+since))}
+	for i, l := range fl {
+		lead := "→ "
+		if i > 0 {
+			lead = "  "
+		}
+		e.compact = append(e.compact, paintLine(indent+lead+l, indent+s.accent.s(lead+l)))
+	}
+	return e
+}
+
+// evidenceLines are the values behind a finding, a line each, for a pane
+// with room to spare.
+func evidenceLines(x *diagnose.Finding, w int, paintLine func(pl, pa string) string, s *styles) []string {
+	nameW := 0
+	for _, ev := range x.Evidence {
+		nameW = max(nameW, min(28, width(ev.Name)))
+	}
+	indent := strings.Repeat(" ", findingIndent)
+	out := make([]string, 0, len(x.Evidence))
+	for _, ev := range x.Evidence {
+		win := "now"
+		if ev.Window > 0 {
+			win = "over " + f.Dur(ev.Window)
+		}
+		pl := indent + "· " + pad(ev.Name, nameW) + "  " + ev.Value + "  " + win
+		pa := indent + s.muted.s("· "+pad(ev.Name, nameW)) + "  " + s.text.s(ev.Value) + "  " + s.muted.s(win)
+		out = append(out, paintLine(pl, pa))
+	}
+	return out
+}
+
+// findingsWant is how many lines the pane wants for fs at width w: all of
+// them in the full form, and at least (the title and the top finding,
+// with a line saying how many more).
+func (m *Model) findingsWant(items []findItem, withTarget bool, w int) (detail, all, least int) {
+	if len(items) == 0 {
+		return 2, 2, 2
+	}
+	all, detail = 1, 1
+	for _, it := range items {
+		e := m.findingLines(it, withTarget, false, w)
+		all += len(e.full)
+		detail += len(e.detail)
+	}
+	least = 1 + len(m.findingLines(items[0], withTarget, false, w).compact)
+	if len(items) > 1 {
+		least++
+	}
+	return detail, all, min(all, least)
+}
+
+// View renders the findings in the pane's size: worst first, each in the
+// full form when all fit, else compact; the selection kept in view.
+func (p *findingsPane) View(m *Model, fs []diagnose.Finding, items []findItem) []string {
+	if p.h <= 0 {
 		return nil
 	}
 	s := m.st
-	focused := m.focus == paneFindings
 	title := "Findings"
 	if len(fs) > 0 {
 		title += " · " + strings.TrimPrefix(findingCounts(fs), "findings ")
 	}
-	out := []string{s.rule(title, focused, sz.w)}
+	out := []string{s.rule(title, p.focused, p.w)}
 	if len(fs) == 0 {
-		out = append(out, s.ok.s(symOK)+" "+s.muted.s("no findings"))
-		return block(out, sz.w, sz.h)
+		out = append(out, m.noFindings())
+		return block(out, p.w, p.h)
 	}
-	room := sz.h - 1
-	two := room >= 2*len(fs)
-	per := 1
-	if two {
-		per = 2
+	room := p.h - 1
+	p.sel = max(0, min(p.sel, len(items)-1))
+	es := make([]entry, len(items))
+	var total [3]int // detail, full, compact
+	for i := range items {
+		es[i] = m.findingLines(items[i], p.withTarget, p.focused && i == p.sel, p.w)
+		total[0] += len(es[i].detail)
+		total[1] += len(es[i].full)
+		total[2] += len(es[i].compact)
 	}
-	fit := room / per
-	if fit < len(fs) {
-		fit = max(1, room-1) // one line says how many more
+	// The longest form in which every finding fits; else compact, with a
+	// line saying how many more.
+	form := 2
+	for form > 0 && total[form-1] <= room {
+		form--
 	}
-	m.findSel = max(0, min(m.findSel, len(fs)-1))
-	if m.findSel < m.findOff {
-		m.findOff = m.findSel
+	lines := func(i int) []string {
+		return [3][]string{es[i].detail, es[i].full, es[i].compact}[form]
 	}
-	if m.findSel >= m.findOff+fit {
-		m.findOff = m.findSel - fit + 1
+	all := total[form] <= room
+	if !all {
+		room--
 	}
-	m.findOff = max(0, min(m.findOff, len(fs)-fit))
-	now := m.fr.Time
-	for i := m.findOff; i < min(len(fs), m.findOff+fit); i++ {
-		x := &fs[i]
-		sel := focused && i == m.findSel
-		mk := " "
-		if sel {
-			mk = symSel
-		}
-		sev, lv := sevLabel(x.Severity)
-		since := f.Short(now.Sub(x.FirstSeen))
-		if x.FirstSeen.IsZero() {
-			since = f.Missing
-		}
-		where := ""
-		if withTarget {
-			where = x.Target
-			if x.Engine != "" {
-				where += " engine " + x.Engine
+	// fits is how many entries from off fit in room (at least one).
+	fits := func(off int) int {
+		used, n := 0, 0
+		for i := off; i < len(items); i++ {
+			if used+len(lines(i)) > room && n > 0 {
+				break
 			}
-			where += ": "
+			used += len(lines(i))
+			n++
 		}
-		change := flagText(x)
-		if two {
-			l1 := mk + " " + sev + "  " + where + x.Title + "  since " + clock(x.FirstSeen) + " (" + since + ")"
-			l2 := "         " + x.Summary
-			if change != "" {
-				l2 += "  → " + change
-			}
-			if sel {
-				out = append(out, s.sel.s(pad(l1, sz.w)), s.sel.s(pad(l2, sz.w)))
-				continue
-			}
-			out = append(out,
-				cut(s.accent.s(mk)+" "+s.lv(lv).s(sev)+"  "+s.text.s(where+x.Title)+s.muted.s("  since "+clock(x.FirstSeen)+" ("+since+")"), sz.w),
-				cut(s.muted.s("         "+x.Summary)+s.accent.s(arrowed(change)), sz.w))
-			continue
-		}
-		line := mk + " " + sev + " " + where + x.Title + " · " + since + " · " + x.Summary + arrowed(change)
-		if sel {
-			out = append(out, s.sel.s(pad(line, sz.w)))
-			continue
-		}
-		out = append(out, cut(s.accent.s(mk)+" "+s.lv(lv).s(sev)+" "+s.text.s(where+x.Title)+
-			s.muted.s(" · "+since+" · "+x.Summary)+s.accent.s(arrowed(change)), sz.w))
+		return n
 	}
-	if shown := min(len(fs), m.findOff+fit) - m.findOff; shown < len(fs) {
+	p.off = max(0, min(p.off, p.sel))
+	for p.sel >= p.off+fits(p.off) {
+		p.off++
+	}
+	n := fits(p.off)
+	for i := p.off; i < p.off+n; i++ {
+		out = append(out, lines(i)...)
+	}
+	if !all {
 		hint := "tab to this pane, ↑↓ to scroll, enter for details"
-		if focused {
+		if p.focused {
 			hint = "↑↓ to scroll, enter for details"
 		}
-		out = append(out, s.muted.s(fmt.Sprintf("  %d of %d shown · %s", shown, len(fs), hint)))
+		more := fmt.Sprintf("  %d of %d shown", n, len(items))
+		if rest := len(items) - p.off - n; rest > 0 && p.off == 0 {
+			more = "  ↓ " + itoa(rest) + " more"
+		}
+		out = append(out[:min(len(out), p.h-1)], s.muted.s(more+" · "+hint))
 	}
-	return block(out, sz.w, sz.h)
+	return block(out, p.w, p.h)
 }
 
 // detailMaxWidth keeps explanations readable on wide terminals.
 const detailMaxWidth = 100
-
-func arrowed(change string) string {
-	if change == "" {
-		return ""
-	}
-	return "  → " + change
-}
 
 func clock(t time.Time) string {
 	if t.IsZero() {
@@ -158,6 +421,12 @@ func (m *Model) detailLines(x *diagnose.Finding, w int) []string {
 	out = append(out, s.text.s(where))
 	out = append(out, s.muted.s(fmt.Sprintf("since %s (%s ago) · last seen %s · rule %s",
 		clock(x.FirstSeen), f.Dur(now.Sub(x.FirstSeen)), clock(x.LastSeen), x.Rule)))
+	switch x.State {
+	case diagnose.FindingPending:
+		out = append(out, s.info.s(symPending+" pending: the condition has held "+f.Dur(x.HeldFor)+" of the "+f.Dur(x.Hold)+" it needs to fire"))
+	case diagnose.FindingResolving:
+		out = append(out, s.ok.s(symOK+" resolving for "+f.Dur(now.Sub(x.ResolvingSince))+": its premise no longer holds, so no change is advised"))
+	}
 	out = append(out, "", s.title.s("Evidence"))
 	if x.Summary != "" {
 		out = append(out, "  "+x.Summary)

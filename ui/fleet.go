@@ -23,9 +23,10 @@ const cursorFleet = -1
 
 type sortKey uint8
 
+// The default, the zero value, is severity: the sick endpoints first.
 const (
-	sortName sortKey = iota
-	sortSeverity
+	sortSeverity sortKey = iota
+	sortName
 	sortKV
 	sortWaiting
 	sortTTFT
@@ -33,10 +34,10 @@ const (
 	numSorts
 )
 
-var sortNames = [numSorts]string{"name", "severity", "KV", "waiting", "TTFT", "tok/s"}
+var sortNames = [numSorts]string{"severity", "name", "KV", "waiting", "TTFT", "tok/s"}
 
 // sortCol is the column that shows the sort key.
-var sortCol = [numSorts]colID{colName, colFinding, colKV, colRunWait, colTTFT, colTok}
+var sortCol = [numSorts]colID{colFinding, colName, colKV, colRunWait, colTTFT, colTok}
 
 // fleetTable is the fleet view's table state: order, filter, selection, and
 // the rendered rows of the current frame.
@@ -49,6 +50,9 @@ type fleetTable struct {
 	expandAll bool
 
 	rows   []rowRef
+	short  map[string]string // endpoint name → what the table shows (shortNames)
+	prefix string            // the parts every name shares, dropped in the table
+	suffix string
 	cursor int // index into rows, or cursorFleet
 	offset int // first row shown
 	cache  map[rowRef]string
@@ -70,6 +74,16 @@ func (t *fleetTable) selected() (rowRef, bool) {
 // keeping the cursor on the same row.
 func (t *fleetTable) rebuild(fr *diagnose.Frame) {
 	prev, had := t.selected()
+	names := make([]string, len(fr.Endpoints))
+	for i := range fr.Endpoints {
+		names[i] = fr.Endpoints[i].Name
+	}
+	short, prefix, suffix := shortNames(names)
+	t.prefix, t.suffix = prefix, suffix
+	t.short = make(map[string]string, len(names))
+	for i, n := range names {
+		t.short[n] = short[i]
+	}
 	eps := make([]int, 0, len(fr.Endpoints))
 	q := strings.ToLower(t.filter)
 	for i := range fr.Endpoints {
@@ -121,8 +135,38 @@ func (t *fleetTable) isExpanded(ep int) bool {
 	return t.expandAll
 }
 
+// name is what the table calls an endpoint.
+func (t *fleetTable) name(full string) string {
+	if s, ok := t.short[full]; ok {
+		return s
+	}
+	return full
+}
+
+// matches: the filter finds an endpoint by name, model or state, or by
+// any of its findings (matchesFinding).
 func matches(e *diagnose.EndpointView, q string) bool {
+	if matchesEndpoint(e, q) {
+		return true
+	}
+	for i := range e.Findings {
+		if matchesFinding(&e.Findings[i], q) {
+			return true
+		}
+	}
+	for i := range e.Pending {
+		if matchesFinding(&e.Pending[i], q) {
+			return true
+		}
+	}
+	return false
+}
+
+func matchesEndpoint(e *diagnose.EndpointView, q string) bool {
 	if strings.Contains(strings.ToLower(e.Name), q) || strings.Contains(e.State.String(), q) {
+		return true
+	}
+	if e.NotVLLM && strings.Contains("not vllm", q) {
 		return true
 	}
 	for _, m := range e.Models {
@@ -133,12 +177,26 @@ func matches(e *diagnose.EndpointView, q string) bool {
 	return !e.RestartedAt.IsZero() && strings.Contains("restarted", q)
 }
 
+// matchesFinding: by title ("thrash"), rule id ("kv_cache"), severity as
+// written or as shown ("critical", "crit"), or state ("pending").
+func matchesFinding(x *diagnose.Finding, q string) bool {
+	for _, s := range []string{x.Title, x.Rule, x.Severity.String(), sevWord(x.Severity), x.State.String(), x.Target} {
+		if strings.Contains(strings.ToLower(s), q) {
+			return true
+		}
+	}
+	return false
+}
+
 // worst is the severity rank of an endpoint: its worst finding, then its
 // state (down before stale before restarted).
 func worst(e *diagnose.EndpointView) int {
 	r := 0
-	if len(e.Findings) > 0 {
-		r = 10 * (1 + int(e.Findings[0].Severity))
+	switch {
+	case len(e.Findings) > 0:
+		r = 100 * (1 + int(e.Findings[0].Severity))
+	case len(e.Pending) > 0:
+		r = 10 * (1 + int(e.Pending[0].Severity))
 	}
 	switch {
 	case e.State == diagnose.StateDown:
@@ -228,11 +286,17 @@ func stateCell(e *diagnose.EndpointView, now time.Time) (string, level) {
 		if t.IsZero() {
 			return ""
 		}
-		return " " + f.Short(now.Sub(t))
+		// Whole units only: "up 0s", not "up 227ms".
+		return " " + f.Short(max(0, now.Sub(t)).Truncate(time.Second))
+	}
+	switch {
+	case e.State == diagnose.StatePending:
+		return symPending + " pending", lvNone
+	case e.NotVLLM && e.State == diagnose.StateDown:
+		// It answers, but not with vLLM metrics: not an outage.
+		return symNotVLLM + " not vLLM", lvWarn
 	}
 	switch e.State {
-	case diagnose.StatePending:
-		return symPending + " pending", lvNone
 	case diagnose.StateDown:
 		return symDown + " down" + age(e.Since), lvCrit
 	case diagnose.StateStale:
@@ -303,6 +367,8 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 		st = &u
 	}
 	slo := m.slos[m.slo]
+	// Down or stale: the last values, dimmed, never in the healthy colour.
+	dim := !sub && (e.State == diagnose.StateDown || e.State == diagnose.StateStale)
 	var plain, painted strings.Builder
 	mark := " "
 	if selected {
@@ -325,9 +391,13 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 		text, lv := "", lvNone
 		switch c.id {
 		case colName:
-			text = fitName(e.Name, c.w)
+			text = fitName(m.fleet.name(e.Name), c.w)
 			if sub {
 				text = symSub + " " + subLabel(e, r.sub)
+				if width(text) > c.w && e.Subs[r.sub].Key.Engine != "" {
+					// Narrow: "└ e3", so engine rows stay apart.
+					text = symSub + " e" + e.Subs[r.sub].Key.Engine
+				}
 			}
 		case colState:
 			if !sub {
@@ -348,6 +418,9 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 			}
 		case colKV:
 			pl, pa := m.st.kvCell(st.KVUsage, c.w-6)
+			if dim {
+				pa = m.st.muted.s(pl)
+			}
 			plain.WriteString(pl)
 			painted.WriteString(pa)
 			continue
@@ -364,20 +437,20 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 				spec := sparkSpec{diagnose.SpTTFT, latencyScale(slo.TTFT), sloLevel(st.TTFT.P95, slo.TTFT, 1)}
 				if c.w >= minSpark {
 					raw := m.st.pad.sparkline(e.Spark, spec.which, c.w, spec.sc)
+					p := m.st.sparkPaint(&spec)
+					if dim {
+						p = m.st.muted
+					}
 					plain.WriteString(raw)
-					painted.WriteString(m.st.sparkPaint(&spec).s(raw))
+					painted.WriteString(p.s(raw))
 					continue
 				}
 			}
 		case colFinding:
-			if !sub && len(e.Findings) > 0 {
-				sym, l := sevSymbol(e.Findings[0].Severity)
-				text, lv = sym, l
-				if c.w > 2 {
-					text += " " + e.Findings[0].Title
-					if n := len(e.Findings); n > 1 {
-						text += " (+" + itoa(n-1) + ")"
-					}
+			if !sub {
+				text, lv = worstCell(e, c.w)
+				if text == "" && dim && !e.LastSuccess.IsZero() && c.w > 2 {
+					text = "values as of " + clock(e.LastSuccess)
 				}
 			}
 		}
@@ -389,7 +462,7 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 		}
 		plain.WriteString(cell)
 		p := m.st.lv(lv)
-		if text == f.Missing || strings.HasPrefix(text, f.Missing) {
+		if text == f.Missing || strings.HasPrefix(text, f.Missing) || dim && c.id != colState && c.id != colName && (c.id != colFinding || lv == lvNone) {
 			p = m.st.muted
 		}
 		painted.WriteString(p.s(cell))
@@ -398,6 +471,38 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 		return m.st.sel.s(plain.String())
 	}
 	return painted.String()
+}
+
+// worstCell is the worst-finding column: the first firing finding (the
+// cause: diagnose lists causes before their symptoms), else the first
+// pending one, marked as such.
+func worstCell(e *diagnose.EndpointView, w int) (string, level) {
+	var x *diagnose.Finding
+	n := len(e.Findings)
+	if n > 0 {
+		x = &e.Findings[0]
+	} else if len(e.Pending) > 0 {
+		x, n = &e.Pending[0], len(e.Pending)
+	}
+	if x == nil {
+		return "", lvNone
+	}
+	sym, lv := sevSymbol(x.Severity)
+	title := x.Title
+	switch x.State {
+	case diagnose.FindingPending:
+		sym, lv, title = symPending, lvInfo, x.Title+" (pending)"
+	case diagnose.FindingResolving:
+		sym, lv, title = symOK, lvOK, x.Title+" (resolving)"
+	}
+	if w <= 2 {
+		return sym, lv
+	}
+	text := sym + " " + title
+	if n > 1 {
+		text += " (+" + itoa(n-1) + ")"
+	}
+	return text, lv
 }
 
 func subLabel(e *diagnose.EndpointView, k int) string {
@@ -414,12 +519,34 @@ func subLabel(e *diagnose.EndpointView, k int) string {
 func latencyCell(q diagnose.Quantiles, v float64, target time.Duration, factor float64) (string, level) {
 	lv := sloLevel(v, target, factor)
 	s := f.Quantile(v, q.Lowest, q.Highest)
+	if _, _, ok := wideBucket(&q, v); ok {
+		s = "~" + s // interpolated inside a bucket twice as wide as its start or more
+	}
 	if m := lv.mark(); m != "" {
 		s += m
 	} else {
 		s += " "
 	}
 	return s, lv
+}
+
+// wideBucketRatio: a percentile interpolated inside a bucket whose upper
+// bound is this many times its lower one is only known to that factor.
+const wideBucketRatio = 2
+
+// wideBucket returns the bucket (lo, hi] holding v when it is that wide;
+// the first bucket and +Inf already read "≤" and "≥".
+func wideBucket(q *diagnose.Quantiles, v float64) (lo, hi float64, ok bool) {
+	b := q.Bounds
+	if math.IsNaN(v) || len(b) < 2 || v <= b[0] || v >= b[len(b)-1] || v <= q.Lowest || v >= q.Highest {
+		return 0, 0, false
+	}
+	i, _ := slices.BinarySearch(b, v)
+	if i == 0 || i >= len(b) {
+		return 0, 0, false
+	}
+	lo, hi = b[i-1], b[i]
+	return lo, hi, lo > 0 && hi/lo >= wideBucketRatio
 }
 
 // sloLevel: within the target is fine, up to twice over is a warning, more
@@ -447,6 +574,12 @@ func (m *Model) renderTableHeader() string {
 			b.WriteByte(' ')
 		}
 		title := c.title
+		if c.id == colName && (m.fleet.prefix != "" || m.fleet.suffix != "") {
+			// The parts the names share, dropped from the rows.
+			if shared := m.fleet.prefix + "…" + m.fleet.suffix; width(shared) < c.w {
+				title = shared
+			}
+		}
 		if c.id == sortCol[m.fleet.sort] {
 			// Arrows say which way values grow down the table.
 			arrow := "↓"
@@ -473,7 +606,7 @@ func (m *Model) fleetSummary(selected bool) string {
 	for i := range fr.Endpoints {
 		e := &fr.Endpoints[i]
 		if e.State == diagnose.StateUp && !math.IsNaN(e.Stats.TTFT.P95) && (math.IsNaN(worst.P95) || e.Stats.TTFT.P95 > worst.P95) {
-			worst, worstName = e.Stats.TTFT, e.Name
+			worst, worstName = e.Stats.TTFT, m.fleet.name(e.Name)
 		}
 	}
 	slo := m.slos[m.slo]
@@ -491,8 +624,18 @@ func (m *Model) fleetSummary(selected bool) string {
 	parts := []part{
 		{"Fleet", m.st.title},
 		{itoa(fr.Fleet.Up) + "/" + itoa(fr.Fleet.Total) + " up", upLv},
-		{"gen " + f.Rate(fs.GenTokRate) + " tok/s", m.st.text},
 	}
+	// The findings come first: they are what to read in an incident.
+	list := m.finds
+	fc := findingCounts(list)
+	if m.w < tierMedium {
+		fc = shortCounts(list)
+	}
+	if len(list) == 0 && m.notClear() == "" {
+		fc += " " + symOK
+	}
+	parts = append(parts, part{fc, m.st.text})
+	parts = append(parts, part{"gen " + f.Rate(fs.GenTokRate) + " tok/s", m.st.text})
 	if m.w >= tierMedium {
 		parts = append(parts, part{"prompt " + f.Rate(fs.PromptTokRate) + " tok/s", m.st.text},
 			part{f.Rate(fs.ReqRate) + " req/s", m.st.text})
@@ -503,11 +646,7 @@ func (m *Model) fleetSummary(selected bool) string {
 		wt += " " + worstName
 	}
 	parts = append(parts, part{"worst TTFT p95 " + wt, m.st.lv(lv)})
-	fc := findingCounts(fr.Findings)
-	if m.w < tierMedium {
-		fc = shortCounts(fr.Findings)
-	}
-	parts = append(parts, part{fc, m.st.text})
+
 	mark := " "
 	if selected {
 		mark = symSel
@@ -529,16 +668,93 @@ func (m *Model) fleetSummary(selected bool) string {
 	return cut(painted.String(), m.w)
 }
 
-// findingCounts: "findings ✖ 1 ▲ 2 ◇ 0", or "no findings ✓".
-func findingCounts(fs []diagnose.Finding) string {
-	if len(fs) == 0 {
-		return "no findings " + symOK
-	}
-	var n [3]int
+// countFindings counts fs by severity; pending ones apart.
+func countFindings(fs []diagnose.Finding) (n [3]int, pending int) {
 	for _, x := range fs {
+		if x.State == diagnose.FindingPending {
+			pending++
+			continue
+		}
 		n[min(int(x.Severity), 2)]++
 	}
-	return "findings " + symCrit + " " + itoa(n[diagnose.SevCritical]) + " " + symWarn + " " + itoa(n[diagnose.SevWarning]) + " " + symInfo + " " + itoa(n[diagnose.SevInfo])
+	return n, pending
+}
+
+// findingCounts: "findings ✖ 1 ▲ 2 ◇ 0 · … 2 pending", or "no findings".
+// The fleet line adds its ✓ only where no value is over its limit.
+func findingCounts(fs []diagnose.Finding) string {
+	if len(fs) == 0 {
+		return "no findings"
+	}
+	n, pend := countFindings(fs)
+	var parts []string
+	for _, sv := range []diagnose.Severity{diagnose.SevCritical, diagnose.SevWarning, diagnose.SevInfo} {
+		if n[sv] > 0 {
+			sym, _ := sevSymbol(sv)
+			parts = append(parts, sym+" "+itoa(n[sv]))
+		}
+	}
+	out := "findings"
+	if len(parts) > 0 {
+		out += " " + strings.Join(parts, " ")
+	}
+	if pend > 0 {
+		if len(parts) > 0 {
+			out += " ·"
+		}
+		out += " " + symPending + " " + itoa(pend) + " pending"
+		if len(parts) == 0 {
+			out += ", none fired yet"
+		}
+	}
+	return out
+}
+
+// noFindings is the findings pane with nothing to list: a ✓ only when
+// nothing on screen says otherwise, else what does.
+func (m *Model) noFindings() string {
+	if why := m.notClear(); why != "" {
+		return m.st.warn.s(symWarn) + " " + m.st.muted.s("no finding yet, but "+why)
+	}
+	return m.st.ok.s(symOK) + " " + m.st.muted.s("no findings")
+}
+
+// notClear says why a screen without findings is still not all clear: an
+// endpoint shown down or stale, or a value at its critical mark (KV, TTFT,
+// inter-token or E2E p95 against the SLO, judged as the table judges
+// them). In an endpoint's view only that endpoint counts.
+func (m *Model) notClear() string {
+	if m.fr == nil {
+		return ""
+	}
+	slo := m.slos[m.slo]
+	down, crit := 0, false
+	for i := range m.fr.Endpoints {
+		e := &m.fr.Endpoints[i]
+		if m.mode == modeEndpoint && m.ep >= 0 && m.ep != i {
+			continue
+		}
+		if e.State == diagnose.StateDown || e.State == diagnose.StateStale {
+			down++
+			continue
+		}
+		st := &e.Stats
+		if e.State == diagnose.StateUp && (kvLevel(st.KVUsage) == lvCrit || sloLevel(st.TTFT.P95, slo.TTFT, 1) == lvCrit ||
+			sloLevel(st.ITL.P95, slo.ITL, 1) == lvCrit || sloLevel(st.E2E.P95, slo.E2E, 1) == lvCrit) {
+			crit = true
+		}
+	}
+	switch {
+	case crit:
+		return "values marked " + symCrit + " are over their limits"
+	case down > 0 && m.mode == modeEndpoint && m.ep >= 0:
+		return "the endpoint is down or stale: its values are old"
+	case down == 1:
+		return "1 endpoint is down or stale"
+	case down > 1:
+		return itoa(down) + " endpoints are down or stale"
+	}
+	return ""
 }
 
 // fleetBody renders the fleet view between header and footer.
@@ -548,8 +764,13 @@ func (m *Model) fleetBody() []string {
 	out = append(out, m.fleetSummary(m.fleet.cursor == cursorFleet && m.focus == paneMain))
 	out = append(out, m.renderTableHeader())
 	t := &m.fleet
-	t.scroll(l.fleetRows)
-	for k := t.offset; k < t.offset+l.fleetRows; k++ {
+	n := l.fleetRows
+	more := len(t.rows) > n && n >= 2
+	if more {
+		n-- // the last line says how many rows are above and below
+	}
+	t.scroll(n)
+	for k := t.offset; k < t.offset+n; k++ {
 		if k >= len(t.rows) {
 			if k == 0 {
 				msg := "no endpoint matches the filter " + quote(t.filter)
@@ -574,25 +795,42 @@ func (m *Model) fleetBody() []string {
 		}
 		out = append(out, line)
 	}
+	if more {
+		var parts []string
+		if t.offset > 0 {
+			parts = append(parts, "↑ "+itoa(t.offset)+" above")
+		}
+		if below := len(t.rows) - t.offset - n; below > 0 {
+			parts = append(parts, "↓ "+itoa(below)+" more")
+		}
+		out = append(out, m.st.muted.s("   "+strings.Join(parts, " · ")+" · ↑↓ pgup pgdn to scroll"))
+	}
+	out = append(out, m.find.View(m, m.finds, m.items)...)
 	if l.fleetGPU.h == 1 {
 		out = append(out, m.gpuSummary(l.w))
 	} else {
 		out = append(out, m.gpuPanel(nil, l.fleetGPU)...)
 	}
-	out = append(out, m.findingsPanel(m.fr.Findings, true, l.fleetFind)...)
 	return out
 }
 
-// shortCounts: "✖1 ▲2 ◇0", or "✓".
+// shortCounts: "✖1 ▲2 ◇0 …2", or "no findings".
 func shortCounts(fs []diagnose.Finding) string {
 	if len(fs) == 0 {
-		return symOK
+		return "no findings"
 	}
-	var n [3]int
-	for _, x := range fs {
-		n[min(int(x.Severity), 2)]++
+	n, pend := countFindings(fs)
+	var parts []string
+	for _, sv := range []diagnose.Severity{diagnose.SevCritical, diagnose.SevWarning, diagnose.SevInfo} {
+		if n[sv] > 0 {
+			sym, _ := sevSymbol(sv)
+			parts = append(parts, sym+itoa(n[sv]))
+		}
 	}
-	return symCrit + itoa(n[2]) + " " + symWarn + itoa(n[1]) + " " + symInfo + itoa(n[0])
+	if pend > 0 {
+		parts = append(parts, symPending+itoa(pend)+" pending")
+	}
+	return strings.Join(parts, " ")
 }
 
 // fitName shortens an endpoint name to w cells keeping what tells
@@ -623,14 +861,5 @@ func shortModel(m string) string {
 
 func quote(s string) string { return "\"" + s + "\"" }
 
-// unknownStats is Stats with every number unknown.
-func unknownStats() diagnose.Stats {
-	q := diagnose.Quantiles{P50: math.NaN(), P90: math.NaN(), P95: math.NaN(), P99: math.NaN(), Mean: math.NaN(), Count: math.NaN(),
-		Lowest: math.NaN(), Highest: math.NaN()}
-	n := math.NaN()
-	return diagnose.Stats{TTFT: q, ITL: q, TPOT: q, E2E: q, Queue: q, Prefill: q, Decode: q,
-		KVUsage: n, KVUsageMax: n, KVCapacityTokens: n, NumGPUBlocks: n, BlockSize: n, GPUMemUtil: n,
-		PrefixHitRatio: n, PrefixQueryRate: n, PreemptionsRate: n, Swapped: n, CPUKVUsage: n,
-		Running: n, Waiting: n, WaitingCapacity: n, WaitingDeferred: n, PromptTokRate: n, GenTokRate: n,
-		ReqRate: n, AbortShare: n, AvgPromptLen: n, AvgGenLen: n, MeanIterTokens: n, PromptCachedRate: n}
-}
+// unknownStats is Stats with every number unknown (diagnose owns it).
+func unknownStats() diagnose.Stats { return diagnose.UnknownStats() }

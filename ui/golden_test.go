@@ -40,6 +40,73 @@ func fleetFrame() *diagnose.Frame {
 	return fixtureFrame(fixtureOpts{endpoints: 8, gpus: 8, findings: true})
 }
 
+// brokenFrame is a fleet opened 40 s into an incident: the conditions
+// hold, no rule has fired yet (every finding pending), values are ✖.
+func brokenFrame() *diagnose.Frame {
+	fr := fleetFrame()
+	fr.Findings = nil
+	for i := range fr.Endpoints {
+		fr.Endpoints[i].Findings = nil
+	}
+	for _, x := range fixtureFindings()[:2] {
+		x.State, x.HeldFor, x.Hold = diagnose.FindingPending, 40*time.Second, 2*time.Minute
+		x.FirstSeen = t0.Add(-40 * time.Second)
+		fr.Pending = append(fr.Pending, x)
+		for i := range fr.Endpoints {
+			if fr.Endpoints[i].Name == x.Target {
+				fr.Endpoints[i].Pending = append(fr.Endpoints[i].Pending, x)
+			}
+		}
+	}
+	return fr
+}
+
+// Opening on a broken fleet: pending findings with their evidence and
+// action, never "no findings".
+func TestGoldenBrokenFleet(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		return newTestModel(brokenFrame(), w, h, Options{})
+	})
+}
+
+func TestGoldenBrokenEndpoint(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		m := newTestModel(brokenFrame(), w, h, Options{})
+		press(m, "enter")
+		return m
+	})
+}
+
+// fleet40Frame is a 40-replica fleet with pod-style names, 8 of them
+// thrashing their KV cache, each with the queue backlog it causes.
+func fleet40Frame() *diagnose.Frame {
+	fr := fixtureFrame(fixtureOpts{endpoints: 40, gpus: 8})
+	base := fixtureFindings()[0]
+	for i := range fr.Endpoints {
+		e := &fr.Endpoints[i]
+		e.Name = fmt.Sprintf("vllm-llama-7f9c%02d-%d.vllm.svc.cluster.local:8000", i, i%3)
+		if i%5 != 3 {
+			continue
+		}
+		e.Stats = fixtureStats(0.97, 1)
+		x := base
+		x.Target = e.Name
+		y := diagnose.Finding{Rule: "queue_backlog", Severity: diagnose.SevWarning, Target: e.Name,
+			FirstSeen: t0.Add(-2 * time.Minute), LastSeen: t0, Title: "Queue backlog", Summary: "31 waiting for 2m",
+			Action: "add replicas", Flags: []diagnose.FlagChange{{Flag: "replicas", From: "40", To: "44"}}}
+		e.Findings = []diagnose.Finding{x, y}
+		fr.Findings = append(fr.Findings, x, y)
+	}
+	return fr
+}
+
+// 40 endpoints: the table scrolls with markers, names shortened.
+func TestGoldenFleet40(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		return newTestModel(fleet40Frame(), w, h, Options{})
+	})
+}
+
 func TestGoldenFleet(t *testing.T) {
 	eachSize(t, func(w, h int) *Model {
 		return newTestModel(fleetFrame(), w, h, Options{})
@@ -50,7 +117,7 @@ func TestGoldenFleet(t *testing.T) {
 func TestGoldenFleetSortedExpanded(t *testing.T) {
 	eachSize(t, func(w, h int) *Model {
 		m := newTestModel(fleetFrame(), w, h, Options{})
-		press(m, "s", "g", "j", "space", "j", "j")
+		press(m, "g", "j", "space", "j", "j")
 		return m
 	})
 }
@@ -68,7 +135,7 @@ func TestGoldenFleetFilter(t *testing.T) {
 func TestGoldenEndpoint(t *testing.T) {
 	eachSize(t, func(w, h int) *Model {
 		m := newTestModel(fleetFrame(), w, h, Options{})
-		press(m, "j", "enter")
+		press(m, "enter")
 		return m
 	})
 }
@@ -90,10 +157,43 @@ func TestGoldenFleetAggregate(t *testing.T) {
 	})
 }
 
-// A down endpoint shows its error and how old its numbers are.
+// A down endpoint shows its error and its last values, dimmed, "as of".
 func TestGoldenEndpointDown(t *testing.T) {
-	m := newTestModel(fleetFrame(), 80, 24, Options{})
-	press(m, "j", "j", "enter")
+	eachSize(t, func(w, h int) *Model {
+		m := newTestModel(fleetFrame(), w, h, Options{})
+		selectEndpoint(t, m, "replica-2")
+		press(m, "enter")
+		return m
+	})
+}
+
+// notVLLMFrame: replica-3's port answers with Prometheus' own metrics.
+func notVLLMFrame() *diagnose.Frame {
+	fr := fleetFrame()
+	e := &fr.Endpoints[3]
+	e.State, e.Since, e.NotVLLM = diagnose.StateDown, t0.Add(-5*time.Minute), true
+	e.LastSuccess, e.Stats = time.Time{}, unknownStats()
+	e.LastError = "no vLLM metrics among 812 samples (is this the vLLM API server's port?)"
+	x := diagnose.Finding{Rule: "endpoint_down", Severity: diagnose.SevWarning, Target: e.Name, FirstSeen: e.Since, LastSeen: t0,
+		Title: "Not a vLLM endpoint", Summary: "answers without vLLM metrics since 14:00:00 UTC: " + e.LastError,
+		Action: "point vtop at the vLLM API server's port (vllm serve --port, default 8000) and path /metrics"}
+	fr.Findings = append(fr.Findings, x)
+	e.Findings = []diagnose.Finding{x}
+	fr.Fleet.Up--
+	return fr
+}
+
+// A port that answers but is not vLLM: its own state and message.
+func TestGoldenNotVLLM(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		return newTestModel(notVLLMFrame(), w, h, Options{})
+	})
+}
+
+func TestGoldenNotVLLMEndpoint(t *testing.T) {
+	m := newTestModel(notVLLMFrame(), 80, 24, Options{})
+	selectEndpoint(t, m, "replica-3")
+	press(m, "enter")
 	checkLayout(t, m)
 	golden.RequireEqual(t, m.View())
 }
@@ -118,11 +218,13 @@ func gpuTroubleFrame() *diagnose.Frame {
 	return fr
 }
 
-// The GPU panel focused in replica-1's view.
+// The GPU panel focused in replica-0's view (no engines: at 80×24 the
+// GPUs have room for a panel).
 func TestGoldenGPU(t *testing.T) {
 	eachSize(t, func(w, h int) *Model {
 		m := newTestModel(gpuTroubleFrame(), w, h, Options{})
-		press(m, "j", "enter", "tab")
+		selectEndpoint(t, m, "replica-0")
+		press(m, "enter", "tab", "tab")
 		if m.focus != paneGPU {
 			t.Fatalf("tab did not focus the GPU pane (focus %d)", m.focus)
 		}
@@ -134,7 +236,7 @@ func TestGoldenGPUUnavailable(t *testing.T) {
 	fr := fleetFrame()
 	fr.GPU = sources.GPUSnapshot{Time: t0, Unavailable: "NVML unavailable: libnvidia-ml.so.1 not found"}
 	m := newTestModel(fr, 80, 24, Options{})
-	press(m, "j", "enter")
+	press(m, "enter")
 	checkLayout(t, m)
 	golden.RequireEqual(t, m.View())
 }
@@ -172,7 +274,7 @@ func TestGoldenFindings(t *testing.T) {
 func TestGoldenFindingDetail(t *testing.T) {
 	eachSize(t, func(w, h int) *Model {
 		m := newTestModel(fleetFrame(), w, h, Options{})
-		press(m, "j", "enter", "shift+tab", "enter")
+		press(m, "enter", "tab", "enter")
 		if m.overlay != overlayFinding {
 			t.Fatalf("no finding detail (focus %d)", m.focus)
 		}
@@ -204,5 +306,21 @@ func TestGoldenTheme(t *testing.T) {
 			checkLayout(t, m)
 			golden.RequireEqual(t, m.View())
 		})
+	}
+}
+
+// Enter on a group opens it: each endpoint's finding under the group.
+func TestGoldenFleet40GroupOpen(t *testing.T) {
+	m := newTestModel(fleet40Frame(), 120, 40, Options{})
+	press(m, "tab", "enter")
+	if len(m.items) != 2+8 || !m.items[1].member {
+		t.Fatalf("group not opened: %d items", len(m.items))
+	}
+	checkLayout(t, m)
+	checkFlagsWhole(t, m)
+	golden.RequireEqual(t, m.View())
+	press(m, "g", "enter")
+	if len(m.items) != 2 {
+		t.Errorf("group not closed: %d items", len(m.items))
 	}
 }

@@ -240,10 +240,10 @@ func (m *Model) gpuPanel(mine *diagnose.EndpointGPU, sz size) []string {
 	events := m.eventLines(sz.w)
 	n := len(g.GPUs)
 	room := sz.h - len(out)
-	// Per-process memory when the layout is roomy, or when the pane has
-	// focus (the user came for the detail) and every GPU still fits.
+	// Per-process memory when every GPU still fits with it: the layout
+	// gave the panel that room (roomy, or the pane has focus).
 	procs := slices.ContainsFunc(g.GPUs, func(x sources.GPU) bool { return len(x.Processes) > 0 }) &&
-		(m.lay.roomy || m.focus == paneGPU && room-len(events) >= 2*n)
+		room-len(events) >= 2*n
 	per := 1
 	if procs {
 		per = 2

@@ -41,8 +41,13 @@ func (m *Model) renderHeader() string {
 	if m.paused {
 		warn = "‖ PAUSED"
 		if m.skipped > 0 {
-			warn += " (" + itoa(m.skipped) + " new)"
+			warn += " (" + plural(m.skipped, "new frame") + " held; p resumes)"
+		} else {
+			warn += " (p resumes)"
 		}
+	}
+	if m.flash != "" && !m.now.After(m.flashUntil) && warn == "" {
+		right = append(right, m.flash)
 	}
 	if !m.now.IsZero() {
 		right = append(right, m.now.Format("15:04:05"))
@@ -80,13 +85,42 @@ func (m *Model) renderHeader() string {
 	return s.hdr.s(l + strings.Repeat(" ", gap) + r)
 }
 
+// shortHelp is the footer's keys where the user is, from the key map:
+// the pane with the keys first, then what works anywhere.
+func (m *Model) shortHelp() []hint {
+	km := &m.keys
+	switch {
+	case m.overlay == overlayHelp:
+		return []hint{{b: km.Help, key: "esc ?", desc: "close"}, {b: km.Down, key: "↑↓", desc: "scroll"}, {b: km.Help}, {b: km.Quit}}
+	case m.overlay == overlayFinding:
+		return []hint{{b: km.Back}, {b: km.Home}, {b: km.Down, key: "↑↓", desc: "scroll"}, {b: km.Help}, {b: km.Quit}}
+	}
+	var hs []hint
+	switch {
+	case m.focus == paneFindings:
+		hs = m.find.ShortHelp(km)
+	case m.focus == paneGPU:
+		hs = []hint{{b: km.Down, key: "↑↓", desc: "scroll"}}
+	case m.mode == modeFleet:
+		hs = []hint{{b: km.Down, key: "↑↓"}, {b: km.Open}, {b: km.Filter}, {b: km.Sort, desc: "sort:" + sortNames[m.fleet.sort]}, {b: km.Expand}}
+		if m.fleet.filter != "" {
+			hs = append([]hint{{b: km.Back, desc: "clear " + quote(m.fleet.filter)}}, hs...)
+		}
+	}
+	if m.mode == modeEndpoint {
+		hs = append([]hint{{b: km.Back, desc: "fleet"}}, hs...)
+	} else if m.focus != paneMain {
+		hs = append([]hint{{b: km.Back}}, hs...)
+	}
+	hs = append(hs, hint{b: km.NextPane}, hint{b: km.WindowUp, key: "+/-"}, hint{b: km.SLO}, hint{b: km.Theme},
+		hint{b: km.Pause}, hint{b: km.PollNow}, hint{b: km.Help}, hint{b: km.Quit})
+	return hs
+}
+
 // renderFooter shows the keys that matter where the user is.
 func (m *Model) renderFooter() string {
 	s := m.st
-	type hint struct{ k, d string }
-	var hs []hint
-	switch {
-	case m.fleet.filtering:
+	if m.fleet.filtering {
 		shown := 0
 		for _, r := range m.fleet.rows {
 			if r.sub < 0 {
@@ -96,20 +130,8 @@ func (m *Model) renderFooter() string {
 		line := s.key.s("/") + s.text.s(m.fleet.filter) + s.accent.s("█") +
 			s.muted.s("  enter keep · esc clear · "+itoa(shown)+" of "+itoa(len(m.fr.Endpoints))+" endpoints")
 		return cut(line, m.w)
-	case m.overlay == overlayHelp:
-		hs = []hint{{"esc ?", "close"}, {"↑↓", "scroll"}, {"q", "quit"}}
-	case m.overlay == overlayFinding:
-		hs = []hint{{"esc", "back"}, {"↑↓", "scroll"}, {"q", "quit"}}
-	case m.mode == modeFleet:
-		hs = []hint{{"↑↓", "select"}, {"enter", "open"}, {"/", "filter"}, {"s", "sort:" + sortNames[m.fleet.sort]},
-			{"space", "engines"}, {"tab", "pane"}, {"p", "pause"}, {"?", "help"}, {"q", "quit"}}
-		if m.fleet.filter != "" {
-			hs = append([]hint{{"esc", "clear " + quote(m.fleet.filter)}}, hs...)
-		}
-	default:
-		hs = []hint{{"esc", "back"}, {"tab", "pane"}, {"+/-", "window"}, {"o", "SLO"}, {"t", "theme"},
-			{"p", "pause"}, {"r", "poll"}, {"?", "help"}, {"q", "quit"}}
 	}
+	hs := m.shortHelp()
 	// Hints that do not fit are left out, from the end of the list but
 	// never help and quit (the last two).
 	keep := make([]bool, len(hs))
@@ -122,7 +144,8 @@ func (m *Model) renderFooter() string {
 		order = append(order, i)
 	}
 	for _, i := range order {
-		wd := width(hs[i].k) + 1 + width(hs[i].d) + 2
+		k, d := hs[i].text()
+		wd := width(k) + 1 + width(d) + 2
 		if used+wd-2 > m.w {
 			continue
 		}
@@ -137,7 +160,8 @@ func (m *Model) renderFooter() string {
 		if b.Len() > 0 {
 			b.WriteString("  ")
 		}
-		b.WriteString(s.key.s(h.k) + " " + s.muted.s(h.d))
+		k, d := h.text()
+		b.WriteString(s.key.s(k) + " " + s.muted.s(d))
 	}
 	return cut(b.String(), m.w)
 }

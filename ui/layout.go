@@ -17,7 +17,7 @@ const (
 	// or one metric per line with its own sparkline, up to maxSparkH lines
 	// tall when the terminal is (roomy).
 	compactRowLines = 12
-	roomyBaseLines  = 4  // roomy lines without a sparkline
+	roomyBaseLines  = 5  // roomy lines without a sparkline (one says which p95 is approximate)
 	roomySparks     = 16 // roomy metrics with a sparkline
 	maxSparkH       = 2
 	// roomy needs this many lines left below the rows in the stacked layout
@@ -46,8 +46,10 @@ type counts struct {
 	gpuNone     bool // no GPU data: the panel is one line
 	gpuProcs    bool // some GPU has processes (a line each when roomy)
 	gpuEvents   int  // XID events listed (at most maxGPUEvents)
-	findings    int
-	subs        int // engines (endpoint) or models (fleet aggregate)
+	findDetail  int  // lines the findings pane can use: every finding with its evidence
+	findAll     int  // lines the findings pane wants: every finding in full
+	findLeast   int  // and at least: the top finding whole, "N more"
+	subs        int  // engines (endpoint) or models (fleet aggregate)
 	endpointGPU bool
 	rows        int  // fleet table rows (endpoints and shown engines)
 	nameLen     int  // longest endpoint name
@@ -96,37 +98,40 @@ func (l *layout) planFleet(c counts) {
 	l.cols = fleetColumns(l.w, c.nameLen, c.modelLen)
 	avail := l.body - fleetHeadLines
 	tall := l.h >= fleetGPUMinHeight
-	gpuLines := 1
-	if tall && !c.gpuNone {
-		gpuLines = min(1+c.gpus+c.gpuEvents, fleetGPUMaxLines)
-	}
-	findWant := 1 + max(1, c.findings)
-	if tall {
-		findWant = 1 + max(1, 2*c.findings)
-	}
-	findMax := max(panelMinLines, avail/3)
+	findAll, findLeast := max(panelMinLines, c.findAll), max(panelMinLines, c.findLeast)
+	gpu := 1
+	// The findings keep the top finding whole, and a third of the room
+	// when they have more to say; focused, two thirds.
+	find := min(findAll, max(findLeast, avail/3))
 	switch c.focus {
 	case paneFindings:
-		findMax = max(panelMinLines, avail*2/3)
+		find = min(findAll, max(findLeast, avail*2/3))
 	case paneGPU:
 		if !c.gpuNone {
-			gpuLines = min(1+c.gpus+c.gpuEvents, max(panelMinLines, avail*2/3))
+			gpu = min(1+c.gpus+c.gpuEvents, max(panelMinLines, avail*2/3))
 		}
 	}
-	find := max(1, min(findWant, findMax, avail-gpuLines-1))
-	// A short table leaves room: the whole GPU panel (with per-process
-	// memory when tall), then the longer form of the findings.
-	if free := avail - max(fleetMinRows, c.rows) - find; !c.gpuNone && c.gpus > 0 {
-		if full := gpuWant(c, tall); free >= full && full > gpuLines {
-			gpuLines = full
+	find = max(1, min(find, avail-gpu-1))
+	rows := max(1, min(max(1, c.rows), avail-gpu-find))
+	free := avail - rows - gpu - find
+	// What the table does not need: every finding in full, then the GPU
+	// panel, then (blank) room under the findings, never in the table.
+	add := min(free, findAll-find)
+	find += add
+	free -= add
+	if !c.gpuNone && c.gpus > 0 && free >= 2 {
+		add = min(free, gpuWant(c, tall)-gpu)
+		if gpu+add >= 2 {
+			gpu += add
+			free -= add
 		}
 	}
-	if free := avail - max(fleetMinRows, c.rows) - gpuLines; free > find {
-		find = min(free, 1+max(1, 2*c.findings))
-	}
-	l.fleetGPU = size{l.w, gpuLines}
+	// Then the evidence of each finding; what is still left stays blank
+	// at the bottom, below everything.
+	find += min(free, max(0, c.findDetail-find))
+	l.fleetGPU = size{l.w, gpu}
 	l.fleetFind = size{l.w, find}
-	l.fleetRows = max(1, avail-l.fleetFind.h-l.fleetGPU.h)
+	l.fleetRows = rows
 }
 
 func gpuWant(c counts, roomy bool) int {
@@ -147,58 +152,61 @@ func roomyRowLines(sparkH int) int { return roomyBaseLines + roomySparks*sparkH 
 
 func (l *layout) planEndpoint(c counts) {
 	avail := l.body - titleLines
-	findWant := 1 + max(1, 2*c.findings)
+	findAll, findLeast := max(panelMinLines, c.findAll), max(panelMinLines, c.findLeast)
 	subsWant := 0
 	if c.subs > 1 {
 		subsWant = 1 + c.subs
 	}
+	// Findings come first and full width: they say what to change. All of
+	// them when the compact rows and a GPU line keep their room, else the
+	// top one whole; focused, up to two thirds.
+	find := min(findAll, max(findLeast, avail-compactRowLines-1))
+	switch c.focus {
+	case paneFindings:
+		find = min(findAll, max(find, avail*2/3))
+	case paneGPU:
+		find = findLeast
+	}
+	find = min(find, avail-1)
+	l.find = size{l.w, find}
+	rest := avail - find
 	l.sparkH = 1
 	if l.w >= wideMinWidth && l.h >= wideMinHeight {
 		l.wide = true
 		l.left = l.w * wideLeftPct / 100
 		l.right = l.w - l.left - width(columnSep)
-		l.roomy = avail >= roomyRowLines(1)
+		l.roomy = rest >= roomyRowLines(1)
 		rows := compactRowLines
 		if l.roomy {
-			l.sparkH = min(maxSparkH, 1+max(0, avail-roomyRowLines(1)-subsWant)/roomySparks)
+			l.sparkH = min(maxSparkH, 1+max(0, rest-roomyRowLines(1)-subsWant)/roomySparks)
 			rows = roomyRowLines(l.sparkH)
 		}
-		l.rows = size{l.left, min(rows, avail)}
-		l.subs = size{l.left, max(0, min(subsWant, avail-l.rows.h))}
-		g := min(gpuWant(c, l.roomy), max(panelMinLines, avail/2))
-		l.gpu = size{l.right, g}
-		l.find = size{l.right, avail - g}
+		l.rows = size{l.left, min(rows, rest)}
+		l.subs = size{l.left, max(0, min(subsWant, rest-l.rows.h))}
+		l.gpu = size{l.right, rest}
 		return
 	}
-	l.roomy = avail-roomyRowLines(1) >= roomyMinBelow
+	l.roomy = rest-roomyRowLines(1) >= roomyMinBelow
 	rows := compactRowLines
 	if l.roomy {
-		below := max(roomyMinBelow, gpuWant(c, true)+findWant+subsWant)
-		l.sparkH = min(maxSparkH, 1+max(0, avail-roomyRowLines(1)-below)/roomySparks)
+		below := max(roomyMinBelow, gpuWant(c, true)+subsWant)
+		l.sparkH = min(maxSparkH, 1+max(0, rest-roomyRowLines(1)-below)/roomySparks)
 		rows = roomyRowLines(l.sparkH)
 	}
+	rows = min(rows, rest)
 	l.rows = size{l.w, rows}
-	rest := avail - rows
-	// Findings come first: they say what to change. The GPU panel keeps at
-	// least its title and a line; engines take what is left.
-	find := min(findWant, max(panelMinLines, rest-panelMinLines))
+	below := rest - rows
+	// The engines are this endpoint's own: they come before the GPUs,
+	// which keep a line; a focused GPU pane takes what it wants first.
+	subs := min(subsWant, below-1)
 	if c.focus == paneGPU {
-		find = panelMinLines
+		subs = min(subs, below-gpuWant(c, true))
 	}
-	g := min(gpuWant(c, l.roomy), max(0, rest-find))
-	// Too small for the title and one device: the one-line summary.
-	if least := 2 + b2i(c.endpointGPU); !c.gpuNone && c.gpus > 0 && g > 1 && g < least {
-		g = 1
-	}
-	subs := min(subsWant, rest-find-g)
 	if subs < panelMinLines {
 		subs = 0
 	}
-	// What no panel wants goes to the findings (room for the longer form).
-	find = rest - g - subs
-	l.find = size{l.w, find}
-	l.gpu = size{l.w, g}
 	l.subs = size{l.w, subs}
+	l.gpu = size{l.w, below - subs}
 }
 
 func b2i(b bool) int {

@@ -48,12 +48,20 @@ func layoutFrames() map[string]*diagnose.Frame {
 	long.Endpoints[0].Models = []string{strings.Repeat("org/", 3) + strings.Repeat("Model-", 20)}
 	long.Endpoints[0].LastError = strings.Repeat("error ", 60)
 	long.Findings[0].Summary = strings.Repeat("evidence ", 40)
+	long.Findings[1].Flags = []diagnose.FlagChange{
+		{Flag: "--max-num-batched-tokens", From: "2048", To: "8192"},
+		{Flag: "--enable-chunked-prefill", To: "true"},
+		{Flag: "--long-prefill-token-threshold", From: "0", To: "2048"},
+		{Flag: "--max-num-partial-prefills", From: "1", To: "4"},
+	}
 	return map[string]*diagnose.Frame{
 		"fleet8":  gpuTroubleFrame(),
 		"fleet50": fixtureFrame(fixtureOpts{endpoints: 50, gpus: 16, findings: true}),
 		"single":  fixtureFrame(fixtureOpts{endpoints: 1, gpus: 1}),
 		"empty":   empty,
 		"long":    long,
+		"broken":  brokenFrame(),
+		"fleet40": fleet40Frame(),
 	}
 }
 
@@ -69,9 +77,9 @@ func TestLayoutMatrix(t *testing.T) {
 		{"fleet", nil},
 		{"selected-last", []string{"G"}},
 		{"expanded", []string{"e", "s", "s"}},
-		{"endpoint", []string{"j", "enter"}},
-		{"endpoint-gpu", []string{"j", "enter", "tab", "j", "j"}},
-		{"endpoint-findings", []string{"j", "enter", "shift+tab"}},
+		{"endpoint", []string{"enter"}},
+		{"endpoint-gpu", []string{"enter", "tab", "j", "j"}},
+		{"endpoint-findings", []string{"enter", "shift+tab"}},
 		{"aggregate", []string{"k", "enter"}},
 		{"detail", []string{"tab", "tab", "enter"}},
 		{"help", []string{"?", "j", "j", "j"}},
@@ -87,6 +95,7 @@ func TestLayoutMatrix(t *testing.T) {
 					for _, h := range heights {
 						m.Update(tea.WindowSizeMsg{Width: w, Height: h})
 						checkLayout(t, m)
+						checkFlagsWhole(t, m)
 						if t.Failed() {
 							t.Fatalf("at %dx%d:\n%s", w, h, m.View())
 						}
@@ -119,7 +128,7 @@ func TestTooSmall(t *testing.T) {
 // Every symbol is one cell wide for every width table in play (the
 // terminal's, through x/ansi), so columns line up.
 func TestSymbolWidths(t *testing.T) {
-	for _, s := range []string{symUp, symDown, symStale, symRestart, symPending, symCrit, symWarn, symInfo, symOK, symSel, symExpand, symCollapse, symSub, "↑", "↓", "‖", "°", "≤", "·", "─", "│", "░", "█", "▏", "↳", "×", "…"} {
+	for _, s := range []string{symUp, symDown, symStale, symRestart, symPending, symCrit, symWarn, symInfo, symOK, symSel, symExpand, symCollapse, symSub, symNotVLLM, "↑", "↓", "‖", "°", "≤", "·", "─", "│", "░", "█", "▏", "↳", "×", "…"} {
 		if w := width(s); w != 1 {
 			t.Errorf("%q is %d cells", s, w)
 		}
@@ -147,6 +156,77 @@ func TestGPUUnavailableReasons(t *testing.T) {
 		m := newTestModel(fr, 120, 40, Options{})
 		if !strings.Contains(m.View(), "GPU: unavailable ("+want+")") {
 			t.Errorf("%q missing:\n%s", want, m.View())
+		}
+	}
+}
+
+// checkFlagsWhole asserts every finding whose title line is on screen
+// shows each of its flag changes whole on one line: the answer is never
+// cut off.
+func checkFlagsWhole(t *testing.T, m *Model) {
+	t.Helper()
+	if m.fr == nil || m.overlay != overlayNone || m.lay.tooSmall {
+		return
+	}
+	lines := strings.Split(m.View(), "\n")
+	for _, it := range m.items {
+		x := *it.x
+		title := x.Title
+		switch {
+		case it.n > 1:
+			title += " ×" + fmt.Sprint(it.n)
+		case m.findWithTarget():
+			title = m.fleet.name(x.Target) + ": " + title
+		}
+		if it.member {
+			title = "└ " + title
+		}
+		at := -1
+		for i, l := range lines {
+			if findingTitleLine(l, title) {
+				at = i
+				break
+			}
+		}
+		if at < 0 {
+			continue
+		}
+		below := strings.Join(lines[at:min(len(lines), at+1+len(x.Flags)+2)], "\n")
+		for _, part := range strings.Split(flagText(&x), ", ") {
+			if !strings.Contains(below, part) {
+				t.Errorf("%dx%d: %q shown without %q:\n%s", m.w, m.h, x.Title, part, m.View())
+			}
+		}
+	}
+}
+
+// findingTitleLine: a findings pane line naming title ("  ✖ crit  title").
+func findingTitleLine(l, title string) bool {
+	for _, sev := range []string{symCrit + " crit", symWarn + " warn", symInfo + " info", symPending + " pending", symOK + " resolving"} {
+		if (strings.HasPrefix(l, "  "+sev+" ") || strings.HasPrefix(l, symSel+" "+sev+" ")) && strings.Contains(l, title) {
+			return true
+		}
+	}
+	return false
+}
+
+// At 80×24 the top finding's flag change is on screen in the fleet view
+// and in its endpoint's view, however many endpoints and findings.
+func TestTopFindingChangeAt80x24(t *testing.T) {
+	for name, fr := range layoutFrames() {
+		if len(fr.Findings) == 0 {
+			continue
+		}
+		m := newTestModel(fr, 80, 24, Options{})
+		top := fr.Findings[0]
+		if !strings.Contains(m.View(), strings.Split(flagText(&top), ", ")[0]) {
+			t.Errorf("%s fleet view lacks %q:\n%s", name, flagText(&top), m.View())
+		}
+		selectEndpoint(t, m, top.Target)
+		press(m, "enter")
+		checkFlagsWhole(t, m)
+		if !strings.Contains(m.View(), strings.Split(flagText(&top), ", ")[0]) {
+			t.Errorf("%s endpoint view lacks %q:\n%s", name, flagText(&top), m.View())
 		}
 	}
 }

@@ -95,3 +95,17 @@ func keyMsg(k string) tea.KeyMsg {
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
 }
+
+// selectEndpoint moves the fleet table's cursor to the named endpoint's
+// row with the keys a user would press.
+func selectEndpoint(t *testing.T, m *Model, name string) {
+	t.Helper()
+	press(m, "g", "j")
+	for range m.fleet.rows {
+		if r, ok := m.fleet.selected(); ok && r.sub < 0 && m.fr.Endpoints[r.ep].Name == name {
+			return
+		}
+		press(m, "j")
+	}
+	t.Fatalf("no row %s", name)
+}

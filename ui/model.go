@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
@@ -69,10 +68,11 @@ var windowSteps = []time.Duration{
 
 // Model is the top-level model.
 type Model struct {
-	hub  Hub
-	keys keyMap
-	opts Options
-	r    *lipgloss.Renderer
+	hub    Hub
+	replay *replayBar // vtop replay: the timeline and playback keys; nil when live
+	keys   keyMap
+	opts   Options
+	r      *lipgloss.Renderer
 
 	theme themes.Theme
 	st    *styles
@@ -98,9 +98,16 @@ type Model struct {
 	ovOff   int // overlay scroll
 	detail  diagnose.Finding
 
-	fleet            fleetTable
-	findSel, findOff int
-	gpuOff           int
+	fleet  fleetTable
+	find   findingsPane
+	finds  []diagnose.Finding // what the findings pane lists in this view
+	items  []findItem         // finds as the pane shows them (groups)
+	gpuOff int
+
+	// A short note after a key whose effect is not otherwise visible
+	// ("theme light", "polling 8 targets"), shown until flashUntil.
+	flash      string
+	flashUntil time.Time
 
 	// Prepared at every change; View joins them.
 	header string
@@ -111,6 +118,7 @@ type Model struct {
 // New returns the model. It reads frames from hub.Frames().
 func New(hub Hub, o Options) *Model {
 	m := &Model{hub: hub, keys: newKeyMap(), opts: o, r: o.Renderer, ep: -1, fleet: newFleetTable(), wantWindow: o.Window}
+	m.replay = newReplayBar(hub)
 	if m.r == nil {
 		m.r = lipgloss.DefaultRenderer()
 	}
@@ -191,7 +199,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if t := time.Time(msg); t.After(m.now) {
 			m.now = t
 		}
-		m.header = m.renderHeader()
+		m.header = m.st.fill(m.renderHeader(), m.w)
 		return m, tick(m.tickEvery())
 	case tea.KeyMsg:
 		var cmds []tea.Cmd
@@ -216,7 +224,7 @@ func (m *Model) receive(fr *diagnose.Frame) {
 		return
 	}
 	m.newest = fr
-	if fr.Time.After(m.now) {
+	if fr.Time.After(m.now) || m.replay != nil { // a replay's clock is its frames', and seeks back
 		m.now = fr.Time
 	}
 	if m.paused && m.fr != nil {
@@ -248,9 +256,14 @@ func (m *Model) countsNow() counts {
 	if m.fr == nil {
 		return c
 	}
+	for _, r := range m.fleet.rows {
+		if e := &m.fr.Endpoints[r.ep]; r.sub >= 0 && r.sub < len(e.Subs) {
+			c.nameLen = max(c.nameLen, width(symSub+" "+subLabel(e, r.sub))) // engines shown
+		}
+	}
 	for i := range m.fr.Endpoints {
 		e := &m.fr.Endpoints[i]
-		c.nameLen = max(c.nameLen, width(e.Name))
+		c.nameLen = max(c.nameLen, width(m.fleet.name(e.Name)))
 		for _, x := range e.Models {
 			c.modelLen = max(c.modelLen, width(shortModel(x)))
 		}
@@ -266,31 +279,49 @@ func (m *Model) countsNow() counts {
 	}
 	if m.mode == modeEndpoint && m.ep >= 0 {
 		e := &m.fr.Endpoints[m.ep]
-		c.findings = len(e.Findings)
 		c.subs = len(e.Subs)
 		c.endpointGPU = len(e.GPU.GPUs) > 0 || e.GPU.Note != ""
-	} else {
-		c.findings = len(m.fr.Findings)
-		if m.mode == modeEndpoint {
-			c.subs = len(m.fr.Fleet.Models)
-		}
+	} else if m.mode == modeEndpoint {
+		c.subs = len(m.fr.Fleet.Models)
 	}
+	// The findings pane is full width in every view.
+	c.findDetail, c.findAll, c.findLeast = m.findingsWant(m.items, m.findWithTarget(), m.w)
 	return c
 }
 
 // relayout is the one resize handler: every region comes from plan.
 func (m *Model) relayout() {
+	m.finds = m.collectFindings()
+	m.items = m.findItems(m.finds, m.findWithTarget())
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
+	m.find.focused = m.focus == paneFindings
+	m.find.withTarget = m.findWithTarget()
+	if m.mode == modeFleet {
+		m.find.SetSize(m.lay.fleetFind)
+	} else {
+		m.find.SetSize(m.lay.find)
+	}
 }
+
+// findWithTarget: the fleet's findings name their endpoint.
+func (m *Model) findWithTarget() bool { return m.mode == modeFleet || m.ep < 0 }
 
 // refresh prepares header, body and footer for View.
 func (m *Model) refresh() {
 	if m.lay.tooSmall || m.w == 0 {
 		return
 	}
-	m.header = m.renderHeader()
-	m.footer = m.renderFooter()
+	m.header = m.st.fill(m.renderHeader(), m.w)
+	m.footer = m.st.fill(m.renderFooter(), m.w)
+	if m.replay != nil && !m.fleet.filtering {
+		m.footer = m.st.fill(m.replay.render(m.w, m.st), m.w)
+	}
+	defer func() {
+		for i, l := range m.body {
+			m.body[i] = m.st.fill(l, m.w)
+		}
+	}()
 	switch {
 	case m.overlay == overlayHelp:
 		m.body = m.overlayBody("Help: keys and symbols", m.helpLines(m.w), &m.ovOff)
@@ -334,38 +365,51 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 	if m.fleet.filtering {
 		return m.filterKey(k), false
 	}
+	if m.replay.key(k) {
+		return nil, false
+	}
 	km := &m.keys
 	switch {
-	case key.Matches(k, km.Quit):
+	case km.Quit.matches(k):
 		return nil, true
-	case key.Matches(k, km.Help):
+	case km.Help.matches(k):
 		if m.overlay == overlayHelp {
 			m.overlay = overlayNone
 		} else {
 			m.overlay, m.ovOff = overlayHelp, 0
 		}
 		return nil, false
-	case key.Matches(k, km.Back):
+	case km.Back.matches(k):
 		m.back()
 		return nil, false
-	case key.Matches(k, km.Pause):
+	case km.Home.matches(k):
+		m.home()
+		return nil, false
+	case km.Pause.matches(k):
 		m.paused = !m.paused
 		if !m.paused {
+			m.note("resumed: showing the newest frame")
 			m.skipped = 0
 			if m.newest != nil && m.newest != m.fr {
 				m.apply(m.newest)
 			}
 		}
 		return nil, false
-	case key.Matches(k, km.PollNow):
+	case km.PollNow.matches(k):
+		n := 0
+		if m.fr != nil {
+			n = len(m.fr.Endpoints)
+		}
+		m.note("polling " + plural(n, "target") + " now")
 		h := m.hub
 		return func() tea.Msg { h.PollNow(); return nil }, false
-	case key.Matches(k, km.WindowUp), key.Matches(k, km.WindowDown):
-		return m.stepWindow(key.Matches(k, km.WindowUp)), false
-	case key.Matches(k, km.Theme):
+	case km.WindowUp.matches(k), km.WindowDown.matches(k):
+		return m.stepWindow(km.WindowUp.matches(k)), false
+	case km.Theme.matches(k):
 		m.setTheme(themes.Next(m.theme.Name))
+		m.note("theme " + m.theme.Name)
 		return nil, false
-	case key.Matches(k, km.SLO):
+	case km.SLO.matches(k):
 		m.slo = (m.slo + 1) % len(m.slos)
 		clear(m.fleet.cache)
 		h, slo := m.hub, m.slos[m.slo]
@@ -379,9 +423,9 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 		return nil, false
 	}
 	switch {
-	case key.Matches(k, km.NextPane):
+	case km.NextPane.matches(k):
 		m.cyclePane(1)
-	case key.Matches(k, km.PrevPane):
+	case km.PrevPane.matches(k):
 		m.cyclePane(-1)
 	case m.focus == paneFindings:
 		m.findingsKey(k)
@@ -410,17 +454,16 @@ func splitKeys(k tea.KeyMsg) []tea.KeyMsg {
 	return out
 }
 
-// back closes what is open, innermost first.
+// back closes what is open, innermost first; from an endpoint it goes
+// straight to the fleet, whichever pane had the keys.
 func (m *Model) back() {
 	switch {
 	case m.overlay != overlayNone:
 		m.overlay = overlayNone
+	case m.mode == modeEndpoint && m.fr != nil && len(m.fr.Endpoints) > 0:
+		m.home()
 	case m.focus != paneMain:
 		m.focus = paneMain
-		m.relayout()
-	case m.mode == modeEndpoint && m.fr != nil && len(m.fr.Endpoints) > 0:
-		m.mode = modeFleet
-		m.findSel, m.findOff = 0, 0
 		m.relayout()
 	case m.fleet.filter != "":
 		m.fleet.filter = ""
@@ -429,6 +472,17 @@ func (m *Model) back() {
 			m.relayout()
 		}
 	}
+}
+
+// home is the fleet view, nothing open, the table with the keys.
+func (m *Model) home() {
+	m.overlay = overlayNone
+	if m.fr != nil && len(m.fr.Endpoints) > 0 {
+		m.mode = modeFleet
+	}
+	m.focus = paneMain
+	m.find.reset()
+	m.relayout()
 }
 
 func (m *Model) stepWindow(up bool) tea.Cmd {
@@ -464,16 +518,18 @@ func (m *Model) stepWindow(up bool) tea.Cmd {
 	return func() tea.Msg { h.SetWindow(next); return nil }
 }
 
-// panes lists the panes the current view shows, in Tab order.
+// panes lists the panes the current view shows, in Tab order: the
+// findings before the GPUs, as on screen.
 func (m *Model) panes() []pane {
 	ps := []pane{paneMain}
 	if m.lay.tooSmall || m.fr == nil {
 		return ps
 	}
+	ps = append(ps, paneFindings)
 	if gpuUnavailable(&m.fr.GPU) == "" && (m.mode == modeEndpoint && m.lay.gpu.h > 1 || m.mode == modeFleet && m.lay.fleetGPU.h > 1) {
 		ps = append(ps, paneGPU)
 	}
-	return append(ps, paneFindings)
+	return ps
 }
 
 func (m *Model) cyclePane(d int) {
@@ -489,20 +545,19 @@ func (m *Model) cyclePane(d int) {
 }
 
 // listMove maps navigation keys to a new index in a list of n.
-func (m *Model) listMove(k tea.KeyMsg, cur, n, page int) (int, bool) {
-	km := &m.keys
+func (km *keyMap) listMove(k tea.KeyMsg, cur, n, page int) (int, bool) {
 	switch {
-	case key.Matches(k, km.Up):
+	case km.Up.matches(k):
 		cur--
-	case key.Matches(k, km.Down):
+	case km.Down.matches(k):
 		cur++
-	case key.Matches(k, km.PageUp):
+	case km.PageUp.matches(k):
 		cur -= max(1, page)
-	case key.Matches(k, km.PageDown):
+	case km.PageDown.matches(k):
 		cur += max(1, page)
-	case key.Matches(k, km.Top):
+	case km.Top.matches(k):
 		cur = 0
-	case key.Matches(k, km.Bottom):
+	case km.Bottom.matches(k):
 		cur = n - 1
 	default:
 		return cur, false
@@ -510,33 +565,64 @@ func (m *Model) listMove(k tea.KeyMsg, cur, n, page int) (int, bool) {
 	return max(0, min(cur, n-1)), true
 }
 
-func (m *Model) currentFindings() []diagnose.Finding {
-	if m.mode == modeEndpoint && m.ep >= 0 {
-		return m.fr.Endpoints[m.ep].Findings
+func (m *Model) currentFindings() []diagnose.Finding { return m.finds }
+
+// collectFindings is what the findings pane lists in the current view:
+// firing and resolving findings, then pending ones (not fired yet).
+func (m *Model) collectFindings() []diagnose.Finding {
+	if m.fr == nil {
+		return nil
 	}
-	return m.fr.Findings
+	firing, pending := m.fr.Findings, m.fr.Pending
+	if m.mode == modeEndpoint && m.ep >= 0 {
+		firing, pending = m.fr.Endpoints[m.ep].Findings, m.fr.Endpoints[m.ep].Pending
+	}
+	out := make([]diagnose.Finding, 0, len(firing)+len(pending))
+	out = append(append(out, firing...), pending...)
+	q := strings.ToLower(m.fleet.filter)
+	if q == "" || m.mode == modeEndpoint && m.ep >= 0 {
+		return out
+	}
+	// The filter narrows the findings too: a finding that matches, or one
+	// about an endpoint that does.
+	kept := out[:0]
+	for i := range out {
+		x := &out[i]
+		if matchesFinding(x, q) || m.endpointMatches(x.Target, q) {
+			kept = append(kept, *x)
+		}
+	}
+	return kept
+}
+
+func (m *Model) endpointMatches(name, q string) bool {
+	for i := range m.fr.Endpoints {
+		if m.fr.Endpoints[i].Name == name {
+			return matchesEndpoint(&m.fr.Endpoints[i], q)
+		}
+	}
+	return false
 }
 
 func (m *Model) findingsKey(k tea.KeyMsg) {
-	fs := m.currentFindings()
-	if i, ok := m.listMove(k, m.findSel, len(fs), 5); ok {
-		m.findSel = i
-		return
-	}
-	if key.Matches(k, m.keys.Open) && m.findSel < len(fs) {
-		m.detail = fs[m.findSel]
+	x, toggled := m.find.Update(&m.keys, k, m.items)
+	switch {
+	case toggled:
+		m.relayout()
+	case x != nil:
+		m.detail = *x
 		m.overlay, m.ovOff = overlayFinding, 0
 	}
 }
 
 func (m *Model) gpuKey(k tea.KeyMsg) {
-	if i, ok := m.listMove(k, m.gpuOff, len(m.fr.GPU.GPUs), 4); ok {
+	if i, ok := m.keys.listMove(k, m.gpuOff, len(m.fr.GPU.GPUs), 4); ok {
 		m.gpuOff = i
 	}
 }
 
 func (m *Model) scrollOverlay(k tea.KeyMsg) {
-	if i, ok := m.listMove(k, m.ovOff, 1<<20, m.lay.body-2); ok {
+	if i, ok := m.keys.listMove(k, m.ovOff, 1<<20, m.lay.body-2); ok {
 		m.ovOff = i
 	}
 }
@@ -551,35 +637,35 @@ func (m *Model) fleetKey(k tea.KeyMsg) {
 		}
 	}()
 	switch {
-	case key.Matches(k, km.Up):
+	case km.Up.matches(k):
 		t.move(-1)
-	case key.Matches(k, km.Down):
+	case km.Down.matches(k):
 		t.move(1)
-	case key.Matches(k, km.PageUp):
+	case km.PageUp.matches(k):
 		t.move(-max(1, m.lay.fleetRows-1))
-	case key.Matches(k, km.PageDown):
+	case km.PageDown.matches(k):
 		t.move(max(1, m.lay.fleetRows-1))
-	case key.Matches(k, km.Top):
+	case km.Top.matches(k):
 		t.cursor = cursorFleet
-	case key.Matches(k, km.Bottom):
+	case km.Bottom.matches(k):
 		t.cursor = len(t.rows) - 1
-	case key.Matches(k, km.Open):
+	case km.Open.matches(k):
 		m.open()
-	case key.Matches(k, km.Filter):
+	case km.Filter.matches(k):
 		t.filtering = true
-	case key.Matches(k, km.Sort):
+	case km.Sort.matches(k):
 		t.sort = (t.sort + 1) % numSorts
 		t.rebuild(m.fr)
-	case key.Matches(k, km.Reverse):
+	case km.Reverse.matches(k):
 		t.reverse = !t.reverse
 		t.rebuild(m.fr)
-	case key.Matches(k, km.Expand):
+	case km.Expand.matches(k):
 		if r, ok := t.selected(); ok && len(m.fr.Endpoints[r.ep].Subs) > 1 {
 			t.expanded[r.ep] = !t.isExpanded(r.ep)
 			t.rebuild(m.fr)
 			// Collapsing from an engine row leaves the cursor on its endpoint.
 		}
-	case key.Matches(k, km.ExpandAll):
+	case km.ExpandAll.matches(k):
 		t.expandAll = !t.expandAll
 		clear(t.expanded)
 		t.rebuild(m.fr)
@@ -593,7 +679,8 @@ func (m *Model) open() {
 	if r, ok := m.fleet.selected(); ok {
 		m.ep = r.ep
 	}
-	m.findSel, m.findOff, m.gpuOff = 0, 0, 0
+	m.find.reset()
+	m.gpuOff = 0
 	m.relayout()
 }
 
@@ -620,6 +707,22 @@ func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
 	t.rebuild(m.fr)
 	m.relayout()
 	return nil
+}
+
+// flashFor is how long a note stays in the header.
+const flashFor = 3 * time.Second
+
+// note shows a short confirmation in the header for flashFor.
+func (m *Model) note(s string) {
+	m.flash, m.flashUntil = s, m.now.Add(flashFor)
+}
+
+// plural: "1 target", "8 targets".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return itoa(n) + " " + noun + "s"
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -59,7 +58,7 @@ func TestPauseFreezesScreen(t *testing.T) {
 	if !reflect.DeepEqual(m.body, frozen) {
 		t.Error("the screen changed while paused")
 	}
-	if !strings.Contains(m.View(), "‖ PAUSED (2 new)") {
+	if !strings.Contains(m.View(), "‖ PAUSED (2 new frames held; p resumes)") {
 		t.Errorf("no paused indicator:\n%s", m.header)
 	}
 	press(m, "p")
@@ -178,11 +177,11 @@ func TestPanesAndBack(t *testing.T) {
 		press(m, "tab")
 		order = append(order, m.focus)
 	}
-	if want := []pane{paneMain, paneGPU, paneFindings, paneMain}; !slices.Equal(order, want) {
+	if want := []pane{paneMain, paneFindings, paneGPU, paneMain}; !slices.Equal(order, want) {
 		t.Errorf("tab order %v", order)
 	}
 	press(m, "shift+tab")
-	if m.focus != paneFindings {
+	if m.focus != paneGPU {
 		t.Errorf("shift+tab: %d", m.focus)
 	}
 	press(m, "esc")
@@ -202,7 +201,7 @@ func TestDrillDownAndBack(t *testing.T) {
 	if m.mode != modeFleet {
 		t.Fatal("a fleet opens on the fleet view")
 	}
-	press(m, "j", "enter")
+	press(m, "enter")
 	if m.mode != modeEndpoint || !strings.HasPrefix(m.body[0], "replica-1 · ") {
 		t.Fatalf("enter: %q", m.body[0])
 	}
@@ -219,7 +218,7 @@ func TestDrillDownAndBack(t *testing.T) {
 		t.Error("the selection moved")
 	}
 	press(m, "g", "enter")
-	if !strings.HasPrefix(m.body[0], "Fleet · every endpoint up, aggregated") {
+	if !strings.HasPrefix(m.body[0], "Fleet · aggregate of") {
 		t.Errorf("fleet aggregate: %q", m.body[0])
 	}
 	// One target opens on its endpoint; esc shows it as a fleet of one.
@@ -255,7 +254,7 @@ func TestSort(t *testing.T) {
 		sortTTFT:     {"replica-1", "replica-2", "replica-0", "replica-7", "replica-3", "replica-4", "replica-5", "replica-6"},
 		sortTok:      {"replica-1", "replica-2", "replica-0", "replica-7", "replica-3", "replica-4", "replica-5", "replica-6"},
 	}
-	for k := sortName; k < numSorts; k++ {
+	for k := sortKey(0); k < numSorts; k++ {
 		if m.fleet.sort != k {
 			t.Fatalf("sort %d, want %d", m.fleet.sort, k)
 		}
@@ -306,7 +305,7 @@ func TestFilter(t *testing.T) {
 
 func TestExpandEngines(t *testing.T) {
 	m := newTestModel(fleetFrame(), 120, 40, Options{})
-	press(m, "j", "space")
+	press(m, "space")
 	if len(m.fleet.rows) != 12 {
 		t.Fatalf("rows %d", len(m.fleet.rows))
 	}
@@ -332,7 +331,7 @@ func TestExpandEngines(t *testing.T) {
 	fr := fleetFrame()
 	fr.Endpoints[7].Name = "a-first"
 	m.Update(frameMsg{fr})
-	if r, _ := m.fleet.selected(); m.fr.Endpoints[r.ep].Name != "a-first" || m.fleet.cursor != 0 {
+	if r, _ := m.fleet.selected(); m.fr.Endpoints[r.ep].Name != "a-first" || m.fleet.cursor == len(m.fleet.rows)-1 {
 		t.Errorf("cursor %d on %s", m.fleet.cursor, m.fr.Endpoints[r.ep].Name)
 	}
 }
@@ -352,7 +351,8 @@ func TestMissingIsNotZero(t *testing.T) {
 	if strings.Count(line, "--") < 5 {
 		t.Errorf("want unknowns: %q", line)
 	}
-	press(m, "j", "j", "j", "enter")
+	selectEndpoint(t, m, "replica-3")
+	press(m, "enter")
 	if !strings.Contains(m.View(), "no data") {
 		t.Errorf("endpoint view of a target with no data:\n%s", m.View())
 	}
@@ -370,7 +370,7 @@ func TestHelpListsEveryKey(t *testing.T) {
 	v := reflect.ValueOf(m.keys)
 	n := 0
 	for i := 0; i < v.NumField(); i++ {
-		if _, ok := v.Field(i).Interface().(key.Binding); ok {
+		if _, ok := v.Field(i).Interface().(binding); ok {
 			n++
 		}
 	}
@@ -454,7 +454,7 @@ func TestBatchCapacityPerEngine(t *testing.T) {
 	fr := fleetFrame()
 	fr.Endpoints[1].MaxNumSeqs = 256 // 4 engines
 	m := newTestModel(fr, 80, 24, Options{})
-	press(m, "j", "enter")
+	press(m, "enter")
 	if v := m.View(); !strings.Contains(v, "running 214 of 1024") {
 		t.Errorf("capacity of 4 engines:\n%s", v)
 	}
@@ -465,18 +465,22 @@ func TestBatchCapacityPerEngine(t *testing.T) {
 }
 
 // When the GPU panel cannot show its title and a device, it is the
-// one-line summary, and the line it would have wasted goes to the findings.
+// one-line summary, below the findings, which come first.
 func TestGPUPanelFallsBackToSummary(t *testing.T) {
 	fr := fleetFrame()
 	e := &fr.Endpoints[1]
 	e.Findings = append(e.Findings, fr.Findings[1], fr.Findings[2])
 	m := newTestModel(fr, 80, 24, Options{})
-	press(m, "j", "enter")
+	press(m, "enter")
 	lines := strings.Split(m.View(), "\n")
+	find := -1
 	for i, l := range lines {
+		if strings.HasPrefix(l, "Findings") {
+			find = i
+		}
 		if strings.HasPrefix(l, "GPU · simulated") {
-			if !strings.Contains(l, "8× H100") || !strings.HasPrefix(lines[i+1], "Findings") {
-				t.Errorf("summary then findings, got:\n%s\n%s", l, lines[i+1])
+			if !strings.Contains(l, "8× H100") || find < 0 || find > i {
+				t.Errorf("findings, then the GPU summary; got:\n%s", m.View())
 			}
 			return
 		}
@@ -488,8 +492,8 @@ func TestGPUPanelFallsBackToSummary(t *testing.T) {
 func TestEndpointGPUsFirst(t *testing.T) {
 	fr := fleetFrame()
 	fr.Endpoints[1].GPU.GPUs = []int{5, 6}
-	m := newTestModel(fr, 80, 24, Options{})
-	press(m, "j", "enter")
+	m := newTestModel(fr, 120, 40, Options{})
+	press(m, "enter")
 	var gpus []string
 	for _, l := range strings.Split(m.View(), "\n") {
 		if strings.Contains(l, "H100") {
@@ -498,5 +502,111 @@ func TestEndpointGPUsFirst(t *testing.T) {
 	}
 	if len(gpus) < 2 || gpus[0] != "5" || gpus[1] != "6" {
 		t.Errorf("GPU order %v:\n%s", gpus, m.View())
+	}
+}
+
+// Never a green "no findings" while a value on screen is critical or a
+// rule is holding toward firing.
+func TestNoGreenWhileCritical(t *testing.T) {
+	quiet := func(fr *diagnose.Frame) *diagnose.Frame {
+		fr.Findings, fr.Pending = nil, nil
+		for i := range fr.Endpoints {
+			fr.Endpoints[i].Findings, fr.Endpoints[i].Pending = nil, nil
+		}
+		return fr
+	}
+	green := func(v string) bool {
+		return strings.Contains(v, symOK+" no findings") || strings.Contains(v, "no findings "+symOK)
+	}
+	for _, w := range []int{80, 120} {
+		// replica-1 sits at KV 97%: critical on screen, nothing fired.
+		v := newTestModel(quiet(fleetFrame()), w, 24, Options{})
+		if s := v.View(); green(s) || !strings.Contains(s, "values marked "+symCrit) {
+			t.Errorf("%d: critical values under a green no-findings:\n%s", w, s)
+		}
+		// Pending only: the pane lists them, the counts say none fired.
+		if s := newTestModel(brokenFrame(), w, 24, Options{}).View(); green(s) || !strings.Contains(s, "2 pending") {
+			t.Errorf("%d: pending findings under a green no-findings:\n%s", w, s)
+		}
+	}
+	// A calm fleet does get its ✓; not while an endpoint is down.
+	fr := quiet(fleetFrame())
+	for i := range fr.Endpoints {
+		fr.Endpoints[i].Stats = fixtureStats(0.1, 1)
+	}
+	if s := newTestModel(fr, 120, 40, Options{}).View(); green(s) || !strings.Contains(s, "2 endpoints are down or stale") {
+		t.Errorf("a fleet with endpoints down:\n%s", s)
+	}
+	for i := range fr.Endpoints {
+		fr.Endpoints[i].State = diagnose.StateUp
+	}
+	if s := newTestModel(fr, 120, 40, Options{}).View(); !green(s) {
+		t.Errorf("a calm fleet:\n%s", s)
+	}
+}
+
+// The filter finds endpoints by their findings (title, rule id, severity,
+// state) and narrows the findings pane and the counts with the table.
+func TestFilterFindings(t *testing.T) {
+	for _, c := range []struct {
+		q     string
+		rows  []string
+		finds int
+	}{
+		{"thrash", []string{"replica-1"}, 1},
+		{"kv_cache", []string{"replica-1"}, 1},
+		{"crit", []string{"replica-1"}, 1},
+		{"warn", []string{"replica-0"}, 1},
+		{"info", []string{"replica-4"}, 1},
+		{"qwen", []string{"replica-2", "replica-5"}, 0},
+	} {
+		m := newTestModel(fleetFrame(), 120, 40, Options{})
+		press(m, append([]string{"/"}, append(strings.Split(c.q, ""), "enter")...)...)
+		if got := names(m); !slices.Equal(got, c.rows) {
+			t.Errorf("/%s: rows %v, want %v", c.q, got, c.rows)
+		}
+		if len(m.finds) != c.finds {
+			t.Errorf("/%s: %d findings listed, want %d", c.q, len(m.finds), c.finds)
+		}
+	}
+	m := newTestModel(brokenFrame(), 120, 40, Options{})
+	press(m, "/", "p", "e", "n", "d", "enter")
+	if got := names(m); len(got) != 2 || len(m.finds) != 2 {
+		t.Errorf("/pend: rows %v, %d findings", got, len(m.finds))
+	}
+}
+
+// Keys whose effect is not otherwise visible say what they did; one key
+// goes back to the fleet from anywhere.
+func TestKeyFeedback(t *testing.T) {
+	m := newTestModel(fleetFrame(), 120, 40, Options{})
+	press(m, "t")
+	if v := m.View(); !strings.Contains(strings.SplitN(v, "\n", 2)[0], "theme light") {
+		t.Errorf("t: no theme name in the header:\n%s", v)
+	}
+	press(m, "r")
+	if v := m.View(); !strings.Contains(strings.SplitN(v, "\n", 2)[0], "polling 8 targets now") {
+		t.Errorf("r: no feedback:\n%s", v)
+	}
+	// The note goes after a few seconds of frames.
+	fr := fleetFrame()
+	fr.Time = t0.Add(5 * time.Second)
+	m.Update(frameMsg{fr})
+	if v := m.View(); strings.Contains(v, "polling 8 targets") {
+		t.Errorf("the note stayed:\n%s", v)
+	}
+	// F: from a finding's detail in an endpoint view, straight to the fleet.
+	press(m, "enter", "tab", "enter")
+	if m.overlay != overlayFinding {
+		t.Fatalf("no detail open (focus %d)", m.focus)
+	}
+	press(m, "F")
+	if m.mode != modeFleet || m.overlay != overlayNone || m.focus != paneMain {
+		t.Errorf("F: mode %d overlay %d focus %d", m.mode, m.overlay, m.focus)
+	}
+	// Esc from the endpoint's findings pane: the fleet in one key.
+	press(m, "enter", "tab", "esc")
+	if m.mode != modeFleet {
+		t.Errorf("esc from the findings pane: mode %d", m.mode)
 	}
 }

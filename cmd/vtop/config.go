@@ -31,6 +31,8 @@ type options struct {
 	maxSamples  int
 	maxParallel int
 	logFile     string
+	record      string // --record FILE
+	recordMax   int64
 	http        sources.HTTPConfig
 	configFile  string
 	demo        bool
@@ -67,6 +69,7 @@ type fileConfig struct {
 type fileTarget struct {
 	URL        string `yaml:"url"`
 	MaxNumSeqs int    `yaml:"max_num_seqs"`
+	Pool       string `yaml:"pool"` // replicas compared by replica_imbalance (default: the model name)
 }
 
 func (t *fileTarget) UnmarshalYAML(n *yaml.Node) error {
@@ -101,6 +104,8 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("slo", "chat", "latency targets: chat, code, batch, rag, agent")
 	fs.String("gpu", "auto", "GPU source: auto (NVML when present), nvml, none")
 	fs.String("log", "", "write diagnostics to this file (nothing is printed while the TUI runs)")
+	fs.String("record", "", "record every scrape body, GPU reading and evaluation to this file, for vtop replay (docs/recording.md)")
+	fs.String("record-max", "1GiB", "disk a recording may take: past half of it FILE moves to FILE.1 and a new FILE starts")
 	fs.String("bearer-token-file", "", "send the token in this file as a bearer token (or set VTOP_BEARER_TOKEN)")
 	fs.String("basic-auth-user", "", "HTTP basic auth user; the password comes from --basic-auth-password-file or VTOP_BASIC_AUTH_PASSWORD")
 	fs.String("basic-auth-password-file", "", "file holding the basic auth password")
@@ -240,6 +245,14 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	o.theme, _ = fs.GetString("theme")
 	o.sloProfile, _ = fs.GetString("slo")
 	o.gpu, _ = fs.GetString("gpu")
+	o.record, _ = fs.GetString("record")
+	rm, _ := fs.GetString("record-max")
+	if o.recordMax, err = parseSize(rm); err != nil {
+		return nil, fs, fmt.Errorf("--record-max: %v", err)
+	}
+	if o.recordMax < 1<<20 {
+		return nil, fs, fmt.Errorf("--record-max must be at least 1MiB")
+	}
 	mb, _ := fs.GetString("max-body")
 	if o.maxBody, err = parseSize(mb); err != nil {
 		return nil, fs, fmt.Errorf("--max-body: %v", err)
@@ -249,14 +262,8 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	default:
 		return nil, fs, fmt.Errorf("--output must be text or json, not %q", o.output)
 	}
-	if o.interval < 100*time.Millisecond {
-		return nil, fs, fmt.Errorf("--interval must be at least 100ms")
-	}
-	if o.window < 2*o.interval {
-		return nil, fs, fmt.Errorf("--window (%s) must cover at least two polls (--interval %s)", o.window, o.interval)
-	}
-	if o.timeout <= 0 {
-		return nil, fs, fmt.Errorf("--timeout must be positive")
+	if err := o.validateNumbers(); err != nil {
+		return nil, fs, err
 	}
 	switch o.gpu {
 	case "auto", "nvml", "none":
@@ -400,10 +407,10 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 	}
 	// Per-target details from the config file apply to a target named on the
 	// command line too.
-	extra := map[string]int{}
+	extra := map[string]fileTarget{}
 	for _, t := range fc.Targets {
 		if pt, err := sources.ParseTarget(t.URL); err == nil {
-			extra[pt.URL] = t.MaxNumSeqs
+			extra[pt.URL] = t
 		}
 	}
 	seen := map[string]bool{}
@@ -416,9 +423,12 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 			continue
 		}
 		seen[t.URL] = true
-		t.MaxNumSeqs = s.MaxNumSeqs
+		t.MaxNumSeqs, t.Pool = s.MaxNumSeqs, s.Pool
 		if t.MaxNumSeqs == 0 {
-			t.MaxNumSeqs = extra[t.URL]
+			t.MaxNumSeqs = extra[t.URL].MaxNumSeqs
+		}
+		if t.Pool == "" {
+			t.Pool = extra[t.URL].Pool
 		}
 		o.targets = append(o.targets, t)
 	}
@@ -442,7 +452,11 @@ func parseSize(s string) (int64, error) {
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("bad size %q (use e.g. 16MiB)", s)
 	}
-	return n * mult, nil
+	v, ok := mulSize(n, mult)
+	if !ok {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return v, nil
 }
 
 // envHelp lists the environment variables, for --help.

@@ -11,21 +11,26 @@ import (
 	"github.com/vtop-dev/vtop/sources/dcgm"
 	"github.com/vtop-dev/vtop/sources/hostproc"
 	"github.com/vtop-dev/vtop/sources/promapi"
+	"github.com/vtop-dev/vtop/sources/record"
 )
 
 // pipeline is sources → diagnose for one run: the sources, and the engine
 // and detector they feed. Its clock is the newest Batch.Now seen, so a
 // replay or a backfill is judged at the times it recorded.
 type pipeline struct {
-	srcs     []sources.Source
-	engine   *diagnose.Engine
-	detector *diagnose.Detector
-	interval time.Duration
-	index    map[string]int // target name → engine index
-	clock    time.Time
-	lastEval time.Time
-	log      *slog.Logger
-	prom     *promapi.Client // with --prometheus, for its request counts
+	srcs      []sources.Source
+	engine    *diagnose.Engine
+	detector  *diagnose.Detector
+	interval  time.Duration
+	index     map[string]int // target name → engine index
+	clock     time.Time
+	lastEval  time.Time
+	log       *slog.Logger
+	scrapeLog *scrapeLog      // scrape errors and warnings, rate-limited
+	scrapes   int             // scrape results applied
+	answered  int             // of which succeeded (vLLM metrics read)
+	rec       *record.Writer  // --record; nil when not recording
+	prom      *promapi.Client // with --prometheus, for its request counts
 }
 
 // newPipeline wires the sources of o: the poller over its targets and the
@@ -40,6 +45,7 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	}
 	pc := sources.DefaultPollerConfig()
 	pc.Interval, pc.MaxSamples = o.interval, o.maxSamples
+	pc.KeepBody = o.record != ""
 	if o.maxParallel > 0 {
 		pc.MaxParallel = o.maxParallel
 	}
@@ -98,12 +104,13 @@ func newPipelineOf(o *options, logger *slog.Logger, srcs ...sources.Source) (*pi
 		return nil, err
 	}
 	p := &pipeline{
-		srcs:     srcs,
-		engine:   diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, nil),
-		detector: det,
-		interval: o.interval,
-		index:    map[string]int{},
-		log:      logger,
+		srcs:      srcs,
+		engine:    diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, nil),
+		detector:  det,
+		interval:  o.interval,
+		index:     map[string]int{},
+		log:       logger,
+		scrapeLog: newScrapeLog(logger, time.Now),
 	}
 	for _, t := range o.targets {
 		p.add(t)
@@ -115,7 +122,7 @@ func (p *pipeline) add(t sources.Target) int {
 	if i, ok := p.index[t.Name]; ok {
 		return i
 	}
-	i := p.engine.AddTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs})
+	i := p.engine.AddTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs, Pool: t.Pool})
 	p.index[t.Name] = i
 	return i
 }
@@ -136,26 +143,36 @@ func (p *pipeline) remove(name string) {
 	}
 }
 
-// apply moves one batch into the engine and advances the clock.
+// apply moves one batch into the engine and advances the clock. With
+// --record, what it ingests is recorded in the same order.
 func (p *pipeline) apply(b *sources.Batch) {
+	if p.rec != nil {
+		p.wallClock(b)
+	}
 	for _, n := range b.Departed {
+		p.rec.Departed(n)
 		p.remove(n)
 	}
 	for _, t := range b.Arrived {
+		p.rec.Target(t)
 		p.add(t)
 	}
 	for _, s := range b.Scrapes {
-		if s.Err != nil {
-			p.log.Debug("scrape failed", "target", s.Target, "err", s.Err)
-		} else if len(s.Data.Warnings) > 0 {
-			p.log.Debug("scrape warnings", "target", s.Target, "warnings", s.Data.Warnings)
+		p.scrapes++
+		if s.Err == nil {
+			p.answered++
 		}
+		p.scrapeLog.note(s)
+		p.rec.Scrape(s.Target, s.Time, s.Duration, s.ContentType, s.Body, s.Err)
+		s.Body = nil
 		p.engine.Ingest(p.add(sources.Target{Name: s.Target}), s)
 	}
 	for _, t := range b.Procs {
+		p.rec.Procs(t.Target, t.Tree)
 		p.engine.SetEndpointProcs(p.add(sources.Target{Name: t.Target}), t.Tree)
 	}
 	if b.GPU != nil {
+		p.rec.GPU(b.GPU)
 		p.engine.IngestGPU(*b.GPU)
 	}
 	if b.Now.After(p.clock) {
@@ -166,6 +183,7 @@ func (p *pipeline) apply(b *sources.Batch) {
 // frame builds the picture at the pipeline's clock: the engine's frame with
 // the findings attached.
 func (p *pipeline) frame() *diagnose.Frame {
+	p.rec.Tick(p.clock)
 	fr := p.engine.Frame(p.clock)
 	p.detector.Evaluate(fr)
 	p.lastEval = p.clock
@@ -178,6 +196,7 @@ type loopConfig struct {
 	publish func(*diagnose.Frame) // the TUI's frames, every tick; nil for --once
 	tick    time.Duration         // wall-clock period of publish
 	cmds    <-chan hubCmd         // the UI's requests; nil for --once
+	stop    func() bool           // asked after every batch: true ends the loop (--once: nothing answers)
 }
 
 // serve is the one event loop of the TUI and of --once: it runs every
@@ -217,6 +236,9 @@ loop:
 			p.apply(&b)
 			if p.clock.Sub(p.lastEval) >= evalEvery {
 				p.frame()
+			}
+			if lc.stop != nil && lc.stop() {
+				break loop
 			}
 		case err := <-errc:
 			running--
@@ -259,5 +281,20 @@ loop:
 			publish()
 			return errors.Join(errs...)
 		}
+	}
+}
+
+// wallClock drops the monotonic clock readings of a batch being recorded:
+// a recording holds wall-clock times, and the live run computes its rates
+// from the same, so a replay gets the same numbers to the last bit.
+func (p *pipeline) wallClock(b *sources.Batch) {
+	b.Now = b.Now.Round(0)
+	for i := range b.Scrapes {
+		b.Scrapes[i].Time = b.Scrapes[i].Time.Round(0)
+	}
+	if b.GPU != nil {
+		g := *b.GPU
+		g.Time = g.Time.Round(0)
+		b.GPU = &g
 	}
 }

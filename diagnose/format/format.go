@@ -17,25 +17,59 @@ const Missing = "--"
 
 func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
-// Seconds renders a latency given in seconds: 850µs, 12ms, 1.25s, 2m05s.
+// noNegZero turns -0 into 0, which would print as "-0".
+func noNegZero(v float64) float64 {
+	if v == 0 {
+		return 0
+	}
+	return v
+}
+
+// Seconds renders a latency given in seconds: 850µs, 12ms, 1.25s, 2m05s,
+// 3h20m, 12d. It is total over float64: a hostile bucket bound of 1e300
+// renders as "1e+294d", never an overflowed integer.
 func Seconds(v float64) string {
+	v = noNegZero(v)
 	switch {
 	case bad(v):
 		return Missing
-	case v < 0.001:
+	case v < 0:
+		return "-" + Seconds(-v)
+	// Each unit ends where rounding would print the next one's first value
+	// ("1000ms" is 1s); trailing zeros go ("10s", not "10.00s").
+	case v < 0.0009995:
 		return fmt.Sprintf("%.0fµs", v*1e6)
-	case v < 0.1:
+	case v < 0.09995:
 		return trim(fmt.Sprintf("%.1f", v*1e3)) + "ms"
-	case v < 1:
+	case v < 0.9995:
 		return fmt.Sprintf("%.0fms", v*1e3)
-	case v < 10:
-		return fmt.Sprintf("%.2fs", v)
-	case v < 100:
-		return fmt.Sprintf("%.1fs", v)
+	case v < 9.995:
+		return trim(fmt.Sprintf("%.2f", v)) + "s"
+	case v < 99.95:
+		return trim(fmt.Sprintf("%.1f", v)) + "s"
 	case v < 3600:
-		return fmt.Sprintf("%dm%02ds", int(v)/60, int(v)%60)
+		return minSec(int(v+0.5)/60, int(v+0.5)%60)
+	case v < 48*3600:
+		return hourMin(int(v)/3600, int(v)%3600/60)
+	case v < 1e6*86400:
+		return fmt.Sprintf("%dd", int(v/86400))
 	}
-	return fmt.Sprintf("%dh%02dm", int(v)/3600, int(v)%3600/60)
+	return fmt.Sprintf("%.0ed", v/86400)
+}
+
+// FromSeconds converts seconds to a Duration, saturating at the largest and
+// smallest Duration instead of overflowing (float-to-int conversion of an
+// out-of-range value is undefined in Go); NaN is 0.
+func FromSeconds(v float64) time.Duration {
+	switch {
+	case math.IsNaN(v):
+		return 0
+	case v >= float64(math.MaxInt64)/1e9:
+		return math.MaxInt64
+	case v <= float64(math.MinInt64)/1e9:
+		return math.MinInt64
+	}
+	return time.Duration(v * 1e9)
 }
 
 // Quantile renders a latency percentile with the resolution its buckets
@@ -55,13 +89,18 @@ func Quantile(v, lowest, highest float64) string {
 
 // Percent renders a 0..1 ratio: 97%, 4.2%, 0.3%.
 func Percent(v float64) string {
+	v = noNegZero(v)
 	if bad(v) {
 		return Missing
 	}
 	p := v * 100
 	switch {
+	case bad(p):
+		return Missing
 	case p != 0 && math.Abs(p) < 10:
 		return trim(fmt.Sprintf("%.1f", p)) + "%"
+	case math.Abs(p) >= 1e4:
+		return SI(p) + "%"
 	}
 	return fmt.Sprintf("%.0f%%", p)
 }
@@ -97,12 +136,17 @@ func SI(v float64) string {
 		return trim(fmt.Sprintf("%.1f", v/1e6)) + "M"
 	case a < 1e9:
 		return fmt.Sprintf("%.0fM", v/1e6)
+	case a < 1e12:
+		return trim(fmt.Sprintf("%.1f", v/1e9)) + "G"
+	case a < 1e15:
+		return trim(fmt.Sprintf("%.1f", v/1e12)) + "T"
 	}
-	return trim(fmt.Sprintf("%.1f", v/1e9)) + "G"
+	return fmt.Sprintf("%.1e", v)
 }
 
 // Count renders a gauge that counts things (requests): 0, 7, 1.2k.
 func Count(v float64) string {
+	v = noNegZero(v)
 	if bad(v) {
 		return Missing
 	}
@@ -114,14 +158,18 @@ func Count(v float64) string {
 
 // Bytes renders a byte count in binary units: 512B, 3.2KiB, 41GiB.
 func Bytes(v float64) string {
+	v = noNegZero(v)
 	if bad(v) {
 		return Missing
 	}
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
 	i := 0
 	for math.Abs(v) >= 1024 && i < len(units)-1 {
 		v /= 1024
 		i++
+	}
+	if math.Abs(v) >= 1024 {
+		return fmt.Sprintf("%.0e%s", v, units[i])
 	}
 	if i == 0 || v >= 100 {
 		return fmt.Sprintf("%.0f%s", v, units[i])
@@ -147,15 +195,29 @@ func Dur(d time.Duration) string {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d.Seconds()))
 	case d < time.Hour:
-		m, s := int(d.Minutes()), int(d.Seconds())%60
-		if s == 0 {
-			return fmt.Sprintf("%dm", m)
-		}
-		return fmt.Sprintf("%dm%02ds", m, s)
+		return minSec(int(d.Minutes()), int(d.Seconds())%60)
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+		return hourMin(int(d.Hours()), int(d.Minutes())%60)
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// minSec: "4m10s", "2m" (no ":00" tail); hourMin likewise "2h05m", "1h".
+func minSec(m, s int) string {
+	if m >= 60 {
+		return hourMin(m/60, m%60)
+	}
+	if s == 0 {
+		return fmt.Sprintf("%dm", m)
+	}
+	return fmt.Sprintf("%dm%02ds", m, s)
+}
+
+func hourMin(h, m int) string {
+	if m == 0 {
+		return fmt.Sprintf("%dh", h)
+	}
+	return fmt.Sprintf("%dh%02dm", h, m)
 }
 
 // Short renders a duration in one unit, for narrow columns: 850ms, 12s,

@@ -2,6 +2,7 @@ package format
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 )
@@ -16,6 +17,20 @@ func TestNumbers(t *testing.T) {
 		{Seconds(1.25), "1.25s"},
 		{Seconds(15.6), "15.6s"},
 		{Seconds(125), "2m05s"},
+		// No unit's rounding prints the next unit's first value, no
+		// trailing zeros: 10s, 1s, 1h, 2m (issue 10).
+		{Seconds(10), "10s"},
+		{Seconds(9.999), "10s"},
+		{Seconds(2), "2s"},
+		{Seconds(0.9996), "1s"},
+		{Seconds(0.09996), "100ms"},
+		{Seconds(0.00099951), "1ms"},
+		{Seconds(120), "2m"},
+		{Seconds(3600), "1h"},
+		{Seconds(3599.7), "1h"},
+		{Dur(time.Hour), "1h"},
+		{Dur(2 * time.Minute), "2m"},
+		{Dur(10 * time.Second), "10s"},
 		{Percent(0.97), "97%"},
 		{Percent(0.042), "4.2%"},
 		{Percent(0), "0%"},
@@ -63,5 +78,39 @@ func TestShort(t *testing.T) {
 		if got := Short(d); got != want {
 			t.Errorf("Short(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// TestTotalOverFloat64: every formatter gives a short, sane string for any
+// float64, including absurd ones a hostile target sends (le="1e300"): no
+// overflow into a negative duration, no 300-digit number.
+func TestTotalOverFloat64(t *testing.T) {
+	vals := []float64{0, math.Copysign(0, -1), 1e-300, -1e-300, math.SmallestNonzeroFloat64, 0.5, -0.5, -1, -125, -1e6,
+		1e9, 1e12, 9.3e15, 1e18, 9.3e18, 1e19, 1e300, -1e300, math.MaxFloat64, -math.MaxFloat64, math.Inf(1), math.Inf(-1), math.NaN()}
+	fns := map[string]func(float64) string{
+		"Seconds": Seconds, "Percent": Percent, "Rate": Rate, "SI": SI, "Count": Count, "Bytes": Bytes,
+		"Quantile": func(v float64) string { return Quantile(v, 0.3, 1e300) },
+		"Dur":      func(v float64) string { return Dur(FromSeconds(v)) },
+		"Short":    func(v float64) string { return Short(FromSeconds(v)) },
+	}
+	for name, fn := range fns {
+		for _, v := range vals {
+			got := fn(v)
+			if Width(got) > 10 || got == "" {
+				t.Errorf("%s(%g) = %q: not a short value", name, v, got)
+			}
+			if v >= 0 && strings.HasPrefix(got, "-") && got != Missing {
+				t.Errorf("%s(%g) = %q: a positive value shown negative", name, v, got)
+			}
+		}
+	}
+	if d := FromSeconds(1e300); d != time.Duration(math.MaxInt64) {
+		t.Errorf("FromSeconds(1e300) = %v, want the largest duration", d)
+	}
+	if d := FromSeconds(-1e300); d != time.Duration(math.MinInt64) {
+		t.Errorf("FromSeconds(-1e300) = %v", d)
+	}
+	if d := FromSeconds(1.5); d != 1500*time.Millisecond {
+		t.Errorf("FromSeconds(1.5) = %v", d)
 	}
 }
