@@ -9,6 +9,7 @@ import (
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/dcgm"
+	"github.com/vtop-dev/vtop/sources/discovery"
 	"github.com/vtop-dev/vtop/sources/hostproc"
 	"github.com/vtop-dev/vtop/sources/promapi"
 	"github.com/vtop-dev/vtop/sources/record"
@@ -49,7 +50,12 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	if o.maxParallel > 0 {
 		pc.MaxParallel = o.maxParallel
 	}
-	poll := sources.NewPollSource(sources.NewPoller(o.targets, fetcher, pc))
+	var poll sources.Source = sources.NewPollSource(sources.NewPoller(o.targets, fetcher, pc))
+	if len(o.discover) > 0 {
+		// Targets that come and go: each found one gets its own poller.
+		poll = &discovery.Source{Specs: o.discover, Static: o.targets, Resolver: o.http.Resolver, Fetcher: fetcher, Poll: pc,
+			OnError: func(sp discovery.Spec, err error) { logger.Warn("discovery", "rule", sp.String(), "err", err) }}
+	}
 	if len(o.dcgm) > 0 {
 		// Remote GPUs: dcgm-exporter instead of this machine's NVML.
 		d := &dcgm.Scraper{URLs: o.dcgm, Fetcher: fetcher, Interval: o.interval, Targets: o.targets}
