@@ -65,8 +65,11 @@ Usage:
   vtop rules [--format text|markdown|prometheus]  print the diagnosis rules
 
 A TARGET is host:port, http(s)://host:port, or a full URL; the path defaults
-to /metrics. With no target vtop reads $VTOP_TARGETS, the config file, then
-localhost:8000 (vLLM's default).
+to /metrics. dns+host:port is every A/AAAA record of host, dnssrv+_name._tcp.host
+every SRV target (asked again every 30 s). With no target vtop reads
+$VTOP_TARGETS, the config file, then localhost:8000 (vLLM's default).
+--prometheus URL reads the fleet, with its history, from a Prometheus-compatible
+server instead.
 
 Examples:
   vtop                                   # the vLLM server on this machine
