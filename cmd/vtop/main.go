@@ -114,6 +114,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	defer closeLog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.logFile != "" {
+		go logRuntime(ctx, logger, runtimeLogEvery)
+	}
 	if o.demo {
 		return runDemo(ctx, o, stdout, stderr, logger)
 	}
