@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -122,10 +123,12 @@ func (c changedSet) has(k int) bool { return k/8 < len(c) && c[k/8]&(1<<(k%8)) !
 
 // appendDelta appends the encoding of cur against prev (both split lines)
 // and sets *last to cur's changed set.
-func appendDelta(dst []byte, prev, cur [][]byte, last *changedSet, scratch []byte) []byte {
+// spare is a buffer for the new set, swapped with *last after.
+func appendDelta(dst []byte, prev, cur [][]byte, last, spare *changedSet, scratch []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(cur)))
 	nb := (len(cur) + 7) / 8
-	var now changedSet = make([]byte, nb)
+	now := changedSet(slices.Grow((*spare)[:0], nb)[:nb])
+	clear(now)
 	for k := range cur {
 		if k >= len(prev) || !bytes.Equal(cur[k], prev[k]) {
 			now[k/8] |= 1 << (k % 8)
@@ -174,7 +177,7 @@ func appendDelta(dst []byte, prev, cur [][]byte, last *changedSet, scratch []byt
 		dst = binary.AppendUvarint(dst, uint64(len(line)-p))
 		dst = append(dst, line[p:]...)
 	}
-	*last = now
+	*last, *spare = now, *last
 	return dst
 }
 

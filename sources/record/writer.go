@@ -56,6 +56,7 @@ type prevBody struct {
 	lines [][]byte
 	since int        // scrapes since the last whole body
 	last  changedSet // the lines the last delta changed
+	spare changedSet // last's buffer before it
 	ct    string     // the last Content-Type (scrapes)
 }
 
@@ -151,6 +152,8 @@ func (w *Writer) Header() Header {
 
 // Scrape records one scrape of the named target as the pipeline ingested
 // it: the raw body and its Content-Type, or the (already sanitized) error.
+// The writer keeps body (the next scrape is encoded against it): the
+// caller must not change it afterwards.
 func (w *Writer) Scrape(target string, at time.Time, d time.Duration, contentType string, body []byte, scrapeErr error) {
 	if w == nil {
 		return
@@ -200,21 +203,22 @@ func (p *prevBody) appendBody(dst, body []byte, scratch *[][]byte, buf *[]byte) 
 	if !whole {
 		*scratch = splitLines(*scratch, body)
 		dst = append(dst, bodyDelta)
-		last := p.last
-		dst = appendDelta(dst, p.lines, *scratch, &p.last, *buf)
+		dst = appendDelta(dst, p.lines, *scratch, &p.last, &p.spare, *buf)
 		if len(dst)-start > len(body) {
-			dst, whole, p.last = dst[:start], true, last
+			dst, whole = dst[:start], true
 		}
 	}
 	if whole {
 		dst = append(dst, bodyWhole)
 		dst = append(dst, body...)
 		p.since, p.last = 0, nil
+		*scratch = splitLines(*scratch, body)
 	} else {
 		p.since++
 	}
-	p.body = append(p.body[:0], body...)
-	p.lines = splitLines(p.lines, p.body)
+	// body is the writer's now (see Scrape): keep it and its lines, no copy.
+	p.body = body
+	p.lines, *scratch = *scratch, p.lines
 	return dst
 }
 
