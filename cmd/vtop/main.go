@@ -62,6 +62,8 @@ Usage:
   vtop --once [flags] [TARGET ...]  poll for one window, print a report, exit with a status
   vtop --demo                    watch a built-in simulated fleet (no GPU or vLLM needed)
   vtop sim [flags]               serve a simulated vLLM fleet for other tools
+  vtop replay [--once [--at TIME]] FILE   a --record file in the TUI, or its report at a moment
+  vtop export --format openmetrics FILE   a --record file for promtool's backfill
   vtop rules [--format text|markdown|prometheus]  print the diagnosis rules
 
 A TARGET is host:port, http(s)://host:port, or a full URL; the path defaults
