@@ -19,7 +19,9 @@ func thrashAt(pre, kv float64) func(time.Time, *world) {
 // A condition holding toward its hold is shown as pending with how long it
 // has held of how long it needs, apart from the firing findings.
 func TestPendingExposed(t *testing.T) {
-	w := newWorld(t, chatCfg(), upEndpoint("r", healthyStats()))
+	cfg := chatCfg()
+	cfg.Rules = map[string]RuleConfig{"kv_cache_saturated": {Disabled: true}}
+	w := newWorld(t, cfg, upEndpoint("r", healthyStats()))
 	// 0.3/s is 0.06 per finished request: marginal, the full 2m hold.
 	frames := w.run(t0, 40*time.Second, time.Second, thrashAt(0.3, 0.97))
 	f := frames[len(frames)-1]
@@ -153,5 +155,31 @@ func TestPremiseRechecked(t *testing.T) {
 	frames = w.run(t0.Add(241*time.Second), 5*time.Second, time.Second, stutter(0.12))
 	if fd := findingOf(frames[len(frames)-1], "decode_stutter"); fd == nil || fd.State != FindingResolving {
 		t.Errorf("median 0.12s above the 50ms target still claims stutter: %+v", fd)
+	}
+}
+
+// Findings carry evidence as numbers with units (formatting is the
+// reader's); text stays for evidence that is not one number.
+func TestEvidenceNumbers(t *testing.T) {
+	w := newWorld(t, chatCfg(), upEndpoint("r", healthyStats()))
+	frames := w.run(t0, 30*time.Second, time.Second, thrashAt(22, 0.97))
+	fd := findingOf(frames[len(frames)-1], "kv_cache_thrashing")
+	if fd == nil {
+		t.Fatal("no finding")
+	}
+	got := map[string]Evidence{}
+	for _, e := range fd.Evidence {
+		got[e.Name] = e
+	}
+	for name, want := range map[string]struct {
+		v    float64
+		unit string
+	}{"KV usage": {0.97, "ratio"}, "preemptions": {22, "per_s"}, "running": {250, "count"}, "TTFT p95": {4, "s"}} {
+		if e := got[name]; !e.Numeric() || e.Num != want.v || e.Unit != want.unit {
+			t.Errorf("%s: %+v, want %v %s", name, e, want.v, want.unit)
+		}
+	}
+	if e := got["KV capacity"]; e.Numeric() || e.Value == "" {
+		t.Errorf("text evidence %+v", e)
 	}
 }

@@ -17,6 +17,9 @@ type PollerConfig struct {
 	MaxBackoff  time.Duration // longest wait between polls of a target that stays down
 	MaxSamples  int
 	Clock       func() time.Time // time.Now when nil
+	// KeepBody copies each fetched body into Scrape.Body (for --record),
+	// before it is parsed, so a body that fails to parse is kept too.
+	KeepBody bool
 }
 
 // DefaultPollerConfig returns the defaults: 1 s interval, 64 scrapes at once,
@@ -243,6 +246,9 @@ func (p *Poller) scrapeOnce(ctx context.Context, t Target, n *Normalizer, st *Fe
 	if err != nil {
 		s.Err = err
 		return s
+	}
+	if p.cfg.KeepBody {
+		s.Body, s.ContentType = bytes.Clone(body), ct
 	}
 	snap, err := n.Normalize(body, ct)
 	if err != nil {

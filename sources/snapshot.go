@@ -13,6 +13,10 @@ type Scrape struct {
 	Duration time.Duration
 	Err      error     // one line, already sanitized; nil on success
 	Data     *Snapshot // nil when Err != nil
+	// Body and ContentType are the raw response as fetched, kept only when
+	// the poller is asked to (a recording replays them through the parser).
+	Body        []byte
+	ContentType string
 }
 
 // EndpointKind says what a /metrics endpoint turned out to be.
@@ -22,10 +26,11 @@ const (
 	KindEngine    EndpointKind = iota // a vLLM engine (API server)
 	KindRouter                        // production-stack router re-using the vllm: prefix
 	KindNoSamples                     // vllm: families declared, no samples (V0 multiprocess quirk)
+	KindUnknown                       // never scraped successfully: what it is is not known yet
 )
 
 func (k EndpointKind) String() string {
-	return [...]string{"engine", "router", "no-samples"}[k]
+	return [...]string{"engine", "router", "no-samples", "unknown"}[k]
 }
 
 // Snapshot is a normalized scrape of one endpoint.

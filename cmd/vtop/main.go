@@ -21,13 +21,38 @@ import (
 var version = "dev"
 
 func vtopVersion() string {
-	if version != "dev" {
-		return version
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(version, bi)
+}
+
+// versionOf: the -X stamp; else the module version (`go install …@v1.2.3`,
+// or the pseudo-version Go stamps from git, "+dirty" included); else the
+// VCS revision the build recorded ("dev-1a2b3c4d5e6f-dirty"); else "dev".
+func versionOf(stamped string, bi *debug.BuildInfo) string {
+	if stamped != "dev" || bi == nil {
+		return stamped
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
 	}
-	return version
+	var rev string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return stamped
+	}
+	v := "dev-" + rev[:min(12, len(rev))]
+	if dirty {
+		v += "-dirty"
+	}
+	return v
 }
 
 const usageHead = `vtop — what is wrong with your vLLM servers, and what to change.
@@ -37,11 +62,16 @@ Usage:
   vtop --once [flags] [TARGET ...]  poll for one window, print a report, exit with a status
   vtop --demo                    watch a built-in simulated fleet (no GPU or vLLM needed)
   vtop sim [flags]               serve a simulated vLLM fleet for other tools
+  vtop replay [--once [--at TIME]] FILE   a --record file in the TUI, or its report at a moment
+  vtop export --format openmetrics FILE   a --record file for promtool's backfill
   vtop rules [--format text|markdown|prometheus]  print the diagnosis rules
 
 A TARGET is host:port, http(s)://host:port, or a full URL; the path defaults
-to /metrics. With no target vtop reads $VTOP_TARGETS, the config file, then
-localhost:8000 (vLLM's default).
+to /metrics. dns+host:port is every A/AAAA record of host, dnssrv+_name._tcp.host
+every SRV target (asked again every 30 s). With no target vtop reads
+$VTOP_TARGETS, the config file, then localhost:8000 (vLLM's default).
+--prometheus URL reads the fleet, with its history, from a Prometheus-compatible
+server instead.
 
 Examples:
   vtop                                   # the vLLM server on this machine

@@ -49,6 +49,11 @@ func watch(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Write
 	log.SetOutput(slogWriter{logger})
 	defer log.SetOutput(prevLog)
 
+	if err := p.startRecording(o, 0); err != nil {
+		fmt.Fprintf(stderr, "vtop: %v\n", err)
+		return int(report.Unknown)
+	}
+	defer p.stopRecording(stderr)
 	h := newHub(p)
 	m := ui.New(h, ui.Options{Theme: o.theme, SLO: o.rules.SLO.Name, SLOs: o.rules.Profiles, Window: o.window,
 		Renderer: lipgloss.NewRenderer(stdout)})
