@@ -19,6 +19,9 @@ type Quantiles struct {
 	// in +Inf: the display says "≤0.3s" / "≥2560s" rather than a precision
 	// the buckets do not have.
 	Lowest, Highest float64
+	// Bounds are the finite bucket bounds, ascending (shared, read-only):
+	// the display marks a percentile interpolated inside a wide bucket.
+	Bounds []float64
 }
 
 // FinishShare is one finish reason's part of the finished requests.

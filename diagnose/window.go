@@ -26,18 +26,18 @@ type acc struct {
 	asleep, awake, paused, unpaused int
 	sleepLevel                      string // the deepest sleep_state set to 1
 
-	running, waiting, swapped   float64
-	waitCap, waitDef            float64
-	kvWeighted, kvCap           float64 // Σ usage×capacity, Σ capacity, over engines with known capacity
-	kvPlain                     float64 // Σ usage over engines without capacity
-	kvPlainN, kvKnownN          int
-	kvMax                       float64
-	cpuKV                       float64
-	prefixGauge, prefixGaugeN   float64
-	capTokens, blocks           float64
-	blockSize                   float64 // NaN mixed, 0 none yet
-	gpuMemUtil                  float64
-	prefixYes, prefixNo, prefix int
+	running, waiting, swapped float64
+	waitCap, waitDef          float64
+	kvWeighted, kvCap         float64 // Σ usage×capacity, Σ capacity, over engines with known capacity
+	kvPlain                   float64 // Σ usage over engines without capacity
+	kvPlainN, kvKnownN        int
+	kvMax                     float64
+	cpuKV                     float64
+	prefixGauge, prefixGaugeN float64
+	capTokens, blocks         float64
+	blockSize                 float64 // NaN mixed, 0 none yet
+	gpuMemUtil                float64
+	prefixYes, prefixNo       int
 }
 
 type histRate struct {
@@ -456,9 +456,10 @@ func orNaN(v float64) float64 {
 
 func (r *histRate) quantiles() Quantiles {
 	nan := math.NaN()
-	q := Quantiles{nan, nan, nan, nan, nan, nan, nan, nan}
+	q := Quantiles{P50: nan, P90: nan, P95: nan, P99: nan, Mean: nan, Count: nan, Lowest: nan, Highest: nan}
 	if n := len(r.bounds); n >= 2 {
 		q.Lowest, q.Highest = r.bounds[0], r.bounds[n-2]
+		q.Bounds = r.bounds[: n-1 : n-1]
 	}
 	if r.bounds == nil || !(r.count > 0) {
 		if r.bounds != nil {

@@ -13,6 +13,10 @@ type Scrape struct {
 	Duration time.Duration
 	Err      error     // one line, already sanitized; nil on success
 	Data     *Snapshot // nil when Err != nil
+	// Body and ContentType are the raw response as fetched, kept only when
+	// the poller is asked to (a recording replays them through the parser).
+	Body        []byte
+	ContentType string
 }
 
 // EndpointKind says what a /metrics endpoint turned out to be.

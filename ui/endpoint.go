@@ -178,9 +178,22 @@ func (s *styles) roomyItem(it item, pts []diagnose.SparkPoint, w, sparkH int) []
 		}
 		return []string{cut(line, w)}
 	}
-	// The note gives way to a sparkline of at least noteMinSpark cells.
+	// The note gives way to a sparkline of at least noteMinSpark cells;
+	// it starts with the sparkline's scale: what a full column is.
 	const noteMinSpark = 16
+	const topW = 12 // "↑2.9k tok/s", right-aligned so the sparkline's width is known first
 	note, noteW := it.note, 0
+	if it.note != "" {
+		noteW = width(it.note) + 2
+	}
+	if sw := w - labelWidth - roomyName - valW - noteW - topW - 1; sw >= noteMinSpark {
+		top := sparkTop(pts, it.c.spark.which, sw, it.c.spark.sc)
+		note = padLeft(topLabel(it.c.spark.which, top), topW)
+		if it.note != "" {
+			note += "  " + it.note
+		}
+	}
+	noteW = 0
 	if note != "" {
 		room := w - labelWidth - roomyName - valW - noteMinSpark - 2
 		note = cut(note, max(0, room))
@@ -277,6 +290,7 @@ func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
 	if !roomy {
 		sparkH = 1
 	}
+	wide := "" // the first p95 interpolated inside a wide bucket, said in words
 	for _, r := range rows {
 		var b strings.Builder
 		b.WriteString(s.muted.s(pad(r.name, labelWidth)))
@@ -308,6 +322,12 @@ func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
 		for _, sp := range spark[1:] {
 			out = append(out, strings.Repeat(" ", w-sw-targetW)+sp)
 		}
+		if lo, hi, ok := wideBucket(&r.q, r.q.P95); ok && wide == "" {
+			wide = "~ " + r.name + " p95 lies between " + f.Seconds(lo) + " and " + f.Seconds(hi) + " (one histogram bucket)"
+		}
+	}
+	if wide != "" && roomy {
+		out = append(out, s.muted.s(strings.Repeat(" ", labelWidth)+wide))
 	}
 	return out
 }
@@ -643,7 +663,7 @@ func (m *Model) endpointBody() []string {
 	}
 	rows = append(rows, m.subsPanel(e, l.subs)...)
 	gpu := m.gpuPanel(mine, l.gpu)
-	out = append(out, m.find.View(m, m.finds)...)
+	out = append(out, m.find.View(m, m.finds, m.items)...)
 	if l.wide {
 		out = append(out, beside(block(rows, l.left, l.gpu.h), l.left, m.st.muted.s(columnSep), gpu)...)
 	} else {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/diagnose/format"
 )
@@ -56,7 +58,6 @@ type fleetTable struct {
 	cursor int // index into rows, or cursorFleet
 	offset int // first row shown
 	cache  map[rowRef]string
-	header string
 }
 
 func newFleetTable() fleetTable {
@@ -256,6 +257,55 @@ func compareEndpoints(a, b *diagnose.EndpointView, k sortKey, reverse bool) int 
 	return c
 }
 
+// Update answers the table's keys (page is the rows shown); it reports
+// whether Enter asked to open the selected row.
+func (t *fleetTable) Update(km *keyMap, k tea.KeyMsg, fr *diagnose.Frame, page int) (open bool) {
+	switch {
+	case km.Up.matches(k):
+		t.move(-1)
+	case km.Down.matches(k):
+		t.move(1)
+	case km.PageUp.matches(k):
+		t.move(-max(1, page-1))
+	case km.PageDown.matches(k):
+		t.move(max(1, page-1))
+	case km.Top.matches(k):
+		t.cursor = cursorFleet
+	case km.Bottom.matches(k):
+		t.cursor = len(t.rows) - 1
+	case km.Open.matches(k):
+		return true
+	case km.Filter.matches(k):
+		t.filtering = true
+	case km.Sort.matches(k):
+		t.sort = (t.sort + 1) % numSorts
+		t.rebuild(fr)
+	case km.Reverse.matches(k):
+		t.reverse = !t.reverse
+		t.rebuild(fr)
+	case km.Expand.matches(k):
+		// Collapsing from an engine row leaves the cursor on its endpoint.
+		if r, ok := t.selected(); ok && len(fr.Endpoints[r.ep].Subs) > 1 {
+			t.expanded[r.ep] = !t.isExpanded(r.ep)
+			t.rebuild(fr)
+		}
+	case km.ExpandAll.matches(k):
+		t.expandAll = !t.expandAll
+		clear(t.expanded)
+		t.rebuild(fr)
+	}
+	return false
+}
+
+// ShortHelp is what the footer shows while the table has the keys.
+func (t *fleetTable) ShortHelp(km *keyMap) []hint {
+	hs := []hint{{b: km.Down, key: "↑↓"}, {b: km.Open}, {b: km.Filter}, {b: km.Sort, desc: "sort:" + sortNames[t.sort]}, {b: km.Expand}}
+	if t.filter != "" {
+		hs = append([]hint{{b: km.Back, desc: "clear " + quote(t.filter)}}, hs...)
+	}
+	return hs
+}
+
 // scroll keeps the cursor inside the n visible rows.
 func (t *fleetTable) scroll(n int) {
 	if n <= 0 {
@@ -286,7 +336,8 @@ func stateCell(e *diagnose.EndpointView, now time.Time) (string, level) {
 		if t.IsZero() {
 			return ""
 		}
-		return " " + f.Short(now.Sub(t))
+		// Whole units only: "up 0s", not "up 227ms".
+		return " " + f.Short(max(0, now.Sub(t)).Truncate(time.Second))
 	}
 	switch {
 	case e.State == diagnose.StatePending:
@@ -453,6 +504,9 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 				}
 			}
 		}
+		if width(text) > c.w && strings.HasPrefix(text, "~") {
+			text = text[1:] // a narrow column keeps the number whole; the endpoint view says "~"
+		}
 		var cell string
 		if c.right {
 			cell = padLeft(text, c.w)
@@ -518,12 +572,34 @@ func subLabel(e *diagnose.EndpointView, k int) string {
 func latencyCell(q diagnose.Quantiles, v float64, target time.Duration, factor float64) (string, level) {
 	lv := sloLevel(v, target, factor)
 	s := f.Quantile(v, q.Lowest, q.Highest)
+	if _, _, ok := wideBucket(&q, v); ok {
+		s = "~" + s // interpolated inside a bucket twice as wide as its start or more
+	}
 	if m := lv.mark(); m != "" {
 		s += m
 	} else {
 		s += " "
 	}
 	return s, lv
+}
+
+// wideBucketRatio: a percentile interpolated inside a bucket whose upper
+// bound is this many times its lower one is only known to that factor.
+const wideBucketRatio = 2
+
+// wideBucket returns the bucket (lo, hi] holding v when it is that wide;
+// the first bucket and +Inf already read "≤" and "≥".
+func wideBucket(q *diagnose.Quantiles, v float64) (lo, hi float64, ok bool) {
+	b := q.Bounds
+	if math.IsNaN(v) || len(b) < 2 || v <= b[0] || v >= b[len(b)-1] || v <= q.Lowest || v >= q.Highest {
+		return 0, 0, false
+	}
+	i, _ := slices.BinarySearch(b, v)
+	if i == 0 || i >= len(b) {
+		return 0, 0, false
+	}
+	lo, hi = b[i-1], b[i]
+	return lo, hi, lo > 0 && hi/lo >= wideBucketRatio
 }
 
 // sloLevel: within the target is fine, up to twice over is a warning, more
@@ -782,7 +858,7 @@ func (m *Model) fleetBody() []string {
 		}
 		out = append(out, m.st.muted.s("   "+strings.Join(parts, " · ")+" · ↑↓ pgup pgdn to scroll"))
 	}
-	out = append(out, m.find.View(m, m.finds)...)
+	out = append(out, m.find.View(m, m.finds, m.items)...)
 	if l.fleetGPU.h == 1 {
 		out = append(out, m.gpuSummary(l.w))
 	} else {

@@ -41,8 +41,13 @@ func (m *Model) renderHeader() string {
 	if m.paused {
 		warn = "‖ PAUSED"
 		if m.skipped > 0 {
-			warn += " (" + itoa(m.skipped) + " new)"
+			warn += " (" + plural(m.skipped, "new frame") + " held; p resumes)"
+		} else {
+			warn += " (p resumes)"
 		}
+	}
+	if m.flash != "" && !m.now.After(m.flashUntil) && warn == "" {
+		right = append(right, m.flash)
 	}
 	if !m.now.IsZero() {
 		right = append(right, m.now.Format("15:04:05"))
@@ -97,10 +102,7 @@ func (m *Model) shortHelp() []hint {
 	case m.focus == paneGPU:
 		hs = []hint{{b: km.Down, key: "↑↓", desc: "scroll"}}
 	case m.mode == modeFleet:
-		hs = []hint{{b: km.Down, key: "↑↓"}, {b: km.Open}, {b: km.Filter}, {b: km.Sort, desc: "sort:" + sortNames[m.fleet.sort]}, {b: km.Expand}}
-		if m.fleet.filter != "" {
-			hs = append([]hint{{b: km.Back, desc: "clear " + quote(m.fleet.filter)}}, hs...)
-		}
+		hs = m.fleet.ShortHelp(km)
 	}
 	if m.mode == modeEndpoint {
 		hs = append([]hint{{b: km.Back, desc: "fleet"}}, hs...)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/discovery"
 	"github.com/vtop-dev/vtop/themes"
 )
 
@@ -31,6 +32,8 @@ type options struct {
 	maxSamples  int
 	maxParallel int
 	logFile     string
+	record      string // --record FILE
+	recordMax   int64
 	http        sources.HTTPConfig
 	configFile  string
 	demo        bool
@@ -38,6 +41,8 @@ type options struct {
 	sloProfile  string
 	gpu         string
 	prom        promOptions
+	dcgm        []string             // dcgm-exporter URLs (direct mode)
+	discover    []discovery.Spec     // dns+, dnssrv+ targets and --file-sd files
 	rules       diagnose.RulesConfig // thresholds, for durations, SLO profile
 	// gpuSource replaces NVML (the demo passes its simulated GPUs), and
 	// procTrees, indexed like targets, replace the /proc join (the demo's
@@ -95,11 +100,15 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("selector", "", "with --prometheus: only replicas whose series match these label matchers, e.g. '{namespace=\"llm\"}'")
 	fs.StringArray("header", nil, "with --prometheus: extra HTTP header 'Name: value' (e.g. X-Scope-OrgID for Mimir tenants; repeatable)")
 	fs.Duration("backfill", 30*time.Minute, "with --prometheus: history read at open (what the rules' for durations, the leak fit and sparklines need)")
+	fs.StringArray("file-sd", nil, "poll the targets of this Prometheus file_sd file (JSON or YAML), re-read when it changes (repeatable)")
+	fs.StringArray("dcgm", nil, "read GPUs from this dcgm-exporter endpoint (host:port or URL; repeatable) instead of NVML, joined to the targets by host")
 	fs.Bool("demo", false, "start a built-in simulated vLLM fleet on loopback and watch it")
 	fs.String("theme", "dark", "color theme: dark, light, high-contrast, mono (mono by default when NO_COLOR is set; always when TERM=dumb)")
 	fs.String("slo", "chat", "latency targets: chat, code, batch, rag, agent")
 	fs.String("gpu", "auto", "GPU source: auto (NVML when present), nvml, none")
 	fs.String("log", "", "write diagnostics to this file (nothing is printed while the TUI runs)")
+	fs.String("record", "", "record every scrape body, GPU reading and evaluation to this file, for vtop replay (docs/recording.md)")
+	fs.String("record-max", "1GiB", "disk a recording may take: past half of it FILE moves to FILE.1 and a new FILE starts")
 	fs.String("bearer-token-file", "", "send the token in this file as a bearer token (or set VTOP_BEARER_TOKEN)")
 	fs.String("basic-auth-user", "", "HTTP basic auth user; the password comes from --basic-auth-password-file or VTOP_BASIC_AUTH_PASSWORD")
 	fs.String("basic-auth-password-file", "", "file holding the basic auth password")
@@ -239,6 +248,14 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	o.theme, _ = fs.GetString("theme")
 	o.sloProfile, _ = fs.GetString("slo")
 	o.gpu, _ = fs.GetString("gpu")
+	o.record, _ = fs.GetString("record")
+	rm, _ := fs.GetString("record-max")
+	if o.recordMax, err = parseSize(rm); err != nil {
+		return nil, fs, fmt.Errorf("--record-max: %v", err)
+	}
+	if o.recordMax < 1<<20 {
+		return nil, fs, fmt.Errorf("--record-max must be at least 1MiB")
+	}
 	mb, _ := fs.GetString("max-body")
 	if o.maxBody, err = parseSize(mb); err != nil {
 		return nil, fs, fmt.Errorf("--max-body: %v", err)
@@ -248,19 +265,25 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	default:
 		return nil, fs, fmt.Errorf("--output must be text or json, not %q", o.output)
 	}
-	if o.interval < 100*time.Millisecond {
-		return nil, fs, fmt.Errorf("--interval must be at least 100ms")
-	}
-	if o.window < 2*o.interval {
-		return nil, fs, fmt.Errorf("--window (%s) must cover at least two polls (--interval %s)", o.window, o.interval)
-	}
-	if o.timeout <= 0 {
-		return nil, fs, fmt.Errorf("--timeout must be positive")
+	if err := o.validateNumbers(); err != nil {
+		return nil, fs, err
 	}
 	switch o.gpu {
 	case "auto", "nvml", "none":
 	default:
 		return nil, fs, fmt.Errorf("--gpu must be auto, nvml or none, not %q", o.gpu)
+	}
+	fileSD, _ := fs.GetStringArray("file-sd")
+	for _, f := range fileSD {
+		o.discover = append(o.discover, discovery.Spec{Kind: "file", Path: f})
+	}
+	dcgmSpecs, _ := fs.GetStringArray("dcgm")
+	for _, d := range dcgmSpecs {
+		t, err := sources.ParseTarget(d)
+		if err != nil {
+			return nil, fs, fmt.Errorf("--dcgm: %v", err)
+		}
+		o.dcgm = append(o.dcgm, t.URL)
 	}
 	if err := o.resolveProm(fs); err != nil {
 		return nil, fs, err
@@ -384,6 +407,8 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 		}
 	case len(fc.Targets) > 0:
 		specs = fc.Targets
+	case len(o.discover) > 0:
+		return nil // --file-sd names them
 	case o.demo:
 		return nil // the demo fleet supplies its own targets
 	default:
@@ -399,6 +424,14 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 	}
 	seen := map[string]bool{}
 	for _, s := range specs {
+		if discovery.IsSpec(s.URL) {
+			sp, err := discovery.ParseSpec(s.URL)
+			if err != nil {
+				return err
+			}
+			o.discover = append(o.discover, sp)
+			continue
+		}
 		t, err := sources.ParseTarget(s.URL)
 		if err != nil {
 			return err
@@ -436,7 +469,11 @@ func parseSize(s string) (int64, error) {
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("bad size %q (use e.g. 16MiB)", s)
 	}
-	return n * mult, nil
+	v, ok := mulSize(n, mult)
+	if !ok {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return v, nil
 }
 
 // envHelp lists the environment variables, for --help.

@@ -8,22 +8,30 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/dcgm"
+	"github.com/vtop-dev/vtop/sources/discovery"
 	"github.com/vtop-dev/vtop/sources/hostproc"
 	"github.com/vtop-dev/vtop/sources/promapi"
+	"github.com/vtop-dev/vtop/sources/record"
 )
 
 // pipeline is sources → diagnose for one run: the sources, and the engine
 // and detector they feed. Its clock is the newest Batch.Now seen, so a
 // replay or a backfill is judged at the times it recorded.
 type pipeline struct {
-	srcs     []sources.Source
-	engine   *diagnose.Engine
-	detector *diagnose.Detector
-	interval time.Duration
-	index    map[string]int // target name → engine index
-	clock    time.Time
-	lastEval time.Time
-	log      *slog.Logger
+	srcs      []sources.Source
+	engine    *diagnose.Engine
+	detector  *diagnose.Detector
+	interval  time.Duration
+	index     map[string]int // target name → engine index
+	clock     time.Time
+	lastEval  time.Time
+	log       *slog.Logger
+	scrapeLog *scrapeLog      // scrape errors and warnings, rate-limited
+	scrapes   int             // scrape results applied
+	answered  int             // of which succeeded (vLLM metrics read)
+	rec       *record.Writer  // --record; nil when not recording
+	prom      *promapi.Client // with --prometheus, for its request counts
 }
 
 // newPipeline wires the sources of o: the poller over its targets and the
@@ -38,8 +46,20 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	}
 	pc := sources.DefaultPollerConfig()
 	pc.Interval, pc.MaxSamples = o.interval, o.maxSamples
+	pc.KeepBody = o.record != ""
 	if o.maxParallel > 0 {
 		pc.MaxParallel = o.maxParallel
+	}
+	var poll sources.Source = sources.NewPollSource(sources.NewPoller(o.targets, fetcher, pc))
+	if len(o.discover) > 0 {
+		// Targets that come and go: each found one gets its own poller.
+		poll = &discovery.Source{Specs: o.discover, Static: o.targets, Resolver: o.http.Resolver, Fetcher: fetcher, Poll: pc,
+			OnError: func(sp discovery.Spec, err error) { logger.Warn("discovery", "rule", sp.String(), "err", err) }}
+	}
+	if len(o.dcgm) > 0 {
+		// Remote GPUs: dcgm-exporter instead of this machine's NVML.
+		d := &dcgm.Scraper{URLs: o.dcgm, Fetcher: fetcher, Interval: o.interval, Targets: o.targets}
+		return newPipelineOf(o, logger, poll, d)
 	}
 	gpuSrc := o.gpuSource
 	if gpuSrc == nil {
@@ -55,7 +75,6 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 		}
 		gpu.UseTrees(trees)
 	}
-	poll := sources.NewPollSource(sources.NewPoller(o.targets, fetcher, pc))
 	return newPipelineOf(o, logger, poll, gpu)
 }
 
@@ -73,7 +92,11 @@ func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) 
 	o.interval = c.Interval()
 	o.window = max(o.window, 4*o.interval)
 	logger.Debug("prometheus", "server", c.Server(), "interval", o.interval)
-	return newPipelineOf(o, logger, promapi.NewSource(c))
+	p, err := newPipelineOf(o, logger, promapi.NewSource(c))
+	if p != nil {
+		p.prom = c
+	}
+	return p, err
 }
 
 // promQueryTimeout bounds one query to the server.
@@ -87,12 +110,13 @@ func newPipelineOf(o *options, logger *slog.Logger, srcs ...sources.Source) (*pi
 		return nil, err
 	}
 	p := &pipeline{
-		srcs:     srcs,
-		engine:   diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, nil),
-		detector: det,
-		interval: o.interval,
-		index:    map[string]int{},
-		log:      logger,
+		srcs:      srcs,
+		engine:    diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, nil),
+		detector:  det,
+		interval:  o.interval,
+		index:     map[string]int{},
+		log:       logger,
+		scrapeLog: newScrapeLog(logger, time.Now),
 	}
 	for _, t := range o.targets {
 		p.add(t)
@@ -125,26 +149,36 @@ func (p *pipeline) remove(name string) {
 	}
 }
 
-// apply moves one batch into the engine and advances the clock.
+// apply moves one batch into the engine and advances the clock. With
+// --record, what it ingests is recorded in the same order.
 func (p *pipeline) apply(b *sources.Batch) {
+	if p.rec != nil {
+		p.wallClock(b)
+	}
 	for _, n := range b.Departed {
+		p.rec.Departed(n)
 		p.remove(n)
 	}
 	for _, t := range b.Arrived {
+		p.rec.Target(t)
 		p.add(t)
 	}
 	for _, s := range b.Scrapes {
-		if s.Err != nil {
-			p.log.Debug("scrape failed", "target", s.Target, "err", s.Err)
-		} else if len(s.Data.Warnings) > 0 {
-			p.log.Debug("scrape warnings", "target", s.Target, "warnings", s.Data.Warnings)
+		p.scrapes++
+		if s.Err == nil {
+			p.answered++
 		}
+		p.scrapeLog.note(s)
+		p.rec.Scrape(s.Target, s.Time, s.Duration, s.ContentType, s.Body, s.Err)
+		s.Body = nil
 		p.engine.Ingest(p.add(sources.Target{Name: s.Target}), s)
 	}
 	for _, t := range b.Procs {
+		p.rec.Procs(t.Target, t.Tree)
 		p.engine.SetEndpointProcs(p.add(sources.Target{Name: t.Target}), t.Tree)
 	}
 	if b.GPU != nil {
+		p.rec.GPU(b.GPU)
 		p.engine.IngestGPU(*b.GPU)
 	}
 	if b.Now.After(p.clock) {
@@ -155,6 +189,7 @@ func (p *pipeline) apply(b *sources.Batch) {
 // frame builds the picture at the pipeline's clock: the engine's frame with
 // the findings attached.
 func (p *pipeline) frame() *diagnose.Frame {
+	p.rec.Tick(p.clock)
 	fr := p.engine.Frame(p.clock)
 	p.detector.Evaluate(fr)
 	p.lastEval = p.clock
@@ -167,6 +202,7 @@ type loopConfig struct {
 	publish func(*diagnose.Frame) // the TUI's frames, every tick; nil for --once
 	tick    time.Duration         // wall-clock period of publish
 	cmds    <-chan hubCmd         // the UI's requests; nil for --once
+	stop    func() bool           // asked after every batch: true ends the loop (--once: nothing answers)
 }
 
 // serve is the one event loop of the TUI and of --once: it runs every
@@ -206,6 +242,9 @@ loop:
 			p.apply(&b)
 			if p.clock.Sub(p.lastEval) >= evalEvery {
 				p.frame()
+			}
+			if lc.stop != nil && lc.stop() {
+				break loop
 			}
 		case err := <-errc:
 			running--
@@ -248,5 +287,20 @@ loop:
 			publish()
 			return errors.Join(errs...)
 		}
+	}
+}
+
+// wallClock drops the monotonic clock readings of a batch being recorded:
+// a recording holds wall-clock times, and the live run computes its rates
+// from the same, so a replay gets the same numbers to the last bit.
+func (p *pipeline) wallClock(b *sources.Batch) {
+	b.Now = b.Now.Round(0)
+	for i := range b.Scrapes {
+		b.Scrapes[i].Time = b.Scrapes[i].Time.Round(0)
+	}
+	if b.GPU != nil {
+		g := *b.GPU
+		g.Time = g.Time.Round(0)
+		b.GPU = &g
 	}
 }

@@ -152,7 +152,8 @@ func startVictoria(t *testing.T, h *history, scrape string) string {
 		if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1s\n"+scrape), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		args = append(args, "-promscrape.config="+cfg)
+		// It re-reads file_sd files once a minute by default.
+		args = append(args, "-promscrape.config="+cfg, "-promscrape.fileSDCheckInterval=1s")
 	}
 	cmd := exec.Command(bin, args...)
 	var logs bytes.Buffer
@@ -186,7 +187,7 @@ func startVictoria(t *testing.T, h *history, scrape string) string {
 	return url
 }
 
-func waitReady(t *testing.T, url string) {
+func waitReady(t testing.TB, url string) {
 	t.Helper()
 	for i := 0; ; i++ {
 		resp, err := http.Get(url)
@@ -203,7 +204,7 @@ func waitReady(t *testing.T, url string) {
 	}
 }
 
-func freeTCPPort(t *testing.T) string {
+func freeTCPPort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

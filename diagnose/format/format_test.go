@@ -17,6 +17,20 @@ func TestNumbers(t *testing.T) {
 		{Seconds(1.25), "1.25s"},
 		{Seconds(15.6), "15.6s"},
 		{Seconds(125), "2m05s"},
+		// No unit's rounding prints the next unit's first value, no
+		// trailing zeros: 10s, 1s, 1h, 2m (issue 10).
+		{Seconds(10), "10s"},
+		{Seconds(9.999), "10s"},
+		{Seconds(2), "2s"},
+		{Seconds(0.9996), "1s"},
+		{Seconds(0.09996), "100ms"},
+		{Seconds(0.00099951), "1ms"},
+		{Seconds(120), "2m"},
+		{Seconds(3600), "1h"},
+		{Seconds(3599.7), "1h"},
+		{Dur(time.Hour), "1h"},
+		{Dur(2 * time.Minute), "2m"},
+		{Dur(10 * time.Second), "10s"},
 		{Percent(0.97), "97%"},
 		{Percent(0.042), "4.2%"},
 		{Percent(0), "0%"},
@@ -99,4 +113,23 @@ func TestTotalOverFloat64(t *testing.T) {
 	if d := FromSeconds(1.5); d != 1500*time.Millisecond {
 		t.Errorf("FromSeconds(1.5) = %v", d)
 	}
+}
+
+// FuzzTotal: every formatter is total over float64 (short, never a
+// negative rendering of a non-negative number).
+func FuzzTotal(f *testing.F) {
+	for _, v := range []float64{0, -1, 1e300, -1e300, math.MaxFloat64, math.SmallestNonzeroFloat64, 9.3e18, 1e-300, 125} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		for _, got := range []string{Seconds(v), Percent(v), Rate(v), SI(v), Count(v), Bytes(v), Quantile(v, 0.3, 60),
+			Dur(FromSeconds(v)), Short(FromSeconds(v))} {
+			if got == "" || Width(got) > 10 {
+				t.Fatalf("%g rendered %q", v, got)
+			}
+			if v >= 0 && strings.HasPrefix(got, "-") && got != Missing {
+				t.Fatalf("%g rendered %q", v, got)
+			}
+		}
+	})
 }

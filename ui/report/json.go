@@ -128,6 +128,11 @@ func Findings(fs []diagnose.Finding) []JSONFinding {
 type JSONStatus struct {
 	Code int    `json:"code"` // 0 ok, 1 warning, 2 critical, 3 unknown
 	Text string `json:"text"`
+	// How the collection went: it ran elapsed_seconds of window_seconds;
+	// interrupted by a signal, or stopped early because no target answered.
+	ElapsedSeconds Num  `json:"elapsed_seconds"`
+	Interrupted    bool `json:"interrupted"`
+	NoAnswer       bool `json:"no_target_answered"`
 }
 
 // JSONFleet aggregates the endpoints that are up.
@@ -297,10 +302,16 @@ func tptr(t time.Time) *time.Time {
 
 // BuildJSON converts a frame into the JSON document.
 func BuildJSON(f *diagnose.Frame, vtopVersion string, st Status) JSONReport {
+	return BuildJSONRun(f, vtopVersion, st, Run{Window: f.Window, Elapsed: f.Window})
+}
+
+// BuildJSONRun is BuildJSON saying how the run went.
+func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSONReport {
 	r := JSONReport{
 		Schema: SchemaVersion, VtopVersion: vtopVersion, GeneratedAt: f.Time.UTC(),
 		WindowSeconds: f.Window.Seconds(), IntervalSeconds: f.Interval.Seconds(),
-		Status:    JSONStatus{Code: int(st), Text: st.String()},
+		Status: JSONStatus{Code: int(st), Text: st.String(), ElapsedSeconds: Num(run.Elapsed.Seconds()),
+			Interrupted: run.Interrupted, NoAnswer: run.NoAnswer},
 		Fleet:     JSONFleet{Up: f.Fleet.Up, Total: f.Fleet.Total, Stats: Stats(f.Fleet.Stats), Models: []JSONModel{}},
 		Endpoints: []JSONEndpoint{},
 		Findings:  Findings(f.Findings),

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/record"
+)
+
+// player runs a recording through a fresh pipeline: the recording is a
+// source (record.Source) whose batches hold what the live run ingested
+// between two evaluations, applied by the same pipeline code, and the
+// detector evaluates once per batch, at the live run's instants. The
+// rules are this vtop's, configured as the recording says (or as
+// overridden), so a new rule or a fixed threshold applies to old data.
+type player struct {
+	files      []string
+	maxSamples int
+	slo        string // --slo override; "" keeps the recorded profile
+
+	hdr    record.Header
+	rules  diagnose.RulesConfig
+	p      *pipeline
+	src    *record.Source
+	in     chan sources.Batch
+	cancel context.CancelFunc
+	done   chan error
+
+	frame *diagnose.Frame // the newest evaluated frame
+	ticks int
+	stop  error // the damage where reading stopped; nil at a clean end
+	ended bool
+}
+
+func openPlayer(files []string, maxSamples int, slo string) (*player, error) {
+	pl := &player{files: files, maxSamples: maxSamples, slo: slo}
+	if err := pl.rewind(); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// replayOptions rebuilds a run's options from a recording's header.
+func replayOptions(hdr record.Header, file, slo string) (*options, time.Duration, error) {
+	var cfg recordedConfig
+	if len(hdr.Config) > 0 {
+		if err := json.Unmarshal(hdr.Config, &cfg); err != nil {
+			return nil, 0, fmt.Errorf("%s: recorded configuration: %v", file, err)
+		}
+	}
+	rules := diagnose.RulesConfig{SLO: cfg.SLO, Rules: cfg.Rules, Profiles: cfg.Profiles}
+	if len(rules.Profiles) == 0 {
+		rules.Profiles = diagnose.SLOProfiles()
+	}
+	if rules.SLO.Name == "" {
+		rules.SLO = rules.Profiles[0]
+	}
+	if slo != "" {
+		s, err := diagnose.FindSLO(rules.Profiles, slo)
+		if err != nil {
+			return nil, 0, fmt.Errorf("--slo: %v", err)
+		}
+		rules.SLO = s
+	}
+	o := &options{interval: time.Duration(hdr.Interval), window: time.Duration(hdr.Window), rules: rules}
+	for _, t := range hdr.Targets {
+		o.targets = append(o.targets, sources.Target{Name: t.Name, URL: t.URL, MaxNumSeqs: t.MaxNumSeqs})
+	}
+	return o, cfg.ForCap, nil
+}
+
+// rewind starts over from the first frame with fresh state.
+func (pl *player) rewind() error {
+	pl.close()
+	r, err := record.Open(pl.files[0])
+	if err != nil {
+		return err
+	}
+	hdr := r.Header()
+	r.Close()
+	o, forCap, err := replayOptions(hdr, pl.files[0], pl.slo)
+	if err != nil {
+		return err
+	}
+	p, err := newPipelineOf(o, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		return fmt.Errorf("%s: recorded rules: %v", pl.files[0], err)
+	}
+	if forCap > 0 {
+		p.detector.SetForCap(forCap)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	*pl = player{files: pl.files, maxSamples: pl.maxSamples, slo: pl.slo, hdr: hdr, rules: o.rules, p: p,
+		src: record.NewSource(pl.files, pl.maxSamples), in: make(chan sources.Batch), cancel: cancel, done: make(chan error, 1)}
+	go func(src *record.Source, in chan sources.Batch) {
+		err := src.Run(ctx, in)
+		close(in)
+		pl.done <- err
+	}(pl.src, pl.in)
+	return nil
+}
+
+// next applies the next batch and evaluates at its time. It returns false
+// at the end of the recording (pl.stop says whether it ended damaged).
+func (pl *player) next() bool {
+	if pl.ended {
+		return false
+	}
+	b, ok := <-pl.in
+	if !ok {
+		pl.ended = true
+		if err := <-pl.done; err != nil {
+			pl.stop = err
+		} else {
+			pl.stop = pl.src.Stopped()
+		}
+		return false
+	}
+	pl.p.apply(&b)
+	pl.frame = pl.p.frame()
+	pl.ticks++
+	return true
+}
+
+// until evaluates every batch up to at (inclusive) and returns the last
+// frame evaluated at or before at, nil when none was. The player stays on
+// the first frame past at.
+func (pl *player) until(at time.Time) *diagnose.Frame {
+	var last *diagnose.Frame
+	if pl.frame != nil && !pl.frame.Time.After(at) {
+		last = pl.frame
+	}
+	for !(pl.frame != nil && pl.frame.Time.After(at)) && pl.next() {
+		if !pl.frame.Time.After(at) {
+			last = pl.frame
+		}
+	}
+	return last
+}
+
+func (pl *player) close() {
+	if pl.cancel != nil {
+		pl.cancel()
+		if !pl.ended {
+			for range pl.in { // the source sees ctx end and returns
+			}
+			<-pl.done
+		}
+		pl.cancel = nil
+	}
+}

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/ui/report"
+)
+
+func init() { subcommands["replay"] = runReplay }
+
+const replayUsage = `Usage:
+  vtop replay [flags] FILE [FILE]        the recording in the TUI: pause, step, seek, speed
+  vtop replay --once [--at TIME] [-o json] FILE [FILE]   the report at one moment
+
+FILE is a --record file; a rotated recording is FILE.1 FILE, oldest first.
+The detector runs again on the recorded scrapes with this vtop's rules and the
+recorded configuration (thresholds, SLO profile), evaluating at the instants
+the live run did. TIME is RFC 3339 (2026-11-24T04:12:31Z), a time of day
+(04:12:31, UTC, on the recording's first day) or an offset from its start
+(+90s, 5m).
+
+Flags:
+`
+
+// runReplay is `vtop replay`.
+func runReplay(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
+	fs := pflag.NewFlagSet("vtop replay", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	fs.Bool("once", false, "print the report at --at (default: the end) and exit with its status")
+	fs.String("at", "", "the moment to report (--once) or to start at (TUI)")
+	fs.StringP("output", "o", "text", "report format with --once: text or json")
+	fs.Int("speed", 1, "playback speed in the TUI: 1 to 60 times real time")
+	fs.String("slo", "", "judge latency by this SLO profile instead of the recorded one")
+	fs.String("theme", "dark", "color theme: dark, light, high-contrast, mono")
+	fs.Int("max-samples", 0, "most samples accepted from one recorded scrape (default as live)")
+	fs.String("log", "", "write diagnostics to this file")
+	fs.BoolP("help", "h", false, "show this help")
+	err := fs.Parse(args)
+	if h, _ := fs.GetBool("help"); h || errors.Is(err, pflag.ErrHelp) {
+		fmt.Fprint(stdout, replayUsage+fs.FlagUsages())
+		return 0
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "vtop replay: %v\n", err)
+		return int(report.Unknown)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	if fs.NArg() == 0 {
+		return fail(errors.New("name the recording: vtop replay FILE"))
+	}
+	once, _ := fs.GetBool("once")
+	at, _ := fs.GetString("at")
+	out, _ := fs.GetString("output")
+	speed, _ := fs.GetInt("speed")
+	slo, _ := fs.GetString("slo")
+	maxSamples, _ := fs.GetInt("max-samples")
+	if out != "text" && out != "json" {
+		return fail(fmt.Errorf("--output must be text or json, not %q", out))
+	}
+	if speed < 1 || speed > 60 {
+		return fail(fmt.Errorf("--speed must be 1 to 60, not %d", speed))
+	}
+	p, err := openPlayer(fs.Args(), maxSamples, slo)
+	if err != nil {
+		return fail(err)
+	}
+	defer p.close()
+	var atT time.Time
+	if at != "" {
+		if atT, err = parseAt(at, p.hdr.Started); err != nil {
+			return fail(err)
+		}
+	}
+	if once || !isTerminal(stdout) {
+		return replayOnce(p, atT, out, stdout, stderr)
+	}
+	theme, _ := fs.GetString("theme")
+	if (getenv("NO_COLOR") != "" && !fs.Changed("theme")) || getenv("TERM") == "dumb" {
+		theme = "mono"
+	}
+	logPath, _ := fs.GetString("log")
+	logger, closeLog, err := openLog(logPath)
+	if err != nil {
+		return fail(err)
+	}
+	defer closeLog()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return replayTUI(ctx, p, atT, speed, theme, stdout, stderr, logger)
+}
+
+// parseAt reads --at: RFC 3339, a UTC time of day on the start's day, or
+// an offset from the start.
+func parseAt(s string, start time.Time) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t, nil
+	}
+	if d, err := time.ParseDuration(strings.TrimPrefix(s, "+")); err == nil && d >= 0 {
+		return start.Add(d), nil
+	}
+	for _, layout := range []string{"15:04:05.999999999", "15:04"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			y, m, d := start.UTC().Date()
+			return time.Date(y, m, d, t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("--at %q: use RFC 3339 (2026-11-24T04:12:31Z), a UTC time of day (04:12:31) or an offset (+90s)", s)
+}
+
+// replayOnce prints the report of the last evaluation at or before at (the
+// end of the recording when at is zero).
+func replayOnce(p *player, at time.Time, out string, stdout, stderr io.Writer) int {
+	var fr *diagnose.Frame
+	if at.IsZero() {
+		for p.next() {
+		}
+		fr = p.frame
+	} else {
+		fr = p.until(at)
+	}
+	if p.stop != nil {
+		fmt.Fprintf(stderr, "vtop replay: %v\n", p.stop)
+	}
+	if fr == nil {
+		if at.IsZero() {
+			fmt.Fprintf(stderr, "vtop replay: the recording holds no evaluation\n")
+		} else {
+			fmt.Fprintf(stderr, "vtop replay: no evaluation at or before %s (the recording starts %s)\n",
+				at.UTC().Format(time.RFC3339), p.hdr.Started.UTC().Format(time.RFC3339))
+		}
+		return int(report.Unknown)
+	}
+	st := report.FrameStatus(fr)
+	var err error
+	if out == "json" {
+		err = report.WriteJSON(stdout, report.BuildJSON(fr, vtopVersion(), st))
+	} else {
+		err = report.WriteText(stdout, fr, st)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "vtop replay: %v\n", err)
+	}
+	return int(st)
+}

@@ -1,0 +1,271 @@
+package record
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Line delta: a scrape body is mostly the previous body of the same target
+// with some numbers changed, in the same line order, and from one second to
+// the next mostly the same lines change. So a body is encoded against the
+// previous one as: its line count; a bitmap of the lines whose "changed"
+// state differs from the previous delta's (few bits set, which zstd
+// squeezes to a few bytes); then for each changed line either the change of
+// its integer value (a counter or a bucket moving by a small number) or the
+// length of the prefix it shares with the previous line and the rest as
+// literal bytes. The encoder checks every numeric op by decoding it, so the
+// body always comes back byte for byte.
+
+// splitLines splits b at '\n'; joining the result with '\n' gives b back.
+func splitLines(dst [][]byte, b []byte) [][]byte {
+	dst = dst[:0]
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return append(dst, b)
+		}
+		dst = append(dst, b[:i])
+		b = b[i+1:]
+	}
+}
+
+// Per changed line, the op tag: the value's integer change printed as
+// "123.0" (Python's float repr, vLLM's exporter) or "123" (Go's), or a
+// literal after a shared prefix of tag-opLiteral bytes.
+const (
+	opIntDotZero = 0
+	opInt        = 1
+	opLiteral    = 2
+)
+
+// valueStart is where the sample value of a text-format line begins: after
+// its last space. -1 when the line has none.
+func valueStart(line []byte) int {
+	i := bytes.LastIndexByte(line, ' ')
+	if i < 0 {
+		return -1
+	}
+	return i + 1
+}
+
+// intValue parses an integral value exactly representable as a float64.
+// Plain digits (with vLLM's ".0") are read directly: most changed values
+// are such counters, and this runs for every one of them.
+func intValue(b []byte) (int64, bool) {
+	if v, ok := plainInt(b); ok {
+		return v, true
+	}
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int64(f), true
+}
+
+// plainInt reads -?[0-9]{1,15}(\.0)?.
+func plainInt(b []byte) (int64, bool) {
+	b = bytes.TrimSuffix(b, []byte(".0"))
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 15 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// appendInt prints v as op says.
+func appendInt(dst []byte, v int64, op uint64) []byte {
+	dst = strconv.AppendInt(dst, v, 10)
+	if op == opIntDotZero {
+		dst = append(dst, ".0"...)
+	}
+	return dst
+}
+
+// numericLine rebuilds a line from the previous one and a value change.
+func numericLine(dst, prev []byte, op uint64, diff int64) ([]byte, bool) {
+	s := valueStart(prev)
+	if s < 0 {
+		return dst, false
+	}
+	old, ok := intValue(prev[s:])
+	if !ok {
+		return dst, false
+	}
+	v := old + diff
+	if v > 1<<53 || v < -(1<<53) {
+		return dst, false
+	}
+	dst = append(dst, prev[:s]...)
+	return appendInt(dst, v, op), true
+}
+
+// changedSet is which lines changed in the last delta, as a bitmap.
+type changedSet []byte
+
+func (c changedSet) has(k int) bool { return k/8 < len(c) && c[k/8]&(1<<(k%8)) != 0 }
+
+// appendDelta appends the encoding of cur against prev (both split lines)
+// and sets *last to cur's changed set.
+// spare is a buffer for the new set, swapped with *last after.
+func appendDelta(dst []byte, prev, cur [][]byte, last, spare *changedSet, scratch []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(cur)))
+	nb := (len(cur) + 7) / 8
+	now := changedSet(slices.Grow((*spare)[:0], nb)[:nb])
+	clear(now)
+	for k := range cur {
+		if k >= len(prev) || !bytes.Equal(cur[k], prev[k]) {
+			now[k/8] |= 1 << (k % 8)
+		}
+	}
+	for i := 0; i < nb; i++ {
+		var was byte
+		if i < len(*last) {
+			was = (*last)[i]
+		}
+		dst = append(dst, now[i]^was)
+	}
+	for k, line := range cur {
+		if !now.has(k) {
+			continue
+		}
+		if k < len(prev) {
+			if s := valueStart(line); s >= 0 && s == valueStart(prev[k]) && bytes.Equal(line[:s], prev[k][:s]) {
+				old, ok1 := intValue(prev[k][s:])
+				v, ok2 := intValue(line[s:])
+				// The line's head equals the previous one's, so printing
+				// the new value as the decoder will and comparing the
+				// values' text checks the whole line.
+				if ok1 && ok2 && v-old <= 1<<53 && v-old >= -(1<<53) {
+					done := false
+					for _, op := range []uint64{opIntDotZero, opInt} {
+						scratch = appendInt(scratch[:0], v, op)
+						if bytes.Equal(scratch, line[s:]) {
+							dst = binary.AppendUvarint(dst, op)
+							dst = binary.AppendVarint(dst, v-old)
+							done = true
+							break
+						}
+					}
+					if done {
+						continue
+					}
+				}
+			}
+		}
+		p := 0
+		if k < len(prev) {
+			p = commonPrefix(line, prev[k])
+		}
+		dst = binary.AppendUvarint(dst, uint64(opLiteral+p))
+		dst = binary.AppendUvarint(dst, uint64(len(line)-p))
+		dst = append(dst, line[p:]...)
+	}
+	*last, *spare = now, *last
+	return dst
+}
+
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+var errDelta = errors.New("bad delta encoding")
+
+// applyDelta decodes enc against prev into dst (reset first) and updates
+// *last. The output is bounded by limit, so a hostile file cannot make it
+// grow without bound.
+func applyDelta(dst []byte, prev [][]byte, enc []byte, limit int, last *changedSet) ([]byte, error) {
+	dst = dst[:0]
+	n, w := binary.Uvarint(enc)
+	if w <= 0 || n > uint64(limit)+1 {
+		return nil, errDelta
+	}
+	enc = enc[w:]
+	nb := int((n + 7) / 8)
+	if len(enc) < nb {
+		return nil, errDelta
+	}
+	var now changedSet = make([]byte, nb)
+	for i := 0; i < nb; i++ {
+		var was byte
+		if i < len(*last) {
+			was = (*last)[i]
+		}
+		now[i] = enc[i] ^ was
+	}
+	enc = enc[nb:]
+	for k := 0; k < int(n); k++ {
+		if k > 0 {
+			dst = append(dst, '\n')
+		}
+		var ok bool
+		switch {
+		case !now.has(k):
+			if k >= len(prev) {
+				return nil, errDelta
+			}
+			dst = append(dst, prev[k]...)
+		default:
+			op, w := binary.Uvarint(enc)
+			if w <= 0 {
+				return nil, errDelta
+			}
+			enc = enc[w:]
+			if op < opLiteral {
+				diff, w := binary.Varint(enc)
+				if w <= 0 || k >= len(prev) {
+					return nil, errDelta
+				}
+				enc = enc[w:]
+				if dst, ok = numericLine(dst, prev[k], op, diff); !ok {
+					return nil, errDelta
+				}
+				break
+			}
+			p := op - opLiteral
+			l, w := binary.Uvarint(enc)
+			if w <= 0 || l > uint64(len(enc)-w) {
+				return nil, errDelta
+			}
+			enc = enc[w:]
+			if p > 0 && (k >= len(prev) || p > uint64(len(prev[k]))) {
+				return nil, errDelta
+			}
+			if p > 0 {
+				dst = append(dst, prev[k][:p]...)
+			}
+			dst = append(dst, enc[:l]...)
+			enc = enc[l:]
+		}
+		if len(dst) > limit {
+			return nil, errDelta
+		}
+	}
+	if len(enc) != 0 || (n%8 != 0 && now[nb-1]>>(n%8) != 0) {
+		return nil, errDelta
+	}
+	*last = now
+	return dst, nil
+}

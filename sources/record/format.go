@@ -1,0 +1,129 @@
+// Package record writes and reads vtop recordings: the raw scrape bodies,
+// GPU samples and evaluation ticks of a run, so that a replay feeds the same
+// parser and detector with the same inputs at the same times. The format is
+// specified in docs/recording.md; this file holds its constants and header.
+package record
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// Version is the format version this package writes and the newest it reads.
+const Version = 1
+
+// magic opens every recording file; its last byte is the format version.
+var magic = [8]byte{'V', 'T', 'O', 'P', 'R', 'E', 'C', Version}
+
+// Record types (the low 7 bits of a frame's type byte).
+const (
+	typeHeader   = 'H' // JSON Header
+	typeScrape   = 'S' // one scrape of one target, as ingested
+	typeGPU      = 'G' // one reading of the local GPUs (JSON, delta-encoded)
+	typeProcs    = 'P' // a target's serving process tree (JSON)
+	typeTarget   = 'A' // a target that arrived after the header (JSON Target)
+	typeDeparted = 'D' // a target that is gone (uvarint index)
+	typeTick     = 'T' // the detector evaluated at this time
+	typeEnd      = 'E' // the writer closed this file (UTF-8 reason)
+	typeBatch    = 'B' // records up to and including a tick: (type, uvarint length, payload)*
+
+	flagZstd = 0x80 // the payload is one zstd frame
+)
+
+// Frame layout: u32 LE payload length, u32 LE CRC-32C (Castagnoli) of the
+// type byte and the payload, the type byte, the payload.
+const frameHead = 9
+
+// Bounds a reader enforces, so a corrupt length cannot make it allocate
+// without limit: a scrape body is capped at 16 MiB by the fetcher; a frame
+// may hold a little more.
+const (
+	maxFrame   = 24 << 20
+	maxDecoded = 24 << 20
+	maxTargets = 100000
+	maxBatch   = 4 << 20 // a batch is written early past this size
+)
+
+// Header is the first frame of every file: who wrote it, what was polled
+// and the configuration that decides findings. Config is opaque to this
+// package (cmd/vtop puts the rules, thresholds and SLO profile there).
+type Header struct {
+	Format      int             `json:"format"`
+	VtopVersion string          `json:"vtop_version"`
+	Started     time.Time       `json:"started"`
+	Part        int             `json:"part"` // 0 for the first file of a recording, +1 per rotation
+	Interval    Duration        `json:"interval"`
+	Window      Duration        `json:"window"`
+	Targets     []Target        `json:"targets"`
+	Config      json.RawMessage `json:"config,omitempty"`
+}
+
+// Target is a polled endpoint as recorded: redacted URL, no credentials.
+type Target struct {
+	Name       string `json:"name"`
+	URL        string `json:"url"`
+	MaxNumSeqs int    `json:"max_num_seqs,omitempty"`
+}
+
+// Duration is a time.Duration written as Go's duration text ("1s").
+type Duration time.Duration
+
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	*d = Duration(v)
+	return err
+}
+
+// Targets converts polled targets to their recorded form.
+func Targets(ts []sources.Target) []Target {
+	out := make([]Target, len(ts))
+	for i, t := range ts {
+		out[i] = Target{Name: Redact(t.Name), URL: Redact(t.URL), MaxNumSeqs: t.MaxNumSeqs}
+	}
+	return out
+}
+
+// Redact removes what could be a secret from a target string: user
+// information, every query value and the fragment. A string that is not a
+// URL with a query or credentials is returned as it is.
+func Redact(s string) string {
+	if !strings.ContainsAny(s, "?@#") {
+		return s
+	}
+	in := s
+	if !strings.Contains(in, "://") {
+		in = "http://" + in
+	}
+	u, err := url.Parse(in)
+	if err != nil {
+		// Unparseable: keep only what precedes anything secret-shaped.
+		if i := strings.IndexAny(s, "?@#"); i >= 0 {
+			return s[:i] + "?REDACTED"
+		}
+		return s
+	}
+	u.User = nil
+	u.Fragment, u.RawFragment = "", ""
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"REDACTED"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	out := u.String()
+	if !strings.Contains(s, "://") {
+		out = strings.TrimPrefix(out, "http://")
+	}
+	return out
+}

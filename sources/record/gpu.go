@@ -1,0 +1,171 @@
+package record
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// The GPU record is JSON, one field per line (so the line delta keeps only
+// what changed), in these wire structs: the recording's own schema, which
+// does not move when sources.GPU gains a field. Unknown numbers are null.
+
+type wireSnapshot struct {
+	Time        time.Time   `json:"time"`
+	Source      string      `json:"source,omitempty"`
+	Simulated   bool        `json:"simulated,omitempty"`
+	Unavailable string      `json:"unavailable,omitempty"`
+	GPUs        []wireGPU   `json:"gpus,omitempty"`
+	Events      []wireEvent `json:"events,omitempty"`
+	Notes       []string    `json:"notes,omitempty"`
+}
+
+type wireGPU struct {
+	Index           int           `json:"index"`
+	Name            string        `json:"name"`
+	UUID            string        `json:"uuid"`
+	PCIBusID        string        `json:"pci_bus_id"`
+	UtilGPU         num           `json:"util_gpu"`
+	UtilMem         num           `json:"util_mem"`
+	MemUsed         num           `json:"mem_used"`
+	MemTotal        num           `json:"mem_total"`
+	TempC           num           `json:"temp_c"`
+	TempSlowdownC   num           `json:"temp_slowdown_c"`
+	PowerW          num           `json:"power_w"`
+	PowerLimitW     num           `json:"power_limit_w"`
+	SMClockMHz      num           `json:"sm_clock_mhz"`
+	MemClockMHz     num           `json:"mem_clock_mhz"`
+	ClockEvents     []string      `json:"clock_events,omitempty"`
+	ClockEventBits  uint64        `json:"clock_event_bits"`
+	ECCUncorrected  num           `json:"ecc_uncorrected"`
+	RetiredPages    num           `json:"retired_pages"`
+	RemapPending    bool          `json:"remap_pending,omitempty"`
+	RemapFailed     bool          `json:"remap_failed,omitempty"`
+	PCIeTxBps       num           `json:"pcie_tx_bps"`
+	PCIeRxBps       num           `json:"pcie_rx_bps"`
+	MIG             int8          `json:"mig"`
+	Processes       []wireProcess `json:"processes,omitempty"`
+	Problem         string        `json:"problem,omitempty"`
+	FieldsMissing   []string      `json:"fields_missing,omitempty"`
+	Throttled       bool          `json:"throttled,omitempty"`
+	SimulatedReason string        `json:"simulated_reason,omitempty"`
+}
+
+type wireProcess struct {
+	PID       int    `json:"pid"`
+	Name      string `json:"name"`
+	UsedBytes num    `json:"used_bytes"`
+}
+
+type wireEvent struct {
+	Time  time.Time `json:"time"`
+	GPU   int       `json:"gpu"`
+	XID   int       `json:"xid"`
+	Text  string    `json:"text"`
+	Level string    `json:"level"`
+}
+
+type wireProcs struct {
+	Target   int    `json:"target"`
+	Root     int    `json:"root"`
+	RootName string `json:"root_name,omitempty"`
+	PIDs     []int  `json:"pids,omitempty"`
+	Note     string `json:"note,omitempty"`
+}
+
+// num is a float64 whose NaN ("unknown") is JSON null and whose
+// infinities are the strings "+Inf" and "-Inf".
+type num float64
+
+func (n num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	switch {
+	case math.IsNaN(f):
+		return []byte("null"), nil
+	case math.IsInf(f, 1):
+		return []byte(`"+Inf"`), nil
+	case math.IsInf(f, -1):
+		return []byte(`"-Inf"`), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+func (n *num) UnmarshalJSON(b []byte) error {
+	switch string(b) {
+	case "null":
+		*n = num(math.NaN())
+		return nil
+	case `"+Inf"`:
+		*n = num(math.Inf(1))
+		return nil
+	case `"-Inf"`:
+		*n = num(math.Inf(-1))
+		return nil
+	}
+	var f float64
+	err := json.Unmarshal(b, &f)
+	*n = num(f)
+	return err
+}
+
+func toWire(s *sources.GPUSnapshot) wireSnapshot {
+	w := wireSnapshot{Time: s.Time, Source: s.Source, Simulated: s.Simulated, Unavailable: s.Unavailable, Notes: s.Notes}
+	for _, g := range s.GPUs {
+		wg := wireGPU{Index: g.Index, Name: g.Name, UUID: g.UUID, PCIBusID: g.PCIBusID,
+			UtilGPU: num(g.UtilGPU), UtilMem: num(g.UtilMem), MemUsed: num(g.MemUsed), MemTotal: num(g.MemTotal),
+			TempC: num(g.TempC), TempSlowdownC: num(g.TempSlowdownC), PowerW: num(g.PowerW), PowerLimitW: num(g.PowerLimitW),
+			SMClockMHz: num(g.SMClockMHz), MemClockMHz: num(g.MemClockMHz), ClockEvents: g.ClockEvents,
+			ClockEventBits: uint64(g.ClockEventBits), ECCUncorrected: num(g.ECCUncorrected), RetiredPages: num(g.RetiredPages),
+			RemapPending: g.RemapPending, RemapFailed: g.RemapFailed, PCIeTxBps: num(g.PCIeTxBps), PCIeRxBps: num(g.PCIeRxBps),
+			MIG: int8(g.MIG), Problem: g.Problem, FieldsMissing: g.FieldsMissing, Throttled: g.Throttled, SimulatedReason: g.SimulatedReason}
+		for _, p := range g.Processes {
+			wg.Processes = append(wg.Processes, wireProcess{PID: p.PID, Name: p.Name, UsedBytes: num(p.UsedBytes)})
+		}
+		w.GPUs = append(w.GPUs, wg)
+	}
+	for _, e := range s.Events {
+		w.Events = append(w.Events, wireEvent{Time: e.Time, GPU: e.GPU, XID: e.XID, Text: e.Text, Level: e.Level})
+	}
+	return w
+}
+
+// Text from a recording is untrusted: every string is sanitized again, with
+// the bounds ingest uses.
+func san(s string) string { return sources.Sanitize(s, sources.MaxLabelLen) }
+
+func sanAll(ss []string) []string {
+	var out []string
+	for _, s := range ss {
+		out = append(out, san(s))
+	}
+	return out
+}
+
+func fromWire(w *wireSnapshot) sources.GPUSnapshot {
+	s := sources.GPUSnapshot{Time: w.Time, Source: san(w.Source), Simulated: w.Simulated,
+		Unavailable: san(w.Unavailable), Notes: sanAll(w.Notes)}
+	for _, g := range w.GPUs {
+		mig := sources.Tri(g.MIG)
+		if mig < sources.TriUnknown || mig > sources.TriYes {
+			mig = sources.TriUnknown
+		}
+		sg := sources.GPU{Index: g.Index, Name: san(g.Name), UUID: san(g.UUID), PCIBusID: san(g.PCIBusID),
+			UtilGPU: float64(g.UtilGPU), UtilMem: float64(g.UtilMem), MemUsed: float64(g.MemUsed), MemTotal: float64(g.MemTotal),
+			TempC: float64(g.TempC), TempSlowdownC: float64(g.TempSlowdownC), PowerW: float64(g.PowerW), PowerLimitW: float64(g.PowerLimitW),
+			SMClockMHz: float64(g.SMClockMHz), MemClockMHz: float64(g.MemClockMHz), ClockEvents: sanAll(g.ClockEvents),
+			ClockEventBits: sources.ClockEvent(g.ClockEventBits), ECCUncorrected: float64(g.ECCUncorrected), RetiredPages: float64(g.RetiredPages),
+			RemapPending: g.RemapPending, RemapFailed: g.RemapFailed, PCIeTxBps: float64(g.PCIeTxBps), PCIeRxBps: float64(g.PCIeRxBps),
+			MIG: mig, Problem: san(g.Problem), FieldsMissing: sanAll(g.FieldsMissing), Throttled: g.Throttled, SimulatedReason: san(g.SimulatedReason)}
+		for _, p := range g.Processes {
+			sg.Processes = append(sg.Processes, sources.GPUProcess{PID: p.PID, Name: san(p.Name), UsedBytes: float64(p.UsedBytes)})
+		}
+		s.GPUs = append(s.GPUs, sg)
+	}
+	for _, e := range w.Events {
+		s.Events = append(s.Events, sources.GPUEvent{Time: e.Time, GPU: e.GPU, XID: e.XID, Text: san(e.Text), Level: san(e.Level)})
+	}
+	return s
+}

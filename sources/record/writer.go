@@ -1,0 +1,442 @@
+package record
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// keyEvery bounds a delta chain: every so many scrapes of a target its
+// whole body is written again.
+const keyEvery = 3600
+
+// Writer appends frames to a recording. Each frame is written with one
+// write call and is complete in itself (its own zstd frame and checksum),
+// so a process killed at any moment leaves a file readable up to its last
+// whole frame. Methods are safe for concurrent use; after a write error
+// the Writer records nothing more and Err says why.
+type Writer struct {
+	mu   sync.Mutex
+	path string // "" when writing to a plain io.Writer (no rotation)
+	max  int64
+	out  io.Writer
+	file *os.File
+	size int64
+	hdr  Header
+	enc  *zstd.Encoder
+	err  error
+
+	targets []prevBody
+	index   map[string]int // target name → index in this file
+	gpu     prevBody
+	raw     []byte // frame payload before compression
+	frame   []byte
+	zbuf    []byte
+	scratch []byte
+	batch   []byte // records since the last tick, written by flush
+	lines   [][]byte
+	// Rotations counts files moved aside to PATH.1.
+	rotations int
+}
+
+// prevBody is the last body written for one target, split into lines.
+type prevBody struct {
+	body  []byte
+	lines [][]byte
+	since int        // scrapes since the last whole body
+	last  changedSet // the lines the last delta changed
+	spare changedSet // last's buffer before it
+	ct    string     // the last Content-Type (scrapes)
+}
+
+// Create starts a recording at path (truncating it). maxBytes > 0 bounds
+// the disk it takes: when the file passes half of it, it is renamed to
+// path.1 (replacing an older one) and a new file starts with its own
+// header and whole bodies, so each file replays on its own and the two
+// together stay within maxBytes plus one frame.
+//
+// The header's targets are targets, redacted; the writer knows them by
+// their live names.
+func Create(path string, hdr Header, targets []sources.Target, maxBytes int64) (*Writer, error) {
+	w := &Writer{path: path, max: maxBytes}
+	hdr.Targets = Targets(targets)
+	if err := w.open(hdr); err != nil {
+		return nil, err
+	}
+	w.indexNames(targets)
+	return w, nil
+}
+
+// NewWriter writes one unrotated recording to out.
+func NewWriter(out io.Writer, hdr Header, targets []sources.Target) (*Writer, error) {
+	w := &Writer{out: out}
+	hdr.Targets = Targets(targets)
+	if err := w.start(hdr); err != nil {
+		return nil, err
+	}
+	w.indexNames(targets)
+	return w, nil
+}
+
+func (w *Writer) indexNames(targets []sources.Target) {
+	for i, t := range targets {
+		w.index[t.Name] = i
+	}
+}
+
+func (w *Writer) open(hdr Header) error {
+	f, err := os.OpenFile(w.path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return fmt.Errorf("--record: %v", err)
+	}
+	w.file, w.out, w.size = f, f, 0
+	if err := w.start(hdr); err != nil {
+		f.Close()
+		return fmt.Errorf("--record %s: %v", w.path, err)
+	}
+	return nil
+}
+
+func (w *Writer) start(hdr Header) error {
+	if w.enc == nil {
+		// No zstd checksum: the frame carries a CRC-32C of the compressed bytes.
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false))
+		if err != nil {
+			return err
+		}
+		w.enc = enc
+	}
+	hdr.Format = Version
+	w.hdr = hdr
+	w.targets = make([]prevBody, len(hdr.Targets))
+	w.index = map[string]int{}
+	w.gpu = prevBody{}
+	if _, err := w.out.Write(magic[:]); err != nil {
+		return err
+	}
+	w.size += int64(len(magic))
+	b, err := json.Marshal(hdr)
+	if err != nil {
+		return err
+	}
+	return w.writeFrame(typeHeader, b, true)
+}
+
+// Err returns the first write error, after which nothing more is recorded.
+func (w *Writer) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Path is the file being written ("" for an io.Writer).
+func (w *Writer) Path() string { return w.path }
+
+// Header returns the header of the file being written.
+func (w *Writer) Header() Header {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.hdr
+}
+
+// Scrape records one scrape of the named target as the pipeline ingested
+// it: the raw body and its Content-Type, or the (already sanitized) error.
+// The writer keeps body (the next scrape is encoded against it): the
+// caller must not change it afterwards.
+func (w *Writer) Scrape(target string, at time.Time, d time.Duration, contentType string, body []byte, scrapeErr error) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	w.rotateIfFull()
+	i := w.target(sources.Target{Name: target})
+	raw := binary.AppendUvarint(w.raw[:0], uint64(i))
+	raw = binary.AppendVarint(raw, at.UnixNano())
+	raw = binary.AppendUvarint(raw, uint64(max(d, 0)))
+	if scrapeErr != nil {
+		raw = append(raw, bodyError)
+		raw = appendString(raw, scrapeErr.Error())
+	} else {
+		// The Content-Type is written when it changes: uvarint 0 is "as
+		// before", else its length + 1 and the bytes.
+		p := &w.targets[i]
+		if p.lines != nil && contentType == p.ct {
+			raw = append(raw, 0)
+		} else {
+			raw = binary.AppendUvarint(raw, uint64(len(contentType))+1)
+			raw = append(raw, contentType...)
+			p.ct = contentType
+		}
+		raw = p.appendBody(raw, body, &w.lines, &w.scratch)
+	}
+	w.raw = raw
+	w.add(typeScrape, raw)
+}
+
+// Body encodings inside scrape and GPU frames.
+const (
+	bodyWhole = 0
+	bodyDelta = 1
+	bodyError = 2
+)
+
+// appendBody appends body whole or as a delta against the previous one,
+// whichever is smaller, and remembers it.
+func (p *prevBody) appendBody(dst, body []byte, scratch *[][]byte, buf *[]byte) []byte {
+	start := len(dst)
+	whole := p.lines == nil || p.since >= keyEvery
+	if !whole {
+		*scratch = splitLines(*scratch, body)
+		dst = append(dst, bodyDelta)
+		dst = appendDelta(dst, p.lines, *scratch, &p.last, &p.spare, *buf)
+		if len(dst)-start > len(body) {
+			dst, whole = dst[:start], true
+		}
+	}
+	if whole {
+		dst = append(dst, bodyWhole)
+		dst = append(dst, body...)
+		p.since, p.last = 0, nil
+		*scratch = splitLines(*scratch, body)
+	} else {
+		p.since++
+	}
+	// body is the writer's now (see Scrape): keep it and its lines, no copy.
+	p.body = body
+	p.lines, *scratch = *scratch, p.lines
+	return dst
+}
+
+// GPU records one reading of the local GPUs.
+func (w *Writer) GPU(s *sources.GPUSnapshot) {
+	if w == nil {
+		return
+	}
+	b, err := json.MarshalIndent(toWire(s), "", " ")
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	w.rotateIfFull()
+	w.raw = w.gpu.appendBody(w.raw[:0], b, &w.lines, &w.scratch)
+	w.add(typeGPU, w.raw)
+}
+
+// Target records a target that arrived (discovered, or first named by a
+// scrape); a known name is ignored.
+func (w *Writer) Target(t sources.Target) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	w.rotateIfFull()
+	w.target(t)
+}
+
+// target returns the index of t in this file, recording it first when new.
+func (w *Writer) target(t sources.Target) int {
+	if i, ok := w.index[t.Name]; ok {
+		return i
+	}
+	i := len(w.targets)
+	w.targets = append(w.targets, prevBody{})
+	w.index[t.Name] = i
+	wt := Targets([]sources.Target{t})[0]
+	w.hdr.Targets = append(w.hdr.Targets, wt)
+	b, err := json.Marshal(wt)
+	if err != nil {
+		w.fail(err)
+		return i
+	}
+	w.add(typeTarget, b)
+	return i
+}
+
+// Departed records that a target is gone; a later target of the same name
+// is a new one.
+func (w *Writer) Departed(name string) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	i, ok := w.index[name]
+	if w.err != nil || !ok {
+		return
+	}
+	delete(w.index, name)
+	w.targets[i] = prevBody{}
+	w.add(typeDeparted, binary.AppendUvarint(nil, uint64(i)))
+}
+
+// Procs records the process tree found serving the named target.
+func (w *Writer) Procs(target string, t sources.ProcTree) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	w.rotateIfFull()
+	i := w.target(sources.Target{Name: target})
+	b, err := json.Marshal(wireProcs{Target: i, Root: t.Root, RootName: t.RootName, PIDs: t.PIDs, Note: t.Note})
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	w.add(typeProcs, b)
+}
+
+// Tick records that the detector evaluated at t; replay evaluates at the
+// same instants, so findings fire at the same times.
+func (w *Writer) Tick(t time.Time) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	w.rotateIfFull()
+	w.raw = binary.AppendVarint(w.raw[:0], t.UnixNano())
+	w.add(typeTick, w.raw)
+	w.flush()
+}
+
+// Close writes the end frame and closes the file.
+func (w *Writer) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err == nil {
+		w.flush()
+		w.fail(w.writeFrame(typeEnd, []byte("closed"), false))
+	}
+	if w.file != nil {
+		if err := w.file.Close(); err != nil && w.err == nil {
+			w.err = err
+		}
+		w.file = nil
+	}
+	if w.enc != nil {
+		w.enc.Close()
+	}
+	return w.err
+}
+
+func (w *Writer) fail(err error) {
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+}
+
+// rotateIfFull moves a file past half of max aside and starts the next.
+func (w *Writer) rotateIfFull() {
+	if w.path == "" || w.max <= 0 || w.size+int64(len(w.batch)) < w.max/2 {
+		return
+	}
+	w.flush() // encoded against this file's bodies: it ends this file
+	w.fail(w.writeFrame(typeEnd, []byte("rotated"), false))
+	if err := w.file.Close(); err != nil {
+		w.fail(err)
+	}
+	w.file = nil
+	if w.err != nil {
+		return
+	}
+	if err := os.Rename(w.path, w.path+".1"); err != nil {
+		w.fail(err)
+		return
+	}
+	w.rotations++
+	hdr := w.hdr
+	hdr.Part++
+	// The new file lists the targets present now (redacted as recorded),
+	// in their order; its index is keyed by their live names.
+	hdr.Targets = nil
+	live := make([]string, len(w.hdr.Targets))
+	present := make([]bool, len(w.hdr.Targets))
+	for name, i := range w.index {
+		live[i], present[i] = name, true
+	}
+	var now []sources.Target
+	for i, t := range w.hdr.Targets {
+		if present[i] {
+			hdr.Targets = append(hdr.Targets, t)
+			now = append(now, sources.Target{Name: live[i]})
+		}
+	}
+	w.fail(w.open(hdr))
+	w.indexNames(now)
+}
+
+// add appends one record to the batch that the next tick writes.
+func (w *Writer) add(typ byte, payload []byte) {
+	w.batch = append(w.batch, typ)
+	w.batch = binary.AppendUvarint(w.batch, uint64(len(payload)))
+	w.batch = append(w.batch, payload...)
+	if len(w.batch) >= maxBatch {
+		w.flush()
+	}
+}
+
+// flush writes the pending records as one compressed batch frame: one zstd
+// call and one write per evaluation, and the records of all targets
+// compress together.
+func (w *Writer) flush() {
+	if len(w.batch) == 0 || w.err != nil {
+		return
+	}
+	w.fail(w.writeFrame(typeBatch, w.batch, true))
+	w.batch = w.batch[:0]
+}
+
+// writeFrame writes one frame with a single write call.
+func (w *Writer) writeFrame(typ byte, payload []byte, compress bool) error {
+	if compress {
+		typ |= flagZstd
+		payload = w.enc.EncodeAll(payload, w.zbuf[:0])
+		w.zbuf = payload
+	}
+	f := w.frame[:0]
+	f = binary.LittleEndian.AppendUint32(f, uint32(len(payload)))
+	crc := crc32.Update(crc32.Update(0, castagnoli, []byte{typ}), castagnoli, payload)
+	f = binary.LittleEndian.AppendUint32(f, crc)
+	f = append(f, typ)
+	f = append(f, payload...)
+	w.frame = f
+	n, err := w.out.Write(f)
+	w.size += int64(n)
+	return err
+}
+
+func appendString(dst []byte, s string) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(s)))
+	return append(dst, s...)
+}
