@@ -145,6 +145,10 @@ func (e *Engine) joinGPU(ep *endpoint) {
 	for _, p := range t.PIDs {
 		pids[p] = true
 	}
+	remote := make(map[string]bool, len(t.GPUs))
+	for _, k := range t.GPUs {
+		remote[k] = true
+	}
 	held := map[string]bool{}
 	mem, memKnown, procs := 0.0, true, 0
 	var sick []string
@@ -153,6 +157,15 @@ func (e *Engine) joinGPU(ep *endpoint) {
 		on := g.Problem != "" && ep.gpu.held[gpuKey(g)]
 		if on {
 			sick = append(sick, fmt.Sprintf("GPU %d: %s", g.Index, g.Problem))
+		}
+		if remote[g.UUID] {
+			on = true
+			procs++
+			if math.IsNaN(g.MemUsed) {
+				memKnown = false
+			} else {
+				mem += g.MemUsed
+			}
 		}
 		for _, p := range g.Processes {
 			if !pids[p.PID] {

@@ -99,6 +99,10 @@ type ProcTree struct {
 	RootName string // its comm name
 	PIDs     []int  // Root and its descendants, sorted
 	Note     string // why no tree was found ("no process listens on port 8000 here")
+	// GPUs are the devices (GPU.UUID) the endpoint holds when that is known
+	// from elsewhere than its processes: dcgm-exporter's pod or host labels
+	// for a remote endpoint. Their whole used memory counts as its.
+	GPUs []string
 }
 
 // UnavailableGPU is a GPUSource that reads nothing and says why: NVML

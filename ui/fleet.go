@@ -58,7 +58,6 @@ type fleetTable struct {
 	cursor int // index into rows, or cursorFleet
 	offset int // first row shown
 	cache  map[rowRef]string
-	header string
 }
 
 func newFleetTable() fleetTable {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/discovery"
 	"github.com/vtop-dev/vtop/themes"
 )
 
@@ -40,6 +41,8 @@ type options struct {
 	sloProfile  string
 	gpu         string
 	prom        promOptions
+	dcgm        []string             // dcgm-exporter URLs (direct mode)
+	discover    []discovery.Spec     // dns+, dnssrv+ targets and --file-sd files
 	rules       diagnose.RulesConfig // thresholds, for durations, SLO profile
 	// gpuSource replaces NVML (the demo passes its simulated GPUs), and
 	// procTrees, indexed like targets, replace the /proc join (the demo's
@@ -97,6 +100,8 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("selector", "", "with --prometheus: only replicas whose series match these label matchers, e.g. '{namespace=\"llm\"}'")
 	fs.StringArray("header", nil, "with --prometheus: extra HTTP header 'Name: value' (e.g. X-Scope-OrgID for Mimir tenants; repeatable)")
 	fs.Duration("backfill", 30*time.Minute, "with --prometheus: history read at open (what the rules' for durations, the leak fit and sparklines need)")
+	fs.StringArray("file-sd", nil, "poll the targets of this Prometheus file_sd file (JSON or YAML), re-read when it changes (repeatable)")
+	fs.StringArray("dcgm", nil, "read GPUs from this dcgm-exporter endpoint (host:port or URL; repeatable) instead of NVML, joined to the targets by host")
 	fs.Bool("demo", false, "start a built-in simulated vLLM fleet on loopback and watch it")
 	fs.String("theme", "dark", "color theme: dark, light, high-contrast, mono (mono by default when NO_COLOR is set; always when TERM=dumb)")
 	fs.String("slo", "chat", "latency targets: chat, code, batch, rag, agent")
@@ -268,6 +273,18 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	default:
 		return nil, fs, fmt.Errorf("--gpu must be auto, nvml or none, not %q", o.gpu)
 	}
+	fileSD, _ := fs.GetStringArray("file-sd")
+	for _, f := range fileSD {
+		o.discover = append(o.discover, discovery.Spec{Kind: "file", Path: f})
+	}
+	dcgmSpecs, _ := fs.GetStringArray("dcgm")
+	for _, d := range dcgmSpecs {
+		t, err := sources.ParseTarget(d)
+		if err != nil {
+			return nil, fs, fmt.Errorf("--dcgm: %v", err)
+		}
+		o.dcgm = append(o.dcgm, t.URL)
+	}
 	if err := o.resolveProm(fs); err != nil {
 		return nil, fs, err
 	}
@@ -390,6 +407,8 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 		}
 	case len(fc.Targets) > 0:
 		specs = fc.Targets
+	case len(o.discover) > 0:
+		return nil // --file-sd names them
 	case o.demo:
 		return nil // the demo fleet supplies its own targets
 	default:
@@ -405,6 +424,14 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 	}
 	seen := map[string]bool{}
 	for _, s := range specs {
+		if discovery.IsSpec(s.URL) {
+			sp, err := discovery.ParseSpec(s.URL)
+			if err != nil {
+				return err
+			}
+			o.discover = append(o.discover, sp)
+			continue
+		}
 		t, err := sources.ParseTarget(s.URL)
 		if err != nil {
 			return err

@@ -56,6 +56,11 @@ func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stde
 	// cut short, and judges what it saw.
 	run.Interrupted = ctx.Err() != nil && !run.NoAnswer
 	fr := p.frame()
+	if p.prom != nil {
+		q, b := p.prom.Stats()
+		p.log.Info("prometheus requests", "server", p.prom.Server(), "queries", q, "bytes", b,
+			"endpoints", len(fr.Endpoints), "read_seconds", run.Elapsed.Seconds())
+	}
 	st := report.RunStatus(fr, run)
 	if o.output == "json" {
 		err := report.WriteJSON(stdout, report.BuildJSONRun(fr, vtopVersion(), st, run))

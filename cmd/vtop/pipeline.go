@@ -8,6 +8,8 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/dcgm"
+	"github.com/vtop-dev/vtop/sources/discovery"
 	"github.com/vtop-dev/vtop/sources/hostproc"
 	"github.com/vtop-dev/vtop/sources/promapi"
 	"github.com/vtop-dev/vtop/sources/record"
@@ -25,10 +27,11 @@ type pipeline struct {
 	clock     time.Time
 	lastEval  time.Time
 	log       *slog.Logger
-	scrapeLog *scrapeLog     // scrape errors and warnings, rate-limited
-	scrapes   int            // scrape results applied
-	answered  int            // of which succeeded (vLLM metrics read)
-	rec       *record.Writer // --record; nil when not recording
+	scrapeLog *scrapeLog      // scrape errors and warnings, rate-limited
+	scrapes   int             // scrape results applied
+	answered  int             // of which succeeded (vLLM metrics read)
+	rec       *record.Writer  // --record; nil when not recording
+	prom      *promapi.Client // with --prometheus, for its request counts
 }
 
 // newPipeline wires the sources of o: the poller over its targets and the
@@ -47,6 +50,17 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 	if o.maxParallel > 0 {
 		pc.MaxParallel = o.maxParallel
 	}
+	var poll sources.Source = sources.NewPollSource(sources.NewPoller(o.targets, fetcher, pc))
+	if len(o.discover) > 0 {
+		// Targets that come and go: each found one gets its own poller.
+		poll = &discovery.Source{Specs: o.discover, Static: o.targets, Resolver: o.http.Resolver, Fetcher: fetcher, Poll: pc,
+			OnError: func(sp discovery.Spec, err error) { logger.Warn("discovery", "rule", sp.String(), "err", err) }}
+	}
+	if len(o.dcgm) > 0 {
+		// Remote GPUs: dcgm-exporter instead of this machine's NVML.
+		d := &dcgm.Scraper{URLs: o.dcgm, Fetcher: fetcher, Interval: o.interval, Targets: o.targets}
+		return newPipelineOf(o, logger, poll, d)
+	}
 	gpuSrc := o.gpuSource
 	if gpuSrc == nil {
 		if gpuSrc, err = openGPUSource(o); err != nil {
@@ -61,7 +75,6 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 		}
 		gpu.UseTrees(trees)
 	}
-	poll := sources.NewPollSource(sources.NewPoller(o.targets, fetcher, pc))
 	return newPipelineOf(o, logger, poll, gpu)
 }
 
@@ -79,7 +92,11 @@ func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) 
 	o.interval = c.Interval()
 	o.window = max(o.window, 4*o.interval)
 	logger.Debug("prometheus", "server", c.Server(), "interval", o.interval)
-	return newPipelineOf(o, logger, promapi.NewSource(c))
+	p, err := newPipelineOf(o, logger, promapi.NewSource(c))
+	if p != nil {
+		p.prom = c
+	}
+	return p, err
 }
 
 // promQueryTimeout bounds one query to the server.

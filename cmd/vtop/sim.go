@@ -55,6 +55,7 @@ func newSimFlags() *pflag.FlagSet {
 	fs.StringSlice("models", []string{sim.Models[0].Name}, "served model names, round-robin (presets: "+modelNames()+")")
 	fs.Int("dp", 1, "data-parallel engines per replica (V1)")
 	fs.Duration("for", 0, "stop after this long (0: until SIGINT/SIGTERM)")
+	fs.String("dcgm-listen", "", "also serve the simulated GPUs as dcgm-exporter does, on this loopback HOST:PORT (node "+sim.DCGMNode+", pods named after the replicas in namespace "+sim.DCGMNamespace+")")
 	fs.Duration("warmup", 0, "simulate this long before serving: the replicas start that far into their scenarios, with that history behind them")
 	fs.BoolP("help", "h", false, "show this help")
 	return fs
@@ -119,6 +120,16 @@ func runSim(args []string, stdout, stderr io.Writer, getenv func(string) string)
 	p := fleet.Replicas()[0].Profile()
 	fmt.Fprintf(stdout, "vtop sim: %d replica%s of vLLM %s (%s), seed %d: %s\n",
 		len(cfg.Replicas), plural(len(cfg.Replicas)), p.Version, p.Name, seed, srv.Summary())
+	if addr, _ := fs.GetString("dcgm-listen"); addr != "" {
+		d, err := sim.ServeDCGM(fleet, addr)
+		if err != nil {
+			srv.Close()
+			fmt.Fprintf(stderr, "vtop sim: %v\n", err)
+			return 3
+		}
+		defer d.Close()
+		fmt.Fprintf(stdout, "vtop sim: dcgm-exporter metrics of its GPUs: %s\n", d.URL)
+	}
 	start := time.Now()
 	<-ctx.Done()
 	srv.Close()

@@ -187,7 +187,7 @@ func startVictoria(t *testing.T, h *history, scrape string) string {
 	return url
 }
 
-func waitReady(t *testing.T, url string) {
+func waitReady(t testing.TB, url string) {
 	t.Helper()
 	for i := 0; ; i++ {
 		resp, err := http.Get(url)
@@ -204,7 +204,7 @@ func waitReady(t *testing.T, url string) {
 	}
 }
 
-func freeTCPPort(t *testing.T) string {
+func freeTCPPort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/api"
@@ -25,6 +26,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/dcgm"
 )
 
 // Config says which server to read and how hard.
@@ -55,9 +57,20 @@ type Client struct {
 	name     string            // the server, for messages
 	sel      string            // the selector's matchers, rendered, "" for none
 	families []family          // vLLM families present, in schema order
+	dcgm     []string          // dcgm-exporter names present that vtop reads
 	help     map[string]string // HELP texts the server keeps (metadata API)
 	interval time.Duration
+
+	queries atomic.Int64 // requests made
+	bytes   atomic.Int64 // response bytes read
 }
+
+// Stats says how much was asked of the server so far: requests and
+// response bytes.
+func (c *Client) Stats() (queries, bytes int64) { return c.queries.Load(), c.bytes.Load() }
+
+// seriesPerReplica is about how many series one vLLM engine exposes.
+const seriesPerReplica = 400
 
 // family is one schema family with the names the server holds for it.
 type family struct {
@@ -147,7 +160,8 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = &limitBody{r: resp.Body, left: rt.c.cfg.MaxBody}
+	rt.c.queries.Add(1)
+	resp.Body = &limitBody{r: resp.Body, left: rt.c.cfg.MaxBody, n: &rt.c.bytes}
 	return resp, nil
 }
 
@@ -157,6 +171,7 @@ var errTooLarge = errors.New("response larger than the limit; narrow --selector"
 type limitBody struct {
 	r    io.ReadCloser
 	left int64
+	n    *atomic.Int64
 }
 
 func (l *limitBody) Read(p []byte) (int, error) {
@@ -168,6 +183,7 @@ func (l *limitBody) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	l.left -= int64(n)
+	l.n.Add(int64(n))
 	return n, err
 }
 
@@ -252,17 +268,17 @@ func (c *Client) discover(ctx context.Context) error {
 		sel += "," + c.sel
 	}
 	sel += "}"
-	q := "count by (__name__) (" + sel + ")"
-	v, err := c.query(ctx, q, now)
+	// The names come from the index (label values), which costs the server
+	// no sample reads however large the fleet.
+	qctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	names, _, _, err := c.api.LabelValues(qctx, model.MetricNameLabel, []string{sel}, now.Add(-5*time.Minute), now)
+	cancel()
 	if err != nil {
-		return err
+		return c.queryErr("label values of __name__ for "+sel, err)
 	}
-	vec, _ := v.(model.Vector)
 	byFam := map[string]*family{}
-	total := 0
-	for _, s := range vec {
-		total += int(s.Value)
-		name := string(s.Metric[model.MetricNameLabel])
+	for _, n := range names {
+		name := string(n)
 		fam, typ, ok := sources.WireFamily(name)
 		if !ok {
 			continue
@@ -279,10 +295,18 @@ func (c *Client) discover(ctx context.Context) error {
 		if c.sel != "" {
 			what += " matching " + c.cfg.Selector
 		}
-		return fmt.Errorf("prometheus %s: %s in the last 5 minutes (query %s)", c.name, what, q)
+		return fmt.Errorf("prometheus %s: %s in the last 5 minutes", c.name, what)
 	}
-	if total > c.cfg.MaxSeries {
-		return fmt.Errorf("prometheus %s: %d vLLM series match; more than the limit of %d: narrow --selector", c.name, total, c.cfg.MaxSeries)
+	// The bound: replicas × the series one vLLM exposes (a few hundred).
+	if run := byFam["vllm:num_requests_running"]; run != nil {
+		v, err := c.query(ctx, "count("+c.match(run.names)+")", now)
+		if err != nil {
+			return err
+		}
+		if vec, _ := v.(model.Vector); len(vec) == 1 && int(vec[0].Value)*seriesPerReplica > c.cfg.MaxSeries {
+			return fmt.Errorf("prometheus %s: %d vLLM replicas match, about %d series; more than the limit of %d: narrow --selector",
+				c.name, int(vec[0].Value), int(vec[0].Value)*seriesPerReplica, c.cfg.MaxSeries)
+		}
 	}
 	for _, f := range byFam {
 		sort.Strings(f.names)
@@ -300,6 +324,20 @@ func (c *Client) discover(ctx context.Context) error {
 			if len(ms) > 0 {
 				c.help[name] = ms[0].Help
 			}
+		}
+	}
+	// dcgm-exporter's series fill the GPU panel; the selector is for
+	// vLLM's series (the exporter runs in another namespace), so the GPUs
+	// are narrowed by the join to the replicas instead.
+	qctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
+	gpuNames, _, _, err := c.api.LabelValues(qctx, model.MetricNameLabel, []string{`{__name__=~"DCGM_.+"}`}, now.Add(-5*time.Minute), now)
+	cancel()
+	if err != nil {
+		return c.queryErr("label values of __name__ for DCGM_*", err)
+	}
+	for _, n := range gpuNames {
+		if dcgm.Known(string(n)) {
+			c.dcgm = append(c.dcgm, string(n))
 		}
 	}
 	c.interval = c.cfg.Interval

@@ -28,6 +28,8 @@ type replica struct {
 	key  string
 	name string
 	host string
+	ns   string
+	pod  string
 	norm *sources.Normalizer
 	buf  []byte
 	last time.Time // newest sample time handed on
@@ -86,7 +88,7 @@ func (f *fleet) get(m model.Metric) (*replica, bool) {
 	if h, _, ok := strings.Cut(host, ":"); ok {
 		host = h
 	}
-	r := &replica{key: k, name: name, host: host, norm: sources.NewNormalizer()}
+	r := &replica{key: k, name: name, host: host, ns: string(m["namespace"]), pod: string(m["pod"]), norm: sources.NewNormalizer()}
 	f.byKey[k], f.byName[name] = r, r
 	return r, true
 }

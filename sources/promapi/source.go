@@ -2,6 +2,7 @@ package promapi
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/dcgm"
 )
 
 // maxParallel is how many family queries one refresh has in flight.
@@ -23,17 +25,18 @@ const chunkSteps = 120
 type Source struct {
 	c     *Client
 	fleet *fleet
+	gpus  *dcgm.Reader
 	gen   uint64
 	names []model.LabelName // scratch for label sorting
 }
 
 // NewSource reads through an opened client.
 func NewSource(c *Client) *Source {
-	return &Source{c: c, fleet: newFleet(c.help)}
+	return &Source{c: c, fleet: newFleet(c.help), gpus: dcgm.NewReader()}
 }
 
-// Run backfills, then refreshes until ctx ends (or, with Config.Once, right
-// after the backfill).
+// Run backfills, then refreshes until ctx ends. With Config.Once it stops
+// after the backfill, or after one refresh when there is none.
 func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 	c := s.c
 	now := c.cfg.Clock()
@@ -42,7 +45,7 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 			return err
 		}
 	}
-	if c.cfg.Once {
+	if c.cfg.Once && c.cfg.Backfill > 0 {
 		return nil
 	}
 	tick := time.NewTicker(c.interval)
@@ -60,8 +63,8 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 				b.Scrapes = append(b.Scrapes, sources.Scrape{Target: r.name, Time: b.Now, Err: err})
 			}
 		}
-		if !sources.Send(ctx, out, b) {
-			return nil
+		if !sources.Send(ctx, out, b) || c.cfg.Once {
+			return nil // --once without history: one refresh
 		}
 		select {
 		case <-ctx.Done():
@@ -136,7 +139,56 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 		r.last = t
 		b.Scrapes = append(b.Scrapes, r.scrape(t))
 	}
+	if err := s.readGPUs(ctx, &b, ts); err != nil {
+		return b, err
+	}
 	return b, nil
+}
+
+// readGPUs reads dcgm-exporter's series, one query per metric, and joins
+// the devices to the replicas by pod, else by host.
+func (s *Source) readGPUs(ctx context.Context, b *sources.Batch, ts time.Time) error {
+	c := s.c
+	if len(c.dcgm) == 0 {
+		b.GPU = &sources.GPUSnapshot{Time: b.Now, Unavailable: "no dcgm-exporter series (DCGM_FI_*) in " + c.name}
+		return nil
+	}
+	vecs := make([]model.Value, len(c.dcgm))
+	var err error
+	for i, n := range c.dcgm {
+		if vecs[i], err = c.query(ctx, `{__name__="`+n+`"}`, ts); err != nil {
+			return err
+		}
+	}
+	s.gpus.Begin()
+	for i, v := range vecs {
+		for _, smp := range v.(model.Vector) {
+			m := smp.Metric
+			host := string(m["instance"])
+			if h, _, ok := strings.Cut(host, ":"); ok {
+				host = h
+			}
+			s.gpus.Add(c.dcgm[i], func(l string) string { return string(m[model.LabelName(l)]) }, float64(smp.Value), host)
+		}
+	}
+	devs, events := s.gpus.End(b.Now)
+	var reps []*replica
+	var holders []dcgm.Holder
+	for _, r := range s.fleet.byKey {
+		reps = append(reps, r)
+		holders = append(holders, dcgm.Holder{Namespace: r.ns, Pod: r.pod, Host: r.host})
+	}
+	fl := dcgm.Fleet{Devices: devs, Events: events}
+	snap, held := fl.Snapshot(b.Now, "dcgm-exporter via "+c.name, holders)
+	b.GPU = &snap
+	for i, r := range reps {
+		t := sources.ProcTree{GPUs: held[i]}
+		if len(held[i]) == 0 {
+			t.Note = "no dcgm-exporter GPU carries its pod or host"
+		}
+		b.Procs = append(b.Procs, sources.TargetProcs{Target: r.name, Tree: t})
+	}
+	return nil
 }
 
 // stampQuery asks, per replica, for the time of its newest scrape: the

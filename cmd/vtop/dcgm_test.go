@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/dcgm"
+	"github.com/vtop-dev/vtop/sources/sim"
+)
+
+// dcgm-exporter's view of a replica whose GPU overheats feeds the GPU
+// rules: eight simulated minutes of the sim's dcgm exposition, read by the
+// dcgm reader and joined to the replica by its pod, name gpu_throttling on
+// that replica's GPU.
+func TestDCGMFeedsGPURules(t *testing.T) {
+	f, err := sim.NewFleet(sim.FleetConfig{Replicas: []sim.ReplicaConfig{
+		{Name: "hot", Scenarios: []sim.ScenarioSpec{{Name: "thermal-throttle"}}},
+		{Name: "cool", Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+	}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := dcgm.NewReader()
+	norms := []*sources.Normalizer{sources.NewNormalizer(), sources.NewNormalizer()}
+	holders := []dcgm.Holder{{Namespace: sim.DCGMNamespace, Pod: "hot"}, {Namespace: sim.DCGMNamespace, Pod: "cool"}}
+	var batches []sources.Batch
+	for f.Elapsed() < 8*time.Minute {
+		f.Advance(5 * time.Second)
+		b := sources.Batch{Now: f.Now()}
+		for i, r := range f.Replicas() {
+			s := sources.Scrape{Target: r.Name(), Time: f.Now()}
+			s.Data, s.Err = norms[i].Normalize(r.Exposition(sim.FormatText), sim.FormatText.ContentType())
+			b.Scrapes = append(b.Scrapes, s)
+		}
+		rd.Begin()
+		if n := rd.ParseText(f.DCGMExposition(), "127.0.0.1"); n != 0 {
+			t.Fatalf("%d lines of the sim's dcgm exposition skipped", n)
+		}
+		devs, ev := rd.End(f.Now())
+		fl := dcgm.Fleet{Devices: devs, Events: ev}
+		snap, held := fl.Snapshot(f.Now(), "dcgm-exporter", holders)
+		b.GPU = &snap
+		for i, h := range holders {
+			b.Procs = append(b.Procs, sources.TargetProcs{Target: h.Pod, Tree: sources.ProcTree{GPUs: held[i]}})
+		}
+		batches = append(batches, b)
+	}
+	o, _, err := resolve([]string{"--gpu", "none", "--interval", "5s", "127.0.0.1:1"}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.targets = nil
+	p, err := newPipelineOf(o, quiet(), replay(batches))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := runToEnd(t, p)
+	var hot diagnose.EndpointView
+	for _, e := range fr.Endpoints {
+		if e.Name == "hot" {
+			hot = e
+		}
+	}
+	if len(hot.GPU.GPUs) != 1 || math.IsNaN(hot.GPU.MemBytes) || hot.GPU.MemBytes <= 0 {
+		t.Fatalf("hot's GPU join: %+v", hot.GPU)
+	}
+	g := fr.GPU.GPUs[hot.GPU.GPUs[0]]
+	if !strings.HasPrefix(g.Name, sim.DCGMNode+" GPU ") || !g.Throttled {
+		t.Errorf("hot's GPU: %+v", g)
+	}
+	// The GPU finding may stand alone or head the symptoms it causes.
+	for _, fd := range append(fr.Findings, hot.Findings...) {
+		if (fd.Rule == "gpu_throttling" && strings.Contains(fd.Target, "hot")) || strings.HasPrefix(fd.Cause, "gpu_throttling@hot") {
+			return
+		}
+	}
+	for _, fd := range fr.Findings {
+		t.Logf("%s on %q (cause %q)", fd.Rule, fd.Target, fd.Cause)
+	}
+	t.Errorf("no gpu_throttling on hot's GPU")
+}
+
+// Through Prometheus: a running `vtop sim` with its dcgm-exporter endpoint,
+// scraped as Kubernetes would (each replica's pod as a target label), fills
+// the GPU panel and joins each replica to its GPU by pod.
+func TestPrometheusDCGM(t *testing.T) {
+	bin := vtopBinary(t)
+	urls, dcgmURL := simFleetDCGM(t, bin, "--replicas", "2", "--scenario", "healthy")
+	var scrape strings.Builder
+	scrape.WriteString("scrape_configs:\n  - job_name: vllm\n    static_configs:\n")
+	for i, u := range urls {
+		tg, _ := sources.ParseTarget(u)
+		scrape.WriteString("      - targets: ['" + tg.Name + "']\n        labels: {namespace: " + sim.DCGMNamespace + ", pod: replica-" + string(rune('0'+i)) + "}\n")
+	}
+	du, _ := url.Parse(dcgmURL)
+	scrape.WriteString("  - job_name: dcgm\n    static_configs:\n      - targets: ['" + du.Host + "']\n")
+	srv := startPrometheus(t, nil, scrape.String())
+	waitSeries(t, srv, 2)
+	for i := 0; ; i++ {
+		if v, ok := promValue(srv, "count(DCGM_FI_DEV_FB_USED)"); ok && v == 2 {
+			break
+		}
+		if i == 300 {
+			t.Fatal("prometheus did not scrape the dcgm endpoint in 30 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	o, _, err := resolve([]string{"--prometheus", srv, "--backfill", "0"}, envFor(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newPipeline(o, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb := newHub(p)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		hb.run(ctx, o.interval)
+		close(done)
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	deadline := time.After(60 * time.Second)
+	for {
+		select {
+		case fr := <-hb.Frames():
+			joined := 0
+			for _, e := range fr.Endpoints {
+				if len(e.GPU.GPUs) == 1 && e.GPU.MemBytes > 0 {
+					joined++
+				}
+			}
+			if len(fr.GPU.GPUs) == 2 && joined == 2 {
+				for _, g := range fr.GPU.GPUs {
+					if math.IsNaN(g.UtilGPU) || math.IsNaN(g.TempC) || math.IsNaN(g.PowerW) || !(g.MemTotal > g.MemUsed) {
+						t.Errorf("GPU reading: %+v", g)
+					}
+				}
+				if !strings.Contains(fr.GPU.Source, "dcgm-exporter") {
+					t.Errorf("GPU source %q", fr.GPU.Source)
+				}
+				return
+			}
+		case <-deadline:
+			t.Fatal("no frame with both replicas joined to their GPUs in 60 s")
+		}
+	}
+}
+
+// simFleetDCGM starts `vtop sim` with its dcgm-exporter endpoint and
+// returns the replicas' host:port and the dcgm URL.
+func simFleetDCGM(t *testing.T, bin string, args ...string) ([]string, string) {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"sim", "--listen", "127.0.0.1:0", "--dcgm-listen", "127.0.0.1:0"}, args...)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	})
+	lines := make(chan string, 2)
+	go func() {
+		r := bufio.NewReader(out)
+		for i := 0; i < 2; i++ {
+			l, _ := r.ReadString('\n')
+			lines <- l
+		}
+		io.Copy(io.Discard, r)
+	}()
+	var got []string
+	for len(got) < 2 {
+		select {
+		case l := <-lines:
+			got = append(got, l)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("vtop sim said %q", got)
+		}
+	}
+	m := regexp.MustCompile(`http://127\.0\.0\.1:(\{[0-9,.]+\}|[0-9]+)/metrics`).FindStringSubmatch(got[0])
+	d := regexp.MustCompile(`http://127\.0\.0\.1:[0-9]+/metrics`).FindString(got[1])
+	if m == nil || d == "" {
+		t.Fatalf("no URLs in %q", got)
+	}
+	var hosts []string
+	for _, p := range strings.Split(strings.Trim(m[1], "{}"), ",") {
+		if a, b, ok := strings.Cut(p, ".."); ok {
+			lo, _ := strconv.Atoi(a)
+			hi, _ := strconv.Atoi(b)
+			for q := lo; q <= hi; q++ {
+				hosts = append(hosts, "127.0.0.1:"+strconv.Itoa(q))
+			}
+			continue
+		}
+		hosts = append(hosts, "127.0.0.1:"+p)
+	}
+	return hosts, d
+}
+
+// promValue runs an instant query and returns its one value.
+func promValue(base, q string) (float64, bool) {
+	resp, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape(q))
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Data struct {
+			Result []struct {
+				Value [2]any `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&r) != nil || len(r.Data.Result) != 1 {
+		return 0, false
+	}
+	s, _ := r.Data.Result[0].Value[1].(string)
+	v, err := strconv.ParseFloat(s, 64)
+	return v, err == nil
+}
+
+// Direct mode: --dcgm reads a dcgm-exporter endpoint itself; the GPUs fill
+// the report's GPU section and join the targets on the exporter's host.
+func TestDirectDCGM(t *testing.T) {
+	bin := vtopBinary(t)
+	hosts, dcgmURL := simFleetDCGM(t, bin, "--replicas", "2", "--scenario", "healthy")
+	code, out, errOut := runArgs(t, nil, append([]string{"--once", "-o", "json", "--window", "2s", "--interval", "500ms", "--dcgm", dcgmURL}, hosts...)...)
+	if code == int(3) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var rep struct {
+		Endpoints []struct {
+			Name string `json:"name"`
+			GPU  struct {
+				GPUs []int `json:"gpus"`
+			} `json:"gpu"`
+		} `json:"endpoints"`
+		GPU struct {
+			Source string `json:"source"`
+		} `json:"gpu"`
+		GPUs []json.RawMessage `json:"gpus"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if !strings.Contains(rep.GPU.Source, "dcgm-exporter") || len(rep.GPUs) != 2 {
+		t.Errorf("GPU section: %s, %d GPUs\n%.2000s", rep.GPU.Source, len(rep.GPUs), out)
+	}
+	for _, e := range rep.Endpoints {
+		if len(e.GPU.GPUs) != 2 { // one host: each replica holds every GPU of it
+			t.Errorf("%s joined to GPUs %v", e.Name, e.GPU.GPUs)
+		}
+	}
+}

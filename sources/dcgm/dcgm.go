@@ -1,0 +1,233 @@
+// Package dcgm reads NVIDIA dcgm-exporter series, scraped directly or
+// queried from a TSDB, into the GPU readings the rest of vtop uses. Every
+// dcgm-exporter metric name vtop reads, with the aliases across exporter
+// and DCGM releases, lives in the fields table here (facts from
+// ../shared/dcgm-metrics/NOTES.md).
+package dcgm
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// field says where one DCGM value goes in a GPU reading.
+type field uint8
+
+const (
+	fUtil        field = iota // %
+	fUtilRatio                // 0..1 (DCGM 4.6 names)
+	fEngineAct                // 0..1, the MIG instance's utilization
+	fMemCopy                  // %
+	fFBUsed                   // MiB
+	fFBFree                   // MiB
+	fFBReserved               // MiB
+	fTemp                     // °C
+	fPower                    // W
+	fPowerLimit               // W
+	fSMClock                  // MHz
+	fMemClock                 // MHz
+	fClockEvents              // bit mask, as NVML's
+	fXID                      // the last XID code seen, 0 none
+	fECCDBEVol                // uncorrectable ECC errors since the driver loaded
+	fRemapUncorr              // uncorrectable remapped rows
+	fRemapFail                // 0/1
+	fPCIeTx                   // bytes/s
+	fPCIeRx                   // bytes/s
+	numFields
+)
+
+// fields maps every metric name to its field: old and new spellings alike.
+var fields = map[string]field{
+	"DCGM_FI_DEV_GPU_UTIL":                      fUtil,
+	"DCGM_FI_DEV_GPU_UTIL_RATIO":                fUtilRatio,
+	"DCGM_FI_PROF_GR_ENGINE_ACTIVE":             fEngineAct,
+	"DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO":         fEngineAct,
+	"DCGM_FI_DEV_MEM_COPY_UTIL":                 fMemCopy,
+	"DCGM_FI_DEV_FB_USED":                       fFBUsed,
+	"DCGM_FI_DEV_FB_FREE":                       fFBFree,
+	"DCGM_FI_DEV_FB_RESERVED":                   fFBReserved,
+	"DCGM_FI_DEV_GPU_TEMP":                      fTemp,
+	"DCGM_FI_DEV_GPU_TEMP_CELSIUS":              fTemp,
+	"DCGM_FI_DEV_POWER_USAGE":                   fPower,
+	"DCGM_FI_DEV_BOARD_POWER_WATTS":             fPower,
+	"DCGM_FI_DEV_ENFORCED_POWER_LIMIT":          fPowerLimit,
+	"DCGM_FI_DEV_POWER_MGMT_LIMIT":              fPowerLimit,
+	"DCGM_FI_DEV_SM_CLOCK":                      fSMClock,
+	"DCGM_FI_DEV_MEM_CLOCK":                     fMemClock,
+	"DCGM_FI_DEV_CLOCKS_EVENT_REASONS":          fClockEvents,
+	"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS":        fClockEvents,
+	"DCGM_FI_DEV_XID_ERRORS":                    fXID,
+	"DCGM_FI_DEV_XID_ERROR":                     fXID,
+	"DCGM_FI_DEV_ECC_DBE_VOL_TOTAL":             fECCDBEVol,
+	"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS":   fRemapUncorr,
+	"DCGM_FI_DEV_ROW_REMAP_UNCORRECTABLE_TOTAL": fRemapUncorr,
+	"DCGM_FI_DEV_ROW_REMAP_FAILURE":             fRemapFail,
+	"DCGM_FI_PROF_PCIE_TX_BYTES":                fPCIeTx,
+	"DCGM_FI_PROF_PCIE_RX_BYTES":                fPCIeRx,
+}
+
+// Names lists every metric name read, sorted (for queries).
+func Names() []string {
+	out := make([]string, 0, len(fields))
+	for n := range fields {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Known reports whether vtop reads this metric name.
+func Known(name string) bool { _, ok := fields[name]; return ok }
+
+// Device is one GPU (or MIG instance) with where it runs and who holds it.
+type Device struct {
+	sources.GPU
+	Host      string // Hostname/hostname label (the Kubernetes node), else the exporter's host
+	Namespace string // the workload holding it, when the exporter maps pods
+	Pod       string
+	Instance  string // MIG GPU instance ID, "" for a whole GPU
+	Exporter  string // the exporter's own host (its target address)
+}
+
+// Key identifies a device across readings: host, UUID, MIG instance.
+func (d *Device) Key() string { return d.Host + "/" + d.UUID + "/" + d.Instance }
+
+type acc struct {
+	Device
+	v [numFields]float64
+}
+
+// Reader gathers one reading's series into devices. XID codes are turned
+// into events when they change, so it is kept across readings.
+type Reader struct {
+	devs    map[string]*acc
+	order   []string
+	lastXID map[string]float64
+}
+
+// NewReader returns an empty reader.
+func NewReader() *Reader { return &Reader{lastXID: map[string]float64{}} }
+
+// Begin starts a reading.
+func (r *Reader) Begin() {
+	r.devs = map[string]*acc{}
+	r.order = r.order[:0]
+}
+
+// Add reads one sample; label returns a label's value ("" when absent)
+// and instanceHost is the exporter target's host, used when the series
+// carries no Hostname.
+func (r *Reader) Add(name string, label func(string) string, v float64, instanceHost string) {
+	f, ok := fields[name]
+	if !ok || math.IsNaN(v) {
+		return
+	}
+	uuid := label("UUID")
+	if uuid == "" {
+		uuid = label("uuid") // --use-old-namespace
+	}
+	host := label("Hostname")
+	if host == "" {
+		host = label("hostname")
+	}
+	if host == "" {
+		host = instanceHost
+	}
+	mig := label("GPU_I_ID")
+	k := host + "/" + uuid + "/" + mig
+	a := r.devs[k]
+	if a == nil {
+		a = &acc{Device: Device{Instance: mig}}
+		for i := range a.v {
+			a.v[i] = math.NaN()
+		}
+		a.Host = sources.Sanitize(host, 80)
+		a.UUID = sources.Sanitize(uuid, 80)
+		a.Index, _ = strconv.Atoi(label("gpu"))
+		a.Name = sources.Sanitize(label("modelName"), 60)
+		a.PCIBusID = sources.Sanitize(label("pci_bus_id"), 40)
+		a.MIG = sources.TriNo
+		if p := label("GPU_I_PROFILE"); p != "" {
+			a.MIG = sources.TriYes
+			a.Name += " MIG " + sources.Sanitize(p, 20)
+		}
+		a.Namespace, a.Pod = workload(label)
+		a.Exporter = sources.Sanitize(instanceHost, 80)
+		r.devs[k] = a
+		r.order = append(r.order, k)
+	}
+	// Device-level values repeat on every MIG row: the first one stands.
+	if math.IsNaN(a.v[f]) {
+		a.v[f] = v
+	}
+}
+
+// workload is the pod holding the GPU: exported_* first (the exporter's
+// labels renamed by a scrape without honor_labels), then the plain ones
+// unless they are the exporter's own pod.
+func workload(label func(string) string) (ns, pod string) {
+	if p := label("exported_pod"); p != "" {
+		return sources.Sanitize(label("exported_namespace"), 80), sources.Sanitize(p, 120)
+	}
+	pod = label("pod")
+	if pod == "" || strings.Contains(label("container"), "dcgm-exporter") || strings.Contains(pod, "dcgm-exporter") {
+		return "", ""
+	}
+	return sources.Sanitize(label("namespace"), 80), sources.Sanitize(pod, 120)
+}
+
+// End returns the reading's devices, in the order first seen, and the XID
+// events of codes that changed since the last reading.
+func (r *Reader) End(t time.Time) ([]Device, []sources.GPUEvent) {
+	out := make([]Device, 0, len(r.order))
+	var events []sources.GPUEvent
+	for _, k := range r.order {
+		a := r.devs[k]
+		g := &a.GPU
+		v := &a.v
+		g.UtilGPU = v[fUtil]
+		if math.IsNaN(g.UtilGPU) {
+			g.UtilGPU = 100 * v[fUtilRatio]
+		}
+		if math.IsNaN(g.UtilGPU) {
+			g.UtilGPU = 100 * v[fEngineAct] // MIG: no GPU_UTIL
+		}
+		g.UtilMem = v[fMemCopy]
+		const mib = 1 << 20
+		g.MemUsed = v[fFBUsed] * mib
+		g.MemTotal = (v[fFBUsed] + v[fFBFree] + zeroIfNaN(v[fFBReserved])) * mib
+		g.TempC, g.TempSlowdownC = v[fTemp], math.NaN()
+		g.PowerW, g.PowerLimitW = v[fPower], v[fPowerLimit]
+		g.SMClockMHz, g.MemClockMHz = v[fSMClock], v[fMemClock]
+		g.ECCUncorrected = v[fECCDBEVol]
+		g.RetiredPages = v[fRemapUncorr]
+		g.RemapFailed = v[fRemapFail] == 1
+		g.PCIeTxBps, g.PCIeRxBps = v[fPCIeTx], v[fPCIeRx]
+		g.ClockEvents, g.ClockEventBits, g.Throttled = nil, 0, false
+		if ce := v[fClockEvents]; !math.IsNaN(ce) && ce >= 0 {
+			g.ClockEventBits = sources.ClockEvent(uint64(ce))
+			g.ClockEvents = g.ClockEventBits.Words()
+			g.Throttled = g.ClockEventBits.Throttling()
+		}
+		if x := v[fXID]; !math.IsNaN(x) {
+			if prev, seen := r.lastXID[k]; x != 0 && (!seen || prev != x) {
+				events = append(events, sources.XIDEvent(t, len(out), int(x)))
+			}
+			r.lastXID[k] = x
+		}
+		out = append(out, a.Device)
+	}
+	return out, events
+}
+
+func zeroIfNaN(v float64) float64 {
+	if math.IsNaN(v) {
+		return 0
+	}
+	return v
+}

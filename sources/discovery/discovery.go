@@ -1,0 +1,289 @@
+// Package discovery finds vLLM targets that come and go: every A/AAAA
+// record of a name (dns+host:port, a Kubernetes headless service), the SRV
+// records of a service (dnssrv+_name._tcp.host), and Prometheus file_sd
+// files (JSON or YAML, re-read when they change). It is a sources.Source:
+// each target found is polled by its own poller, and arrivals and
+// departures reach the pipeline as they happen.
+package discovery
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// Spec is one discovery rule.
+type Spec struct {
+	Kind string // "dns", "dnssrv" or "file"
+	Host string // dns: the name; dnssrv: _name._tcp.host
+	Port int    // dns only
+	Path string // file only
+}
+
+func (s Spec) String() string {
+	switch s.Kind {
+	case "dns":
+		return "dns+" + net.JoinHostPort(s.Host, strconv.Itoa(s.Port))
+	case "dnssrv":
+		return "dnssrv+" + s.Host
+	}
+	return "file_sd " + s.Path
+}
+
+// IsSpec reports whether a target argument asks for discovery.
+func IsSpec(arg string) bool {
+	return strings.HasPrefix(arg, "dns+") || strings.HasPrefix(arg, "dnssrv+")
+}
+
+// ParseSpec reads dns+host:port or dnssrv+_name._tcp.host.
+func ParseSpec(arg string) (Spec, error) {
+	switch {
+	case strings.HasPrefix(arg, "dns+"):
+		host, port, err := net.SplitHostPort(strings.TrimPrefix(arg, "dns+"))
+		p, perr := strconv.Atoi(port)
+		if err != nil || perr != nil || host == "" || p <= 0 || p > 65535 {
+			return Spec{}, fmt.Errorf("target %q: give dns+host:port", sources.Sanitize(arg, 80))
+		}
+		return Spec{Kind: "dns", Host: host, Port: p}, nil
+	case strings.HasPrefix(arg, "dnssrv+"):
+		name := strings.TrimPrefix(arg, "dnssrv+")
+		if !strings.HasPrefix(name, "_") || strings.Count(name, ".") < 2 {
+			return Spec{}, fmt.Errorf("target %q: give dnssrv+_service._tcp.domain", sources.Sanitize(arg, 80))
+		}
+		return Spec{Kind: "dnssrv", Host: name}, nil
+	}
+	return Spec{}, fmt.Errorf("target %q: not a discovery rule", sources.Sanitize(arg, 80))
+}
+
+// Source polls the static targets and whatever the specs find.
+type Source struct {
+	Specs    []Spec
+	Static   []sources.Target
+	Resolver *net.Resolver // nil: the system's
+	Fetcher  *sources.Fetcher
+	Poll     sources.PollerConfig
+	// Refresh is how often DNS is asked again (default 30 s, as
+	// Prometheus' dns_sd); files are checked every poll interval.
+	Refresh time.Duration
+	// OnError hears about a rule that failed (the last good answer stays).
+	OnError func(Spec, error)
+}
+
+type running struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Run discovers and polls until ctx ends.
+func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
+	if s.Refresh <= 0 {
+		s.Refresh = 30 * time.Second
+	}
+	if s.Resolver == nil {
+		s.Resolver = net.DefaultResolver
+	}
+	live := map[string]*running{}
+	var wg sync.WaitGroup
+	defer func() {
+		for _, r := range live {
+			r.cancel()
+		}
+		wg.Wait()
+	}()
+	start := func(t sources.Target) {
+		tctx, cancel := context.WithCancel(ctx)
+		r := &running{cancel: cancel, done: make(chan struct{})}
+		live[t.Name] = r
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(r.done)
+			ps := sources.NewPollSource(sources.NewPoller([]sources.Target{t}, s.Fetcher, s.Poll))
+			ps.Run(tctx, out)
+		}()
+	}
+	for _, t := range s.Static {
+		start(t)
+	}
+	found := make([][]sources.Target, len(s.Specs)) // the last good answer of each rule
+	stamps := make([]fileStamp, len(s.Specs))
+	var lastDNS time.Time
+	tick := time.NewTicker(s.Poll.Interval)
+	defer tick.Stop()
+	for {
+		dns := lastDNS.IsZero() || time.Since(lastDNS) >= s.Refresh
+		if dns {
+			lastDNS = time.Now()
+		}
+		for i, sp := range s.Specs {
+			var ts []sources.Target
+			var err error
+			switch {
+			case sp.Kind == "file":
+				changed, serr := stamps[i].changed(sp.Path)
+				if serr == nil && !changed {
+					continue
+				}
+				if err = serr; err == nil {
+					ts, err = readFileSD(sp.Path)
+				}
+			case dns:
+				ts, err = s.lookup(ctx, sp)
+			default:
+				continue
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			if err != nil {
+				if s.OnError != nil {
+					s.OnError(sp, err)
+				}
+				continue
+			}
+			found[i] = ts
+		}
+		want := map[string]sources.Target{}
+		for _, t := range s.Static {
+			want[t.Name] = t
+		}
+		for _, ts := range found {
+			for _, t := range ts {
+				if _, dup := want[t.Name]; !dup {
+					want[t.Name] = t
+				}
+			}
+		}
+		var gone []string
+		for name, r := range live {
+			if _, ok := want[name]; !ok {
+				r.cancel()
+				<-r.done
+				delete(live, name)
+				gone = append(gone, name)
+			}
+		}
+		if len(gone) > 0 {
+			slices.Sort(gone)
+			if !sources.Send(ctx, out, sources.Batch{Now: time.Now(), Departed: gone}) {
+				return nil
+			}
+		}
+		var names []string
+		for name := range want {
+			if live[name] == nil {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			start(want[n]) // its poller announces it
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// lookup asks DNS for a rule's targets.
+func (s *Source) lookup(ctx context.Context, sp Spec) ([]sources.Target, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var hostports []string
+	switch sp.Kind {
+	case "dns":
+		ips, err := s.Resolver.LookupIPAddr(ctx, sp.Host)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", sp, err)
+		}
+		for _, ip := range ips {
+			hostports = append(hostports, net.JoinHostPort(ip.IP.String(), strconv.Itoa(sp.Port)))
+		}
+	case "dnssrv":
+		_, srvs, err := s.Resolver.LookupSRV(ctx, "", "", sp.Host)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", sp, err)
+		}
+		for _, r := range srvs {
+			hostports = append(hostports, net.JoinHostPort(strings.TrimSuffix(r.Target, "."), strconv.Itoa(int(r.Port))))
+		}
+	}
+	var out []sources.Target
+	for _, hp := range hostports {
+		t, err := sources.ParseTarget(hp)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", sp, err)
+		}
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b sources.Target) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// fileStamp remembers a file_sd file's size and time, to re-read it only
+// when it changed.
+type fileStamp struct {
+	mod  time.Time
+	size int64
+}
+
+func (f *fileStamp) changed(path string) (bool, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false, fmt.Errorf("file_sd %s: %v", path, err)
+	}
+	if st.ModTime().Equal(f.mod) && st.Size() == f.size {
+		return false, nil
+	}
+	f.mod, f.size = st.ModTime(), st.Size()
+	return true, nil
+}
+
+// readFileSD reads a Prometheus file_sd file: a list of {targets, labels};
+// the labels __scheme__ and __metrics_path__ shape the URL, others are
+// ignored (vtop names targets by address).
+func readFileSD(path string) ([]sources.Target, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("file_sd %s: %v", path, err)
+	}
+	var groups []struct {
+		Targets []string          `yaml:"targets"`
+		Labels  map[string]string `yaml:"labels"`
+	}
+	// YAML is a superset of JSON: one parser reads both forms.
+	if err := yaml.Unmarshal(b, &groups); err != nil {
+		return nil, fmt.Errorf("file_sd %s: %v", path, err)
+	}
+	out := []sources.Target{}
+	for _, g := range groups {
+		scheme, mpath := g.Labels["__scheme__"], g.Labels["__metrics_path__"]
+		for _, hp := range g.Targets {
+			spec := hp
+			if scheme != "" || mpath != "" {
+				if scheme == "" {
+					scheme = "http"
+				}
+				spec = scheme + "://" + hp + mpath
+			}
+			t, err := sources.ParseTarget(spec)
+			if err != nil {
+				return nil, fmt.Errorf("file_sd %s: %v", path, err)
+			}
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
