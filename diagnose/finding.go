@@ -64,12 +64,20 @@ type Finding struct {
 	Symptoms []string
 }
 
-// Evidence is one measured value behind a finding.
+// Evidence is one measured value behind a finding. A numeric one carries
+// the number and its unit (JSON gets them as they are; NaN is unknown);
+// Value is its text as the terminal shows it, or the whole text of
+// evidence that is not one number ("KV capacity 27,000 blocks × 16 …").
 type Evidence struct {
 	Name   string        // "KV usage"
-	Value  string        // "97%" (formatted; the rule chose the unit)
+	Value  string        // "97%"
+	Num    float64       // 0.97; NaN when unknown or not numeric (Unit "")
+	Unit   string        // "ratio", "s", "count", "per_s", "req/s", "tokens/s"; "" for text evidence
 	Window time.Duration // the window it was measured over (0: instantaneous)
 }
+
+// Numeric reports whether the evidence is one number with a unit.
+func (e Evidence) Numeric() bool { return e.Unit != "" }
 
 // FlagChange is a concrete vLLM flag recommendation. From is empty when the
 // current value is unknown; To may say what is missing instead of a number.

@@ -162,7 +162,7 @@ func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev Severity, fd *Findi
 	mean := s / n
 	fd.Summary = fmt.Sprintf("%s requests in flight per %s vs %s on average on its %d peers in %s", dec(load, 2), unit, dec(mean, 2), len(eps)-1, u.model)
 	fd.Evidence = []Evidence{ev("in flight here", fmt.Sprintf("%s (running %s, waiting %s) over %s %ss", num(inFlight(ep)), num(ep.Stats.Running), num(ep.Stats.Waiting), num(capOf(ep)), unit), 0),
-		ev("per "+unit+" here", dec(load, 2), 0), ev("peers' mean per "+unit, dec(mean, 2), 0), ev("TTFT p95 here", qsecs(&ep.Stats.TTFT, ep.Stats.TTFT.P95), ep.Stats.Span)}
+		ev("per "+unit+" here", dec(load, 2), 0), ev("peers' mean per "+unit, dec(mean, 2), 0), evQ("TTFT p95 here", &ep.Stats.TTFT, ep.Stats.TTFT.P95, ep.Stats.Span)}
 	others := slices.DeleteFunc(slices.Clone(eps), func(o *EndpointView) bool { return o == ep })
 	var parts []string
 	for _, o := range others {

@@ -60,7 +60,7 @@ var ruleGPUThrottling = &Rule{
 		g := &x.f.GPU.GPUs[u.gpu]
 		why := strings.Join((t.reasons & sources.ClockThrottle).Words(), ", ")
 		fd.Summary = fmt.Sprintf("GPU %d %s for %s of %s: %s", g.Index, "throttled", pct(t.share), dur(w), why)
-		fd.Evidence = []Evidence{ev("throttled readings", pct(t.share), w), ev("reasons", why, w),
+		fd.Evidence = []Evidence{evNum("throttled readings", t.share, "ratio", w), ev("reasons", why, w),
 			ev("temperature", tempWords(g), 0), ev("power", powerWords(g), 0), ev("SM clock", withUnit(g.SMClockMHz, " MHz"), 0),
 			ev("utilization", withUnit(g.UtilGPU, "%"), 0)}
 		if !x.f.GPUSeries[u.gpu].ThrottledSince.IsZero() {
@@ -177,7 +177,7 @@ var ruleGPUXID = &Rule{
 				fd.Evidence = append(fd.Evidence, ev("device", g.Problem, 0))
 			}
 			if !bad(g.ECCUncorrected) {
-				fd.Evidence = append(fd.Evidence, ev("uncorrectable ECC errors", num(g.ECCUncorrected), 0))
+				fd.Evidence = append(fd.Evidence, evNum("uncorrectable ECC errors", g.ECCUncorrected, "count", 0))
 			}
 			if g.RemapPending {
 				fd.Evidence = append(fd.Evidence, ev("row remap", "pending a GPU reset", 0))

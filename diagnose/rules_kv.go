@@ -81,7 +81,7 @@ var ruleKVThrashing = &Rule{
 		fd.Summary = fmt.Sprintf("preemptions %s/s (%s per finished request), KV %s, TTFT p95 %s (%s target %s)",
 			num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage), qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT))
 		fd.Evidence = kvEvidence(u, w)
-		fd.Evidence = append(fd.Evidence, ev("TTFT p95", qsecs(&st.TTFT, st.TTFT.P95), w))
+		fd.Evidence = append(fd.Evidence, evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w))
 		fd.Explain = "The engine runs more sequences than its KV cache holds. " + preemptWords(u.ep.Version) +
 			" Each preemption throws away computed KV and redoes the prefill later, so GPU time goes to recomputation and new requests wait longer for their first token."
 		fd.Flags, fd.Action = kvAdvice(u, p[kvtHeadroom])
@@ -122,11 +122,11 @@ func shareWords(v float64) string {
 func kvEvidence(u *unit, w time.Duration) []Evidence {
 	st := u.st
 	out := []Evidence{
-		ev("KV usage", pct(st.KVUsage), 0),
-		ev("preemptions", num(st.PreemptionsRate)+"/s", w),
+		evNum("KV usage", st.KVUsage, "ratio", 0),
+		evNum("preemptions", st.PreemptionsRate, "per_s", w),
 		ev("preemptions per finished request", shareWords(preemptShare(st)), w),
-		ev("running", num(st.Running), 0),
-		ev("waiting", num(st.Waiting), 0),
+		evNum("running", st.Running, "count", 0),
+		evNum("waiting", st.Waiting, "count", 0),
 	}
 	if !bad(st.KVCapacityTokens) {
 		out = append(out, ev("KV capacity", fmt.Sprintf("%s blocks × %s tokens = %s tokens",
@@ -269,8 +269,8 @@ var ruleSwapping = &Rule{
 		st := u.st
 		most := swappedInWindow(x, u)
 		fd.Summary = fmt.Sprintf("up to %s requests swapped in %s (%s now), CPU KV %s, GPU KV %s", num(most), dur(x.f.Window), num(st.Swapped), pct(st.CPUKVUsage), pct(st.KVUsage))
-		fd.Evidence = append([]Evidence{ev("swapped, most", num(most), x.f.Window), ev("swapped now", num(st.Swapped), 0),
-			ev("CPU KV usage", pct(st.CPUKVUsage), 0)}, kvEvidence(u, st.Span)...)
+		fd.Evidence = append([]Evidence{evNum("swapped, most", most, "count", x.f.Window), evNum("swapped now", st.Swapped, "count", 0),
+			evNum("CPU KV usage", st.CPUKVUsage, "ratio", 0)}, kvEvidence(u, st.Span)...)
 		fd.Explain = "The V0 scheduler ran out of GPU KV blocks and moved preempted sequence groups (those with several sequences: n>1, beam search) to CPU memory. They stall until swapped back, and every swap crosses PCIe."
 		fd.Flags, fd.Action = kvAdvice(u, p[swHeadroom])
 	},
@@ -341,7 +341,7 @@ var ruleOOMRisk = &Rule{
 		st := u.st
 		used, total := gpuMem(x, u)
 		fd.Summary = fmt.Sprintf("KV %s with --gpu-memory-utilization %s", pct(st.KVUsage), util2(st.GPUMemUtil))
-		fd.Evidence = []Evidence{ev("KV usage", pct(st.KVUsage), 0), ev("gpu_memory_utilization", util2(st.GPUMemUtil), 0)}
+		fd.Evidence = []Evidence{evNum("KV usage", st.KVUsage, "ratio", 0), ev("gpu_memory_utilization", util2(st.GPUMemUtil), 0)}
 		if !bad(used) && !bad(total) {
 			fd.Summary += fmt.Sprintf(", GPU memory %s of %s", mib(used), mib(total))
 			fd.Evidence = append(fd.Evidence, ev("GPU memory", fmt.Sprintf("%s of %s (%s)", mib(used), mib(total), pct(used/total)), 0))
@@ -418,7 +418,7 @@ var rulePrefixMiss = &Rule{
 		st := u.st
 		if st.PrefixCaching == sources.TriNo {
 			fd.Summary = "prefix caching is off"
-			fd.Evidence = []Evidence{ev("enable_prefix_caching", "False", 0), ev("prompt tokens", num(st.PromptTokRate)+"/s", st.Span)}
+			fd.Evidence = []Evidence{ev("enable_prefix_caching", "False", 0), evNum("prompt tokens", st.PromptTokRate, "per_s", st.Span)}
 			fd.Explain = "The engine recomputes every prompt from the first token. When requests share a beginning (a system prompt, earlier chat turns, a RAG preamble), the prefix cache would skip that prefill."
 			fc := FlagChange{Flag: "--enable-prefix-caching", From: "off", To: "on"}
 			switch u.ep.Version.Gen {
@@ -434,10 +434,10 @@ var rulePrefixMiss = &Rule{
 			return
 		}
 		fd.Summary = fmt.Sprintf("prefix-cache hit %s of %s prompt tokens/s, caching on", pct(st.PrefixHitRatio), num(st.PromptTokRate))
-		fd.Evidence = []Evidence{ev("hit ratio", pct(st.PrefixHitRatio), st.Span), ev("prompt tokens", num(st.PromptTokRate)+"/s", st.Span),
-			ev("TTFT p95", qsecs(&st.TTFT, st.TTFT.P95), st.Span)}
+		fd.Evidence = []Evidence{evNum("hit ratio", st.PrefixHitRatio, "ratio", st.Span), evNum("prompt tokens", st.PromptTokRate, "per_s", st.Span),
+			evQ("TTFT p95", &st.TTFT, st.TTFT.P95, st.Span)}
 		if !bad(st.PrefixQueryRate) {
-			fd.Evidence = append(fd.Evidence, ev("cache queries", num(st.PrefixQueryRate)+" tokens/s", st.Span))
+			fd.Evidence = append(fd.Evidence, evNum("cache queries", st.PrefixQueryRate, "tokens/s", st.Span))
 		}
 		fd.Explain = "Prefix caching is on, but almost no prompt begins with blocks already in the cache, so every prefill is computed in full. The cache matches whole blocks from the first token: one changing byte near the top (a request id, a timestamp) defeats it for the rest of the prompt."
 		fd.Action = "keep shared system prompts byte-identical and at the very start (move ids and timestamps after them); send requests with the same prefix to the same replica"

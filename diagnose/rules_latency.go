@@ -83,9 +83,9 @@ var rulePrefillStarvation = &Rule{
 		}
 		fd.Summary = fmt.Sprintf("TTFT p95 %s (%s target %s) with inter-token p50 %s; %s waiting, running %s, KV %s",
 			qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT), qsecs(&st.ITL, st.ITL.P50), num(st.Waiting), run, pct(st.KVUsage))
-		fd.Evidence = []Evidence{ev("TTFT p95", qsecs(&st.TTFT, st.TTFT.P95), w), ev("inter-token p50", qsecs(&st.ITL, st.ITL.P50), w),
-			ev("queue time p95", qsecs(&st.Queue, st.Queue.P95), w), ev("waiting", num(st.Waiting), 0), ev("running", run, 0),
-			ev("KV usage", pct(st.KVUsage), 0)}
+		fd.Evidence = []Evidence{evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w),
+			evQ("queue time p95", &st.Queue, st.Queue.P95, w), evNum("waiting", st.Waiting, "count", 0), ev("running", run, 0),
+			evNum("KV usage", st.KVUsage, "ratio", 0)}
 		fd.Explain = "Requests already running stream at normal speed, but new ones wait for a slot: the batch is full of long generations and a waiting prompt is only admitted when one finishes. The KV cache still has room, so the cap on running sequences, not memory, is what holds them."
 		var action []string
 		fc, _, lever := maxNumSeqsChange(u, p[psHeadroom], false)
@@ -181,9 +181,9 @@ var ruleQueueBacklog = &Rule{
 		st, w := u.st, u.st.Span
 		x.trend()
 		fd.Summary = fmt.Sprintf("%s waiting, queue time p95 %s, queue %s", num(st.Waiting), qsecs(&st.Queue, st.Queue.P95), growthWords(x.waitSlope))
-		fd.Evidence = []Evidence{ev("waiting", num(st.Waiting), 0), ev("queue time p95", qsecs(&st.Queue, st.Queue.P95), w),
-			ev("queue growth", signed(x.waitSlope)+" requests/s", x.trendSpan), ev("completed", num(st.ReqRate)+" req/s", w),
-			ev("running", num(st.Running), 0), ev("KV usage", pct(st.KVUsage), 0), ev("TTFT p95", qsecs(&st.TTFT, st.TTFT.P95), w)}
+		fd.Evidence = []Evidence{evNum("waiting", st.Waiting, "count", 0), evQ("queue time p95", &st.Queue, st.Queue.P95, w),
+			ev("queue growth", signed(x.waitSlope)+" requests/s", x.trendSpan), evNum("completed", st.ReqRate, "req/s", w),
+			evNum("running", st.Running, "count", 0), evNum("KV usage", st.KVUsage, "ratio", 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
 		fd.Explain = "Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows."
 		var action []string
 		if why, ok := replicasNeeded(x, u, p[qbQueueP95]); ok {
@@ -325,9 +325,9 @@ var ruleDecodeStutter = &Rule{
 		st, w := u.st, u.st.Span
 		target := x.slo.ITL.Seconds()
 		fd.Summary = fmt.Sprintf("inter-token p99 %s, p50 %s (%s target %s)", qsecs(&st.ITL, st.ITL.P99), qsecs(&st.ITL, st.ITL.P50), x.slo.Name, dur(x.slo.ITL))
-		fd.Evidence = []Evidence{ev("inter-token p99", qsecs(&st.ITL, st.ITL.P99), w), ev("inter-token p50", qsecs(&st.ITL, st.ITL.P50), w),
-			ev("tokens per step p50 (by token)", num(st.IterTokensByToken.P50), w), ev("tokens per step p99 (by token)", num(st.IterTokensByToken.P99), w),
-			ev("running", num(st.Running), 0)}
+		fd.Evidence = []Evidence{evQ("inter-token p99", &st.ITL, st.ITL.P99, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w),
+			evNum("tokens per step p50 (by token)", st.IterTokensByToken.P50, "count", w), evNum("tokens per step p99 (by token)", st.IterTokensByToken.P99, "count", w),
+			evNum("running", st.Running, "count", 0)}
 		fd.Explain = "Most tokens arrive on time, but some steps take far longer: a step that also carries a big prefill chunk (or a very large batch) delays every running stream by its full duration. --max-num-batched-tokens caps the tokens one step may carry."
 		fc := FlagChange{Flag: "--max-num-batched-tokens"}
 		// Both distributions weighted by token, so p50 and p99 of each
@@ -404,8 +404,8 @@ var ruleAbortRate = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st, w := u.st, u.st.Span
 		fd.Summary = fmt.Sprintf("%s of %s finished req/s aborted; E2E p95 %s", pct(st.AbortShare), num(st.ReqRate), qsecs(&st.E2E, st.E2E.P95))
-		fd.Evidence = []Evidence{ev("abort share", pct(st.AbortShare), w), ev("finished", num(st.ReqRate)+" req/s", w),
-			ev("E2E p95", qsecs(&st.E2E, st.E2E.P95), w), ev("E2E p99", qsecs(&st.E2E, st.E2E.P99), w), ev("TTFT p95", qsecs(&st.TTFT, st.TTFT.P95), w)}
+		fd.Evidence = []Evidence{evNum("abort share", st.AbortShare, "ratio", w), evNum("finished", st.ReqRate, "req/s", w),
+			evQ("E2E p95", &st.E2E, st.E2E.P95, w), evQ("E2E p99", &st.E2E, st.E2E.P99, w), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
 		fd.Explain = "vLLM counts a request as aborted when the client disconnects before it finishes: a timeout, a user pressing stop, a gateway giving up. Aborted work is wasted GPU time, and clients that retry add load exactly when the engine is slow."
 		fd.Action = fmt.Sprintf("requests take up to %s (E2E p99): make client and gateway timeouts longer than that, or cut latency first (see the other findings); check retries do not pile on", qsecs(&st.E2E, st.E2E.P99))
 	},
@@ -561,8 +561,8 @@ var ruleUnderutil = &Rule{
 		x.trend()
 		util := endpointGPUUtil(x.f, u.ep, x.f.Window)
 		fd.Summary = fmt.Sprintf("batch ≈%s sequences, %s waiting, KV %s, %s req/s", num(x.runMean), num(x.waitMean), pct(st.KVUsage), num(st.ReqRate))
-		fd.Evidence = []Evidence{ev("mean running", num(x.runMean), x.trendSpan), ev("mean waiting", num(x.waitMean), x.trendSpan),
-			ev("KV usage", pct(st.KVUsage), 0), ev("finished", num(st.ReqRate)+" req/s", st.Span), ev("generation", num(st.GenTokRate)+" tokens/s", st.Span)}
+		fd.Evidence = []Evidence{evNum("mean running", x.runMean, "count", x.trendSpan), evNum("mean waiting", x.waitMean, "count", x.trendSpan),
+			evNum("KV usage", st.KVUsage, "ratio", 0), evNum("finished", st.ReqRate, "req/s", st.Span), evNum("generation", st.GenTokRate, "tokens/s", st.Span)}
 		if !bad(util) {
 			fd.Summary += fmt.Sprintf(", GPU %s%%", dec(util, 0))
 			fd.Evidence = append(fd.Evidence, ev("GPU utilization", dec(util, 0)+"%", 0))

@@ -102,6 +102,9 @@ func TestScenariosFireTheirRule(t *testing.T) {
 		{"queue-backlog", "latest", "queue_backlog", ""},
 		{"flapping", "latest", "endpoint_down", ""},
 		{"thermal-throttle", "latest", "gpu_throttling", ""},
+		{"engine-stalled", "latest", "engine_stalled", ""},
+		{"engine-stalled", "v0.6", "engine_stalled", ""},
+		{"memory-leak-steep", "latest", "memory_leak", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.scenario+"/"+c.profile, func(t *testing.T) {
@@ -133,6 +136,11 @@ func TestScenariosFireTheirRule(t *testing.T) {
 			t.Logf("%s fired %v after the incident (for %v, limit %v), %s: %s → %s", c.rule, lag, forD, 2*forD, fired.Severity, fired.Summary, fired.Action)
 			if lag > 2*forD {
 				t.Errorf("fired %v after the incident, more than 2 × for", lag)
+			}
+			// Issue 9: a steep leak is named within 3 minutes and is
+			// critical (out of memory within the hour).
+			if c.scenario == "memory-leak-steep" && (lag > 3*time.Minute || fired.Severity != diagnose.SevCritical) {
+				t.Errorf("steep leak: %v after, %v", lag, fired.Severity)
 			}
 			if fired.Target != "replica-3" || fired.Severity < diagnose.SevWarning || fired.Action == "" || fired.Summary == "" || len(fired.Evidence) == 0 {
 				t.Errorf("finding %+v", fired)
@@ -179,6 +187,42 @@ func TestScenariosHealthyBusyRestartStayQuiet(t *testing.T) {
 			if c.scenario == "restart" && !infos["endpoint_restarted"] {
 				t.Errorf("the restart was not noted")
 			}
+		})
+	}
+}
+
+// Opening vtop on a replica that broke minutes before: within 30 s of the
+// first scrape a cause is named, pending or firing, with its computed
+// --max-num-seqs (the pending state shows the condition holding).
+func TestOpeningOnABrokenReplica(t *testing.T) {
+	cases := []struct{ scenario, profile string }{
+		{"kv-thrashing", "latest"}, {"kv-thrashing", "v0.6"}, {"prefill-starvation", "latest"}, {"swapping", "v0.6"},
+	}
+	causes := []string{"kv_cache_thrashing", "kv_cache_saturated", "preemption", "swapping", "prefill_starvation"}
+	for _, c := range cases {
+		t.Run(c.scenario+"/"+c.profile, func(t *testing.T) {
+			t.Parallel()
+			p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: c.profile,
+				Scenarios: []sim.ScenarioSpec{{Name: c.scenario, Delay: 0}}})
+			// The incident runs three minutes before vtop's first scrape.
+			for p.fleet.Elapsed() < 3*time.Minute {
+				p.fleet.Advance(time.Second)
+			}
+			for k := 1; k <= 30; k++ {
+				f := p.step()
+				for _, fd := range append(slices.Clone(f.Findings), f.Pending...) {
+					if !slices.Contains(causes, fd.Rule) {
+						continue
+					}
+					i := slices.IndexFunc(fd.Flags, func(fc diagnose.FlagChange) bool { return fc.Flag == "--max-num-seqs" })
+					if i < 0 || !number.MatchString(fd.Flags[i].To) {
+						continue
+					}
+					t.Logf("%ds after opening: %s %s (%s, held %v of %v): %s → %s", k, fd.Rule, fd.State, fd.Severity, fd.HeldFor, fd.Hold, fd.Summary, fd.Action)
+					return
+				}
+			}
+			t.Errorf("no cause with a computed --max-num-seqs within 30 s of opening")
 		})
 	}
 }

@@ -157,3 +157,29 @@ func TestPremiseRechecked(t *testing.T) {
 		t.Errorf("median 0.12s above the 50ms target still claims stutter: %+v", fd)
 	}
 }
+
+// Findings carry evidence as numbers with units (formatting is the
+// reader's); text stays for evidence that is not one number.
+func TestEvidenceNumbers(t *testing.T) {
+	w := newWorld(t, chatCfg(), upEndpoint("r", healthyStats()))
+	frames := w.run(t0, 30*time.Second, time.Second, thrashAt(22, 0.97))
+	fd := findingOf(frames[len(frames)-1], "kv_cache_thrashing")
+	if fd == nil {
+		t.Fatal("no finding")
+	}
+	got := map[string]Evidence{}
+	for _, e := range fd.Evidence {
+		got[e.Name] = e
+	}
+	for name, want := range map[string]struct {
+		v    float64
+		unit string
+	}{"KV usage": {0.97, "ratio"}, "preemptions": {22, "per_s"}, "running": {250, "count"}, "TTFT p95": {4, "s"}} {
+		if e := got[name]; !e.Numeric() || e.Num != want.v || e.Unit != want.unit {
+			t.Errorf("%s: %+v, want %v %s", name, e, want.v, want.unit)
+		}
+	}
+	if e := got["KV capacity"]; e.Numeric() || e.Value == "" {
+		t.Errorf("text evidence %+v", e)
+	}
+}

@@ -26,18 +26,18 @@ type acc struct {
 	asleep, awake, paused, unpaused int
 	sleepLevel                      string // the deepest sleep_state set to 1
 
-	running, waiting, swapped   float64
-	waitCap, waitDef            float64
-	kvWeighted, kvCap           float64 // Σ usage×capacity, Σ capacity, over engines with known capacity
-	kvPlain                     float64 // Σ usage over engines without capacity
-	kvPlainN, kvKnownN          int
-	kvMax                       float64
-	cpuKV                       float64
-	prefixGauge, prefixGaugeN   float64
-	capTokens, blocks           float64
-	blockSize                   float64 // NaN mixed, 0 none yet
-	gpuMemUtil                  float64
-	prefixYes, prefixNo, prefix int
+	running, waiting, swapped float64
+	waitCap, waitDef          float64
+	kvWeighted, kvCap         float64 // Σ usage×capacity, Σ capacity, over engines with known capacity
+	kvPlain                   float64 // Σ usage over engines without capacity
+	kvPlainN, kvKnownN        int
+	kvMax                     float64
+	cpuKV                     float64
+	prefixGauge, prefixGaugeN float64
+	capTokens, blocks         float64
+	blockSize                 float64 // NaN mixed, 0 none yet
+	gpuMemUtil                float64
+	prefixYes, prefixNo       int
 }
 
 type histRate struct {

@@ -98,6 +98,34 @@ func trimZeros(s string) string {
 	return strings.TrimSuffix(s, ".")
 }
 
+// ev is text evidence: not one number.
 func ev(name, value string, w time.Duration) Evidence {
-	return Evidence{Name: name, Value: value, Window: w}
+	return Evidence{Name: name, Value: value, Num: math.NaN(), Window: w}
+}
+
+// evNum is one number with its unit; Value is the terminal's text of it.
+func evNum(name string, v float64, unit string, w time.Duration) Evidence {
+	return Evidence{Name: name, Value: FormatEvidence(v, unit), Num: v, Unit: unit, Window: w}
+}
+
+// evQ is a latency percentile in seconds; the text marks one that fell
+// in the first or the last bucket (≤0.3s, ≥2560s).
+func evQ(name string, q *Quantiles, v float64, w time.Duration) Evidence {
+	return Evidence{Name: name, Value: qsecs(q, v), Num: v, Unit: "s", Window: w}
+}
+
+// FormatEvidence renders a number in its unit the way findings show it
+// ("--" when unknown).
+func FormatEvidence(v float64, unit string) string {
+	switch unit {
+	case "ratio":
+		return pct(v)
+	case "s":
+		return secs(v)
+	case "per_s":
+		return num(v) + "/s"
+	case "req/s", "tokens/s":
+		return num(v) + " " + unit
+	}
+	return num(v)
 }

@@ -36,8 +36,6 @@ var (
 	families []family
 	byWire   map[string]wireName
 	famIndex map[string]int
-	// famRunning is the family whose HELP text tells V0 from V1.
-	famRunning int
 )
 
 func init() {
@@ -79,7 +77,6 @@ func init() {
 			add(f.name+"_created", fi, partCreated)
 		}
 	}
-	famRunning = famIndex["vllm:num_requests_running"]
 }
 
 // otherEngine returns the name of another serving engine whose metric prefix

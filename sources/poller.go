@@ -28,6 +28,11 @@ func DefaultPollerConfig() PollerConfig {
 	return PollerConfig{Interval: time.Second, MaxParallel: 64, MaxBackoff: 30 * time.Second, MaxSamples: DefaultMaxSamples}
 }
 
+// bodies are the body buffers, shared: only scrapes in flight hold one, so a
+// fleet of 1,000 targets keeps dozens of ~100 KiB buffers, not a thousand.
+// Nothing read from a body outlives its scrape (the normalizer copies out).
+var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // keepBuffer is the largest body buffer a target keeps between polls; a real
 // vLLM scrape is ~60 KiB, a 16-rank data-parallel one under 1 MiB.
 const keepBuffer = 1 << 20
@@ -144,7 +149,7 @@ func (p *Poller) loop(ctx context.Context, i int) {
 	t := p.targets[i]
 	norm := NewNormalizer()
 	norm.MaxSamples = p.cfg.MaxSamples
-	st := FetchState{Buf: new(bytes.Buffer)}
+	st := FetchState{Plain: t.IsLoopback()}
 	sl := &slot{sem: p.sem}
 	sl.timer = time.AfterFunc(time.Hour, sl.release)
 	sl.timer.Stop()
@@ -179,13 +184,15 @@ func (p *Poller) loop(ctx context.Context, i int) {
 		sl.held.Store(true)
 		sl.timer.Reset(share)
 		start, began := p.cfg.Clock(), time.Now()
+		st.Buf = bodies.Get().(*bytes.Buffer)
 		s := p.scrapeOnce(ctx, t, norm, &st)
 		sl.timer.Stop()
 		sl.release()
-		if st.Buf.Cap() > keepBuffer {
+		if st.Buf.Cap() <= keepBuffer {
 			// One huge or hostile body must not pin its buffer for good.
-			st.Buf = new(bytes.Buffer)
+			bodies.Put(st.Buf)
 		}
+		st.Buf = nil
 		if ctx.Err() != nil {
 			return
 		}

@@ -81,6 +81,15 @@ func ParseTarget(s string) (Target, error) {
 	return Target{Name: name, URL: u.String(), Host: u.Hostname(), Port: port}, nil
 }
 
+// IsLoopback reports whether the target's host is a loopback name or address.
+func (t Target) IsLoopback() bool {
+	if t.Host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(t.Host)
+	return ip != nil && ip.IsLoopback()
+}
+
 // IsLocal reports whether the target's host is this machine (loopback or one
 // of its interface addresses), so its processes and GPUs can be joined to it.
 func (t Target) IsLocal() bool {

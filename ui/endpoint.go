@@ -178,9 +178,22 @@ func (s *styles) roomyItem(it item, pts []diagnose.SparkPoint, w, sparkH int) []
 		}
 		return []string{cut(line, w)}
 	}
-	// The note gives way to a sparkline of at least noteMinSpark cells.
+	// The note gives way to a sparkline of at least noteMinSpark cells;
+	// it starts with the sparkline's scale: what a full column is.
 	const noteMinSpark = 16
+	const topW = 12 // "↑2.9k tok/s", right-aligned so the sparkline's width is known first
 	note, noteW := it.note, 0
+	if it.note != "" {
+		noteW = width(it.note) + 2
+	}
+	if sw := w - labelWidth - roomyName - valW - noteW - topW - 1; sw >= noteMinSpark {
+		top := sparkTop(pts, it.c.spark.which, sw, it.c.spark.sc)
+		note = padLeft(topLabel(it.c.spark.which, top), topW)
+		if it.note != "" {
+			note += "  " + it.note
+		}
+	}
+	noteW = 0
 	if note != "" {
 		room := w - labelWidth - roomyName - valW - noteMinSpark - 2
 		note = cut(note, max(0, room))

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/diagnose/format"
 )
@@ -56,7 +58,6 @@ type fleetTable struct {
 	cursor int // index into rows, or cursorFleet
 	offset int // first row shown
 	cache  map[rowRef]string
-	header string
 }
 
 func newFleetTable() fleetTable {
@@ -256,6 +257,55 @@ func compareEndpoints(a, b *diagnose.EndpointView, k sortKey, reverse bool) int 
 	return c
 }
 
+// Update answers the table's keys (page is the rows shown); it reports
+// whether Enter asked to open the selected row.
+func (t *fleetTable) Update(km *keyMap, k tea.KeyMsg, fr *diagnose.Frame, page int) (open bool) {
+	switch {
+	case km.Up.matches(k):
+		t.move(-1)
+	case km.Down.matches(k):
+		t.move(1)
+	case km.PageUp.matches(k):
+		t.move(-max(1, page-1))
+	case km.PageDown.matches(k):
+		t.move(max(1, page-1))
+	case km.Top.matches(k):
+		t.cursor = cursorFleet
+	case km.Bottom.matches(k):
+		t.cursor = len(t.rows) - 1
+	case km.Open.matches(k):
+		return true
+	case km.Filter.matches(k):
+		t.filtering = true
+	case km.Sort.matches(k):
+		t.sort = (t.sort + 1) % numSorts
+		t.rebuild(fr)
+	case km.Reverse.matches(k):
+		t.reverse = !t.reverse
+		t.rebuild(fr)
+	case km.Expand.matches(k):
+		// Collapsing from an engine row leaves the cursor on its endpoint.
+		if r, ok := t.selected(); ok && len(fr.Endpoints[r.ep].Subs) > 1 {
+			t.expanded[r.ep] = !t.isExpanded(r.ep)
+			t.rebuild(fr)
+		}
+	case km.ExpandAll.matches(k):
+		t.expandAll = !t.expandAll
+		clear(t.expanded)
+		t.rebuild(fr)
+	}
+	return false
+}
+
+// ShortHelp is what the footer shows while the table has the keys.
+func (t *fleetTable) ShortHelp(km *keyMap) []hint {
+	hs := []hint{{b: km.Down, key: "↑↓"}, {b: km.Open}, {b: km.Filter}, {b: km.Sort, desc: "sort:" + sortNames[t.sort]}, {b: km.Expand}}
+	if t.filter != "" {
+		hs = append([]hint{{b: km.Back, desc: "clear " + quote(t.filter)}}, hs...)
+	}
+	return hs
+}
+
 // scroll keeps the cursor inside the n visible rows.
 func (t *fleetTable) scroll(n int) {
 	if n <= 0 {
@@ -453,6 +503,9 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 					text = "values as of " + clock(e.LastSuccess)
 				}
 			}
+		}
+		if width(text) > c.w && strings.HasPrefix(text, "~") {
+			text = text[1:] // a narrow column keeps the number whole; the endpoint view says "~"
 		}
 		var cell string
 		if c.right {

@@ -102,10 +102,7 @@ func (m *Model) shortHelp() []hint {
 	case m.focus == paneGPU:
 		hs = []hint{{b: km.Down, key: "↑↓", desc: "scroll"}}
 	case m.mode == modeFleet:
-		hs = []hint{{b: km.Down, key: "↑↓"}, {b: km.Open}, {b: km.Filter}, {b: km.Sort, desc: "sort:" + sortNames[m.fleet.sort]}, {b: km.Expand}}
-		if m.fleet.filter != "" {
-			hs = append([]hint{{b: km.Back, desc: "clear " + quote(m.fleet.filter)}}, hs...)
-		}
+		hs = m.fleet.ShortHelp(km)
 	}
 	if m.mode == modeEndpoint {
 		hs = append([]hint{{b: km.Back, desc: "fleet"}}, hs...)

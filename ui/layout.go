@@ -208,10 +208,3 @@ func (l *layout) planEndpoint(c counts) {
 	l.subs = size{l.w, subs}
 	l.gpu = size{l.w, below - subs}
 }
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}

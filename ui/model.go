@@ -628,47 +628,13 @@ func (m *Model) scrollOverlay(k tea.KeyMsg) {
 }
 
 func (m *Model) fleetKey(k tea.KeyMsg) {
-	km := &m.keys
-	t := &m.fleet
-	n := len(t.rows)
-	defer func() {
-		if len(t.rows) != n { // engines shown or hidden: the panels may grow or shrink
-			m.relayout()
-		}
-	}()
-	switch {
-	case km.Up.matches(k):
-		t.move(-1)
-	case km.Down.matches(k):
-		t.move(1)
-	case km.PageUp.matches(k):
-		t.move(-max(1, m.lay.fleetRows-1))
-	case km.PageDown.matches(k):
-		t.move(max(1, m.lay.fleetRows-1))
-	case km.Top.matches(k):
-		t.cursor = cursorFleet
-	case km.Bottom.matches(k):
-		t.cursor = len(t.rows) - 1
-	case km.Open.matches(k):
+	n := len(m.fleet.rows)
+	if m.fleet.Update(&m.keys, k, m.fr, m.lay.fleetRows) {
 		m.open()
-	case km.Filter.matches(k):
-		t.filtering = true
-	case km.Sort.matches(k):
-		t.sort = (t.sort + 1) % numSorts
-		t.rebuild(m.fr)
-	case km.Reverse.matches(k):
-		t.reverse = !t.reverse
-		t.rebuild(m.fr)
-	case km.Expand.matches(k):
-		if r, ok := t.selected(); ok && len(m.fr.Endpoints[r.ep].Subs) > 1 {
-			t.expanded[r.ep] = !t.isExpanded(r.ep)
-			t.rebuild(m.fr)
-			// Collapsing from an engine row leaves the cursor on its endpoint.
-		}
-	case km.ExpandAll.matches(k):
-		t.expandAll = !t.expandAll
-		clear(t.expanded)
-		t.rebuild(m.fr)
+		return
+	}
+	if len(m.fleet.rows) != n {
+		m.relayout() // engines shown or hidden: the panels may grow or shrink
 	}
 }
 

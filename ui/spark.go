@@ -8,6 +8,7 @@ import (
 	ntspark "github.com/NimbleMarkets/ntcharts/sparkline"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	f "github.com/vtop-dev/vtop/diagnose/format"
 )
 
 // Sparklines are ntcharts sparklines (columns on a fixed scale: no auto-max,
@@ -56,18 +57,7 @@ func (sp *sparkPad) series(n int, at func(int) float64, w, h int, sc sparkScale)
 		return out
 	}
 	first := max(0, n-w)
-	top := sc.max
-	if top <= 0 {
-		top = sc.floor
-		for i := first; i < n; i++ {
-			if v := at(i); v > top && !math.IsInf(v, 0) {
-				top = v
-			}
-		}
-	}
-	if !(top > 0) {
-		top = 1 // all zero: any scale draws the floor
-	}
+	top := scaleTop(n, at, w, sc)
 	sl := sp.lines[[2]int{w, h}]
 	if sl == nil {
 		m := ntspark.New(w, h, ntspark.WithNoAutoMaxValue())
@@ -112,6 +102,50 @@ func (sp *sparkPad) series(n int, at func(int) float64, w, h int, sc sparkScale)
 		out[r] = string(row)
 	}
 	return out
+}
+
+// scaleTop is the value a full column stands for when the newest w of n
+// values are drawn on scale sc.
+func scaleTop(n int, at func(int) float64, w int, sc sparkScale) float64 {
+	top := sc.max
+	if top <= 0 {
+		top = sc.floor
+		for i := max(0, n-w); i < n; i++ {
+			if v := at(i); v > top && !math.IsInf(v, 0) {
+				top = v
+			}
+		}
+	}
+	if !(top > 0) {
+		top = 1 // all zero: any scale draws the floor
+	}
+	return top
+}
+
+// sparkTop is scaleTop for one series of points.
+func sparkTop(pts []diagnose.SparkPoint, which diagnose.Spark, w int, sc sparkScale) float64 {
+	return scaleTop(len(pts), func(i int) float64 { return float64(pts[i].V[which]) }, w, sc)
+}
+
+// topLabel says what a full column of a series is, in the series' unit:
+// "↑100%", "↑2.9k tok/s", "↑1.4s".
+func topLabel(which diagnose.Spark, top float64) string {
+	var v string
+	switch which {
+	case diagnose.SpKV, diagnose.SpPrefixHit, diagnose.SpAbort:
+		v = f.Percent(top)
+	case diagnose.SpPreempt:
+		v = f.Rate(top) + "/s"
+	case diagnose.SpSwapped, diagnose.SpRunning, diagnose.SpWaiting:
+		v = f.Count(top)
+	case diagnose.SpPromptTok, diagnose.SpGenTok:
+		v = f.Rate(top) + " tok/s"
+	case diagnose.SpReq:
+		v = f.Rate(top) + " req/s"
+	default:
+		v = f.Seconds(top)
+	}
+	return "↑" + v
 }
 
 var sparkRunes = [...]rune{'▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'}

@@ -220,8 +220,8 @@ func children(ppid int) []int {
 // before, and vtop printed nothing.
 func (tm *term) assertRestored(exit string) {
 	tm.t.Helper()
-	s := tm.waitFor(10*time.Second, "VTOP-EXIT=")
-	s = tm.waitFor(5*time.Second, "STTY-RESTORED")
+	tm.waitFor(10*time.Second, "VTOP-EXIT=")
+	s := tm.waitFor(5*time.Second, "STTY-RESTORED")
 	if !strings.Contains(s, "VTOP-EXIT="+exit) {
 		tm.t.Errorf("exit status, want %s:\n%s", exit, s)
 	}

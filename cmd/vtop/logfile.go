@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -165,3 +167,22 @@ func (sl *scrapeLog) note(s sources.Scrape) {
 
 // hasLog reports whether diagnostics go to a --log file.
 func (o *options) hasLog() bool { return o.logFile != "" }
+
+// runtimeLogEvery is how often --log records vtop's own goroutines and heap,
+// so a long run (scripts/soak.sh) can tell growth from a steady state.
+const runtimeLogEvery = 10 * time.Second
+
+func logRuntime(ctx context.Context, l *slog.Logger, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	var ms runtime.MemStats
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			runtime.ReadMemStats(&ms)
+			l.Info("runtime", "goroutines", runtime.NumGoroutine(), "heap_inuse", ms.HeapInuse, "sys", ms.Sys, "gc", ms.NumGC)
+		}
+	}
+}

@@ -62,6 +62,8 @@ Usage:
   vtop --once [flags] [TARGET ...]  poll for one window, print a report, exit with a status
   vtop --demo                    watch a built-in simulated fleet (no GPU or vLLM needed)
   vtop sim [flags]               serve a simulated vLLM fleet for other tools
+  vtop replay [--once [--at TIME]] FILE   a --record file in the TUI, or its report at a moment
+  vtop export --format openmetrics FILE   a --record file for promtool's backfill
   vtop rules [--format text|markdown|prometheus]  print the diagnosis rules
 
 A TARGET is host:port, http(s)://host:port, or a full URL; the path defaults
@@ -114,6 +116,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	defer closeLog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.logFile != "" {
+		go logRuntime(ctx, logger, runtimeLogEvery)
+	}
 	if o.demo {
 		return runDemo(ctx, o, stdout, stderr, logger)
 	}

@@ -25,6 +25,11 @@ func (p *pipeline) startRecording(o *options, forCap time.Duration) error {
 	if o.record == "" {
 		return nil
 	}
+	if o.prom.url != "" {
+		// A Prometheus source hands over parsed series, not scrape bodies:
+		// the format has no frame for them yet.
+		return fmt.Errorf("--record: recording a --prometheus run is not supported yet; record the endpoints themselves (vtop --record FILE TARGET…)")
+	}
 	cfg, err := json.Marshal(recordedConfig{SLO: o.rules.SLO, Rules: o.rules.Rules, Profiles: o.rules.Profiles, ForCap: forCap})
 	if err != nil {
 		return err

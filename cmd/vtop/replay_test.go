@@ -125,8 +125,10 @@ func simRun(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, each 
 		p.apply(&b)
 		each(p.frame())
 	}
-	if err := p.rec.Close(); err != nil {
-		t.Fatal(err)
+	if p.rec != nil {
+		if err := p.rec.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

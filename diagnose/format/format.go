@@ -95,12 +95,12 @@ func Percent(v float64) string {
 	}
 	p := v * 100
 	switch {
-	case bad(p):
-		return Missing
+	case p >= 1e6: // no ratio is this large; a bound reads better than 1e+302%
+		return ">999999%"
+	case p <= -1e6:
+		return "<-999999%"
 	case p != 0 && math.Abs(p) < 10:
 		return trim(fmt.Sprintf("%.1f", p)) + "%"
-	case math.Abs(p) >= 1e4:
-		return SI(p) + "%"
 	}
 	return fmt.Sprintf("%.0f%%", p)
 }

@@ -114,3 +114,22 @@ func TestTotalOverFloat64(t *testing.T) {
 		t.Errorf("FromSeconds(1.5) = %v", d)
 	}
 }
+
+// FuzzTotal: every formatter is total over float64 (short, never a
+// negative rendering of a non-negative number).
+func FuzzTotal(f *testing.F) {
+	for _, v := range []float64{0, -1, 1e300, -1e300, math.MaxFloat64, math.SmallestNonzeroFloat64, 9.3e18, 1e-300, 125} {
+		f.Add(v)
+	}
+	f.Fuzz(func(t *testing.T, v float64) {
+		for _, got := range []string{Seconds(v), Percent(v), Rate(v), SI(v), Count(v), Bytes(v), Quantile(v, 0.3, 60),
+			Dur(FromSeconds(v)), Short(FromSeconds(v))} {
+			if got == "" || Width(got) > 10 {
+				t.Fatalf("%g rendered %q", v, got)
+			}
+			if v >= 0 && strings.HasPrefix(got, "-") && got != Missing {
+				t.Fatalf("%g rendered %q", v, got)
+			}
+		}
+	})
+}

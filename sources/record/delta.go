@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -52,12 +53,49 @@ func valueStart(line []byte) int {
 }
 
 // intValue parses an integral value exactly representable as a float64.
+// Plain digits (with vLLM's ".0") are read directly: most changed values
+// are such counters, and this runs for every one of them.
 func intValue(b []byte) (int64, bool) {
+	if v, ok := plainInt(b); ok {
+		return v, true
+	}
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 		return 0, false
 	}
 	return int64(f), true
+}
+
+// plainInt reads -?[0-9]{1,15}(\.0)?.
+func plainInt(b []byte) (int64, bool) {
+	b = bytes.TrimSuffix(b, []byte(".0"))
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 15 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// appendInt prints v as op says.
+func appendInt(dst []byte, v int64, op uint64) []byte {
+	dst = strconv.AppendInt(dst, v, 10)
+	if op == opIntDotZero {
+		dst = append(dst, ".0"...)
+	}
+	return dst
 }
 
 // numericLine rebuilds a line from the previous one and a value change.
@@ -75,11 +113,7 @@ func numericLine(dst, prev []byte, op uint64, diff int64) ([]byte, bool) {
 		return dst, false
 	}
 	dst = append(dst, prev[:s]...)
-	dst = strconv.AppendInt(dst, v, 10)
-	if op == opIntDotZero {
-		dst = append(dst, ".0"...)
-	}
-	return dst, true
+	return appendInt(dst, v, op), true
 }
 
 // changedSet is which lines changed in the last delta, as a bitmap.
@@ -89,10 +123,12 @@ func (c changedSet) has(k int) bool { return k/8 < len(c) && c[k/8]&(1<<(k%8)) !
 
 // appendDelta appends the encoding of cur against prev (both split lines)
 // and sets *last to cur's changed set.
-func appendDelta(dst []byte, prev, cur [][]byte, last *changedSet, scratch []byte) []byte {
+// spare is a buffer for the new set, swapped with *last after.
+func appendDelta(dst []byte, prev, cur [][]byte, last, spare *changedSet, scratch []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(len(cur)))
 	nb := (len(cur) + 7) / 8
-	var now changedSet = make([]byte, nb)
+	now := changedSet(slices.Grow((*spare)[:0], nb)[:nb])
+	clear(now)
 	for k := range cur {
 		if k >= len(prev) || !bytes.Equal(cur[k], prev[k]) {
 			now[k/8] |= 1 << (k % 8)
@@ -113,12 +149,14 @@ func appendDelta(dst []byte, prev, cur [][]byte, last *changedSet, scratch []byt
 			if s := valueStart(line); s >= 0 && s == valueStart(prev[k]) && bytes.Equal(line[:s], prev[k][:s]) {
 				old, ok1 := intValue(prev[k][s:])
 				v, ok2 := intValue(line[s:])
-				if ok1 && ok2 {
+				// The line's head equals the previous one's, so printing
+				// the new value as the decoder will and comparing the
+				// values' text checks the whole line.
+				if ok1 && ok2 && v-old <= 1<<53 && v-old >= -(1<<53) {
 					done := false
 					for _, op := range []uint64{opIntDotZero, opInt} {
-						got, ok := numericLine(scratch[:0], prev[k], op, v-old)
-						scratch = got
-						if ok && bytes.Equal(got, line) {
+						scratch = appendInt(scratch[:0], v, op)
+						if bytes.Equal(scratch, line[s:]) {
 							dst = binary.AppendUvarint(dst, op)
 							dst = binary.AppendVarint(dst, v-old)
 							done = true
@@ -139,7 +177,7 @@ func appendDelta(dst []byte, prev, cur [][]byte, last *changedSet, scratch []byt
 		dst = binary.AppendUvarint(dst, uint64(len(line)-p))
 		dst = append(dst, line[p:]...)
 	}
-	*last = now
+	*last, *spare = now, *last
 	return dst
 }
 

@@ -29,6 +29,7 @@ const (
 	typeDeparted = 'D' // a target that is gone (uvarint index)
 	typeTick     = 'T' // the detector evaluated at this time
 	typeEnd      = 'E' // the writer closed this file (UTF-8 reason)
+	typeBatch    = 'B' // records up to and including a tick: (type, uvarint length, payload)*
 
 	flagZstd = 0x80 // the payload is one zstd frame
 )
@@ -44,6 +45,7 @@ const (
 	maxFrame   = 24 << 20
 	maxDecoded = 24 << 20
 	maxTargets = 100000
+	maxBatch   = 4 << 20 // a batch is written early past this size
 )
 
 // Header is the first frame of every file: who wrote it, what was polled

@@ -64,9 +64,9 @@ func FuzzDelta(f *testing.F) {
 	f.Add([]byte("a{x=\"1\"} 10.0\nb 7\nc 1e+20"), []byte("a{x=\"1\"} 15.0\nb -3\nc 2e+20\nd 1"))
 	f.Fuzz(func(t *testing.T, prev, cur []byte) {
 		pl, cl := splitLines(nil, prev), splitLines(nil, cur)
-		var wlast, rlast changedSet
+		var wlast, wspare, rlast changedSet
 		for i := 0; i < 2; i++ { // twice: against the first delta's changed set too
-			enc := appendDelta(nil, pl, cl, &wlast, nil)
+			enc := appendDelta(nil, pl, cl, &wlast, &wspare, nil)
 			got, err := applyDelta(nil, pl, enc, len(cur)+1, &rlast)
 			if err != nil || !bytes.Equal(got, cur) {
 				t.Fatalf("delta of %q against %q: %q, %v", cur, prev, got, err)

@@ -81,6 +81,8 @@ type Reader struct {
 	targets []prevBody
 	gpu     prevBody
 	buf     []byte // frame payload
+	sub     []byte // the unread records of a batch frame
+	subOff  int64  // that frame's offset
 	zbuf    []byte // decompressed payload
 	body    []byte
 }
@@ -160,7 +162,20 @@ func (r *Reader) Close() error {
 func (r *Reader) Next() (*Event, error) {
 	for r.stop == nil {
 		start := r.off
-		typ, payload, err := r.frame()
+		var typ byte
+		var payload []byte
+		var err error
+		if len(r.sub) > 0 {
+			start = r.subOff
+			typ, payload, err = r.record()
+		} else {
+			typ, payload, err = r.frame()
+			if err == nil && typ == typeBatch {
+				r.sub, r.subOff = payload, start
+				r.n++
+				continue
+			}
+		}
 		if err != nil {
 			r.stop = r.damage(start, err)
 			break
@@ -180,6 +195,23 @@ func (r *Reader) Next() (*Event, error) {
 		r.n++
 	}
 	return nil, r.stop
+}
+
+// record takes the next record out of a batch frame.
+func (r *Reader) record() (byte, []byte, error) {
+	typ := r.sub[0]
+	l, n := binary.Uvarint(r.sub[1:])
+	if n <= 0 || l > uint64(len(r.sub)-1-n) {
+		r.sub = nil
+		return 0, nil, errors.New("bad record in a batch frame")
+	}
+	p := r.sub[1+n : 1+n+int(l)]
+	r.sub = r.sub[1+n+int(l):]
+	if typ == typeBatch || typ == typeHeader || typ == typeEnd {
+		r.sub = nil
+		return 0, nil, fmt.Errorf("a %q record inside a batch", typ)
+	}
+	return typ, p, nil
 }
 
 var errUnfinished = errors.New("the file ends without an end frame (vtop was killed, or is still recording)")

@@ -1,9 +1,12 @@
 package record
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
@@ -79,6 +82,15 @@ func (p *Replay) Close() error { return p.cur.Close() }
 // Next returns the next item; io.EOF after the last file's end, or the
 // *Damage (or unfinished end) where reading stopped.
 func (p *Replay) Next() (Item, error) {
+	it, err := p.nextRaw()
+	if err == nil && it.Kind == KindScrape && it.Scrape.Err == nil {
+		p.parse([]*sources.Scrape{&it.Scrape})
+	}
+	return it, err
+}
+
+// nextRaw is Next with a scrape's body copied into Scrape.Body, not parsed.
+func (p *Replay) nextRaw() (Item, error) {
 	for {
 		ev, err := p.cur.Next()
 		if err == io.EOF || (err != nil && isUnfinished(err) && p.next < len(p.paths)) {
@@ -96,7 +108,13 @@ func (p *Replay) Next() (Item, error) {
 		it := Item{Kind: ev.Kind, Time: ev.Time, Index: ev.Target}
 		switch ev.Kind {
 		case KindScrape:
-			it.Scrape = p.scrape(ev)
+			name := p.cur.Header().Targets[ev.Target].Name
+			it.Scrape = sources.Scrape{Target: name, Time: ev.Time, Duration: ev.Duration}
+			if ev.Err != "" {
+				it.Scrape.Err = errors.New(ev.Err)
+			} else {
+				it.Scrape.Body, it.Scrape.ContentType = bytes.Clone(ev.Body), ev.ContentType
+			}
 		case KindGPU:
 			it.GPU = ev.GPU
 		case KindProcs:
@@ -116,35 +134,79 @@ func isUnfinished(err error) bool {
 	return errors.As(err, &d) && d.Unfinished
 }
 
-// scrape normalizes a recorded body exactly as the poller would have.
-func (p *Replay) scrape(ev *Event) (s sources.Scrape) {
-	name := p.cur.Header().Targets[ev.Target].Name
-	s = sources.Scrape{Target: name, Time: ev.Time, Duration: ev.Duration}
-	if ev.Err != "" {
-		s.Err = errors.New(ev.Err)
-		return s
-	}
-	n := p.norms[name]
-	if n == nil {
-		n = sources.NewNormalizer()
-		n.MaxSamples = p.maxSamples
-		p.norms[name] = n
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			s = sources.Scrape{Target: name, Time: ev.Time, Err: fmt.Errorf("internal error reading %s: %v", name, r)}
-			delete(p.norms, name) // its caches may be half-updated
+// parse normalizes recorded bodies exactly as the poller does, with one
+// Normalizer per target. Targets are independent, so their scrapes are
+// parsed in parallel (a target's own in order): parsing is most of a
+// replay's work.
+func (p *Replay) parse(ss []*sources.Scrape) {
+	byTarget := map[string][]*sources.Scrape{}
+	var order []string
+	for _, s := range ss {
+		if s.Err != nil || s.Data != nil {
+			continue
 		}
-	}()
-	snap, err := n.Normalize(ev.Body, ev.ContentType)
-	if err != nil {
-		s.Err = err
-		return s
+		if _, ok := byTarget[s.Target]; !ok {
+			order = append(order, s.Target)
+			if p.norms[s.Target] == nil {
+				n := sources.NewNormalizer()
+				n.MaxSamples = p.maxSamples
+				p.norms[s.Target] = n
+			}
+		}
+		byTarget[s.Target] = append(byTarget[s.Target], s)
 	}
-	s.Data = snap
-	return s
+	broken := make([]bool, len(order))
+	work := func(k int) {
+		n := p.norms[order[k]]
+		for _, s := range byTarget[order[k]] {
+			if !normalize(n, s) {
+				broken[k] = true
+				n = sources.NewNormalizer() // its caches may be half-updated
+				n.MaxSamples = p.maxSamples
+			}
+		}
+	}
+	if len(order) == 1 {
+		work(0)
+	} else {
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for k := range order {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				work(k)
+			}()
+		}
+		wg.Wait()
+	}
+	for k, b := range broken {
+		if b {
+			delete(p.norms, order[k])
+		}
+	}
 }
 
-// Header returns the target table as it stands (the first header plus
-// targets that arrived since), for naming targets of later items.
+// normalize parses s.Body into s.Data (or s.Err); false when the parser
+// panicked, as the poller's scrapeOnce recovers.
+func normalize(n *sources.Normalizer, s *sources.Scrape) (ok bool) {
+	body, ct := s.Body, s.ContentType
+	s.Body = nil
+	defer func() {
+		if r := recover(); r != nil {
+			s.Data, s.Err = nil, fmt.Errorf("internal error reading %s: %v", s.Target, r)
+			ok = false
+		}
+	}()
+	snap, err := n.Normalize(body, ct)
+	s.Data, s.Err = snap, err
+	if err != nil {
+		s.Data = nil
+	}
+	return true
+}
+
+// Targets returns the target table as it stands (the open file's header
+// plus targets that arrived since), for naming targets of later items.
 func (p *Replay) Targets() []Target { return p.cur.Header().Targets }

@@ -47,7 +47,7 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 		b.Arrived = append(b.Arrived, sources.Target{Name: t.Name, URL: t.URL, MaxNumSeqs: t.MaxNumSeqs})
 	}
 	for {
-		it, err := rp.Next()
+		it, err := rp.nextRaw()
 		if err != nil {
 			if err != io.EOF {
 				s.mu.Lock()
@@ -58,7 +58,7 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 		}
 		switch it.Kind {
 		case KindScrape:
-			b.Scrapes = append(b.Scrapes, it.Scrape)
+			b.Scrapes = append(b.Scrapes, it.Scrape) // parsed below, at the tick
 		case KindGPU:
 			// Two readings between evaluations replay as the newer one
 			// carrying the older one's events, as the live GPU feed hands
@@ -79,6 +79,11 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 			b.Departed = append(b.Departed, it.Target.Name)
 		case KindTick:
 			b.Now = it.Time
+			ss := make([]*sources.Scrape, len(b.Scrapes))
+			for i := range b.Scrapes {
+				ss[i] = &b.Scrapes[i]
+			}
+			rp.parse(ss)
 			if !sources.Send(ctx, out, b) {
 				return nil
 			}

@@ -44,6 +44,7 @@ type Writer struct {
 	frame   []byte
 	zbuf    []byte
 	scratch []byte
+	batch   []byte // records since the last tick, written by flush
 	lines   [][]byte
 	// Rotations counts files moved aside to PATH.1.
 	rotations int
@@ -55,6 +56,7 @@ type prevBody struct {
 	lines [][]byte
 	since int        // scrapes since the last whole body
 	last  changedSet // the lines the last delta changed
+	spare changedSet // last's buffer before it
 	ct    string     // the last Content-Type (scrapes)
 }
 
@@ -108,7 +110,8 @@ func (w *Writer) open(hdr Header) error {
 
 func (w *Writer) start(hdr Header) error {
 	if w.enc == nil {
-		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+		// No zstd checksum: the frame carries a CRC-32C of the compressed bytes.
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false))
 		if err != nil {
 			return err
 		}
@@ -149,6 +152,8 @@ func (w *Writer) Header() Header {
 
 // Scrape records one scrape of the named target as the pipeline ingested
 // it: the raw body and its Content-Type, or the (already sanitized) error.
+// The writer keeps body (the next scrape is encoded against it): the
+// caller must not change it afterwards.
 func (w *Writer) Scrape(target string, at time.Time, d time.Duration, contentType string, body []byte, scrapeErr error) {
 	if w == nil {
 		return
@@ -180,7 +185,7 @@ func (w *Writer) Scrape(target string, at time.Time, d time.Duration, contentTyp
 		raw = p.appendBody(raw, body, &w.lines, &w.scratch)
 	}
 	w.raw = raw
-	w.fail(w.writeFrame(typeScrape, raw, true))
+	w.add(typeScrape, raw)
 }
 
 // Body encodings inside scrape and GPU frames.
@@ -198,21 +203,22 @@ func (p *prevBody) appendBody(dst, body []byte, scratch *[][]byte, buf *[]byte) 
 	if !whole {
 		*scratch = splitLines(*scratch, body)
 		dst = append(dst, bodyDelta)
-		last := p.last
-		dst = appendDelta(dst, p.lines, *scratch, &p.last, *buf)
+		dst = appendDelta(dst, p.lines, *scratch, &p.last, &p.spare, *buf)
 		if len(dst)-start > len(body) {
-			dst, whole, p.last = dst[:start], true, last
+			dst, whole = dst[:start], true
 		}
 	}
 	if whole {
 		dst = append(dst, bodyWhole)
 		dst = append(dst, body...)
 		p.since, p.last = 0, nil
+		*scratch = splitLines(*scratch, body)
 	} else {
 		p.since++
 	}
-	p.body = append(p.body[:0], body...)
-	p.lines = splitLines(p.lines, p.body)
+	// body is the writer's now (see Scrape): keep it and its lines, no copy.
+	p.body = body
+	p.lines, *scratch = *scratch, p.lines
 	return dst
 }
 
@@ -233,7 +239,7 @@ func (w *Writer) GPU(s *sources.GPUSnapshot) {
 	}
 	w.rotateIfFull()
 	w.raw = w.gpu.appendBody(w.raw[:0], b, &w.lines, &w.scratch)
-	w.fail(w.writeFrame(typeGPU, w.raw, true))
+	w.add(typeGPU, w.raw)
 }
 
 // Target records a target that arrived (discovered, or first named by a
@@ -266,7 +272,7 @@ func (w *Writer) target(t sources.Target) int {
 		w.fail(err)
 		return i
 	}
-	w.fail(w.writeFrame(typeTarget, b, true))
+	w.add(typeTarget, b)
 	return i
 }
 
@@ -284,7 +290,7 @@ func (w *Writer) Departed(name string) {
 	}
 	delete(w.index, name)
 	w.targets[i] = prevBody{}
-	w.fail(w.writeFrame(typeDeparted, binary.AppendUvarint(nil, uint64(i)), false))
+	w.add(typeDeparted, binary.AppendUvarint(nil, uint64(i)))
 }
 
 // Procs records the process tree found serving the named target.
@@ -304,7 +310,7 @@ func (w *Writer) Procs(target string, t sources.ProcTree) {
 		w.fail(err)
 		return
 	}
-	w.fail(w.writeFrame(typeProcs, b, true))
+	w.add(typeProcs, b)
 }
 
 // Tick records that the detector evaluated at t; replay evaluates at the
@@ -320,7 +326,8 @@ func (w *Writer) Tick(t time.Time) {
 	}
 	w.rotateIfFull()
 	w.raw = binary.AppendVarint(w.raw[:0], t.UnixNano())
-	w.fail(w.writeFrame(typeTick, w.raw, false))
+	w.add(typeTick, w.raw)
+	w.flush()
 }
 
 // Close writes the end frame and closes the file.
@@ -328,6 +335,7 @@ func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err == nil {
+		w.flush()
 		w.fail(w.writeFrame(typeEnd, []byte("closed"), false))
 	}
 	if w.file != nil {
@@ -350,9 +358,10 @@ func (w *Writer) fail(err error) {
 
 // rotateIfFull moves a file past half of max aside and starts the next.
 func (w *Writer) rotateIfFull() {
-	if w.path == "" || w.max <= 0 || w.size < w.max/2 {
+	if w.path == "" || w.max <= 0 || w.size+int64(len(w.batch)) < w.max/2 {
 		return
 	}
+	w.flush() // encoded against this file's bodies: it ends this file
 	w.fail(w.writeFrame(typeEnd, []byte("rotated"), false))
 	if err := w.file.Close(); err != nil {
 		w.fail(err)
@@ -385,6 +394,27 @@ func (w *Writer) rotateIfFull() {
 	}
 	w.fail(w.open(hdr))
 	w.indexNames(now)
+}
+
+// add appends one record to the batch that the next tick writes.
+func (w *Writer) add(typ byte, payload []byte) {
+	w.batch = append(w.batch, typ)
+	w.batch = binary.AppendUvarint(w.batch, uint64(len(payload)))
+	w.batch = append(w.batch, payload...)
+	if len(w.batch) >= maxBatch {
+		w.flush()
+	}
+}
+
+// flush writes the pending records as one compressed batch frame: one zstd
+// call and one write per evaluation, and the records of all targets
+// compress together.
+func (w *Writer) flush() {
+	if len(w.batch) == 0 || w.err != nil {
+		return
+	}
+	w.fail(w.writeFrame(typeBatch, w.batch, true))
+	w.batch = w.batch[:0]
 }
 
 // writeFrame writes one frame with a single write call.

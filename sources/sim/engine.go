@@ -52,6 +52,7 @@ type engine struct {
 	pool    requestPool
 
 	startedAt time.Duration // engine (re)start, for _created
+	hung      bool          // a stuck step: holds its requests, computes nothing (engine-stalled)
 	swapCost  time.Duration // V0 transfers to add to the current step
 	retries   []request     // timed-out requests whose client will retry (shapes)
 	retryable bool
@@ -96,6 +97,14 @@ func (e *engine) add(r *request) {
 // runUntil runs engine steps until its time reaches t. A step in flight at
 // t completes, so the engine may end slightly past t.
 func (e *engine) runUntil(t time.Duration) {
+	if e.hung {
+		// A hung step (a NCCL wait, a dead worker): time passes, nothing
+		// is scheduled, nothing finishes and no client deadline is
+		// honoured by the engine; the API server still answers.
+		e.gpu.idle(t - e.now)
+		e.now = t
+		return
+	}
 	e.expire()
 	stuck := 0
 	for e.now < t {

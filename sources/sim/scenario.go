@@ -58,6 +58,14 @@ var Scenarios = []Scenario{
 		}},
 	{Name: "memory-leak", Summary: "load stays flat while the API server's resident memory grows 60 MiB/min (and the engine's GPU memory 6 MiB/min)",
 		start: func(r *Replica) { r.leakRSS, r.leakGPU, r.leakSince = 1<<20, 0.1*(1<<20), r.now }},
+	{Name: "memory-leak-steep", Summary: "load stays flat while the API server's resident memory grows 1.4 GiB/min: out of memory within the hour",
+		start: func(r *Replica) { r.leakRSS, r.leakSince = 1.4*(1<<30)/60, r.now }},
+	{Name: "engine-stalled", Summary: "the engine hangs mid-step (a NCCL wait, a dead worker): requests keep arriving and stay held, no token is generated, /metrics still answers",
+		start: func(r *Replica) {
+			for _, e := range r.engines {
+				e.hung = true
+			}
+		}},
 	{Name: "gpu-underutilization", Summary: "traffic drops to one request every few seconds: batches of one, the GPU mostly idle",
 		start: func(r *Replica) {
 			l := &r.load

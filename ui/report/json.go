@@ -83,8 +83,10 @@ type JSONFinding struct {
 // JSONEvidence is one measured value behind a finding.
 type JSONEvidence struct {
 	Name          string `json:"name"`
-	Value         string `json:"value"`
-	WindowSeconds Num    `json:"window_seconds"` // 0: instantaneous
+	Value         string `json:"value"`            // as the terminal shows it
+	Number        *Num   `json:"number,omitempty"` // the number itself (null: unknown); absent for text evidence
+	Unit          string `json:"unit,omitempty"`   // ratio, s, count, per_s, req/s, tokens/s
+	WindowSeconds Num    `json:"window_seconds"`   // 0: instantaneous
 }
 
 // JSONFlag is a recommended vLLM flag change. from is empty when the
@@ -107,7 +109,12 @@ func Findings(fs []diagnose.Finding) []JSONFinding {
 			FirstSeen: tptr(fd.FirstSeen), LastSeen: tptr(fd.LastSeen), Title: fd.Title, Summary: fd.Summary,
 			Explain: fd.Explain, Action: fd.Action, Evidence: []JSONEvidence{}, Flags: []JSONFlag{}}
 		for _, e := range fd.Evidence {
-			j.Evidence = append(j.Evidence, JSONEvidence{e.Name, e.Value, Num(e.Window.Seconds())})
+			je := JSONEvidence{Name: e.Name, Value: e.Value, WindowSeconds: Num(e.Window.Seconds())}
+			if e.Numeric() {
+				n := Num(e.Num)
+				je.Number, je.Unit = &n, e.Unit
+			}
+			j.Evidence = append(j.Evidence, je)
 		}
 		for _, fc := range fd.Flags {
 			j.Flags = append(j.Flags, JSONFlag{fc.Flag, fc.From, fc.To, fc.Why})

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# CPU per scrape: vtop (headless, --once for the whole run) against
+# Prometheus 2.42 scraping the same `vtop sim` endpoints at 1 s, in the same
+# run, so a busy machine weighs on both alike. Prints each one's CPU per
+# scrape, the ratio, and resident memory. Everything stays on 127.0.0.1.
+#
+#   scripts/bench-prom.sh [ENDPOINTS] [MEASURE_SECONDS]     # default 200 40
+#
+# vtop runs with the 60 s window (-w 60s) the TUI uses; the measurement
+# takes the last MEASURE_SECONDS of its first 60 s after a 15 s warm-up.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+n=${1:-200}
+measure=${2:-40}
+warm=15
+base=${BENCH_BASE_PORT:-24000}
+tmp=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; sleep 0.5; rm -rf "$tmp"; }
+trap cleanup EXIT
+command -v prometheus >/dev/null || { echo "prometheus is not installed (apt-get install prometheus)"; exit 1; }
+
+export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
+go build -o "$tmp/vtop" ./cmd/vtop
+"$tmp/vtop" sim --listen "127.0.0.1:$base" --replicas "$n" --scenario busy --for "$((warm + measure + 120))s" >"$tmp/sim.out" 2>"$tmp/sim.err" &
+pids+=($!)
+for _ in $(seq 100); do grep -q "vtop sim:" "$tmp/sim.out" 2>/dev/null && break; sleep 0.1; done
+
+{
+  echo "targets:"
+  for i in $(seq 0 $((n - 1))); do echo "  - 127.0.0.1:$((base + i))"; done
+} >"$tmp/targets.yaml"
+{
+  echo "global: {scrape_interval: 1s, scrape_timeout: 1s}"
+  echo "scrape_configs:"
+  echo "  - job_name: vllm"
+  echo "    static_configs:"
+  echo "      - targets:"
+  for i in $(seq 0 $((n - 1))); do echo "          - 127.0.0.1:$((base + i))"; done
+} >"$tmp/prometheus.yml"
+
+prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" --web.listen-address=127.0.0.1:$((base - 1)) \
+  --log.level=warn >"$tmp/prom.out" 2>&1 &
+prom=$!; pids+=($prom)
+"$tmp/vtop" --once -o json -i 1s -w 60s --max-parallel 128 --gpu none --config "$tmp/targets.yaml" >"$tmp/report.json" 2>"$tmp/vtop.err" &
+vtop=$!; pids+=($vtop)
+
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+hz=$(getconf CLK_TCK)
+sleep "$warm"
+t0=$(date +%s.%N); v0=$(ticks $vtop); p0=$(ticks $prom)
+vmax=0; pmax=0
+for _ in $(seq $((measure / 5))); do
+  sleep 5
+  r=$(rss $vtop); [ "$r" -gt "$vmax" ] && vmax=$r
+  r=$(rss $prom); [ "$r" -gt "$pmax" ] && pmax=$r
+done
+t1=$(date +%s.%N); v1=$(ticks $vtop); p1=$(ticks $prom)
+# Scrapes Prometheus made in the window, from its own counter.
+q() { curl -s "http://127.0.0.1:$((base - 1))/api/v1/query" --data-urlencode "query=$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)'; }
+pscr=$(q "sum(increase(prometheus_target_interval_length_seconds_count{interval=\"1s\"}[${measure}s]))")
+pup=$(q 'sum(up)')
+wait $vtop || true
+up=$(python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["fleet"]; print(f["up"])' "$tmp/report.json")
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+awk -v v0="$v0" -v v1="$v1" -v p0="$p0" -v p1="$p1" -v t0="$t0" -v t1="$t1" -v hz="$hz" -v n="$n" -v pscr="$pscr" \
+    -v vmax="$vmax" -v pmax="$pmax" -v up="$up" -v pup="$pup" -v load="$load" 'BEGIN {
+  wall = t1 - t0
+  vs = n * wall            # vtop polls each endpoint once a second
+  if (pscr < 0.5 * vs) pscr = vs
+  vc = (v1 - v0) / hz; pc = (p1 - p0) / hz
+  printf "endpoints        %d (vtop sim, busy), both scraping at 1 s; measured %.0f s; load average %s\n", n, wall, load
+  printf "vtop             %.3f ms CPU per scrape (%.2f cores, ~%d scrapes), RSS max %.0f MiB, %d up at the end\n", 1000 * vc / vs, vc / wall, vs, vmax / 1024, up
+  printf "prometheus 2.42  %.3f ms CPU per scrape (%.2f cores, %d scrapes), RSS max %.0f MiB, %d up\n", 1000 * pc / pscr, pc / wall, pscr, pmax / 1024, pup
+  printf "ratio            %.2f (vtop / prometheus, CPU per scrape)\n", (vc / vs) / (pc / pscr)
+}'
