@@ -4,15 +4,15 @@
 # run, so a busy machine weighs on both alike. Prints each one's CPU per
 # scrape, the ratio, and resident memory. Everything stays on 127.0.0.1.
 #
-#   scripts/bench-prom.sh [ENDPOINTS] [MEASURE_SECONDS]     # default 200 40
+#   scripts/bench-prom.sh [ENDPOINTS] [MEASURE_SECONDS]     # default 200 60
 #
-# vtop runs with the 60 s window (-w 60s) the TUI uses; the measurement
-# takes the last MEASURE_SECONDS of its first 60 s after a 15 s warm-up.
+# vtop runs headless (--once) for MEASURE_SECONDS (at least 60 s) with the
+# 60 s window the TUI uses; both are measured over their whole lives.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 n=${1:-200}
-measure=${2:-40}
+measure=${2:-60}
 warm=15
 base=${BENCH_BASE_PORT:-24000}
 tmp=$(mktemp -d)
@@ -43,36 +43,42 @@ for _ in $(seq 100); do grep -q "vtop sim:" "$tmp/sim.out" 2>/dev/null && break;
 prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" --web.listen-address=127.0.0.1:$((base - 1)) \
   --log.level=warn >"$tmp/prom.out" 2>&1 &
 prom=$!; pids+=($prom)
-"$tmp/vtop" --once -o json -i 1s -w 60s --max-parallel 128 --gpu none --config "$tmp/targets.yaml" >"$tmp/report.json" 2>"$tmp/vtop.err" &
+"$tmp/vtop" --once -o json -i 1s -w "$(( measure > 60 ? measure : 60 ))s" --max-parallel 128 --gpu none --config "$tmp/targets.yaml" >"$tmp/report.json" 2>"$tmp/vtop.err" &
 vtop=$!; pids+=($vtop)
 
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || true; }
+rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
-sleep "$warm"
-t0=$(date +%s.%N); v0=$(ticks $vtop); p0=$(ticks $prom)
-vmax=0; pmax=0
-for _ in $(seq $((measure / 5))); do
-  sleep 5
+q() { curl -s "http://127.0.0.1:$((base - 1))/api/v1/query" --data-urlencode "query=$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)'; }
+# Whole lives, side by side: both start together and are measured until
+# vtop's --once run ends. Scrapes are counted, not assumed: the simulator
+# counts every scrape it served, Prometheus its own, vtop's are the rest.
+t0=$(date +%s.%N)
+vt=0; pt=0; vmax=0; pmax=0
+while [ -d "/proc/$vtop" ]; do
+  x=$(ticks $vtop); [ -n "$x" ] && vt=$x
+  pt=$(ticks $prom)
   r=$(rss $vtop); [ "$r" -gt "$vmax" ] && vmax=$r
   r=$(rss $prom); [ "$r" -gt "$pmax" ] && pmax=$r
+  sleep 1
 done
-t1=$(date +%s.%N); v1=$(ticks $vtop); p1=$(ticks $prom)
-# Scrapes Prometheus made in the window, from its own counter.
-q() { curl -s "http://127.0.0.1:$((base - 1))/api/v1/query" --data-urlencode "query=$1" | python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else 0)'; }
-pscr=$(q "sum(increase(prometheus_target_interval_length_seconds_count{interval=\"1s\"}[${measure}s]))")
+t1=$(date +%s.%N)
+pscr=$(q 'sum(count_over_time(up[1h]))')
 pup=$(q 'sum(up)')
-wait $vtop || true
-up=$(python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["fleet"]; print(f["up"])' "$tmp/report.json")
+pt=$(ticks $prom)
+kill -STOP $prom
+kill -TERM "${pids[0]}"; wait "${pids[0]}" 2>/dev/null || true
+served=$(grep -o '[0-9]* scrapes served' "$tmp/sim.err" | awk '{print $1}')
+kill -CONT $prom; kill $prom
+up=$(python3 -c 'import json,sys; f=json.load(open(sys.argv[1]))["fleet"]; print(f["up"])' "$tmp/report.json" 2>/dev/null || echo "?")
 load=$(cut -d' ' -f1-3 /proc/loadavg)
-awk -v v0="$v0" -v v1="$v1" -v p0="$p0" -v p1="$p1" -v t0="$t0" -v t1="$t1" -v hz="$hz" -v n="$n" -v pscr="$pscr" \
+awk -v vt="$vt" -v pt="$pt" -v t0="$t0" -v t1="$t1" -v hz="$hz" -v n="$n" -v pscr="$pscr" -v served="$served" \
     -v vmax="$vmax" -v pmax="$pmax" -v up="$up" -v pup="$pup" -v load="$load" 'BEGIN {
   wall = t1 - t0
-  vs = n * wall            # vtop polls each endpoint once a second
-  if (pscr < 0.5 * vs) pscr = vs
-  vc = (v1 - v0) / hz; pc = (p1 - p0) / hz
-  printf "endpoints        %d (vtop sim, busy), both scraping at 1 s; measured %.0f s; load average %s\n", n, wall, load
-  printf "vtop             %.3f ms CPU per scrape (%.2f cores, ~%d scrapes), RSS max %.0f MiB, %d up at the end\n", 1000 * vc / vs, vc / wall, vs, vmax / 1024, up
-  printf "prometheus 2.42  %.3f ms CPU per scrape (%.2f cores, %d scrapes), RSS max %.0f MiB, %d up\n", 1000 * pc / pscr, pc / wall, pscr, pmax / 1024, pup
+  vs = served - pscr
+  vc = vt / hz; pc = pt / hz
+  printf "endpoints        %d (vtop sim, busy), both scraping at 1 s for %.0f s; load average at the end %s\n", n, wall, load
+  printf "vtop             %.3f ms CPU per scrape (%.2f cores, %d scrapes = %.0f%% of %d/s), RSS max %.0f MiB, %s up at the end\n", 1000 * vc / vs, vc / wall, vs, 100 * vs / (n * wall), n, vmax / 1024, up
+  printf "prometheus 2.42  %.3f ms CPU per scrape (%.2f cores, %d scrapes = %.0f%% of %d/s), RSS max %.0f MiB, %d up\n", 1000 * pc / pscr, pc / wall, pscr, 100 * pscr / (n * wall), n, pmax / 1024, pup
   printf "ratio            %.2f (vtop / prometheus, CPU per scrape)\n", (vc / vs) / (pc / pscr)
 }'

@@ -157,11 +157,11 @@ func (f *Fetcher) Fetch(ctx context.Context, url string, buf *bytes.Buffer) ([]b
 }
 
 // FetchInto is Fetch with the target's reusable state.
-func (f *Fetcher) FetchInto(ctx context.Context, url string, st *FetchState) ([]byte, string, error) {
+func (f *Fetcher) FetchInto(ctx context.Context, rawURL string, st *FetchState) ([]byte, string, error) {
 	st.Redirect = ""
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		return nil, "", err
 	}
@@ -180,10 +180,20 @@ func (f *Fetcher) FetchInto(ctx context.Context, url string, st *FetchState) ([]
 	}
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return nil, "", describeNetErr(err, f.cfg.Timeout)
+		// The client's error names the request that failed: after a
+		// redirect, that is not the target's own URL.
+		var ue *url.Error
+		if errors.As(err, &ue) && ue.URL != rawURL {
+			st.Redirect = redactURLString(ue.URL)
+		}
+		err = describeNetErr(err, f.cfg.Timeout)
+		if st.Redirect != "" {
+			err = fmt.Errorf("%w after a redirect to %s", err, st.Redirect)
+		}
+		return nil, "", err
 	}
 	defer resp.Body.Close()
-	if resp.Request != nil && resp.Request.URL.String() != url {
+	if resp.Request != nil && resp.Request.URL.String() != rawURL {
 		st.Redirect = RedactURL(resp.Request.URL)
 	}
 	ct := resp.Header.Get("Content-Type")

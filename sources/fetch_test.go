@@ -320,6 +320,15 @@ func TestRedirectKeepsCredentials(t *testing.T) {
 	if strings.Join(got, "") != "" || len(got) != 4 {
 		t.Errorf("the redirected requests carried %q", got)
 	}
+	// A redirect to where nothing answers says so in the error.
+	gone := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://"+closedPort(t)+"/metrics?token=s3cret", http.StatusFound)
+	})
+	f0, _ := NewFetcher(HTTPConfig{})
+	_, _, err := f0.FetchInto(context.Background(), gone, &FetchState{Buf: new(bytes.Buffer)})
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "after a redirect to http://127.0.0.1:") || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("redirect to a closed port: %v", err)
+	}
 	// Within one origin the credentials stay (a path move is harmless).
 	same := serve(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/metrics" {

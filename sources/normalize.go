@@ -421,7 +421,7 @@ func (n *Normalizer) applyGauge(s *subAcc, id Gauge, f *family, en *entry, v flo
 	if (id == GRunning || id == GWaiting || id == GSwapped) && v < 0 {
 		// A count of requests below zero is an engine bug; exporting it
 		// would pull fleet sums down.
-		n.warn(fmt.Sprintf("%s{engine=%q} is negative (%g; shown as unknown)", f.name, s.sub.Key.Engine, v))
+		n.warn(fmt.Sprintf("%s%s is negative (%g; shown as unknown)", f.name, engineSel(s.sub.Key.Engine), v))
 		return
 	}
 	if id == GKVUsage || id == GCPUKVUsage {
@@ -801,4 +801,13 @@ func parseLora(ls labels.Labels) *LoraInfo {
 		Running: split(ls.Get(LabelRunLora)),
 		Waiting: split(ls.Get(LabelWaitLora)),
 	}
+}
+
+// engineSel names an engine in a warning ({engine="1"}), or nothing when the
+// target has one engine.
+func engineSel(e string) string {
+	if e == "" {
+		return ""
+	}
+	return fmt.Sprintf("{engine=%q}", e)
 }

@@ -126,6 +126,15 @@ func RedactURL(u *url.URL) string {
 	return c.String()
 }
 
+// redactURLString is RedactURL for a URL in text form.
+func redactURLString(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return Sanitize(redactQuery(s), 80)
+	}
+	return Sanitize(RedactURL(u), 80)
+}
+
 // redactQuery redacts the query values of text that may not parse as a URL.
 func redactQuery(s string) string {
 	i := strings.IndexByte(s, '?')
