@@ -163,6 +163,7 @@ func (d *Detector) Evaluate(f *Frame) {
 	SortFindings(all)
 	SortFindings(pending)
 	f.Findings, f.Pending = all, pending
+	groupFindings(f)
 }
 
 // attach adds fleet or GPU findings to the endpoints they concern.

@@ -31,7 +31,8 @@ func healthyStats() Stats {
 		PrefixCaching: sources.TriYes, PrefixHitRatio: 0.35, PrefixQueryRate: 3000, PreemptionsRate: 0,
 		Swapped: nan, CPUKVUsage: nan, Running: 20, Waiting: 0, WaitingCapacity: nan, WaitingDeferred: nan,
 		PromptTokRate: 3000, GenTokRate: 900, ReqRate: 5, AbortShare: 0.01,
-		Finish:       []FinishShare{{"abort", 0.05, 0.01}, {"length", 0.5, 0.1}, {"stop", 4.45, 0.89}},
+		Finish:     []FinishShare{{"abort", 0.05, 0.01}, {"length", 0.5, 0.1}, {"stop", 4.45, 0.89}},
+		ErrorShare: 0, RejectRate: nan, Sleep: SleepAwake,
 		AvgPromptLen: 600, AvgGenLen: 180, MeanIterTokens: 80, IterTokens: qs(64, 900, 2000, 3000), IterTokensByToken: qs(64, 900, 2000, 3000), PromptCachedRate: 1000,
 	}
 }
@@ -112,6 +113,7 @@ func (w *world) frame(now time.Time) *Frame {
 				p.V[k] = float32(nan)
 			}
 			p.V[SpRunning], p.V[SpWaiting] = float32(ep.Stats.Running), float32(ep.Stats.Waiting)
+			p.V[SpGenTok], p.V[SpReq] = float32(ep.Stats.GenTokRate), float32(ep.Stats.ReqRate)
 			w.sparks[i] = append(w.sparks[i], p)
 			if n := len(w.sparks[i]); n > 240 {
 				w.sparks[i] = w.sparks[i][n-240:]

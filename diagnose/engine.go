@@ -78,6 +78,7 @@ type Engine struct {
 type endpoint struct {
 	name        string
 	maxNumSeqs  int
+	pool        string
 	state       State
 	since       time.Time
 	lastErr     string
@@ -105,6 +106,7 @@ type endpoint struct {
 type TargetInfo struct {
 	Name       string
 	MaxNumSeqs int
+	Pool       string // replica_imbalance's comparison group; empty: the model
 }
 
 // New returns an engine for the given targets (indexed like the poller's).
@@ -120,7 +122,7 @@ func New(cfg Config, targets []TargetInfo) *Engine {
 // AddTarget adds a target (one discovered while running) and returns its
 // index.
 func (e *Engine) AddTarget(t TargetInfo) int {
-	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs,
+	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs, pool: t.Pool,
 		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN()})
 	return len(e.eps) - 1
 }
@@ -305,11 +307,19 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 	v := EndpointView{
 		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr, NotVLLM: ep.notVLLM,
 		LastAttempt: ep.lastAttempt, LastSuccess: ep.lastSuccess, ScrapeDuration: ep.dur,
-		MaxNumSeqs: ep.maxNumSeqs, RSS: math.NaN(),
+		MaxNumSeqs: ep.maxNumSeqs, Pool: ep.pool, RSS: math.NaN(),
 		Stats: ep.stats, Subs: ep.subStats, Spark: ep.spark.view(), GPU: ep.gpu.joined,
 	}
 	if !ep.gpu.set {
 		v.GPU = EndpointGPU{MemBytes: math.NaN(), UtilGPU: math.NaN()}
+	}
+	if ep.snap == nil {
+		// Never answered: what it is and every number are unknown, not
+		// an engine with zeros.
+		v.Kind = sources.KindUnknown
+	}
+	if ep.lastSuccess.IsZero() {
+		v.Stats = UnknownStats()
 	}
 	if ep.state == StateUp && now.Sub(ep.lastSuccess) > e.cfg.StaleAfter {
 		v.State, v.Since = StateStale, ep.lastSuccess.Add(e.cfg.StaleAfter)

@@ -57,6 +57,11 @@ type Finding struct {
 	Explain        string     // a plain explanation, a few sentences
 	Action         string     // the recommendation in one line
 	Flags          []FlagChange
+	// Cause is the ID of the firing cause this symptom is grouped under
+	// on its endpoint (its severity and action follow it); Symptoms are
+	// the IDs of the symptoms grouped under this cause.
+	Cause    string
+	Symptoms []string
 }
 
 // Evidence is one measured value behind a finding.

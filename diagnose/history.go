@@ -132,7 +132,7 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 			continue
 		}
 		out := make([]sources.LabeledValue, len(list))
-		counter := l == int(sources.LFinished) || l == int(sources.LPromptSource)
+		counter := l == int(sources.LFinished) || l == int(sources.LPromptSource) || l == int(sources.LAdmissionRejected)
 		for i, lv := range list {
 			out[i] = lv
 			if counter && !math.IsNaN(lv.Value) {

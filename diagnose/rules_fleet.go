@@ -36,8 +36,8 @@ var (
 var ruleImbalance = &Rule{
 	ID: "replica_imbalance", Title: "Replica imbalance", Scope: ScopeFleet,
 	Catches:  "One replica much hotter than its peers serving the same model: the router (or session affinity) sends it more than its share, so its users wait while the others idle.",
-	Needs:    "running and waiting gauges of every replica of a model (two or more endpoints up)",
-	Cond:     "a replica's requests in flight (running + waiting, per data-parallel engine) ≥ {factor} the mean of its peers' and ≥ {min_diff} more",
+	Needs:    "running and waiting gauges of every replica of a pool (two or more endpoints up); max_num_seqs (config) or cache_config_info for capacity",
+	Cond:     "a replica's requests in flight (running + waiting) per unit of capacity (batch slots when every replica's max_num_seqs is configured, else KV tokens, else data-parallel engines) ≥ {factor} its peers' mean, and ≥ {min_diff} requests per engine more than that share would give it; replicas are compared within their configured pool, else with those serving the same model",
 	Clear:    "its load < {clear} the peers' mean",
 	Severity: "warning",
 	Action:   "fix the balancing: least-outstanding-requests or prefix-aware routing instead of round-robin or sticky sessions; check the router's view of replica health",
@@ -58,45 +58,86 @@ func init() {
 	ruleImbalance.describe = imbalanceDescribe
 }
 
-// replicaLoad is a replica's requests in flight per data-parallel engine
-// (an endpoint with two engines carries twice the load of one), NaN when
-// unknown.
-func replicaLoad(ep *EndpointView) float64 {
+// capacityOf is how much a replica can carry, the same measure for every
+// replica of a pool: its batch slots (max_num_seqs × engines) when every
+// replica's is configured, else its KV capacity in tokens when every one
+// reports it, else its data-parallel engines. unit names the measure.
+func capacityOf(eps []*EndpointView) (func(*EndpointView) float64, string) {
+	slots, kv := true, true
+	for _, ep := range eps {
+		slots = slots && BatchSlots(ep.MaxNumSeqs, &ep.Stats) > 0
+		kv = kv && !bad(ep.Stats.KVCapacityTokens) && ep.Stats.KVCapacityTokens > 0
+	}
+	switch {
+	case slots:
+		return func(ep *EndpointView) float64 { return float64(BatchSlots(ep.MaxNumSeqs, &ep.Stats)) }, "batch slot"
+	case kv:
+		return func(ep *EndpointView) float64 { return ep.Stats.KVCapacityTokens / 100000 }, "100k KV tokens"
+	}
+	return func(ep *EndpointView) float64 { return float64(max(ep.Stats.Engines, 1)) }, "engine"
+}
+
+// inFlight is a replica's requests running and waiting, NaN when unknown.
+func inFlight(ep *EndpointView) float64 {
 	r, w := ep.Stats.Running, ep.Stats.Waiting
 	if bad(r) || bad(w) {
 		return math.NaN()
 	}
-	return (r + w) / float64(max(ep.Stats.Engines, 1))
+	return r + w
+}
+
+// pools groups the replicas replica_imbalance compares: the pool named in
+// the configuration, else the one model an endpoint serves.
+func pools(f *Frame) (keys []string, members map[string][]*EndpointView) {
+	members = map[string][]*EndpointView{}
+	for i := range f.Endpoints {
+		ep := &f.Endpoints[i]
+		if ep.State != StateUp || ep.Kind != sources.KindEngine || bad(inFlight(ep)) {
+			continue
+		}
+		key := ep.Pool
+		if key == "" {
+			if len(ep.Models) != 1 {
+				continue
+			}
+			key = ep.Models[0]
+		}
+		if members[key] == nil {
+			keys = append(keys, key)
+		}
+		members[key] = append(members[key], ep)
+	}
+	return keys, members
 }
 
 func imbalanceCheck(x *evalCtx, f *Frame, p []float64) []fleetHit {
 	var hits []fleetHit
-	for _, m := range f.Fleet.Models {
-		if m.Endpoints < 2 {
-			continue
-		}
-		var eps []*EndpointView
-		for i := range f.Endpoints {
-			ep := &f.Endpoints[i]
-			if ep.State == StateUp && ep.Kind == sources.KindEngine && len(ep.Models) == 1 && ep.Models[0] == m.Model && !bad(replicaLoad(ep)) {
-				eps = append(eps, ep)
-			}
-		}
+	keys, members := pools(f)
+	for _, key := range keys {
+		eps := members[key]
 		if len(eps) < 2 {
 			continue
 		}
+		capOf, _ := capacityOf(eps)
 		total := 0.0
 		for _, ep := range eps {
-			total += replicaLoad(ep)
+			total += inFlight(ep) / capOf(ep)
 		}
 		for _, ep := range eps {
-			load := replicaLoad(ep)
+			c := capOf(ep)
+			load := inFlight(ep) / c
 			mean := (total - load) / float64(len(eps)-1)
-			h := fleetHit{ep: ep, model: m.Model, peers: eps}
+			// Requests per data-parallel engine above what the peers'
+			// share would give it: min_diff stays a per-engine count.
+			excess := (inFlight(ep) - mean*c) / float64(max(ep.Stats.Engines, 1))
+			h := fleetHit{ep: ep, model: key, peers: eps}
 			switch {
-			case load >= p[riFactor]*mean && load-mean >= p[riMinDiff]:
-				h.c, h.sev, h.over = condMet, SevWarning, load/(p[riFactor]*mean)
-			case load < p[riClear]*mean || load-mean < p[riMinDiff]/2:
+			case load >= p[riFactor]*mean && excess >= p[riMinDiff]:
+				h.c, h.sev = condMet, SevWarning
+				if mean > 0 {
+					h.over = load / (p[riFactor] * mean)
+				}
+			case load < p[riClear]*mean || excess < p[riMinDiff]/2:
 				h.c = condClear
 			default:
 				h.c = condHold
@@ -107,34 +148,27 @@ func imbalanceCheck(x *evalCtx, f *Frame, p []float64) []fleetHit {
 	return hits
 }
 
-func peersMean(ep *EndpointView, eps []*EndpointView) float64 {
+func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
+	ep, eps := u.ep, x.peers
+	capOf, unit := capacityOf(eps)
+	load := inFlight(ep) / capOf(ep)
 	s, n := 0.0, 0.0
 	for _, o := range eps {
 		if o != ep {
-			s += replicaLoad(o)
+			s += inFlight(o) / capOf(o)
 			n++
 		}
 	}
-	if n == 0 {
-		return math.NaN()
-	}
-	return s / n
-}
-
-func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
-	ep := u.ep
-	eps := x.peers
-	mean := peersMean(ep, eps)
-	load := replicaLoad(ep)
-	fd.Summary = fmt.Sprintf("%s requests in flight per engine vs %s on average on its %d peers serving %s", num(load), num(mean), len(eps)-1, u.model)
-	fd.Evidence = []Evidence{ev("in flight per engine here", fmt.Sprintf("%s (running %s, waiting %s, %d engines)", num(load), num(ep.Stats.Running), num(ep.Stats.Waiting), max(ep.Stats.Engines, 1)), 0),
-		ev("peers' mean", num(mean), 0), ev("TTFT p95 here", qsecs(&ep.Stats.TTFT, ep.Stats.TTFT.P95), ep.Stats.Span)}
+	mean := s / n
+	fd.Summary = fmt.Sprintf("%s requests in flight per %s vs %s on average on its %d peers in %s", dec(load, 2), unit, dec(mean, 2), len(eps)-1, u.model)
+	fd.Evidence = []Evidence{ev("in flight here", fmt.Sprintf("%s (running %s, waiting %s) over %s %ss", num(inFlight(ep)), num(ep.Stats.Running), num(ep.Stats.Waiting), num(capOf(ep)), unit), 0),
+		ev("per "+unit+" here", dec(load, 2), 0), ev("peers' mean per "+unit, dec(mean, 2), 0), ev("TTFT p95 here", qsecs(&ep.Stats.TTFT, ep.Stats.TTFT.P95), ep.Stats.Span)}
 	others := slices.DeleteFunc(slices.Clone(eps), func(o *EndpointView) bool { return o == ep })
 	var parts []string
 	for _, o := range others {
-		parts = append(parts, fmt.Sprintf("%s %s", o.Name, num(replicaLoad(o))))
+		parts = append(parts, fmt.Sprintf("%s %s", o.Name, dec(inFlight(o)/capOf(o), 2)))
 	}
-	fd.Evidence = append(fd.Evidence, ev("peers", strings.Join(parts, ", "), 0))
-	fd.Explain = "Replicas of the same model should carry similar load. This one carries several times its peers' share, so its requests queue while they have room: the balancer's policy (round-robin with uneven request sizes, sticky sessions) or its health view is off."
-	fd.Action = fmt.Sprintf("rebalance: route by outstanding requests (or prefix-aware) rather than round-robin or sticky sessions; at the peers' load this replica would carry about %s requests per engine", num(mean))
+	fd.Evidence = append(fd.Evidence, ev("peers per "+unit, strings.Join(parts, ", "), 0))
+	fd.Explain = "Replicas of one pool should carry load in proportion to their capacity. This one carries several times its peers' share per unit of capacity, so its requests queue while they have room: the balancer's policy (round-robin with uneven request sizes or unequal replicas, sticky sessions) or its health view is off."
+	fd.Action = fmt.Sprintf("rebalance: route by outstanding requests (or prefix-aware) rather than round-robin or sticky sessions; at the peers' load this replica would carry about %s requests", num(mean*capOf(ep)))
 }

@@ -540,6 +540,9 @@ var ruleUnderutil = &Rule{
 	For:      5 * time.Minute, ResolveFor: 2 * time.Minute,
 	Params: guParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
+		if resting(u.st) {
+			return condClear, 0 // asleep or paused: idle by design
+		}
 		x.trend()
 		run, wait, kv := x.runMean, x.waitMean, u.st.KVUsage
 		util := endpointGPUUtil(x.f, u.ep, x.f.Window)

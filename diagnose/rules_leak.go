@@ -18,12 +18,20 @@ var (
 		{"gpu_slope", 4, "MiB/min", "GPU memory growth that counts as a leak"},
 		{"r2", 0.8, "ratio", "how well a straight line must fit the growth"},
 		{"load_change", 0.25, "ratio", "relative change of load that still counts as flat"},
+		{"min_span", 120, "s", "the least history a steep growth is fitted over"},
+		{"steep", 64, "MiB/min", "growth steep enough to judge from min_span of history"},
+		{"steep_r2", 0.95, "ratio", "how well a line must fit a steep growth over a short history"},
+		{"critical_time", 3600, "s", "projected time to exhaustion under which it is critical"},
 	}
 	mlWindow     = mlParams.index("window")
 	mlSlope      = mlParams.index("slope")
 	mlGPUSlope   = mlParams.index("gpu_slope")
 	mlR2         = mlParams.index("r2")
 	mlLoadChange = mlParams.index("load_change")
+	mlMinSpan    = mlParams.index("min_span")
+	mlSteep      = mlParams.index("steep")
+	mlSteepR2    = mlParams.index("steep_r2")
+	mlCritical   = mlParams.index("critical_time")
 )
 
 const mib1 = 1 << 20
@@ -32,9 +40,9 @@ var ruleMemoryLeak = &Rule{
 	ID: "memory_leak", Title: "Memory leak", Scope: ScopeEndpoint,
 	Catches:  "Memory that only grows while the work stays the same: the API server's resident memory, or the GPU memory its processes hold, rising steadily over tens of minutes with flat load and completions. It ends in an OOM kill.",
 	Needs:    "process_resident_memory_bytes (single-process registry; not in multiprocess mode) or the GPU memory of the endpoint's processes (vtop on the node); finished requests",
-	Cond:     "over {window}: resident memory rising ≥ {slope} (or GPU memory ≥ {gpu_slope}) on a steady line (R² ≥ {r2}), while finished requests/s and generated tokens/s change by < {load_change} between the first and last third",
+	Cond:     "over the history there is, up to {window}: resident memory rising ≥ {slope} (or GPU memory ≥ {gpu_slope}) on a steady line (R² ≥ {r2}) over ≥ 80% of {window}, or ≥ {steep} on a line with R² ≥ {steep_r2} over ≥ {min_span}; while finished requests/s and generated tokens/s change by < {load_change} between the first and last third",
 	Clear:    "growth below half the threshold, or no longer steady (R² < 0.5)",
-	Severity: "warning",
+	Severity: "warning; critical when the projected time to exhaustion (GPU memory: to the devices' total; resident memory: its doubling time) is under {critical_time}",
 	Action:   "plan a restart before it runs out; capture where the memory goes first (heap profile); look at multimodal caches and request logging; upgrade vLLM",
 	For:      10 * time.Minute, ResolveFor: 10 * time.Minute,
 	Params: mlParams,
@@ -44,6 +52,14 @@ var ruleMemoryLeak = &Rule{
 		case !l.known:
 			return condUnknown, 0
 		case l.leaking && l.flat:
+			f, th := l.rss, p[mlSlope]
+			if l.gpuLeak && !l.rssLeak {
+				f, th = l.gpu, p[mlGPUSlope]
+			}
+			x.over = f.Slope * 60 / mib1 / th
+			if left, _ := l.exhaustion(x, u); left > 0 && left < seconds(p[mlCritical]) {
+				return condMet, SevCritical
+			}
 			return condMet, SevWarning
 		case !l.rising:
 			return condClear, 0
@@ -69,10 +85,9 @@ var ruleMemoryLeak = &Rule{
 		if l.gpuLeak && l.rssLeak {
 			fd.Evidence = append(fd.Evidence, ev("GPU memory growth", fmt.Sprintf("%s MiB/min, R² %s", dec(l.gpu.Slope*60/mib1, 1), dec(l.gpu.R2, 2)), l.gpu.Span))
 		}
-		used, total := endpointGPUMem(x.f, u.ep)
-		if what == "GPU memory" && !bad(used) && !bad(total) && f.Slope > 0 {
-			left := seconds((total - used) / f.Slope)
-			fd.Evidence = append(fd.Evidence, ev("GPU memory left", fmt.Sprintf("%s: about %s at this rate", mib(total-used), dur(left)), 0))
+		if left, how := l.exhaustion(x, u); left > 0 {
+			fd.Evidence = append(fd.Evidence, ev("time to exhaustion", dur(left)+" ("+how+")", 0))
+			fd.Summary += "; " + how + " in about " + dur(left)
 		}
 		fd.Explain = "Memory keeps growing on a straight line while the work done stays the same, so it is not load: something is kept per request and never freed (caches without a bound, references held by logging or metrics, fragmentation). It ends when the process is OOM-killed."
 		fd.Action = "restart the API server in a quiet moment before it runs out; before that, capture where memory goes (py-spy dump, tracemalloc); check multimodal input caches and request logging; upgrade if a newer vLLM fixes it"
@@ -88,6 +103,22 @@ var ruleMemoryLeak = &Rule{
 			"min_over_time(deriv(%s[5m])[%s:1m]) * 60 / 1048576 >= %s and on(job, instance) abs((%s) - (%s)) <= %s * (%s)",
 			rss, w, g.num(p[mlSlope]), fin, before, g.num(p[mlLoadChange]), fin)}}
 	},
+}
+
+// exhaustion projects when the growing memory runs out: GPU memory to the
+// devices' total, resident memory to its doubling (vtop does not know the
+// host's or the cgroup's limit here). how names the projection.
+func (l *leak) exhaustion(x *evalCtx, u *unit) (time.Duration, string) {
+	if l.gpuLeak {
+		used, total := endpointGPUMem(x.f, u.ep)
+		if !bad(used) && !bad(total) && total > used && l.gpu.Slope > 0 {
+			return time.Duration((total - used) / l.gpu.Slope * float64(time.Second)), fmt.Sprintf("GPU memory full: %s left", mib(total-used))
+		}
+	}
+	if l.rssLeak && l.rss.Slope > 0 && l.rss.RawMax > 0 {
+		return time.Duration(l.rss.RawMax / l.rss.Slope * float64(time.Second)), fmt.Sprintf("resident memory doubles from %s", mib(l.rss.RawMax))
+	}
+	return 0, ""
 }
 
 // leak is one evaluation of the memory-growth test.
@@ -130,8 +161,14 @@ func fitLeak(x *evalCtx, u *unit, p []float64) leak {
 	}
 	l.rss = fitLine(pts, func(q *longPoint) float64 { return q.rss })
 	l.gpu = fitLine(pts, func(q *longPoint) float64 { return q.gpuMem })
-	enough := func(f Fit) bool { return f.N >= 6 && f.Span >= w*8/10 && !bad(f.Slope) }
-	rssOK, gpuOK := enough(l.rss), enough(l.gpu)
+	// The full window, or a shorter history when the growth is steep and
+	// the line fits it closely (a fast leak must not wait ten minutes).
+	long := func(f Fit) bool { return f.Span >= w*8/10 }
+	short := func(f Fit, th float64) bool {
+		return f.Span >= seconds(p[mlMinSpan]) && f.Slope*60/mib1 >= max(th, p[mlSteep]) && !bad(f.R2) && f.R2 >= p[mlSteepR2]
+	}
+	enough := func(f Fit, th float64) bool { return f.N >= 6 && !bad(f.Slope) && (long(f) || short(f, th)) }
+	rssOK, gpuOK := enough(l.rss, p[mlSlope]), enough(l.gpu, p[mlGPUSlope])
 	if !rssOK && !gpuOK {
 		return l
 	}

@@ -19,7 +19,9 @@ func thrashAt(pre, kv float64) func(time.Time, *world) {
 // A condition holding toward its hold is shown as pending with how long it
 // has held of how long it needs, apart from the firing findings.
 func TestPendingExposed(t *testing.T) {
-	w := newWorld(t, chatCfg(), upEndpoint("r", healthyStats()))
+	cfg := chatCfg()
+	cfg.Rules = map[string]RuleConfig{"kv_cache_saturated": {Disabled: true}}
+	w := newWorld(t, cfg, upEndpoint("r", healthyStats()))
 	// 0.3/s is 0.06 per finished request: marginal, the full 2m hold.
 	frames := w.run(t0, 40*time.Second, time.Second, thrashAt(0.3, 0.97))
 	f := frames[len(frames)-1]

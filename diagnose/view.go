@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"math"
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
@@ -18,6 +19,9 @@ type Quantiles struct {
 	// in +Inf: the display says "≤0.3s" / "≥2560s" rather than a precision
 	// the buckets do not have.
 	Lowest, Highest float64
+	// Bounds are the finite bucket bounds, ascending (shared, read-only):
+	// the display marks a percentile interpolated inside a wide bucket.
+	Bounds []float64
 }
 
 // FinishShare is one finish reason's part of the finished requests.
@@ -68,7 +72,39 @@ type Stats struct {
 	// fewer large busy ones has a small step p50 but a large token p50).
 	IterTokensByToken Quantiles
 	PromptCachedRate  float64 // prompt tokens/s served from cache (≥0.16)
+	ErrorShare        float64 // finished with reason error (≥0.14), NaN before
+	RejectRate        float64 // admission rejections/s (≥0.32), NaN unexposed
+	Rejects           []FinishShare
+	// Sleep is what engine_sleep_state says (≥0.11.1): unknown, awake or
+	// asleep (any engine asleep); SleepLevel the deepest level set.
+	Sleep      SleepState
+	SleepLevel string
+	Paused     sources.Tri // engine_pause_state, where exposed
 }
+
+// UnknownStats is Stats with every number unknown (NaN): a target that
+// never answered has no values, not zeros.
+func UnknownStats() Stats {
+	n := math.NaN()
+	q := Quantiles{P50: n, P90: n, P95: n, P99: n, Mean: n, Count: n, Lowest: n, Highest: n}
+	return Stats{TTFT: q, ITL: q, TPOT: q, E2E: q, Queue: q, Prefill: q, Decode: q,
+		KVUsage: n, KVUsageMax: n, KVCapacityTokens: n, NumGPUBlocks: n, BlockSize: n, GPUMemUtil: n,
+		PrefixHitRatio: n, PrefixQueryRate: n, PreemptionsRate: n, Swapped: n, CPUKVUsage: n,
+		Running: n, Waiting: n, WaitingCapacity: n, WaitingDeferred: n, PromptTokRate: n, GenTokRate: n,
+		ReqRate: n, AbortShare: n, AvgPromptLen: n, AvgGenLen: n, MeanIterTokens: n,
+		IterTokens: q, IterTokensByToken: q, PromptCachedRate: n, ErrorShare: n, RejectRate: n}
+}
+
+// SleepState is an engine's sleep mode as vLLM reports it.
+type SleepState uint8
+
+const (
+	SleepUnknown SleepState = iota
+	SleepAwake
+	SleepAsleep
+)
+
+func (s SleepState) String() string { return [...]string{"unknown", "awake", "asleep"}[s] }
 
 // State is a target's reachability.
 type State uint8
@@ -109,6 +145,7 @@ type EndpointView struct {
 	Samples        int
 	RSS            float64 // API-server resident memory, bytes (NaN in multiprocess mode)
 	MaxNumSeqs     int     // from configuration; 0 unknown
+	Pool           string  // from configuration: the replicas replica_imbalance compares; empty: by model
 	Cache          *sources.CacheConfig
 	Lora           *sources.LoraInfo
 	Stats          Stats
@@ -156,5 +193,6 @@ type Frame struct {
 	GPUEvents []sources.GPUEvent  // XID events within XIDRetention, oldest first
 	Findings  []Finding           // every firing and resolving finding, worst first
 	Pending   []Finding           // every pending finding (a condition holding, not yet for its hold)
+	Groups    []Group             // rules firing on two or more endpoints: one fleet-wide problem each
 	SLO       SLO                 // the profile the findings judged latency by (zero before rules run)
 }

@@ -20,6 +20,11 @@ type acc struct {
 	rates  [sources.NumCounters]float64 // NaN: unknown
 	hists  [nTracked]histRate
 	finish []labeledRate
+	reject []labeledRate // admission rejections by reason
+	// sleep: engines reporting asleep / awake; paused: engines paused /
+	// not (both 0 when the release does not say).
+	asleep, awake, paused, unpaused int
+	sleepLevel                      string // the deepest sleep_state set to 1
 
 	running, waiting, swapped   float64
 	waitCap, waitDef            float64
@@ -96,6 +101,7 @@ func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig) {
 		x.hists[i].add(h, a, b, i)
 	}
 	x.finish = addLabeledRates(x.finish, fa.labeled[sources.LFinished], fb.labeled[sources.LFinished], secs)
+	x.reject = addLabeledRates(x.reject, fa.labeled[sources.LAdmissionRejected], fb.labeled[sources.LAdmissionRejected], secs)
 	x.addGauges(fb, cache)
 }
 
@@ -114,6 +120,22 @@ func (x *acc) addGauges(f *frame, cache *sources.CacheConfig) {
 		}
 	}
 	x.cpuKV = nanMax(x.cpuKV, g[sources.GCPUKVUsage])
+	for _, lv := range f.labeled[sources.LSleepState] {
+		switch {
+		case lv.Label == sources.SleepAwake && lv.Value == 0:
+			x.asleep++
+		case lv.Label == sources.SleepAwake && lv.Value > 0:
+			x.awake++
+		case lv.Value > 0 && lv.Label > x.sleepLevel:
+			x.sleepLevel = lv.Label // weights_offloaded < discard_all
+		}
+	}
+	switch p := g[sources.GPaused]; {
+	case p > 0:
+		x.paused++
+	case p == 0:
+		x.unpaused++
+	}
 	if hr := g[sources.GPrefixHitRateGPU]; hr >= 0 { // -1: caching off
 		x.prefixGauge += hr
 		x.prefixGaugeN++
@@ -249,6 +271,18 @@ func addLabeledRates(dst []labeledRate, a, b []sources.LabeledValue, secs float6
 	return dst
 }
 
+func mergeLabeledRates(dst, src []labeledRate) []labeledRate {
+	for _, l := range src {
+		i := slices.IndexFunc(dst, func(m labeledRate) bool { return m.label == l.label })
+		if i < 0 {
+			dst = append(dst, l)
+		} else {
+			dst[i].rate += l.rate
+		}
+	}
+	return dst
+}
+
 // merge folds another acc (an engine into an endpoint, an endpoint into the fleet).
 func (x *acc) merge(o *acc) {
 	x.span = max(x.span, o.span)
@@ -259,14 +293,13 @@ func (x *acc) merge(o *acc) {
 	for i := range x.hists {
 		x.hists[i].merge(&o.hists[i])
 	}
-	for _, l := range o.finish {
-		i := slices.IndexFunc(x.finish, func(m labeledRate) bool { return m.label == l.label })
-		if i < 0 {
-			x.finish = append(x.finish, l)
-		} else {
-			x.finish[i].rate += l.rate
-		}
-	}
+	x.finish = mergeLabeledRates(x.finish, o.finish)
+	x.reject = mergeLabeledRates(x.reject, o.reject)
+	x.asleep += o.asleep
+	x.awake += o.awake
+	x.paused += o.paused
+	x.unpaused += o.unpaused
+	x.sleepLevel = max(x.sleepLevel, o.sleepLevel)
 	x.running = nanAdd(x.running, o.running)
 	x.waiting = nanAdd(x.waiting, o.waiting)
 	x.swapped = nanAdd(x.swapped, o.swapped)
@@ -354,6 +387,29 @@ func (x *acc) stats() Stats {
 
 	s.ReqRate = math.NaN()
 	s.AbortShare = math.NaN()
+	s.ErrorShare = math.NaN()
+	s.RejectRate = math.NaN()
+	if len(x.reject) > 0 {
+		s.RejectRate = 0
+		sort.Slice(x.reject, func(i, j int) bool { return x.reject[i].rate > x.reject[j].rate })
+		for _, r := range x.reject {
+			s.RejectRate += r.rate
+			s.Rejects = append(s.Rejects, FinishShare{Reason: r.label, PerSec: r.rate})
+		}
+	}
+	switch {
+	case x.asleep > 0:
+		s.Sleep = SleepAsleep
+	case x.awake > 0:
+		s.Sleep = SleepAwake
+	}
+	s.SleepLevel = x.sleepLevel
+	switch {
+	case x.paused > 0:
+		s.Paused = sources.TriYes
+	case x.unpaused > 0:
+		s.Paused = sources.TriNo
+	}
 	if len(x.finish) > 0 {
 		total := 0.0
 		for _, f := range x.finish {
@@ -371,6 +427,9 @@ func (x *acc) stats() Stats {
 			s.Finish[i] = FinishShare{Reason: f.label, PerSec: f.rate, Share: share}
 			if f.label == sources.FinishAbort {
 				abort = f.rate
+			}
+			if f.label == sources.FinishError && total > 0 {
+				s.ErrorShare = f.rate / total // no error series (before 0.14): unknown
 			}
 		}
 		if total > 0 {
@@ -397,9 +456,10 @@ func orNaN(v float64) float64 {
 
 func (r *histRate) quantiles() Quantiles {
 	nan := math.NaN()
-	q := Quantiles{nan, nan, nan, nan, nan, nan, nan, nan}
+	q := Quantiles{P50: nan, P90: nan, P95: nan, P99: nan, Mean: nan, Count: nan, Lowest: nan, Highest: nan}
 	if n := len(r.bounds); n >= 2 {
 		q.Lowest, q.Highest = r.bounds[0], r.bounds[n-2]
+		q.Bounds = r.bounds[: n-1 : n-1]
 	}
 	if r.bounds == nil || !(r.count > 0) {
 		if r.bounds != nil {

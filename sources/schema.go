@@ -21,6 +21,7 @@ const (
 	GAvgPromptTput                 // V0 ≤0.6.6: engine-computed prompt tokens/s
 	GAvgGenTput                    // V0 ≤0.6.6: engine-computed generation tokens/s
 	GSpecAcceptRate                // V0: speculative acceptance rate gauge
+	GPaused                        // engine paused (engine_pause_state > 0)
 	NumGauges
 )
 
@@ -74,10 +75,11 @@ const (
 type Labeled uint8
 
 const (
-	LFinished      Labeled = iota // counter by finished_reason
-	LWaitingReason                // gauge by reason (capacity / deferred)
-	LPromptSource                 // counter by source (local_compute / local_cache_hit / external_kv_transfer)
-	LSleepState                   // gauge by sleep_state
+	LFinished          Labeled = iota // counter by finished_reason
+	LWaitingReason                    // gauge by reason (capacity / deferred)
+	LPromptSource                     // counter by source (local_compute / local_cache_hit / external_kv_transfer)
+	LSleepState                       // gauge by sleep_state
+	LAdmissionRejected                // counter by reason (the admission cap that rejected)
 	NumLabeled
 )
 
@@ -217,6 +219,13 @@ var Metrics = []Metric{
 	{Name: "vllm:num_preemptions", Kind: KindCounter, Role: RoleCounter, ID: uint8(CPreemptions), Gen: GenV0, Since: V(0, 4, 3), Last: V(0, 11, 0), Help: "Cumulative number of preemption from the engine."},
 	{Name: "vllm:num_preemptions", Kind: KindCounter, Role: RoleCounter, ID: uint8(CPreemptions), Gen: GenV1, Since: V(0, 8, 0), Help: "Cumulative number of preemption from the engine."},
 	{Name: "vllm:cache_config_info", Kind: KindInfo, Role: RoleCacheInfo, Since: V(0, 3, 3), Help: "Information of the LLMEngine CacheConfig"},
+	// Named in issue 9 as a paused engine's signal; not in CATALOG.md's
+	// captures, so its layout is an assumption (non-zero: paused) and it
+	// bounds no release.
+	{Name: "vllm:engine_pause_state", Kind: KindGauge, Role: RoleGauge, ID: uint8(GPaused), Gen: GenV1, Optional: true, Help: "Engine pause state; 1 means generation is paused."},
+	// CATALOG.md: listed first in the v0.32.0 metrics docs (PR #55812); its
+	// reasons name the cap (max_num_queued_reqs / max_num_queued_tokens).
+	{Name: "vllm:admission_rejections", Kind: KindCounter, Role: RoleLabeled, ID: uint8(LAdmissionRejected), Label: LabelReason, Gen: GenV1, Since: V(0, 32, 0), Optional: true, Help: "Number of requests rejected at admission, by reason."},
 	{Name: "vllm:engine_sleep_state", Kind: KindGauge, Role: RoleLabeled, ID: uint8(LSleepState), Label: LabelSleep, Gen: GenV1, Since: V(0, 11, 1), Help: "Engine sleep state; awake = 0 means engine is sleeping; awake = 1 means engine is awake; weights_offloaded = 1 means sleep level 1; discard_all = 1 means sleep level 2."},
 	// V0 logs the LoRA gauge on every stats interval (max_lora="0" without
 	// LoRA); V1 registers it only when LoRA is enabled.
@@ -304,8 +313,12 @@ var FinishReasons = []struct {
 	{"error", V(0, 14, 0)}, {"repetition", V(0, 18, 0)},
 }
 
-// FinishAbort is the finish reason of requests the client gave up on.
-const FinishAbort = "abort"
+// FinishAbort is the finish reason of requests the client gave up on;
+// FinishError of requests the engine failed (≥0.14).
+const (
+	FinishAbort = "abort"
+	FinishError = "error"
+)
 
 // Waiting reasons of vllm:num_requests_waiting_by_reason.
 const (

@@ -26,10 +26,11 @@ const (
 	KindEngine    EndpointKind = iota // a vLLM engine (API server)
 	KindRouter                        // production-stack router re-using the vllm: prefix
 	KindNoSamples                     // vllm: families declared, no samples (V0 multiprocess quirk)
+	KindUnknown                       // never scraped successfully: what it is is not known yet
 )
 
 func (k EndpointKind) String() string {
-	return [...]string{"engine", "router", "no-samples"}[k]
+	return [...]string{"engine", "router", "no-samples", "unknown"}[k]
 }
 
 // Snapshot is a normalized scrape of one endpoint.

@@ -20,6 +20,9 @@ type Target struct {
 	// MaxNumSeqs is the engine's --max-num-seqs when the operator told vtop
 	// (config file); vLLM does not expose it. 0: unknown.
 	MaxNumSeqs int
+	// Pool names the replicas replica_imbalance compares this one with
+	// (config file); empty: those serving the same model.
+	Pool string
 }
 
 // ParseTarget accepts host:port, http(s)://host:port, or a full URL. The path

@@ -31,6 +31,10 @@ type Theme struct {
 
 	HeaderFg, HeaderBg string // the header line
 	SelFg, SelBg       string // the selected row
+
+	// Bg is painted behind every cell: each palette is chosen against its
+	// own background, so it reads the same on a dark or a light terminal.
+	Bg string
 }
 
 // Mono is the theme without color: for NO_COLOR, TERM=dumb and --theme mono.
@@ -44,14 +48,16 @@ var all = []Theme{
 		Spark: "#5fafaf", BarEmpty: "#444444",
 		HeaderFg: "#ffffff", HeaderBg: "#303a52",
 		SelFg: "#ffffff", SelBg: "#3a3a5a",
+		Bg: "#1c1c1c",
 	},
 	{
 		Name: "light", Color: true,
 		Text: "#262626", Muted: "#6c6c6c", Accent: "#005fd7", Key: "#af5f00",
-		OK: "#008700", Warn: "#af8700", Crit: "#d70000", Info: "#005f87",
+		OK: "#008700", Warn: "#8a6d00", Crit: "#d70000", Info: "#005f87",
 		Spark: "#008787", BarEmpty: "#c6c6c6",
 		HeaderFg: "#000000", HeaderBg: "#d7e3f4",
 		SelFg: "#000000", SelBg: "#d0d0ff",
+		Bg: "#ffffff",
 	},
 	{
 		// Pure colors at full strength, for projectors, bright rooms and
@@ -62,6 +68,7 @@ var all = []Theme{
 		Spark: "#ffffff", BarEmpty: "#808080",
 		HeaderFg: "#000000", HeaderBg: "#ffffff",
 		SelFg: "#000000", SelBg: "#00ffff",
+		Bg: "#000000",
 	},
 	{Name: Mono},
 }

@@ -277,6 +277,7 @@ func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
 	if !roomy {
 		sparkH = 1
 	}
+	wide := "" // the first p95 interpolated inside a wide bucket, said in words
 	for _, r := range rows {
 		var b strings.Builder
 		b.WriteString(s.muted.s(pad(r.name, labelWidth)))
@@ -308,6 +309,12 @@ func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
 		for _, sp := range spark[1:] {
 			out = append(out, strings.Repeat(" ", w-sw-targetW)+sp)
 		}
+		if lo, hi, ok := wideBucket(&r.q, r.q.P95); ok && wide == "" {
+			wide = "~ " + r.name + " p95 lies between " + f.Seconds(lo) + " and " + f.Seconds(hi) + " (one histogram bucket)"
+		}
+	}
+	if wide != "" && roomy {
+		out = append(out, s.muted.s(strings.Repeat(" ", labelWidth)+wide))
 	}
 	return out
 }
@@ -643,7 +650,7 @@ func (m *Model) endpointBody() []string {
 	}
 	rows = append(rows, m.subsPanel(e, l.subs)...)
 	gpu := m.gpuPanel(mine, l.gpu)
-	out = append(out, m.find.View(m, m.finds)...)
+	out = append(out, m.find.View(m, m.finds, m.items)...)
 	if l.wide {
 		out = append(out, beside(block(rows, l.left, l.gpu.h), l.left, m.st.muted.s(columnSep), gpu)...)
 	} else {

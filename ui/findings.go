@@ -44,7 +44,66 @@ type findingsPane struct {
 	sel, off   int
 	w, h       int
 	focused    bool
-	withTarget bool // fleet views name the endpoint
+	withTarget bool            // fleet views name the endpoint
+	expanded   map[string]bool // groups opened with Enter, by groupKey
+}
+
+// findItem is one line of the list: a finding, or a group of the
+// findings one rule raised on several endpoints (the first, worst one
+// stands for them), or a member shown under its opened group.
+type findItem struct {
+	x      *diagnose.Finding
+	n      int      // > 1: a group of n findings
+	names  []string // a group's endpoints, as the table names them
+	key    string   // a group's groupKey
+	member bool     // shown under its opened group
+}
+
+// groupKey: findings of one rule in one state group across endpoints.
+func groupKey(x *diagnose.Finding) string { return x.Rule + "\x00" + x.State.String() }
+
+// findItems lists fs for the pane: in fleet views, a rule raised on
+// several endpoints is one group at the rank of its worst finding, with
+// its members under it when opened.
+func (m *Model) findItems(fs []diagnose.Finding, group bool) []findItem {
+	items := make([]findItem, 0, len(fs))
+	count := map[string]int{}
+	if group {
+		for i := range fs {
+			count[groupKey(&fs[i])]++
+		}
+	}
+	done := map[string]bool{}
+	for i := range fs {
+		k := groupKey(&fs[i])
+		if count[k] < 2 {
+			items = append(items, findItem{x: &fs[i]})
+			continue
+		}
+		if done[k] {
+			continue
+		}
+		done[k] = true
+		g := findItem{x: &fs[i], n: count[k], key: k}
+		var members []findItem
+		for j := i; j < len(fs); j++ {
+			if groupKey(&fs[j]) == k {
+				n := m.fleet.name(fs[j].Target)
+				if fs[j].Engine != "" {
+					n += " e" + fs[j].Engine // one endpoint's engines stay apart
+				}
+				if !slices.Contains(g.names, n) {
+					g.names = append(g.names, n)
+				}
+				members = append(members, findItem{x: &fs[j], member: true})
+			}
+		}
+		items = append(items, g)
+		if m.find.expanded[k] {
+			items = append(items, members...)
+		}
+	}
+	return items
 }
 
 func (p *findingsPane) SetSize(sz size) { p.w, p.h = sz.w, sz.h }
@@ -52,21 +111,30 @@ func (p *findingsPane) SetSize(sz size) { p.w, p.h = sz.w, sz.h }
 // reset goes back to the top (another view's findings).
 func (p *findingsPane) reset() { p.sel, p.off = 0, 0 }
 
-// Update answers list keys; it returns the finding Enter opened, if any.
-func (p *findingsPane) Update(km *keyMap, k tea.KeyMsg, fs []diagnose.Finding) (*diagnose.Finding, bool) {
-	if i, ok := km.listMove(k, p.sel, len(fs), 5); ok {
+// Update answers list keys: it returns the finding Enter opened, or
+// toggled when Enter opened or closed a group (the list changes size).
+func (p *findingsPane) Update(km *keyMap, k tea.KeyMsg, items []findItem) (open *diagnose.Finding, toggled bool) {
+	if i, ok := km.listMove(k, p.sel, len(items), 5); ok {
 		p.sel = i
+		return nil, false
+	}
+	if !km.Open.matches(k) || p.sel >= len(items) {
+		return nil, false
+	}
+	it := items[p.sel]
+	if it.n > 1 {
+		if p.expanded == nil {
+			p.expanded = map[string]bool{}
+		}
+		p.expanded[it.key] = !p.expanded[it.key]
 		return nil, true
 	}
-	if km.Open.matches(k) && p.sel < len(fs) {
-		return &fs[p.sel], true
-	}
-	return nil, false
+	return it.x, false
 }
 
 // ShortHelp is what the footer shows while the pane has the keys.
 func (p *findingsPane) ShortHelp(km *keyMap) []hint {
-	return []hint{{b: km.Down, key: "↑↓"}, {b: km.Open, desc: "details"}}
+	return []hint{{b: km.Down, key: "↑↓"}, {b: km.Open, desc: "details / open group"}}
 }
 
 // findingIndent lines a finding's second line up under its title.
@@ -113,8 +181,9 @@ func flagLines(change string, w int) []string {
 
 // findingLines lays finding x out at width w, painted (or plain when sel,
 // for the selection bar).
-func (m *Model) findingLines(x *diagnose.Finding, withTarget, sel bool, w int) entry {
+func (m *Model) findingLines(it findItem, withTarget, sel bool, w int) entry {
 	s := m.st
+	x := it.x
 	mk := " "
 	if sel {
 		mk = symSel
@@ -138,23 +207,35 @@ func (m *Model) findingLines(x *diagnose.Finding, withTarget, sel bool, w int) e
 		since = "resolving " + f.Short(now.Sub(x.ResolvingSince))
 		sinceTxt = "  since " + clock(x.FirstSeen) + " · " + since
 	}
-	where := ""
-	if withTarget {
+	where, title := "", x.Title
+	if withTarget && it.n < 2 {
 		where = m.fleet.name(x.Target)
 		if x.Engine != "" {
 			where += " engine " + x.Engine
 		}
 		where += ": "
 	}
+	if it.member {
+		where = "└ " + where
+	}
 	change := flagText(x)
+	if it.n > 1 {
+		// "KV cache thrashing ×8 · a, b, c, …": the change shown is the
+		// worst endpoint's; each member has its own (Enter opens them).
+		title += " ×" + itoa(it.n)
+		sinceTxt = " · " + strings.Join(it.names, ", ")
+		if change != "" {
+			change += " (on " + it.names[0] + "; enter for each)"
+		}
+	}
 	paintLine := func(plain, painted string) string {
 		if sel {
 			return s.sel.s(pad(plain, w))
 		}
 		return cut(painted, w)
 	}
-	headPl := mk + " " + sev + "  " + where + x.Title
-	headPa := s.accent.s(mk) + " " + s.lv(lv).s(sev) + "  " + s.text.s(where+x.Title)
+	headPl := mk + " " + sev + "  " + where + title
+	headPa := s.accent.s(mk) + " " + s.lv(lv).s(sev) + "  " + s.text.s(where+title)
 	var e entry
 	e.full = append(e.full, paintLine(headPl+sinceTxt, headPa+s.muted.s(sinceTxt)))
 	indent := strings.Repeat(" ", findingIndent)
@@ -223,18 +304,18 @@ func evidenceLines(x *diagnose.Finding, w int, paintLine func(pl, pa string) str
 // findingsWant is how many lines the pane wants for fs at width w: all of
 // them in the full form, and at least (the title and the top finding,
 // with a line saying how many more).
-func (m *Model) findingsWant(fs []diagnose.Finding, withTarget bool, w int) (detail, all, least int) {
-	if len(fs) == 0 {
+func (m *Model) findingsWant(items []findItem, withTarget bool, w int) (detail, all, least int) {
+	if len(items) == 0 {
 		return 2, 2, 2
 	}
 	all, detail = 1, 1
-	for i := range fs {
-		e := m.findingLines(&fs[i], withTarget, false, w)
+	for _, it := range items {
+		e := m.findingLines(it, withTarget, false, w)
 		all += len(e.full)
 		detail += len(e.detail)
 	}
-	least = 1 + len(m.findingLines(&fs[0], withTarget, false, w).compact)
-	if len(fs) > 1 {
+	least = 1 + len(m.findingLines(items[0], withTarget, false, w).compact)
+	if len(items) > 1 {
 		least++
 	}
 	return detail, all, min(all, least)
@@ -242,7 +323,7 @@ func (m *Model) findingsWant(fs []diagnose.Finding, withTarget bool, w int) (det
 
 // View renders the findings in the pane's size: worst first, each in the
 // full form when all fit, else compact; the selection kept in view.
-func (p *findingsPane) View(m *Model, fs []diagnose.Finding) []string {
+func (p *findingsPane) View(m *Model, fs []diagnose.Finding, items []findItem) []string {
 	if p.h <= 0 {
 		return nil
 	}
@@ -257,11 +338,11 @@ func (p *findingsPane) View(m *Model, fs []diagnose.Finding) []string {
 		return block(out, p.w, p.h)
 	}
 	room := p.h - 1
-	p.sel = max(0, min(p.sel, len(fs)-1))
-	es := make([]entry, len(fs))
+	p.sel = max(0, min(p.sel, len(items)-1))
+	es := make([]entry, len(items))
 	var total [3]int // detail, full, compact
-	for i := range fs {
-		es[i] = m.findingLines(&fs[i], p.withTarget, p.focused && i == p.sel, p.w)
+	for i := range items {
+		es[i] = m.findingLines(items[i], p.withTarget, p.focused && i == p.sel, p.w)
 		total[0] += len(es[i].detail)
 		total[1] += len(es[i].full)
 		total[2] += len(es[i].compact)
@@ -282,7 +363,7 @@ func (p *findingsPane) View(m *Model, fs []diagnose.Finding) []string {
 	// fits is how many entries from off fit in room (at least one).
 	fits := func(off int) int {
 		used, n := 0, 0
-		for i := off; i < len(fs); i++ {
+		for i := off; i < len(items); i++ {
 			if used+len(lines(i)) > room && n > 0 {
 				break
 			}
@@ -304,8 +385,8 @@ func (p *findingsPane) View(m *Model, fs []diagnose.Finding) []string {
 		if p.focused {
 			hint = "↑↓ to scroll, enter for details"
 		}
-		more := fmt.Sprintf("  %d of %d shown", n, len(fs))
-		if rest := len(fs) - p.off - n; rest > 0 && p.off == 0 {
+		more := fmt.Sprintf("  %d of %d shown", n, len(items))
+		if rest := len(items) - p.off - n; rest > 0 && p.off == 0 {
 			more = "  ↓ " + itoa(rest) + " more"
 		}
 		out = append(out[:min(len(out), p.h-1)], s.muted.s(more+" · "+hint))

@@ -25,14 +25,20 @@ func (r *rng) next() float64 {
 // quantiles over vLLM V1's latency buckets (1 ms … 2560 s).
 func quantiles(p50 float64) diagnose.Quantiles {
 	return diagnose.Quantiles{P50: p50, P90: p50 * 2.2, P95: p50 * 2.8, P99: p50 * 4.5, Mean: p50 * 1.3, Count: 1200,
-		Lowest: 0.001, Highest: 2560}
+		Lowest: 0.001, Highest: 2560, Bounds: ttftBounds}
 }
+
+// queueBounds are vLLM V1's request queue-time bucket bounds.
+var queueBounds = []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680}
+
+// ttftBounds are vLLM V1's time-to-first-token bucket bounds.
+var ttftBounds = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560}
 
 // queueQuantiles: vLLM's queue-time buckets start at 0.3 s, so a short
 // wait is only known to be under it.
 func queueQuantiles(p50 float64) diagnose.Quantiles {
 	q := quantiles(p50)
-	q.Lowest = 0.3
+	q.Lowest, q.Highest, q.Bounds = 0.3, 7680, queueBounds
 	return q
 }
 

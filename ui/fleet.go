@@ -286,7 +286,8 @@ func stateCell(e *diagnose.EndpointView, now time.Time) (string, level) {
 		if t.IsZero() {
 			return ""
 		}
-		return " " + f.Short(now.Sub(t))
+		// Whole units only: "up 0s", not "up 227ms".
+		return " " + f.Short(max(0, now.Sub(t)).Truncate(time.Second))
 	}
 	switch {
 	case e.State == diagnose.StatePending:
@@ -518,12 +519,34 @@ func subLabel(e *diagnose.EndpointView, k int) string {
 func latencyCell(q diagnose.Quantiles, v float64, target time.Duration, factor float64) (string, level) {
 	lv := sloLevel(v, target, factor)
 	s := f.Quantile(v, q.Lowest, q.Highest)
+	if _, _, ok := wideBucket(&q, v); ok {
+		s = "~" + s // interpolated inside a bucket twice as wide as its start or more
+	}
 	if m := lv.mark(); m != "" {
 		s += m
 	} else {
 		s += " "
 	}
 	return s, lv
+}
+
+// wideBucketRatio: a percentile interpolated inside a bucket whose upper
+// bound is this many times its lower one is only known to that factor.
+const wideBucketRatio = 2
+
+// wideBucket returns the bucket (lo, hi] holding v when it is that wide;
+// the first bucket and +Inf already read "≤" and "≥".
+func wideBucket(q *diagnose.Quantiles, v float64) (lo, hi float64, ok bool) {
+	b := q.Bounds
+	if math.IsNaN(v) || len(b) < 2 || v <= b[0] || v >= b[len(b)-1] || v <= q.Lowest || v >= q.Highest {
+		return 0, 0, false
+	}
+	i, _ := slices.BinarySearch(b, v)
+	if i == 0 || i >= len(b) {
+		return 0, 0, false
+	}
+	lo, hi = b[i-1], b[i]
+	return lo, hi, lo > 0 && hi/lo >= wideBucketRatio
 }
 
 // sloLevel: within the target is fine, up to twice over is a warning, more
@@ -782,7 +805,7 @@ func (m *Model) fleetBody() []string {
 		}
 		out = append(out, m.st.muted.s("   "+strings.Join(parts, " · ")+" · ↑↓ pgup pgdn to scroll"))
 	}
-	out = append(out, m.find.View(m, m.finds)...)
+	out = append(out, m.find.View(m, m.finds, m.items)...)
 	if l.fleetGPU.h == 1 {
 		out = append(out, m.gpuSummary(l.w))
 	} else {
@@ -838,14 +861,5 @@ func shortModel(m string) string {
 
 func quote(s string) string { return "\"" + s + "\"" }
 
-// unknownStats is Stats with every number unknown.
-func unknownStats() diagnose.Stats {
-	q := diagnose.Quantiles{P50: math.NaN(), P90: math.NaN(), P95: math.NaN(), P99: math.NaN(), Mean: math.NaN(), Count: math.NaN(),
-		Lowest: math.NaN(), Highest: math.NaN()}
-	n := math.NaN()
-	return diagnose.Stats{TTFT: q, ITL: q, TPOT: q, E2E: q, Queue: q, Prefill: q, Decode: q,
-		KVUsage: n, KVUsageMax: n, KVCapacityTokens: n, NumGPUBlocks: n, BlockSize: n, GPUMemUtil: n,
-		PrefixHitRatio: n, PrefixQueryRate: n, PreemptionsRate: n, Swapped: n, CPUKVUsage: n,
-		Running: n, Waiting: n, WaitingCapacity: n, WaitingDeferred: n, PromptTokRate: n, GenTokRate: n,
-		ReqRate: n, AbortShare: n, AvgPromptLen: n, AvgGenLen: n, MeanIterTokens: n, PromptCachedRate: n}
-}
+// unknownStats is Stats with every number unknown (diagnose owns it).
+func unknownStats() diagnose.Stats { return diagnose.UnknownStats() }

@@ -41,8 +41,13 @@ func (m *Model) renderHeader() string {
 	if m.paused {
 		warn = "‖ PAUSED"
 		if m.skipped > 0 {
-			warn += " (" + itoa(m.skipped) + " new)"
+			warn += " (" + plural(m.skipped, "new frame") + " held; p resumes)"
+		} else {
+			warn += " (p resumes)"
 		}
+	}
+	if m.flash != "" && !m.now.After(m.flashUntil) && warn == "" {
+		right = append(right, m.flash)
 	}
 	if !m.now.IsZero() {
 		right = append(right, m.now.Format("15:04:05"))

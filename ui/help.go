@@ -35,6 +35,7 @@ func (m *Model) helpLines(w int) []string {
 		{symExpand + " " + symCollapse, "engines hidden / shown; " + symExpand + " marks the endpoint's GPUs"},
 		{symSel, "the selected row, or the pane keys go to"},
 		{"--", "unknown: not exposed, or no request in the window"},
+		{"~ ≤ ≥", "approximate: inside a bucket 2× wide or more; in the first bucket; in +Inf"},
 		{"▁▃▅▇█", "history, newest right; a gap is a missing point"},
 	} {
 		legend = append(legend, "  "+s.text.s(pad(l[0], keyW))+" "+s.muted.s(l[1]))

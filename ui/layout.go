@@ -17,7 +17,7 @@ const (
 	// or one metric per line with its own sparkline, up to maxSparkH lines
 	// tall when the terminal is (roomy).
 	compactRowLines = 12
-	roomyBaseLines  = 4  // roomy lines without a sparkline
+	roomyBaseLines  = 5  // roomy lines without a sparkline (one says which p95 is approximate)
 	roomySparks     = 16 // roomy metrics with a sparkline
 	maxSparkH       = 2
 	// roomy needs this many lines left below the rows in the stacked layout

@@ -169,14 +169,21 @@ func checkFlagsWhole(t *testing.T, m *Model) {
 		return
 	}
 	lines := strings.Split(m.View(), "\n")
-	for _, x := range m.currentFindings() {
-		where := ""
-		if m.findWithTarget() {
-			where = m.fleet.name(x.Target) + ": "
+	for _, it := range m.items {
+		x := *it.x
+		title := x.Title
+		switch {
+		case it.n > 1:
+			title += " ×" + fmt.Sprint(it.n)
+		case m.findWithTarget():
+			title = m.fleet.name(x.Target) + ": " + title
+		}
+		if it.member {
+			title = "└ " + title
 		}
 		at := -1
 		for i, l := range lines {
-			if findingTitleLine(l, where+x.Title) {
+			if findingTitleLine(l, title) {
 				at = i
 				break
 			}

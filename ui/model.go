@@ -101,7 +101,13 @@ type Model struct {
 	fleet  fleetTable
 	find   findingsPane
 	finds  []diagnose.Finding // what the findings pane lists in this view
+	items  []findItem         // finds as the pane shows them (groups)
 	gpuOff int
+
+	// A short note after a key whose effect is not otherwise visible
+	// ("theme light", "polling 8 targets"), shown until flashUntil.
+	flash      string
+	flashUntil time.Time
 
 	// Prepared at every change; View joins them.
 	header string
@@ -193,7 +199,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if t := time.Time(msg); t.After(m.now) {
 			m.now = t
 		}
-		m.header = m.renderHeader()
+		m.header = m.st.fill(m.renderHeader(), m.w)
 		return m, tick(m.tickEvery())
 	case tea.KeyMsg:
 		var cmds []tea.Cmd
@@ -250,6 +256,11 @@ func (m *Model) countsNow() counts {
 	if m.fr == nil {
 		return c
 	}
+	for _, r := range m.fleet.rows {
+		if e := &m.fr.Endpoints[r.ep]; r.sub >= 0 && r.sub < len(e.Subs) {
+			c.nameLen = max(c.nameLen, width(symSub+" "+subLabel(e, r.sub))) // engines shown
+		}
+	}
 	for i := range m.fr.Endpoints {
 		e := &m.fr.Endpoints[i]
 		c.nameLen = max(c.nameLen, width(m.fleet.name(e.Name)))
@@ -274,13 +285,14 @@ func (m *Model) countsNow() counts {
 		c.subs = len(m.fr.Fleet.Models)
 	}
 	// The findings pane is full width in every view.
-	c.findDetail, c.findAll, c.findLeast = m.findingsWant(m.currentFindings(), m.findWithTarget(), m.w)
+	c.findDetail, c.findAll, c.findLeast = m.findingsWant(m.items, m.findWithTarget(), m.w)
 	return c
 }
 
 // relayout is the one resize handler: every region comes from plan.
 func (m *Model) relayout() {
 	m.finds = m.collectFindings()
+	m.items = m.findItems(m.finds, m.findWithTarget())
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
 	m.find.focused = m.focus == paneFindings
@@ -300,11 +312,16 @@ func (m *Model) refresh() {
 	if m.lay.tooSmall || m.w == 0 {
 		return
 	}
-	m.header = m.renderHeader()
-	m.footer = m.renderFooter()
+	m.header = m.st.fill(m.renderHeader(), m.w)
+	m.footer = m.st.fill(m.renderFooter(), m.w)
 	if m.replay != nil && !m.fleet.filtering {
-		m.footer = m.replay.render(m.w, m.st)
+		m.footer = m.st.fill(m.replay.render(m.w, m.st), m.w)
 	}
+	defer func() {
+		for i, l := range m.body {
+			m.body[i] = m.st.fill(l, m.w)
+		}
+	}()
 	switch {
 	case m.overlay == overlayHelp:
 		m.body = m.overlayBody("Help: keys and symbols", m.helpLines(m.w), &m.ovOff)
@@ -371,6 +388,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 	case km.Pause.matches(k):
 		m.paused = !m.paused
 		if !m.paused {
+			m.note("resumed: showing the newest frame")
 			m.skipped = 0
 			if m.newest != nil && m.newest != m.fr {
 				m.apply(m.newest)
@@ -378,12 +396,18 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 		}
 		return nil, false
 	case km.PollNow.matches(k):
+		n := 0
+		if m.fr != nil {
+			n = len(m.fr.Endpoints)
+		}
+		m.note("polling " + plural(n, "target") + " now")
 		h := m.hub
 		return func() tea.Msg { h.PollNow(); return nil }, false
 	case km.WindowUp.matches(k), km.WindowDown.matches(k):
 		return m.stepWindow(km.WindowUp.matches(k)), false
 	case km.Theme.matches(k):
 		m.setTheme(themes.Next(m.theme.Name))
+		m.note("theme " + m.theme.Name)
 		return nil, false
 	case km.SLO.matches(k):
 		m.slo = (m.slo + 1) % len(m.slos)
@@ -581,7 +605,11 @@ func (m *Model) endpointMatches(name, q string) bool {
 }
 
 func (m *Model) findingsKey(k tea.KeyMsg) {
-	if x, _ := m.find.Update(&m.keys, k, m.currentFindings()); x != nil {
+	x, toggled := m.find.Update(&m.keys, k, m.items)
+	switch {
+	case toggled:
+		m.relayout()
+	case x != nil:
 		m.detail = *x
 		m.overlay, m.ovOff = overlayFinding, 0
 	}
@@ -679,6 +707,22 @@ func (m *Model) filterKey(k tea.KeyMsg) tea.Cmd {
 	t.rebuild(m.fr)
 	m.relayout()
 	return nil
+}
+
+// flashFor is how long a note stays in the header.
+const flashFor = 3 * time.Second
+
+// note shows a short confirmation in the header for flashFor.
+func (m *Model) note(s string) {
+	m.flash, m.flashUntil = s, m.now.Add(flashFor)
+}
+
+// plural: "1 target", "8 targets".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return itoa(n) + " " + noun + "s"
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

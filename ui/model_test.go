@@ -58,7 +58,7 @@ func TestPauseFreezesScreen(t *testing.T) {
 	if !reflect.DeepEqual(m.body, frozen) {
 		t.Error("the screen changed while paused")
 	}
-	if !strings.Contains(m.View(), "‖ PAUSED (2 new)") {
+	if !strings.Contains(m.View(), "‖ PAUSED (2 new frames held; p resumes)") {
 		t.Errorf("no paused indicator:\n%s", m.header)
 	}
 	press(m, "p")
@@ -573,5 +573,40 @@ func TestFilterFindings(t *testing.T) {
 	press(m, "/", "p", "e", "n", "d", "enter")
 	if got := names(m); len(got) != 2 || len(m.finds) != 2 {
 		t.Errorf("/pend: rows %v, %d findings", got, len(m.finds))
+	}
+}
+
+// Keys whose effect is not otherwise visible say what they did; one key
+// goes back to the fleet from anywhere.
+func TestKeyFeedback(t *testing.T) {
+	m := newTestModel(fleetFrame(), 120, 40, Options{})
+	press(m, "t")
+	if v := m.View(); !strings.Contains(strings.SplitN(v, "\n", 2)[0], "theme light") {
+		t.Errorf("t: no theme name in the header:\n%s", v)
+	}
+	press(m, "r")
+	if v := m.View(); !strings.Contains(strings.SplitN(v, "\n", 2)[0], "polling 8 targets now") {
+		t.Errorf("r: no feedback:\n%s", v)
+	}
+	// The note goes after a few seconds of frames.
+	fr := fleetFrame()
+	fr.Time = t0.Add(5 * time.Second)
+	m.Update(frameMsg{fr})
+	if v := m.View(); strings.Contains(v, "polling 8 targets") {
+		t.Errorf("the note stayed:\n%s", v)
+	}
+	// F: from a finding's detail in an endpoint view, straight to the fleet.
+	press(m, "enter", "tab", "enter")
+	if m.overlay != overlayFinding {
+		t.Fatalf("no detail open (focus %d)", m.focus)
+	}
+	press(m, "F")
+	if m.mode != modeFleet || m.overlay != overlayNone || m.focus != paneMain {
+		t.Errorf("F: mode %d overlay %d focus %d", m.mode, m.overlay, m.focus)
+	}
+	// Esc from the endpoint's findings pane: the fleet in one key.
+	press(m, "enter", "tab", "esc")
+	if m.mode != modeFleet {
+		t.Errorf("esc from the findings pane: mode %d", m.mode)
 	}
 }

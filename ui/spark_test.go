@@ -81,3 +81,22 @@ func TestBar(t *testing.T) {
 		}
 	}
 }
+
+// A percentile inside a histogram bucket twice as wide as its start or
+// more is marked approximate; the first bucket and +Inf have their own marks.
+func TestWideBucket(t *testing.T) {
+	q := quantiles(0.1)
+	for v, want := range map[float64]bool{
+		0.3: true, 0.6: false, 100: true, 1.5: true, 6: false, 0.0005: false, 3000: false, nan: false,
+	} {
+		if _, _, got := wideBucket(&q, v); got != want {
+			t.Errorf("%v: %v", v, got)
+		}
+	}
+	if s, _ := latencyCell(q, 100, 0, 1); s != "~1m40s " {
+		t.Errorf("cell %q", s)
+	}
+	if s, _ := latencyCell(q, 0.6, 0, 1); s != "600ms " {
+		t.Errorf("cell %q", s)
+	}
+}

@@ -42,6 +42,22 @@ type styles struct {
 	pad                             *sparkPad // reused sparklines
 	hdr, hdrWarn, hdrMuted          paint
 	sel, focus                      paint
+	bg                              string // the theme's background sequence; "" leaves the terminal's
+}
+
+// reset ends every painted segment; fill re-applies the background after it.
+const reset = "\x1b[0m"
+
+// fill paints a prepared line on the theme's background, padded to w
+// cells, so the palette reads the same on a dark or a light terminal.
+func (s *styles) fill(line string, w int) string {
+	if s.bg == "" {
+		return line
+	}
+	if n := w - width(line); n > 0 {
+		line += strings.Repeat(" ", n)
+	}
+	return s.bg + strings.ReplaceAll(line, reset, reset+s.bg) + reset
 }
 
 func newStyles(th themes.Theme, r *lipgloss.Renderer) *styles {
@@ -86,6 +102,9 @@ func newStyles(th themes.Theme, r *lipgloss.Renderer) *styles {
 	s.hdrMuted = newPaint(hb().Foreground(lipgloss.Color(th.Muted)))
 	s.sel = newPaint(st().Foreground(lipgloss.Color(th.SelFg)).Background(lipgloss.Color(th.SelBg)))
 	s.focus = newPaint(fg(th.Accent).Bold(true).Underline(true))
+	if th.Bg != "" {
+		s.bg = newPaint(st().Background(lipgloss.Color(th.Bg))).pre
+	}
 	return s
 }
 

@@ -68,6 +68,7 @@ type fileConfig struct {
 type fileTarget struct {
 	URL        string `yaml:"url"`
 	MaxNumSeqs int    `yaml:"max_num_seqs"`
+	Pool       string `yaml:"pool"` // replicas compared by replica_imbalance (default: the model name)
 }
 
 func (t *fileTarget) UnmarshalYAML(n *yaml.Node) error {
@@ -259,14 +260,8 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	default:
 		return nil, fs, fmt.Errorf("--output must be text or json, not %q", o.output)
 	}
-	if o.interval < 100*time.Millisecond {
-		return nil, fs, fmt.Errorf("--interval must be at least 100ms")
-	}
-	if o.window < 2*o.interval {
-		return nil, fs, fmt.Errorf("--window (%s) must cover at least two polls (--interval %s)", o.window, o.interval)
-	}
-	if o.timeout <= 0 {
-		return nil, fs, fmt.Errorf("--timeout must be positive")
+	if err := o.validateNumbers(); err != nil {
+		return nil, fs, err
 	}
 	switch o.gpu {
 	case "auto", "nvml", "none":
@@ -402,10 +397,10 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 	}
 	// Per-target details from the config file apply to a target named on the
 	// command line too.
-	extra := map[string]int{}
+	extra := map[string]fileTarget{}
 	for _, t := range fc.Targets {
 		if pt, err := sources.ParseTarget(t.URL); err == nil {
-			extra[pt.URL] = t.MaxNumSeqs
+			extra[pt.URL] = t
 		}
 	}
 	seen := map[string]bool{}
@@ -418,9 +413,12 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 			continue
 		}
 		seen[t.URL] = true
-		t.MaxNumSeqs = s.MaxNumSeqs
+		t.MaxNumSeqs, t.Pool = s.MaxNumSeqs, s.Pool
 		if t.MaxNumSeqs == 0 {
-			t.MaxNumSeqs = extra[t.URL]
+			t.MaxNumSeqs = extra[t.URL].MaxNumSeqs
+		}
+		if t.Pool == "" {
+			t.Pool = extra[t.URL].Pool
 		}
 		o.targets = append(o.targets, t)
 	}
@@ -444,7 +442,11 @@ func parseSize(s string) (int64, error) {
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("bad size %q (use e.g. 16MiB)", s)
 	}
-	return n * mult, nil
+	v, ok := mulSize(n, mult)
+	if !ok {
+		return 0, fmt.Errorf("size %q is too large", s)
+	}
+	return v, nil
 }
 
 // envHelp lists the environment variables, for --help.

@@ -386,13 +386,20 @@ func TestE2ESimFleet(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
 			tm := newTerm(t, sz[0], sz[1])
 			tm.start(bin, append([]string{"--interval", "500ms", "--log", filepath.Join(tm.dir, "vtop.log")}, urls...)...)
-			// Names are cut to the column at 80×24, keeping the port.
+			// The table shows what tells the names apart: the port.
 			port := func(u string) string { return u[strings.LastIndexByte(u, ':'):] }
-			tm.waitFor(10*time.Second, "4/4 up", port(urls[0]), port(urls[3]), "run/wait")
+			tm.waitFor(10*time.Second, "4/4 up", port(urls[0]), port(urls[3]), "run/wait", "sort:severity")
 			tm.keys("s")
-			tm.waitFor(5*time.Second, "sort:severity")
+			tm.waitFor(5*time.Second, "sort:name")
 			tm.keys("g", "j", "Space")
-			tm.waitFor(5*time.Second, "└ engine 0", "└ engine 1")
+			// Engine rows stay apart at every width: "└ engine 0", or
+			// "└ e0" where that does not fit.
+			scr := tm.waitFor(5*time.Second, "└ e")
+			for _, e := range []string{"0", "1"} {
+				if !strings.Contains(scr, "└ engine "+e) && !strings.Contains(scr, "└ e"+e) {
+					t.Errorf("engine %s's row is not told apart:\n%s", e, scr)
+				}
+			}
 			tm.keys("p")
 			tm.waitFor(5*time.Second, "‖ PAUSED")
 			tm.keys("p")
@@ -408,6 +415,26 @@ func TestE2ESimFleet(t *testing.T) {
 			tm.waitFor(5*time.Second, "2 of 4 endpoints")
 			tm.keys("Enter", "Enter")
 			tm.waitFor(5*time.Second, "Qwen/Qwen2.5-14B-Instruct", "2 engin", "Latency", "Throughput", "Engines (2)")
+			tm.keys("q")
+			tm.assertRestored("0")
+		})
+	}
+}
+
+// An incident already two minutes old when vtop opens (the simulator's
+// --warmup, not two minutes of sleep): within seconds the screen names the
+// cause and the flag to change, pending or fired, at 80×24 and 200×60.
+func TestE2EIncidentUnderWay(t *testing.T) {
+	bin := vtopBinary(t)
+	urls := simFleet(t, bin, "--scenario", "kv-thrashing", "--warmup", "2m")
+	for _, sz := range [][2]int{{80, 24}, {200, 60}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			tm := newTerm(t, sz[0], sz[1])
+			tm.start(bin, append([]string{"--interval", "500ms", "--log", filepath.Join(tm.dir, "vtop.log")}, urls...)...)
+			s := tm.waitFor(10*time.Second, "KV cache thrashing", "--max-num-seqs")
+			if strings.Contains(s, "✓ no findings") {
+				t.Errorf("a green no-findings beside the cause:\n%s", s)
+			}
 			tm.keys("q")
 			tm.assertRestored("0")
 		})

@@ -75,7 +75,8 @@ func TestOnceFindings(t *testing.T) {
 	}
 	// 1,000 × 0.85 = 850 usable; 1,100 tokens → 69 blocks; 850 / 69 = 12.
 	for _, want := range []string{"findings (", "CRITICAL KV cache thrashing on " + addr + " (llama, engine 0)",
-		"→ lower --max-num-seqs 256 → 12", "--max-num-seqs 256 → 12: 1,000 blocks × (1 − 15% headroom) = 850 usable",
+		"→ lower --max-num-seqs 256 → 12", "--max-num-seqs 256 → 12: cache config: 1,000 blocks × (1 − 15% headroom) = 850 usable",
+		"live: KV 97% × 1,000 blocks ÷ 250 running = 3.9 blocks per running sequence", "the smaller: 12",
 		"[kv_cache_thrashing]", "status CRITICAL"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)

@@ -7,13 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
 )
 
 // version is set at build time with -ldflags "-X main.version=…"; a
@@ -21,13 +21,38 @@ import (
 var version = "dev"
 
 func vtopVersion() string {
-	if version != "dev" {
-		return version
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(version, bi)
+}
+
+// versionOf: the -X stamp; else the module version (`go install …@v1.2.3`,
+// or the pseudo-version Go stamps from git, "+dirty" included); else the
+// VCS revision the build recorded ("dev-1a2b3c4d5e6f-dirty"); else "dev".
+func versionOf(stamped string, bi *debug.BuildInfo) string {
+	if stamped != "dev" || bi == nil {
+		return stamped
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
 	}
-	return version
+	var rev string
+	dirty := false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return stamped
+	}
+	v := "dev-" + rev[:min(12, len(rev))]
+	if dirty {
+		v += "-dirty"
+	}
+	return v
 }
 
 const usageHead = `vtop — what is wrong with your vLLM servers, and what to change.
@@ -106,22 +131,13 @@ func printUsage(w io.Writer, fs *pflag.FlagSet) {
 	fmt.Fprintf(w, "\nEvery flag can also be set in the environment (%s)\nor in the config file (YAML, keys are the flag names, plus targets: [url | {url, max_num_seqs}],\nrules: and slo_profiles: (see docs/rules.md)).\nPrecedence: flags, then environment, then config file.\n", envHelp(fs))
 }
 
-func openLog(path string) (*slog.Logger, func(), error) {
-	if path == "" {
-		return slog.New(slog.NewTextHandler(io.Discard, nil)), func() {}, nil
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--log: %v", err)
-	}
-	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), func() { f.Close() }, nil
-}
-
-func isTerminal(w io.Writer) bool {
+// isTerminal reports whether w is a terminal: a real isatty (the termios
+// ioctl), not "a character device", which /dev/null also is.
+func isTerminal(w any) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
 }

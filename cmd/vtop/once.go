@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,20 +38,37 @@ func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stde
 	defer p.stopRecording(stderr)
 	// A window of data needs polls at both ends: wait the window plus half
 	// an interval for the last one. A source that is done sooner (a
-	// backfill, a replay) ends the wait.
+	// backfill, a replay) ends the wait; so does every target failing its
+	// first polls: waiting the window out would only delay the same answer.
 	wctx, cancel := context.WithTimeout(ctx, o.window+o.interval/2)
 	defer cancel()
-	if err := p.serve(wctx, loopConfig{}); err != nil {
+	start := time.Now()
+	run := report.Run{Window: o.window}
+	lc := loopConfig{stop: func() bool {
+		n := len(o.targets)
+		run.NoAnswer = n > 0 && p.answered == 0 && p.scrapes >= report.NoAnswerPolls*n
+		return run.NoAnswer
+	}}
+	if err := p.serve(wctx, lc); err != nil {
 		p.log.Debug("sources", "err", err)
 	}
+	run.Elapsed = time.Since(start)
+	// The caller's context ends on SIGINT/SIGTERM: the report says it was
+	// cut short, and judges what it saw.
+	run.Interrupted = ctx.Err() != nil && !run.NoAnswer
+	if p.rec != nil {
+		if b, err := json.Marshal(run); err == nil {
+			p.rec.Run(b)
+		}
+	}
 	fr := p.frame()
-	st := report.FrameStatus(fr)
+	st := report.RunStatus(fr, run)
 	if o.output == "json" {
-		err := report.WriteJSON(stdout, report.BuildJSON(fr, vtopVersion(), st))
+		err := report.WriteJSON(stdout, report.BuildJSONRun(fr, vtopVersion(), st, run))
 		if err != nil {
 			fmt.Fprintf(stderr, "vtop: %v\n", err)
 		}
-	} else if err := report.WriteText(stdout, fr, st); err != nil {
+	} else if err := report.WriteTextRun(stdout, fr, st, run); err != nil {
 		fmt.Fprintf(stderr, "vtop: %v\n", err)
 	}
 	return int(st)

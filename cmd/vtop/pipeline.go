@@ -17,15 +17,18 @@ import (
 // and detector they feed. Its clock is the newest Batch.Now seen, so a
 // replay or a backfill is judged at the times it recorded.
 type pipeline struct {
-	srcs     []sources.Source
-	engine   *diagnose.Engine
-	detector *diagnose.Detector
-	interval time.Duration
-	index    map[string]int // target name → engine index
-	clock    time.Time
-	lastEval time.Time
-	log      *slog.Logger
-	rec      *record.Writer // --record; nil when not recording
+	srcs      []sources.Source
+	engine    *diagnose.Engine
+	detector  *diagnose.Detector
+	interval  time.Duration
+	index     map[string]int // target name → engine index
+	clock     time.Time
+	lastEval  time.Time
+	log       *slog.Logger
+	scrapeLog *scrapeLog     // scrape errors and warnings, rate-limited
+	scrapes   int            // scrape results applied
+	answered  int            // of which succeeded (vLLM metrics read)
+	rec       *record.Writer // --record; nil when not recording
 }
 
 // newPipeline wires the sources of o: the poller over its targets and the
@@ -90,12 +93,13 @@ func newPipelineOf(o *options, logger *slog.Logger, srcs ...sources.Source) (*pi
 		return nil, err
 	}
 	p := &pipeline{
-		srcs:     srcs,
-		engine:   diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, nil),
-		detector: det,
-		interval: o.interval,
-		index:    map[string]int{},
-		log:      logger,
+		srcs:      srcs,
+		engine:    diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, nil),
+		detector:  det,
+		interval:  o.interval,
+		index:     map[string]int{},
+		log:       logger,
+		scrapeLog: newScrapeLog(logger, time.Now),
 	}
 	for _, t := range o.targets {
 		p.add(t)
@@ -107,7 +111,7 @@ func (p *pipeline) add(t sources.Target) int {
 	if i, ok := p.index[t.Name]; ok {
 		return i
 	}
-	i := p.engine.AddTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs})
+	i := p.engine.AddTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs, Pool: t.Pool})
 	p.index[t.Name] = i
 	return i
 }
@@ -143,11 +147,11 @@ func (p *pipeline) apply(b *sources.Batch) {
 		p.add(t)
 	}
 	for _, s := range b.Scrapes {
-		if s.Err != nil {
-			p.log.Debug("scrape failed", "target", s.Target, "err", s.Err)
-		} else if len(s.Data.Warnings) > 0 {
-			p.log.Debug("scrape warnings", "target", s.Target, "warnings", s.Data.Warnings)
+		p.scrapes++
+		if s.Err == nil {
+			p.answered++
 		}
+		p.scrapeLog.note(s)
 		p.rec.Scrape(s.Target, s.Time, s.Duration, s.ContentType, s.Body, s.Err)
 		s.Body = nil
 		p.engine.Ingest(p.add(sources.Target{Name: s.Target}), s)
@@ -181,6 +185,7 @@ type loopConfig struct {
 	publish func(*diagnose.Frame) // the TUI's frames, every tick; nil for --once
 	tick    time.Duration         // wall-clock period of publish
 	cmds    <-chan hubCmd         // the UI's requests; nil for --once
+	stop    func() bool           // asked after every batch: true ends the loop (--once: nothing answers)
 }
 
 // serve is the one event loop of the TUI and of --once: it runs every
@@ -220,6 +225,9 @@ loop:
 			p.apply(&b)
 			if p.clock.Sub(p.lastEval) >= evalEvery {
 				p.frame()
+			}
+			if lc.stop != nil && lc.stop() {
+				break loop
 			}
 		case err := <-errc:
 			running--

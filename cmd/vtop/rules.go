@@ -207,11 +207,18 @@ below reads the windowed history of one endpoint (or, for
 first and last seen, the measured values that made it fire, a plain
 explanation, and the recommended action with concrete vLLM flags.
 
-- **for / resolve.** A rule fires when its condition held for its *for*
-  duration, and resolves when its clear condition held for its *resolve*
-  duration; between the two thresholds a firing finding stays. Findings do not
-  flap. ` + "`vtop --once`" + ` caps every *for* at half its window: a report cannot wait
-  longer than its run. ` + "`memory_leak`" + ` needs ten minutes of history, more than a
+- **pending → firing → resolving.** While its condition holds a rule is
+  *pending* ("holding 40s of 2m", shown apart and not counted in the exit
+  status); it fires when the condition held for its hold. The hold is the
+  rule's *for* while the data is within 1.5× of the threshold, and shrinks in
+  proportion beyond (never under 15 s): data far past a threshold fires in
+  seconds, marginal data keeps the long hold. A firing finding whose clear
+  condition (or premise) holds is *resolving*: still shown with its age and
+  today's evidence, its action withheld; it goes after its *resolve*
+  duration. Between the two thresholds a firing finding stays. Severity rises
+  at once and falls only after the lower severity held for *resolve*, so
+  findings and their severity do not flap. ` + "`vtop --once`" + ` caps every hold at
+  half its window: a report cannot wait longer than its run. ` + "`memory_leak`" + ` needs ten minutes of history, more than a
   report's window, so only the live view (or a long ` + "`--window`" + `) shows it.
 - **Missing is not zero.** A signal the endpoint does not expose (a metric
   older releases lack, a window with no request) never makes a rule fire and
@@ -235,8 +242,12 @@ Numbers are computed from the scrape, with the arithmetic in the finding
   blocks, divided by the blocks one sequence of the measured average length
   (prompt + generated tokens per finished request) holds, rounded up to whole
   blocks. Example: 27,000 blocks × 0.85 = 22,950; 1,100 tokens ÷ 16 = 69 blocks;
-  22,950 ÷ 69 = **332**. The same fit says how far ` + "`--max-num-seqs`" + ` can rise
-  when a full batch, not memory, starves prefills. vLLM does not expose the
+  22,950 ÷ 69 = **332**. Running sequences are longer than those that
+  finished, so the advice is the smaller of that and the *live* fit, what
+  running sequences hold now: (1 − headroom) × running ÷ KV usage (150
+  running at KV 95%: 0.85 × 150 ÷ 0.95 = **134**); both are in the ` + "`why`" + `. It
+  never lowers to a value at or above what runs, and never raises past the live
+  fit (a starving engine with 60 of 64 running at KV 71%: 64 → 71, not 332). vLLM does not expose the
   current value: set ` + "`max_num_seqs`" + ` per target in the config file to get
   "256 → 96" instead of "set it to 96".
 - **` + "`--max-num-batched-tokens`" + `** for decode stutter: step time grows with the
@@ -274,6 +285,7 @@ rules:
 targets:
   - url: gpu-node-3:8000
     max_num_seqs: 256         # what vLLM does not expose, for the advice
+    pool: us-east             # replica_imbalance compares replicas of one pool (default: same model)
 ` + "```" + `
 
 ` + "`vtop rules`" + ` prints the active rules and thresholds with this file applied.

@@ -39,6 +39,7 @@ Examples:
   vtop sim                                    # one replica on 127.0.0.1:8000, like vLLM
   vtop sim --replicas 8 --scenario healthy --scenario kv-thrashing@1m
   vtop sim --listen 127.0.0.1:20000 --replicas 1000 --for 5m
+  vtop sim --scenario kv-thrashing --warmup 2m   # open vtop on an incident already 2 minutes old
 
 Flags:
 `
@@ -54,6 +55,7 @@ func newSimFlags() *pflag.FlagSet {
 	fs.StringSlice("models", []string{sim.Models[0].Name}, "served model names, round-robin (presets: "+modelNames()+")")
 	fs.Int("dp", 1, "data-parallel engines per replica (V1)")
 	fs.Duration("for", 0, "stop after this long (0: until SIGINT/SIGTERM)")
+	fs.Duration("warmup", 0, "simulate this long before serving: the replicas start that far into their scenarios, with that history behind them")
 	fs.BoolP("help", "h", false, "show this help")
 	return fs
 }
@@ -99,6 +101,14 @@ func runSim(args []string, stdout, stderr io.Writer, getenv func(string) string)
 	fleet, err := sim.NewFleet(cfg, seed)
 	if err != nil {
 		fmt.Fprintf(stderr, "vtop sim: %v\n", err)
+		return 3
+	}
+	// An incident already under way: the served fleet's clock starts
+	// after the warm-up, its history timestamped in the past.
+	if d, _ := fs.GetDuration("warmup"); d > 0 {
+		fleet.Advance(d)
+	} else if d < 0 {
+		fmt.Fprintln(stderr, "vtop sim: --warmup must not be negative")
 		return 3
 	}
 	srv, err := sim.Serve(fleet, scfg)

@@ -152,7 +152,8 @@ func startVictoria(t *testing.T, h *history, scrape string) string {
 		if err := os.WriteFile(cfg, []byte("global:\n  scrape_interval: 1s\n"+scrape), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		args = append(args, "-promscrape.config="+cfg)
+		// It re-reads file_sd files once a minute by default.
+		args = append(args, "-promscrape.config="+cfg, "-promscrape.fileSDCheckInterval=1s")
 	}
 	cmd := exec.Command(bin, args...)
 	var logs bytes.Buffer

@@ -9,8 +9,10 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -59,8 +61,21 @@ func watch(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Write
 	// unbuffered channel and hangs its shutdown when SIGTERM also ends ctx
 	// (main's NotifyContext) and the event loop is already gone. SIGINT and
 	// SIGTERM end ctx, which kills the program with the terminal restored.
+	// Ctrl-Z reaches a raw-mode program as a key; it suspends like a
+	// SIGTSTP from outside (kill -TSTP), through the same path.
+	tstp := make(chan os.Signal, 1)
+	suspendKey := func(_ tea.Model, msg tea.Msg) tea.Msg {
+		if k, ok := msg.(tea.KeyMsg); ok && k.Type == tea.KeyCtrlZ {
+			select {
+			case tstp <- syscall.SIGTSTP:
+			default:
+			}
+			return nil
+		}
+		return msg
+	}
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(stdout),
-		tea.WithFPS(renderFPS), tea.WithoutSignalHandler()}
+		tea.WithFPS(renderFPS), tea.WithoutSignalHandler(), tea.WithFilter(suspendKey)}
 	if !isTerminal(os.Stdin) {
 		opts = append(opts, tea.WithInputTTY())
 	}
@@ -74,21 +89,55 @@ func watch(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Write
 	}()
 
 	// A hang-up (the SSH link dropped) must also end vtop and restore the
-	// terminal.
+	// terminal; so must SIGQUIT, whose goroutine dump is written after the
+	// terminal is restored (to --log when set), not over the alternate screen.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	quit := make(chan os.Signal, 1)
+	signal.Notify(quit, syscall.SIGQUIT)
+	defer signal.Stop(quit)
+	signal.Notify(tstp, syscall.SIGTSTP)
+	defer signal.Stop(tstp)
+	var stacks []byte
+	sigDone := make(chan struct{})
 	go func() {
-		select {
-		case <-hup:
-			prog.Quit()
-		case <-ctx.Done():
+		defer close(sigDone)
+		orphan := orphaned(ctx)
+		for {
+			select {
+			case <-hup:
+				prog.Quit()
+				return
+			case <-orphan:
+				// The parent died (kill -9 of the shell): nobody will read
+				// this terminal again; leave it as it was found.
+				logger.Info("parent process gone; exiting")
+				prog.Quit()
+				return
+			case <-quit:
+				stacks = allStacks()
+				prog.Kill()
+				return
+			case <-tstp:
+				suspend(ctx, prog, logger)
+			case <-ctx.Done():
+				return
+			}
 		}
 	}()
 
 	_, err := prog.Run()
 	cancel()
+	<-sigDone
 	<-hubDone
+	if stacks != nil {
+		logger.Error("SIGQUIT", "goroutines", string(stacks))
+		if !o.hasLog() {
+			fmt.Fprintf(stderr, "SIGQUIT: the terminal was restored\n\n%s", stacks)
+		}
+		return 2
+	}
 	if hubPanic != "" {
 		logger.Error("hub panic", "panic", hubPanic)
 		fmt.Fprintf(stderr, "vtop: internal error, the terminal was restored:\n%s", hubPanic)
@@ -99,6 +148,65 @@ func watch(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Write
 		return 1
 	}
 	return 0
+}
+
+// suspend stops vtop with the terminal given back (Ctrl-Z, SIGTSTP) and takes
+// it again on SIGCONT (fg). The whole process group stops, as a shell's job
+// control expects. It stops with SIGSTOP: once notified, SIGTSTP stays
+// caught by the Go runtime even after signal.Reset, which would swallow it.
+func suspend(ctx context.Context, prog *tea.Program, logger *slog.Logger) {
+	if err := prog.ReleaseTerminal(); err != nil {
+		logger.Warn("suspend: release terminal", "err", err)
+	}
+	cont := make(chan os.Signal, 1)
+	signal.Notify(cont, syscall.SIGCONT)
+	defer signal.Stop(cont)
+	_ = syscall.Kill(0, syscall.SIGSTOP)
+	select {
+	case <-cont:
+	case <-ctx.Done():
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	if err := prog.RestoreTerminal(); err != nil {
+		logger.Warn("resume: restore terminal", "err", err)
+	}
+}
+
+// orphaned is closed when vtop's parent changes (the shell that ran it was
+// killed): checked twice a second, one getppid each.
+func orphaned(ctx context.Context) <-chan struct{} {
+	c := make(chan struct{})
+	parent := os.Getppid()
+	go func() {
+		t := time.NewTicker(500 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if os.Getppid() != parent {
+					close(c)
+					return
+				}
+			}
+		}
+	}()
+	return c
+}
+
+// allStacks is every goroutine's stack, as the Go runtime prints on SIGQUIT.
+func allStacks() []byte {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) || len(buf) >= 64<<20 {
+			return buf[:n]
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
 
 // guard runs fn; if it panics, kill is called (bubbletea then restores the

@@ -35,20 +35,22 @@ func Seconds(v float64) string {
 		return Missing
 	case v < 0:
 		return "-" + Seconds(-v)
-	case v < 0.001:
+	// Each unit ends where rounding would print the next one's first value
+	// ("1000ms" is 1s); trailing zeros go ("10s", not "10.00s").
+	case v < 0.0009995:
 		return fmt.Sprintf("%.0fµs", v*1e6)
-	case v < 0.1:
+	case v < 0.09995:
 		return trim(fmt.Sprintf("%.1f", v*1e3)) + "ms"
-	case v < 1:
+	case v < 0.9995:
 		return fmt.Sprintf("%.0fms", v*1e3)
-	case v < 10:
-		return fmt.Sprintf("%.2fs", v)
-	case v < 100:
-		return fmt.Sprintf("%.1fs", v)
+	case v < 9.995:
+		return trim(fmt.Sprintf("%.2f", v)) + "s"
+	case v < 99.95:
+		return trim(fmt.Sprintf("%.1f", v)) + "s"
 	case v < 3600:
-		return fmt.Sprintf("%dm%02ds", int(v)/60, int(v)%60)
+		return minSec(int(v+0.5)/60, int(v+0.5)%60)
 	case v < 48*3600:
-		return fmt.Sprintf("%dh%02dm", int(v)/3600, int(v)%3600/60)
+		return hourMin(int(v)/3600, int(v)%3600/60)
 	case v < 1e6*86400:
 		return fmt.Sprintf("%dd", int(v/86400))
 	}
@@ -193,15 +195,29 @@ func Dur(d time.Duration) string {
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d.Seconds()))
 	case d < time.Hour:
-		m, s := int(d.Minutes()), int(d.Seconds())%60
-		if s == 0 {
-			return fmt.Sprintf("%dm", m)
-		}
-		return fmt.Sprintf("%dm%02ds", m, s)
+		return minSec(int(d.Minutes()), int(d.Seconds())%60)
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+		return hourMin(int(d.Hours()), int(d.Minutes())%60)
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// minSec: "4m10s", "2m" (no ":00" tail); hourMin likewise "2h05m", "1h".
+func minSec(m, s int) string {
+	if m >= 60 {
+		return hourMin(m/60, m%60)
+	}
+	if s == 0 {
+		return fmt.Sprintf("%dm", m)
+	}
+	return fmt.Sprintf("%dm%02ds", m, s)
+}
+
+func hourMin(h, m int) string {
+	if m == 0 {
+		return fmt.Sprintf("%dh", h)
+	}
+	return fmt.Sprintf("%dh%02dm", h, m)
 }
 
 // Short renders a duration in one unit, for narrow columns: 850ms, 12s,

@@ -22,6 +22,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/promql/parser"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/vtop-dev/vtop/sources"
 )
@@ -342,8 +343,9 @@ func (c *Client) detectInterval(ctx context.Context, now time.Time) (time.Durati
 		}
 	}
 	if len(gaps) == 0 {
-		// Too young to tell: Prometheus' default.
-		return 15 * time.Second, nil
+		// Too young to tell from the data: the server's configured
+		// interval where it tells (Prometheus), else its default.
+		return c.configuredInterval(ctx), nil
 	}
 	slices.Sort(gaps)
 	iv := gaps[len(gaps)/2]
@@ -353,4 +355,28 @@ func (c *Client) detectInterval(ctx context.Context, now time.Time) (time.Durati
 		iv = iv.Round(10 * time.Millisecond)
 	}
 	return max(iv, 100*time.Millisecond), nil
+}
+
+// configuredInterval reads the global scrape_interval from the server's
+// configuration (Prometheus' /api/v1/status/config); 1m, Prometheus'
+// default, when it has none or does not tell.
+func (c *Client) configuredInterval(ctx context.Context) time.Duration {
+	const def = time.Minute
+	cfg, err := c.api.Config(ctx)
+	if err != nil {
+		return def
+	}
+	var y struct {
+		Global struct {
+			ScrapeInterval string `yaml:"scrape_interval"`
+		} `yaml:"global"`
+	}
+	if yaml.Unmarshal([]byte(cfg.YAML), &y) != nil {
+		return def
+	}
+	d, err := model.ParseDuration(y.Global.ScrapeInterval)
+	if err != nil || d <= 0 {
+		return def
+	}
+	return time.Duration(d)
 }

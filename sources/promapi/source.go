@@ -91,13 +91,21 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 	}
 	s.gen++
 	stamps := map[*replica]time.Time{}
+	// A server that writes no staleness markers (VictoriaMetrics for a
+	// target gone from its file_sd) keeps answering with the last sample:
+	// a replica with no new scrape for a few intervals has departed.
+	gone := ts.Add(-max(3*c.interval, 5*time.Second))
 	for _, smp := range v.(model.Vector) {
+		at := time.UnixMilli(int64(float64(smp.Value) * 1000))
+		if at.Before(gone) {
+			continue
+		}
 		r, added := s.fleet.get(smp.Metric)
 		if added {
 			b.Arrived = append(b.Arrived, r.target())
 		}
 		r.seen = s.gen
-		stamps[r] = time.UnixMilli(int64(float64(smp.Value) * 1000))
+		stamps[r] = at
 	}
 	for _, r := range s.fleet.byKey {
 		if r.seen != s.gen {

@@ -11,6 +11,7 @@ import (
 // writeFindings lists the active findings, worst first: what, where, since
 // when, the evidence in a line, and what to change with the arithmetic.
 func writeFindings(b *strings.Builder, fr *diagnose.Frame) {
+	defer writePending(b, fr)
 	if len(fr.Findings) == 0 {
 		b.WriteString("\nfindings: none\n")
 		return
@@ -28,6 +29,24 @@ func writeFindings(b *strings.Builder, fr *diagnose.Frame) {
 			fmt.Fprintf(b, "             %s\n", FlagLine(fc))
 		}
 		fmt.Fprintf(b, "           [%s]\n", fd.Rule)
+	}
+}
+
+// writePending lists the conditions holding toward their hold: not
+// findings yet, but what the next minutes will likely bring.
+func writePending(b *strings.Builder, fr *diagnose.Frame) {
+	if len(fr.Pending) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\npending (%d): holding, not yet for their hold\n", len(fr.Pending))
+	for i := range fr.Pending {
+		fd := &fr.Pending[i]
+		fmt.Fprintf(b, "  %-8s %s on %s  holding %s of %s\n", strings.ToUpper(fd.Severity.String()), fd.Title,
+			FindingTarget(fd), f.Dur(fd.HeldFor), f.Dur(fd.Hold))
+		fmt.Fprintf(b, "           %s\n", fd.Summary)
+		if fd.Action != "" {
+			fmt.Fprintf(b, "           → %s\n", fd.Action)
+		}
 	}
 }
 

@@ -41,10 +41,22 @@ type JSONReport struct {
 	GPUs            []JSONGPU      `json:"gpus"`
 	Findings        []JSONFinding  `json:"findings"` // firing and resolving, worst first
 	Pending         []JSONFinding  `json:"pending"`  // conditions holding toward their hold
+	Groups          []JSONGroup    `json:"groups"`   // one rule firing on several endpoints
+}
+
+// JSONGroup is one rule firing on two or more endpoints; members are the
+// findings' ids.
+type JSONGroup struct {
+	Rule     string   `json:"rule"`
+	Title    string   `json:"title"`
+	Severity string   `json:"severity"`
+	Targets  []string `json:"targets"`
+	Members  []string `json:"members"`
 }
 
 // JSONFinding is one diagnosed problem.
 type JSONFinding struct {
+	ID       string `json:"id"` // rule@target[/model][#engine][:gpuN]
 	Rule     string `json:"rule"`
 	Severity string `json:"severity"` // info, warning, critical
 	State    string `json:"state"`    // pending, firing, resolving
@@ -64,6 +76,8 @@ type JSONFinding struct {
 	Action         string         `json:"action"`
 	Evidence       []JSONEvidence `json:"evidence"`
 	Flags          []JSONFlag     `json:"flags"`
+	Cause          string         `json:"cause,omitempty"`    // the id of the cause this symptom is grouped under
+	Symptoms       []string       `json:"symptoms,omitempty"` // the ids of the symptoms grouped under this cause
 }
 
 // JSONEvidence is one measured value behind a finding.
@@ -87,7 +101,7 @@ type JSONFlag struct {
 func Findings(fs []diagnose.Finding) []JSONFinding {
 	out := make([]JSONFinding, 0, len(fs))
 	for _, fd := range fs {
-		j := JSONFinding{Rule: fd.Rule, Severity: fd.Severity.String(), State: fd.State.String(),
+		j := JSONFinding{ID: fd.ID(), Cause: fd.Cause, Symptoms: fd.Symptoms, Rule: fd.Rule, Severity: fd.Severity.String(), State: fd.State.String(),
 			HeldSeconds: Num(fd.HeldFor.Seconds()), HoldSeconds: Num(fd.Hold.Seconds()), ResolvingSince: tptr(fd.ResolvingSince),
 			Target: fd.Target, Model: fd.Model, Engine: fd.Engine,
 			FirstSeen: tptr(fd.FirstSeen), LastSeen: tptr(fd.LastSeen), Title: fd.Title, Summary: fd.Summary,
@@ -107,6 +121,11 @@ func Findings(fs []diagnose.Finding) []JSONFinding {
 type JSONStatus struct {
 	Code int    `json:"code"` // 0 ok, 1 warning, 2 critical, 3 unknown
 	Text string `json:"text"`
+	// How the collection went: it ran elapsed_seconds of window_seconds;
+	// interrupted by a signal, or stopped early because no target answered.
+	ElapsedSeconds Num  `json:"elapsed_seconds"`
+	Interrupted    bool `json:"interrupted"`
+	NoAnswer       bool `json:"no_target_answered"`
 }
 
 // JSONFleet aggregates the endpoints that are up.
@@ -276,14 +295,24 @@ func tptr(t time.Time) *time.Time {
 
 // BuildJSON converts a frame into the JSON document.
 func BuildJSON(f *diagnose.Frame, vtopVersion string, st Status) JSONReport {
+	return BuildJSONRun(f, vtopVersion, st, Run{Window: f.Window, Elapsed: f.Window})
+}
+
+// BuildJSONRun is BuildJSON saying how the run went.
+func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSONReport {
 	r := JSONReport{
 		Schema: SchemaVersion, VtopVersion: vtopVersion, GeneratedAt: f.Time.UTC(),
 		WindowSeconds: f.Window.Seconds(), IntervalSeconds: f.Interval.Seconds(),
-		Status:    JSONStatus{Code: int(st), Text: st.String()},
+		Status: JSONStatus{Code: int(st), Text: st.String(), ElapsedSeconds: Num(run.Elapsed.Seconds()),
+			Interrupted: run.Interrupted, NoAnswer: run.NoAnswer},
 		Fleet:     JSONFleet{Up: f.Fleet.Up, Total: f.Fleet.Total, Stats: Stats(f.Fleet.Stats), Models: []JSONModel{}},
 		Endpoints: []JSONEndpoint{},
 		Findings:  Findings(f.Findings),
 		Pending:   Findings(f.Pending),
+		Groups:    []JSONGroup{},
+	}
+	for _, g := range f.Groups {
+		r.Groups = append(r.Groups, JSONGroup{g.Rule, g.Title, g.Severity.String(), g.Targets, g.Members})
 	}
 	for _, m := range f.Fleet.Models {
 		r.Fleet.Models = append(r.Fleet.Models, JSONModel{m.Model, m.Endpoints, Stats(m.Stats)})

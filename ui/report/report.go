@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/diagnose/format"
@@ -52,11 +53,70 @@ func FrameStatus(fr *diagnose.Frame) Status {
 	return OK
 }
 
-// WriteText writes the human report.
+// NoAnswerPolls is how many polls of every target --once waits for an
+// answer before it reports UNKNOWN at once.
+const NoAnswerPolls = 3
+
+// Run is how the collection behind a report went.
+type Run struct {
+	Window      time.Duration // the window asked for
+	Elapsed     time.Duration // how long it collected
+	Interrupted bool          // a signal ended it before the window
+	NoAnswer    bool          // ended early: no target answered NoAnswerPolls polls
+}
+
+// span says what the report covers: "window 1m", or "interrupted after 9s
+// of 1m", or "stopped after 2s: no target answered".
+func (r Run) span(fr *diagnose.Frame) string {
+	switch {
+	case r.NoAnswer:
+		return "stopped after " + f.Dur(r.Elapsed) + " of " + f.Dur(r.Window) + ": no target answered " + fmt.Sprint(NoAnswerPolls) + " polls"
+	case r.Interrupted:
+		return "interrupted after " + f.Dur(r.Elapsed) + " of " + f.Dur(r.Window)
+	}
+	return "window " + f.Dur(fr.Window)
+}
+
+// RunStatus is FrameStatus for a report's run: an interrupted report
+// takes its status from what it saw, so a pending finding counts at its
+// severity and an endpoint down or stale is at least a warning (no hold
+// could pass in the time it ran).
+func RunStatus(fr *diagnose.Frame, r Run) Status {
+	st := FrameStatus(fr)
+	if st == Unknown || !r.Interrupted {
+		return st
+	}
+	if w, ok := diagnose.Worst(fr.Pending); ok && w > diagnose.SevInfo {
+		st = max(st, Status(w))
+	}
+	for i := range fr.Endpoints {
+		if s := fr.Endpoints[i].State; s == diagnose.StateDown || s == diagnose.StateStale {
+			st = max(st, Warning)
+		}
+	}
+	return st
+}
+
+// statusText is the header's status, with why where the findings alone
+// would not say it.
+func statusText(fr *diagnose.Frame, st Status) string {
+	s := strings.ToUpper(st.String())
+	if st == Unknown && fr.Fleet.Total > 0 && fr.Fleet.Up == 0 {
+		s += " (no target answered: nothing but its reachability could be judged)"
+	}
+	return s
+}
+
+// WriteText writes the human report of a full window.
 func WriteText(w io.Writer, fr *diagnose.Frame, st Status) error {
+	return WriteTextRun(w, fr, st, Run{Window: fr.Window})
+}
+
+// WriteTextRun writes the human report, saying how the run went.
+func WriteTextRun(w io.Writer, fr *diagnose.Frame, st Status, r Run) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "vtop report  %s  window %s  interval %s  status %s\n",
-		fr.Time.Format("2006-01-02 15:04:05 MST"), f.Dur(fr.Window), f.Dur(fr.Interval), strings.ToUpper(st.String()))
+	fmt.Fprintf(&b, "vtop report  %s  %s  interval %s  status %s\n",
+		fr.Time.Format("2006-01-02 15:04:05 MST"), r.span(fr), f.Dur(fr.Interval), statusText(fr, st))
 	writeFindings(&b, fr)
 	for i := range fr.Endpoints {
 		b.WriteByte('\n')

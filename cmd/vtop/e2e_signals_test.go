@@ -1,0 +1,120 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// waitFormat polls a tmux format until it reads want.
+func (tm *term) waitFormat(d time.Duration, f, want string) {
+	tm.t.Helper()
+	deadline := time.Now().Add(d)
+	for tm.format(f) != want {
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("after %s %s is %q, want %q:\n%s", d, f, tm.format(f), want, tm.screen())
+		}
+		time.Sleep(40 * time.Millisecond)
+	}
+}
+
+// waitState polls a process's state letter (T: stopped).
+func waitState(t *testing.T, pid int, want string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, _, ok := procStat(pid)
+		if ok && st == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d is in state %q, want %q", pid, st, want)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// SIGQUIT restores the terminal before anything is printed; the goroutine
+// dump goes to --log.
+func TestE2EQuitSignal(t *testing.T) {
+	bin := vtopBinary(t)
+	a := movingServer(t, "m")
+	tm := newTerm(t, 100, 30)
+	logf := filepath.Join(tm.dir, "vtop.log")
+	tm.start(bin, "--interval", "250ms", "--window", "2s", "--log", logf, a)
+	tm.waitFor(10*time.Second, "Latency", "Throughput")
+	if err := syscall.Kill(tm.vtopPID(), syscall.SIGQUIT); err != nil {
+		t.Fatal(err)
+	}
+	tm.assertRestored("2")
+	if b, _ := os.ReadFile(logf); !strings.Contains(string(b), "goroutine ") {
+		t.Errorf("no goroutine dump in the log:\n%.400s", b)
+	}
+}
+
+// Ctrl-Z and kill -TSTP stop vtop with the terminal given back to the
+// shell (main screen, cooked mode); fg brings the UI back.
+func TestE2ESuspendResume(t *testing.T) {
+	bin := vtopBinary(t)
+	a := movingServer(t, "m")
+	tm := newTerm(t, 100, 30)
+	tm.typeLine("stty -g > " + tm.dir + "/stty.before")
+	tm.typeLine("clear; " + bin + " --interval 250ms --window 2s --log " + filepath.Join(tm.dir, "vtop.log") + " " + a)
+	tm.waitFor(10*time.Second, "Latency", "Throughput")
+	pid := tm.vtopPID()
+	for i, stop := range []func(){
+		func() { tm.keys("C-z") },
+		func() { syscall.Kill(pid, syscall.SIGTSTP) },
+	} {
+		stop()
+		waitState(t, pid, "T")
+		tm.waitFor(10*time.Second, "Stopped")
+		tm.waitFormat(5*time.Second, "#{alternate_on}", "0")
+		tm.typeLine("clear; stty -g > " + tm.dir + "/stty.mid" + strconv.Itoa(i) + " && cmp -s " + tm.dir + "/stty.before " + tm.dir + "/stty.mid" + strconv.Itoa(i) + " && echo SANE-" + strconv.Itoa(i))
+		tm.waitFor(5*time.Second, "SANE-"+strconv.Itoa(i))
+		tm.typeLine("fg")
+		tm.waitFor(10*time.Second, "Latency", "Throughput")
+		tm.waitFormat(5*time.Second, "#{alternate_on}", "1")
+	}
+	tm.keys("q")
+	tm.waitFormat(10*time.Second, "#{alternate_on}", "0")
+	for deadline := time.Now().Add(10 * time.Second); !exited(pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("vtop did not quit after resuming")
+		}
+	}
+}
+
+// The shell that ran vtop is killed (-9): vtop, orphaned, restores the
+// terminal and exits instead of painting a screen nobody reads.
+func TestE2EOrphaned(t *testing.T) {
+	bin := vtopBinary(t)
+	a := movingServer(t, "m")
+	tm := newTerm(t, 100, 30)
+	// A child shell between the pane's shell and vtop (`; true` keeps it
+	// from exec'ing vtop), so it can die while the pane lives on.
+	tm.typeLine("clear; bash -c '\"$0\" \"$@\"; true' " + bin + " --interval 250ms --window 2s " + a)
+	tm.waitFor(10*time.Second, "Latency", "Throughput")
+	shell, _ := strconv.Atoi(tm.format("#{pane_pid}"))
+	mid := children(shell)
+	if len(mid) != 1 {
+		t.Fatalf("children of the pane's shell: %v", mid)
+	}
+	kids := children(mid[0])
+	if len(kids) != 1 {
+		t.Fatalf("children of the middle shell: %v", kids)
+	}
+	if err := syscall.Kill(mid[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !exited(kids[0]); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("orphaned vtop still running")
+		}
+	}
+	tm.waitFormat(5*time.Second, "#{alternate_on}", "0")
+}
