@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -63,6 +64,11 @@ func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stde
 	run.Interrupted = ctx.Err() != nil && !run.NoAnswer
 	if !run.Interrupted && !run.NoAnswer {
 		run.Elapsed = o.window // it ran its window (a replay's last batch may fall short of it)
+	}
+	if p.rec != nil {
+		if b, err := json.Marshal(run); err == nil {
+			p.rec.Run(b)
+		}
 	}
 	fr := p.frame()
 	if p.prom != nil {
