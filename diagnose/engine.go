@@ -298,7 +298,7 @@ func (e *Engine) Frame(now time.Time) *Frame {
 		e.fleetSpark.push(sparkPoint(now, &st))
 		e.lastFleet = now
 	}
-	f.Fleet.Spark = e.fleetSpark.view()
+	f.Fleet.Spark, f.Fleet.SparkLong = e.fleetSpark.view(), e.fleetSpark.longView()
 	e.gpuFrame(f)
 	return f
 }
@@ -308,7 +308,7 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr, NotVLLM: ep.notVLLM,
 		LastAttempt: ep.lastAttempt, LastSuccess: ep.lastSuccess, ScrapeDuration: ep.dur,
 		MaxNumSeqs: ep.maxNumSeqs, Pool: ep.pool, RSS: math.NaN(),
-		Stats: ep.stats, Subs: ep.subStats, Spark: ep.spark.view(), GPU: ep.gpu.joined,
+		Stats: ep.stats, Subs: ep.subStats, Spark: ep.spark.view(), SparkLong: ep.spark.longView(), GPU: ep.gpu.joined,
 	}
 	if !ep.gpu.set {
 		v.GPU = EndpointGPU{MemBytes: math.NaN(), UtilGPU: math.NaN()}

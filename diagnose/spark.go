@@ -65,29 +65,67 @@ func sparkP95(q *Quantiles) float64 {
 	return q.P95
 }
 
-// sparkRing keeps the newest points of a series. Readers get slices that are
-// never written again: new points go past every reader's length, and when the
-// array is full a fresh one is started (the old one stays with its readers).
+// The long history: one point per LongStep (the largest value of each
+// series over the step, so a spike survives), LongPoints of them: half an
+// hour a sparkline can draw by downsampling, beside the per-poll ring.
+const (
+	LongStep   = 10 * time.Second
+	LongPoints = 180
+)
+
+// sparkRing keeps the newest points of a series, and the long history.
+// Readers get slices that are never written again: new points go past every
+// reader's length, and when the array is full a fresh one is started (the
+// old one stays with its readers).
 type sparkRing struct {
-	pts []SparkPoint
-	max int
+	pts  []SparkPoint
+	max  int
+	long []SparkPoint
+	acc  SparkPoint // the long step being gathered
+	accN int
 }
 
 func (r *sparkRing) push(p SparkPoint) {
 	if r.max <= 0 {
 		r.max = 240
 	}
-	if len(r.pts) == cap(r.pts) {
-		keep := min(len(r.pts), r.max-1)
-		fresh := make([]SparkPoint, 0, 2*r.max)
-		r.pts = append(fresh, r.pts[len(r.pts)-keep:]...)
+	r.pts = appendRing(r.pts, p, r.max)
+	if r.accN == 0 {
+		r.acc = p
+	} else {
+		r.acc.UnixMilli = p.UnixMilli
+		for i, v := range p.V {
+			if a := r.acc.V[i]; a != a || v > a { // NaN never wins over a value
+				r.acc.V[i] = v
+			}
+		}
 	}
-	r.pts = append(r.pts, p)
+	r.accN++
+	if n := len(r.long); n == 0 || r.acc.UnixMilli-r.long[n-1].UnixMilli >= LongStep.Milliseconds() {
+		r.long = appendRing(r.long, r.acc, LongPoints)
+		r.accN = 0
+	}
 }
 
-func (r *sparkRing) view() []SparkPoint {
-	if len(r.pts) > r.max {
-		return r.pts[len(r.pts)-r.max:]
+// appendRing appends p to a ring of at most max points, starting a fresh
+// array when the current one is full.
+func appendRing(pts []SparkPoint, p SparkPoint, max int) []SparkPoint {
+	if len(pts) == cap(pts) {
+		keep := min(len(pts), max-1)
+		fresh := make([]SparkPoint, 0, 2*max)
+		pts = append(fresh, pts[len(pts)-keep:]...)
 	}
-	return r.pts
+	return append(pts, p)
+}
+
+func (r *sparkRing) view() []SparkPoint { return tail(r.pts, r.max) }
+
+// longView is the long history, oldest first (shared, read-only).
+func (r *sparkRing) longView() []SparkPoint { return tail(r.long, LongPoints) }
+
+func tail(pts []SparkPoint, n int) []SparkPoint {
+	if len(pts) > n {
+		return pts[len(pts)-n:]
+	}
+	return pts
 }

@@ -151,6 +151,7 @@ type EndpointView struct {
 	Stats          Stats
 	Subs           []SubView
 	Spark          []SparkPoint // oldest first; shared, read-only
+	SparkLong      []SparkPoint // one point per LongStep, 30 min; shared, read-only
 	GPU            EndpointGPU  // filled when the endpoint runs on this host
 	Findings       []Finding    // this endpoint's firing and resolving findings, worst first
 	Pending        []Finding    // conditions holding toward their hold (State pending), worst first
@@ -179,6 +180,7 @@ type FleetView struct {
 	Stats     Stats
 	Models    []ModelView
 	Spark     []SparkPoint
+	SparkLong []SparkPoint // one point per LongStep, 30 min
 }
 
 // Frame is one complete, immutable picture handed to the UI or the report.

@@ -17,7 +17,7 @@ import (
 // aggregated (merged buckets, never averaged percentiles: diagnose did that).
 type subject struct {
 	stats      *diagnose.Stats
-	spark      []diagnose.SparkPoint
+	hist       history
 	maxNumSeqs int // 0: unknown
 	window     time.Duration
 }
@@ -109,10 +109,11 @@ func (s *styles) sparkPaint(sp *sparkSpec) paint {
 }
 
 // sparkFor renders a cell's sparkline, h rows tall, painted by its level.
-func (s *styles) sparkFor(sp *sparkSpec, pts []diagnose.SparkPoint, w, h int) []string {
+func (s *styles) sparkFor(sp *sparkSpec, hs history, w, h int) []string {
 	if sp == nil || w < minSpark || h <= 0 {
 		return nil
 	}
+	pts := hs.at(w)
 	p := s.sparkPaint(sp)
 	rows := s.pad.rows(pts, sp.which, w, h, sp.sc)
 	for i := range rows {
@@ -123,7 +124,7 @@ func (s *styles) sparkFor(sp *sparkSpec, pts []diagnose.SparkPoint, w, h int) []
 
 // cellsLine lays cells side by side in equal shares of w after the label
 // column; each cell's sparkline takes the room its text leaves.
-func (s *styles) cellsLine(label string, cells []cell, pts []diagnose.SparkPoint, w int) string {
+func (s *styles) cellsLine(label string, cells []cell, hs history, w int) string {
 	var b strings.Builder
 	b.WriteString(s.title.s(pad(label, labelWidth)))
 	avail := w - labelWidth
@@ -137,7 +138,7 @@ func (s *styles) cellsLine(label string, cells []cell, pts []diagnose.SparkPoint
 		tw := width(pl)
 		sw := cw - tw - 3 // a space before, two after
 		if c.spark != nil && sw >= minSpark {
-			b.WriteString(pa + " " + s.sparkFor(c.spark, pts, sw, 1)[0] + "  ")
+			b.WriteString(pa + " " + s.sparkFor(c.spark, hs, sw, 1)[0] + "  ")
 			continue
 		}
 		if tw > cw-2 {
@@ -166,7 +167,7 @@ type item struct {
 
 // roomyItem renders an item: its text on the first line, its sparkline
 // sparkH lines tall beside it.
-func (s *styles) roomyItem(it item, pts []diagnose.SparkPoint, w, sparkH int) []string {
+func (s *styles) roomyItem(it item, hs history, w, sparkH int) []string {
 	pl, pa := s.cellText(it.c)
 	head := s.title.s(pad(it.label, labelWidth)) + s.muted.s(pad(it.name, roomyName))
 	indent := strings.Repeat(" ", labelWidth+roomyName)
@@ -187,7 +188,7 @@ func (s *styles) roomyItem(it item, pts []diagnose.SparkPoint, w, sparkH int) []
 		noteW = width(it.note) + 2
 	}
 	if sw := w - labelWidth - roomyName - valW - noteW - topW - 1; sw >= noteMinSpark {
-		top := sparkTop(pts, it.c.spark.which, sw, it.c.spark.sc)
+		top := sparkTop(hs.at(sw), it.c.spark.which, sw, it.c.spark.sc)
 		note = padLeft(topLabel(it.c.spark.which, top), topW)
 		if it.note != "" {
 			note += "  " + it.note
@@ -200,7 +201,7 @@ func (s *styles) roomyItem(it item, pts []diagnose.SparkPoint, w, sparkH int) []
 		noteW = width(note) + 2
 	}
 	sw := w - labelWidth - roomyName - valW - noteW
-	spark := s.sparkFor(it.c.spark, pts, sw, sparkH)
+	spark := s.sparkFor(it.c.spark, hs, sw, sparkH)
 	if spark == nil {
 		line := head + pa
 		if it.note != "" {
@@ -266,7 +267,7 @@ func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
 	hb.WriteString("  ")
 	span := "p95 over " + spanText(sj.stats, sj.window)
 	if sw >= minSpark {
-		if sp := sparkSpan(sj.spark, sw); sp != "" {
+		if sp := sparkSpan(sj.hist.at(sw), sw); sp != "" {
 			span += "; history " + sp
 		}
 		hb.WriteString(pad(span, sw))
@@ -310,7 +311,7 @@ func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
 			b.WriteString(s.muted.s(padLeft(f.Count(r.q.Count), cw)))
 		}
 		b.WriteString("  ")
-		spark := s.sparkFor(&sparkSpec{r.sp, r.sc, sloLevel(r.q.P95, r.target, 1)}, sj.spark, sw, sparkH)
+		spark := s.sparkFor(&sparkSpec{r.sp, r.sc, sloLevel(r.q.P95, r.target, 1)}, sj.hist, sw, sparkH)
 		if spark == nil {
 			spark = []string{strings.Repeat(" ", max(0, sw))}
 		}
@@ -441,14 +442,14 @@ func (m *Model) fourRows(sj subject, sz size, roomy bool, sparkH int) []string {
 		if rc.hasSwapped {
 			second = append(second, rc.swapped)
 		}
-		out = append(out, s.cellsLine("", second, sj.spark, w))
-		out = append(out, s.cellsLine("Queue", []cell{rc.run, rc.wait}, sj.spark, w))
-		out = append(out, s.cellsLine("", []cell{rc.qt, rc.reasons}, sj.spark, w))
-		out = append(out, s.cellsLine("Throughput", []cell{rc.prompt, rc.gen}, sj.spark, w))
+		out = append(out, s.cellsLine("", second, sj.hist, w))
+		out = append(out, s.cellsLine("Queue", []cell{rc.run, rc.wait}, sj.hist, w))
+		out = append(out, s.cellsLine("", []cell{rc.qt, rc.reasons}, sj.hist, w))
+		out = append(out, s.cellsLine("Throughput", []cell{rc.prompt, rc.gen}, sj.hist, w))
 		fin := rc.finish
 		fin.tail = rc.finishNote
-		out = append(out, s.cellsLine("", []cell{rc.req, fin}, sj.spark, w))
-		out = append(out, s.cellsLine("", []cell{rc.avg}, sj.spark, w))
+		out = append(out, s.cellsLine("", []cell{rc.req, fin}, sj.hist, w))
+		out = append(out, s.cellsLine("", []cell{rc.avg}, sj.hist, w))
 		return block(out, w, sz.h)
 	}
 	strip := func(c cell) cell { c.label = ""; return c }
@@ -472,7 +473,7 @@ func (m *Model) fourRows(sj subject, sz size, roomy bool, sparkH int) []string {
 		items[2] = item{"", "prefix cache", cell{value: "off"}, ""}
 	}
 	for _, it := range items {
-		out = append(out, s.roomyItem(it, sj.spark, w, sparkH)...)
+		out = append(out, s.roomyItem(it, sj.hist, w, sparkH)...)
 	}
 	return block(out, w, sz.h)
 }
@@ -488,7 +489,7 @@ func (m *Model) kvLine(rc rowCells, sj subject, w int) string {
 	capText := "of " + rc.capacity.value
 	sw := min(rest-2-min(width(capText)+2, 28), 60)
 	if sw >= minSpark {
-		b.WriteString("  " + s.sparkFor(rc.kv.spark, sj.spark, sw, 1)[0])
+		b.WriteString("  " + s.sparkFor(rc.kv.spark, sj.hist, sw, 1)[0])
 		rest -= sw + 2
 	}
 	if rest > 4 {
@@ -622,11 +623,11 @@ func (m *Model) endpointBody() []string {
 	l := &m.lay
 	fr := m.fr
 	var e *diagnose.EndpointView
-	sj := subject{stats: &fr.Fleet.Stats, spark: fr.Fleet.Spark, window: fr.Window}
+	sj := subject{stats: &fr.Fleet.Stats, hist: history{fr.Fleet.Spark, fr.Fleet.SparkLong}, window: fr.Window}
 	var mine *diagnose.EndpointGPU
 	if m.ep >= 0 && m.ep < len(fr.Endpoints) {
 		e = &fr.Endpoints[m.ep]
-		sj = subject{stats: &e.Stats, spark: e.Spark, maxNumSeqs: batchCapacity(e), window: fr.Window}
+		sj = subject{stats: &e.Stats, hist: history{e.Spark, e.SparkLong}, maxNumSeqs: batchCapacity(e), window: fr.Window}
 		mine = &e.GPU
 	} else {
 		sj.maxNumSeqs = fleetMaxNumSeqs(fr)

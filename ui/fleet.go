@@ -486,7 +486,7 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 			if !sub {
 				spec := sparkSpec{diagnose.SpTTFT, latencyScale(slo.TTFT), sloLevel(st.TTFT.P95, slo.TTFT, 1)}
 				if c.w >= minSpark {
-					raw := m.st.pad.sparkline(e.Spark, spec.which, c.w, spec.sc)
+					raw := m.st.pad.sparkline(history{e.Spark, e.SparkLong}.at(c.w), spec.which, c.w, spec.sc)
 					p := m.st.sparkPaint(&spec)
 					if dim {
 						p = m.st.muted

@@ -27,6 +27,84 @@ type sparkScale struct {
 	floor float64 // the top is at least this (an SLO target), so a calm series stays low
 }
 
+// historySpan is the most a sparkline covers: diagnose's long history.
+const historySpan = diagnose.LongStep * diagnose.LongPoints
+
+// history is a series' per-poll points and its long history (one point
+// per diagnose.LongStep, the step's largest values).
+type history struct{ fine, long []diagnose.SparkPoint }
+
+// at is what a w-column sparkline draws: the newest polls while they fill
+// it; with more history than columns, the last historySpan (or all there
+// is) downsampled to w columns of equal time, each the largest value of its
+// slice, from the long history where the polls no longer reach. Columns
+// are at least 1.5 points wide, so downsampling leaves no empty column.
+func (hs history) at(w int) []diagnose.SparkPoint {
+	fine := hs.fine
+	if w <= 0 || len(fine) == 0 {
+		return fine
+	}
+	end := fine[len(fine)-1].UnixMilli
+	from := end - historySpan.Milliseconds()
+	// The long points older than the first poll kept, within the span.
+	lo, hi := len(hs.long), len(hs.long)
+	for i, p := range hs.long {
+		if p.UnixMilli > from {
+			lo = i
+			break
+		}
+	}
+	for i := lo; i < len(hs.long); i++ {
+		if hs.long[i].UnixMilli >= fine[0].UnixMilli {
+			hi = i
+			break
+		}
+	}
+	older := hs.long[lo:hi]
+	if len(older) > 0 {
+		first := older[0].UnixMilli - diagnose.LongStep.Milliseconds()
+		if span := end - first; span >= int64(w)*diagnose.LongStep.Milliseconds()*3/2 {
+			return downsample(older, fine, first, end, w)
+		}
+	}
+	if len(fine)*2 >= 3*w {
+		first := fine[0].UnixMilli - (fine[1].UnixMilli - fine[0].UnixMilli)
+		return downsample(nil, fine, first, end, w)
+	}
+	return fine
+}
+
+// downsample puts the points of a and b (oldest first, times in (first,
+// end]) into w columns of equal time: the largest value of each series in
+// each column; unknown stays unknown.
+func downsample(a, b []diagnose.SparkPoint, first, end int64, w int) []diagnose.SparkPoint {
+	out := make([]diagnose.SparkPoint, w)
+	span := max(1, end-first)
+	nan := float32(math.NaN())
+	for c := range out {
+		out[c].UnixMilli = first + span*int64(c+1)/int64(w)
+		for k := range out[c].V {
+			out[c].V[k] = nan
+		}
+	}
+	add := func(p diagnose.SparkPoint) {
+		c := int((p.UnixMilli - first - 1) * int64(w) / span)
+		c = max(0, min(c, w-1))
+		for k, v := range p.V {
+			if cur := out[c].V[k]; cur != cur || v > cur { // NaN never wins over a value
+				out[c].V[k] = v
+			}
+		}
+	}
+	for _, p := range a {
+		add(p)
+	}
+	for _, p := range b {
+		add(p)
+	}
+	return out
+}
+
 // sparkPad draws sparklines, keeping one ntcharts sparkline per size.
 type sparkPad struct {
 	lines map[[2]int]*ntspark.Model

@@ -3,6 +3,7 @@ package ui
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
 )
@@ -98,5 +99,56 @@ func TestWideBucket(t *testing.T) {
 	}
 	if s, _ := latencyCell(q, 0.6, 0, 1); s != "600ms " {
 		t.Errorf("cell %q", s)
+	}
+}
+
+// A sparkline covers up to half an hour: the polls while they fill it,
+// else equal-time columns of the largest values, from the long history
+// where the polls no longer reach; no column is left empty by it.
+func TestHistoryAt(t *testing.T) {
+	point := func(at time.Duration, v float32) diagnose.SparkPoint {
+		p := diagnose.SparkPoint{UnixMilli: t0.Add(at).UnixMilli()}
+		for k := range p.V {
+			p.V[k] = float32(nan)
+		}
+		p.V[diagnose.SpTTFT] = v
+		return p
+	}
+	var fine, long []diagnose.SparkPoint
+	for i := 0; i < 240; i++ {
+		fine = append(fine, point(time.Duration(i-239)*time.Second, 0.1))
+	}
+	if got := (history{fine: fine[:30]}).at(60); len(got) != 30 {
+		t.Errorf("short history: %d points", len(got))
+	}
+	if got := (history{fine: fine}).at(200); len(got) != 240 {
+		t.Errorf("polls that fill the line are drawn as they are: %d", len(got))
+	}
+	for i := 0; i < 180; i++ {
+		v := float32(0.1)
+		if i == 20 {
+			v = 5 // 26 minutes ago
+		}
+		long = append(long, point(time.Duration(i-179)*10*time.Second, v))
+	}
+	for _, w := range []int{24, 60, 100} {
+		got := (history{fine, long}).at(w)
+		if len(got) != w {
+			t.Fatalf("w %d: %d columns", w, len(got))
+		}
+		span := time.Duration(got[w-1].UnixMilli-got[0].UnixMilli) * time.Millisecond
+		if span < 28*time.Minute {
+			t.Errorf("w %d spans %v", w, span)
+		}
+		spike := false
+		for c, p := range got {
+			if math.IsNaN(float64(p.V[diagnose.SpTTFT])) {
+				t.Errorf("w %d: column %d empty", w, c)
+			}
+			spike = spike || p.V[diagnose.SpTTFT] == 5
+		}
+		if !spike {
+			t.Errorf("w %d: the spike 26 minutes ago is lost", w)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -51,15 +52,29 @@ func collectAndReport(ctx context.Context, p *pipeline, o *options, stdout, stde
 	if err := p.serve(wctx, lc); err != nil {
 		p.log.Debug("sources", "err", err)
 	}
-	run.Elapsed = time.Since(start)
+	// Data time, as the detector counts it: a replay reports the span it
+	// replayed, the same as the live run it recorded.
+	wall := time.Since(start)
+	run.Elapsed = o.window
+	if !p.first.IsZero() {
+		run.Elapsed = min(o.window, p.clock.Sub(p.first))
+	}
 	// The caller's context ends on SIGINT/SIGTERM: the report says it was
 	// cut short, and judges what it saw.
 	run.Interrupted = ctx.Err() != nil && !run.NoAnswer
+	if !run.Interrupted && !run.NoAnswer {
+		run.Elapsed = o.window // it ran its window (a replay's last batch may fall short of it)
+	}
+	if p.rec != nil {
+		if b, err := json.Marshal(run); err == nil {
+			p.rec.Run(b)
+		}
+	}
 	fr := p.frame()
 	if p.prom != nil {
 		q, b := p.prom.Stats()
 		p.log.Info("prometheus requests", "server", p.prom.Server(), "queries", q, "bytes", b,
-			"endpoints", len(fr.Endpoints), "read_seconds", run.Elapsed.Seconds())
+			"endpoints", len(fr.Endpoints), "read_seconds", wall.Seconds())
 	}
 	st := report.RunStatus(fr, run)
 	if o.output == "json" {

@@ -25,6 +25,7 @@ type pipeline struct {
 	interval  time.Duration
 	index     map[string]int // target name → engine index
 	clock     time.Time
+	first     time.Time // the first batch's time: the run's span is clock - first
 	lastEval  time.Time
 	log       *slog.Logger
 	scrapeLog *scrapeLog      // scrape errors and warnings, rate-limited
@@ -183,6 +184,9 @@ func (p *pipeline) apply(b *sources.Batch) {
 	}
 	if b.Now.After(p.clock) {
 		p.clock = b.Now
+	}
+	if p.first.IsZero() {
+		p.first = b.Now
 	}
 }
 

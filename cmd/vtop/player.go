@@ -34,7 +34,8 @@ type player struct {
 
 	frame *diagnose.Frame // the newest evaluated frame
 	ticks int
-	stop  error // the damage where reading stopped; nil at a clean end
+	run   []byte // a --once recording's run record, read at the end
+	stop  error  // the damage where reading stopped; nil at a clean end
 	ended bool
 }
 
@@ -120,6 +121,7 @@ func (pl *player) next() bool {
 		} else {
 			pl.stop = pl.src.Stopped()
 		}
+		pl.run = pl.src.RunInfo()
 		return false
 	}
 	pl.p.apply(&b)

@@ -31,15 +31,19 @@ import (
 // detection, the reads, the report): wall, CPU, peak RSS; queries and
 // response bytes come from its --log.
 func BenchmarkPrometheusRefresh2000(b *testing.B) {
-	if p := os.Getenv("VTOP_BENCH_WRITE_OM"); p != "" {
-		writeFleetOM(b, p, 2000, 12, time.Minute, 8*time.Minute)
-		b.Skip("wrote " + p)
+	benchProm(b, benchReplicas(2000), 12, time.Minute, 8*time.Minute, "--backfill", "0")
+}
+
+// benchReplicas lets VTOP_BENCH_REPLICAS scale a fleet benchmark down (or up).
+func benchReplicas(def int) int {
+	if n, err := strconv.Atoi(os.Getenv("VTOP_BENCH_REPLICAS")); err == nil && n > 0 {
+		return n
 	}
-	benchProm(b, 2000, 12, time.Minute, 8*time.Minute, "--backfill", "0")
+	return def
 }
 
 func BenchmarkPrometheusBackfill200(b *testing.B) {
-	benchProm(b, 200, 249, 15*time.Second, 2*time.Minute, "--backfill", "1h")
+	benchProm(b, benchReplicas(200), 249, 15*time.Second, 2*time.Minute, "--backfill", "1h")
 }
 
 func benchProm(b *testing.B, replicas, scrapes int, step, ahead time.Duration, args ...string) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -144,12 +145,20 @@ func replayOnce(p *player, at time.Time, out string, stdout, stderr io.Writer) i
 		}
 		return int(report.Unknown)
 	}
-	st := report.FrameStatus(fr)
+	// At the end of a --once recording, the report says how that run went
+	// (its elapsed time, an interruption) as the live one did.
+	run := report.Run{Window: fr.Window, Elapsed: fr.Window}
+	if at.IsZero() && p.run != nil {
+		if err := json.Unmarshal(p.run, &run); err != nil {
+			run = report.Run{Window: fr.Window, Elapsed: fr.Window}
+		}
+	}
+	st := report.RunStatus(fr, run)
 	var err error
 	if out == "json" {
-		err = report.WriteJSON(stdout, report.BuildJSON(fr, vtopVersion(), st))
+		err = report.WriteJSON(stdout, report.BuildJSONRun(fr, vtopVersion(), st, run))
 	} else {
-		err = report.WriteText(stdout, fr, st)
+		err = report.WriteTextRun(stdout, fr, st, run)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "vtop replay: %v\n", err)

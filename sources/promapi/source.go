@@ -247,8 +247,12 @@ func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, t
 			return err
 		}
 		stamps := map[*replica][]model.SamplePair{}
+		var arrived []sources.Target
 		for _, ss := range stampM {
-			rp, _ := s.fleet.get(ss.Metric)
+			rp, added := s.fleet.get(ss.Metric)
+			if added {
+				arrived = append(arrived, rp.target())
+			}
 			stamps[rp] = ss.Values
 		}
 		// Each replica's series, with a cursor into their points.
@@ -258,7 +262,6 @@ func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, t
 		}
 		series := map[*replica][]cursor{}
 		var order []*replica
-		var arrived []sources.Target
 		for _, m := range mats {
 			for _, ss := range m.(model.Matrix) {
 				rp, added := s.fleet.get(ss.Metric)

@@ -30,6 +30,7 @@ const (
 	typeTick     = 'T' // the detector evaluated at this time
 	typeEnd      = 'E' // the writer closed this file (UTF-8 reason)
 	typeBatch    = 'B' // records up to and including a tick: (type, uvarint length, payload)*
+	typeRun      = 'R' // how the run went (JSON, the recorder's own; a --once run's elapsed time)
 
 	flagZstd = 0x80 // the payload is one zstd frame
 )

@@ -27,6 +27,7 @@ const (
 	KindTick
 	KindTarget   // a target arrived; Target is its index, TargetInfo what it is
 	KindDeparted // a target is gone; Target is its index, TargetInfo what it was
+	KindRun      // how the run went: Body is the recorder's JSON
 )
 
 // Event is one recorded frame, decoded. Body is valid until the next call
@@ -310,6 +311,8 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 		r.hdr.Targets = append(r.hdr.Targets, t)
 		r.targets = append(r.targets, prevBody{})
 		return &Event{Kind: KindTarget, Time: r.last, Target: len(r.targets) - 1, TargetInfo: t}, nil
+	case typeRun:
+		return &Event{Kind: KindRun, Time: r.last, Body: p}, nil
 	case typeDeparted:
 		i, n := binary.Uvarint(p)
 		if n <= 0 || n != len(p) || i >= uint64(len(r.targets)) {

@@ -34,6 +34,7 @@ type Item struct {
 	GPU    sources.GPUSnapshot
 	Procs  sources.ProcTree
 	Target Target // KindTarget, KindDeparted
+	Run    []byte // KindRun
 }
 
 // OpenReplay opens the first file and reads its header; maxSamples bounds
@@ -124,6 +125,8 @@ func (p *Replay) nextRaw() (Item, error) {
 		case KindDeparted:
 			it.Target = ev.TargetInfo
 			delete(p.norms, ev.TargetInfo.Name)
+		case KindRun:
+			it.Run = bytes.Clone(ev.Body)
 		}
 		return it, nil
 	}

@@ -19,6 +19,15 @@ type Source struct {
 
 	mu   sync.Mutex
 	stop error
+	run  []byte
+}
+
+// RunInfo is the last run record read (nil when none); valid after Run
+// returns.
+func (s *Source) RunInfo() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.run
 }
 
 // NewSource replays the files of one recording, oldest first.
@@ -77,6 +86,10 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 			b.Arrived = append(b.Arrived, sources.Target{Name: it.Target.Name, URL: it.Target.URL, MaxNumSeqs: it.Target.MaxNumSeqs})
 		case KindDeparted:
 			b.Departed = append(b.Departed, it.Target.Name)
+		case KindRun:
+			s.mu.Lock()
+			s.run = it.Run
+			s.mu.Unlock()
 		case KindTick:
 			b.Now = it.Time
 			ss := make([]*sources.Scrape, len(b.Scrapes))

@@ -313,6 +313,20 @@ func (w *Writer) Procs(target string, t sources.ProcTree) {
 	w.add(typeProcs, b)
 }
 
+// Run records how the run went (opaque JSON: a --once report's elapsed
+// time and whether it was interrupted), so a replay reports the same.
+func (w *Writer) Run(info []byte) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	w.add(typeRun, info)
+}
+
 // Tick records that the detector evaluated at t; replay evaluates at the
 // same instants, so findings fire at the same times.
 func (w *Writer) Tick(t time.Time) {
