@@ -55,9 +55,10 @@ type Group struct {
 // groupFindings applies the cause graph on every endpoint, carries the
 // result into the frame's list, and forms the fleet groups.
 func groupFindings(f *Frame) {
-	changed := map[string]*Finding{}
+	changed := map[string]Finding{}
 	for i := range f.Endpoints {
 		ep := &f.Endpoints[i]
+		touched := map[int]bool{}
 		for j := range ep.Findings {
 			s := &ep.Findings[j]
 			causes := causeGraph[s.Rule]
@@ -78,14 +79,23 @@ func groupFindings(f *Frame) {
 			s.Severity = cause.Severity
 			s.Action = "follow the cause: " + cause.Title + " (" + cause.Rule + ")"
 			s.Flags = nil
-			changed[s.ID()] = s
-			id := s.ID()
-			if !slices.Contains(cause.Symptoms, id) {
+			touched[j] = true
+			if id := s.ID(); !slices.Contains(cause.Symptoms, id) {
 				cause.Symptoms = append(cause.Symptoms, id)
-				changed[cause.ID()] = cause
+				for k := range ep.Findings {
+					if &ep.Findings[k] == cause {
+						touched[k] = true
+					}
+				}
 			}
 		}
-		if len(changed) > 0 {
+		// Copies, taken before the sort moves the findings.
+		for k := range touched {
+			if k >= 0 {
+				changed[ep.Findings[k].ID()] = ep.Findings[k]
+			}
+		}
+		if len(touched) > 0 {
 			SortFindings(ep.Findings)
 		}
 	}
@@ -96,7 +106,7 @@ func groupFindings(f *Frame) {
 				// A GPU cause shared by several endpoints gathers the
 				// symptoms of each.
 				syms := fd.Symptoms
-				*fd = *c
+				*fd = c
 				for _, s := range syms {
 					if !slices.Contains(fd.Symptoms, s) {
 						fd.Symptoms = append(fd.Symptoms, s)

@@ -106,3 +106,32 @@ func TestImbalanceByCapacityAndPool(t *testing.T) {
 		t.Errorf("compared across pools: %s", fd.Summary)
 	}
 }
+
+// Grouping never duplicates or drops a finding when the endpoint's list
+// is re-sorted (a cause critical, its symptoms raised to critical beside
+// it): each finding once, the cause with both symptoms.
+func TestGroupingKeepsEveryFindingOnce(t *testing.T) {
+	st := healthyStats()
+	thrashing(&st)
+	st.Queue, st.ITL = qs(4, 8, 9, 300), qs(0.03, 0.12, 0.3, 50000)
+	w := newWorld(t, chatCfg(), upEndpoint("r", st))
+	for _, f := range w.run(t0, 4*time.Minute, 5*time.Second, nil) {
+		seen := map[string]int{}
+		for _, fd := range f.Findings {
+			seen[fd.ID()]++
+		}
+		for id, n := range seen {
+			if n > 1 {
+				t.Fatalf("%v: %s listed %d times: %v", f.Time.Sub(t0), id, n, seen)
+			}
+		}
+		if len(f.Findings) != len(f.Endpoints[0].Findings) {
+			t.Fatalf("%v: frame %d findings, endpoint %d", f.Time.Sub(t0), len(f.Findings), len(f.Endpoints[0].Findings))
+		}
+	}
+	f := w.frame(t0.Add(4*time.Minute + time.Second))
+	c := findingOf(f, "kv_cache_thrashing")
+	if c == nil || len(c.Symptoms) != 2 || findingOf(f, "queue_backlog").Cause != c.ID() || findingOf(f, "decode_stutter").Cause != c.ID() {
+		t.Errorf("grouping %+v", f.Findings)
+	}
+}
