@@ -19,10 +19,6 @@ var causeGraph = map[string][]string{ // symptom → its possible causes
 	"decode_stutter":  {"kv_cache_thrashing", "swapping", "gpu_throttling"},
 }
 
-// CausesOf returns the causes a symptom rule is grouped under (nil: the
-// rule is not a symptom).
-func CausesOf(rule string) []string { return causeGraph[rule] }
-
 // ID names a finding uniquely within a frame: rule@target, with the model,
 // data-parallel engine and GPUs when it is about them.
 func (fd *Finding) ID() string {

@@ -565,8 +565,6 @@ func (km *keyMap) listMove(k tea.KeyMsg, cur, n, page int) (int, bool) {
 	return max(0, min(cur, n-1)), true
 }
 
-func (m *Model) currentFindings() []diagnose.Finding { return m.finds }
-
 // collectFindings is what the findings pane lists in the current view:
 // firing and resolving findings, then pending ones (not fired yet).
 func (m *Model) collectFindings() []diagnose.Finding {

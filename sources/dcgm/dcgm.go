@@ -7,7 +7,6 @@ package dcgm
 
 import (
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -69,16 +68,6 @@ var fields = map[string]field{
 	"DCGM_FI_DEV_ROW_REMAP_FAILURE":             fRemapFail,
 	"DCGM_FI_PROF_PCIE_TX_BYTES":                fPCIeTx,
 	"DCGM_FI_PROF_PCIE_RX_BYTES":                fPCIeRx,
-}
-
-// Names lists every metric name read, sorted (for queries).
-func Names() []string {
-	out := make([]string, 0, len(fields))
-	for n := range fields {
-		out = append(out, n)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // Known reports whether vtop reads this metric name.

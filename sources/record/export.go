@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
 )
@@ -76,7 +77,7 @@ func ExportOpenMetrics(w io.Writer, paths []string) (ExportStats, error) {
 			}
 			lastMs[target] = ms
 			ts := strconv.FormatInt(ms/1000, 10) + "." + fmt.Sprintf("%03d", ms%1000)
-			p, err := textparse.New(ev.Body, ev.ContentType, labels.NewSymbolTable(), textparse.ParserOptions{FallbackContentType: "text/plain"})
+			p, _ := textparse.New(ev.Body, ev.ContentType, labels.NewSymbolTable(), textparse.ParserOptions{FallbackContentType: "text/plain"})
 			if p == nil {
 				st.Skipped++
 				continue
@@ -114,7 +115,7 @@ func ExportOpenMetrics(w io.Writer, paths []string) (ExportStats, error) {
 // appendSample writes one OpenMetrics sample line; false when a name is not
 // one OpenMetrics can spell.
 func appendSample(b []byte, ls labels.Labels, target string, v float64, ts string) ([]byte, bool) {
-	name := ls.Get(labels.MetricName)
+	name := ls.Get(model.MetricNameLabel)
 	if !validName.MatchString(name) {
 		return b, false
 	}
@@ -123,7 +124,7 @@ func appendSample(b []byte, ls labels.Labels, target string, v float64, ts strin
 	ok, hasJob, hasInst := true, false, false
 	first := true
 	ls.Range(func(l labels.Label) {
-		if l.Name == labels.MetricName {
+		if l.Name == model.MetricNameLabel {
 			return
 		}
 		if !validLabel.MatchString(l.Name) {

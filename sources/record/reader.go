@@ -144,10 +144,6 @@ func NewReader(in io.Reader, name string) (*Reader, error) {
 // Header returns the file's header, with the targets that arrived so far.
 func (r *Reader) Header() Header { return r.hdr }
 
-// EndReason is the end frame's reason ("closed", "rotated"), or "" before
-// the end was read.
-func (r *Reader) EndReason() string { return r.end }
-
 // Close releases the file.
 func (r *Reader) Close() error {
 	r.dec.Close()

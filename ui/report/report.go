@@ -107,11 +107,6 @@ func statusText(fr *diagnose.Frame, st Status) string {
 	return s
 }
 
-// WriteText writes the human report of a full window.
-func WriteText(w io.Writer, fr *diagnose.Frame, st Status) error {
-	return WriteTextRun(w, fr, st, Run{Window: fr.Window})
-}
-
 // WriteTextRun writes the human report, saying how the run went.
 func WriteTextRun(w io.Writer, fr *diagnose.Frame, st Status, r Run) error {
 	var b strings.Builder
