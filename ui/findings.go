@@ -235,6 +235,9 @@ func (m *Model) findingLines(it findItem, withTarget, sel bool, w int) entry {
 		where = "↳ " + where // a symptom of the finding above
 	}
 	change := flagText(x)
+	if it.sym {
+		change = "" // "follow the cause": the ↳ under the cause says it in one line
+	}
 	if it.n > 1 {
 		// "KV cache thrashing ×8 · a, b, c, …": the change shown is the
 		// worst endpoint's; each member has its own (Enter opens them).
@@ -257,6 +260,9 @@ func (m *Model) findingLines(it findItem, withTarget, sel bool, w int) entry {
 	indent := strings.Repeat(" ", findingIndent)
 	fw := w - findingIndent - 2 // "→ "
 	fl := flagLines(change, fw)
+	if len(x.Flags) == 0 && width(change) > fw {
+		fl = wrap(change, fw) // prose, not flags: break at words
+	}
 	shared := false
 	for i, l := range fl {
 		lead := "→ "
