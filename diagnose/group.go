@@ -17,6 +17,9 @@ var causeGraph = map[string][]string{ // symptom → its possible causes
 	"slo_breach":      {"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "prefill_starvation", "gpu_throttling"},
 	"high_abort_rate": {"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "prefill_starvation", "gpu_throttling"},
 	"decode_stutter":  {"kv_cache_thrashing", "swapping", "gpu_throttling"},
+	// A replica that stalls or thrashes holds the requests routed to it:
+	// the imbalance is what the cause looks like from the balancer.
+	"replica_imbalance": {"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "prefill_starvation", "gpu_throttling"},
 }
 
 // ID names a finding uniquely within a frame: rule@target, with the model,
@@ -49,60 +52,99 @@ type Group struct {
 }
 
 // groupFindings applies the cause graph on every endpoint, carries the
-// result into the frame's list, and forms the fleet groups.
+// result into the frame's lists, and forms the fleet groups. A cause that
+// is still pending claims its symptoms too: someone who opens vtop on a
+// broken server sees "KV cache thrashing" heading the queue it causes in
+// the first seconds, not "Queue backlog → add replicas" beside it. Only a
+// firing cause lends its severity (pending findings do not set the exit
+// status).
 func groupFindings(f *Frame) {
-	changed := map[string]*Finding{}
+	changed := map[string]Finding{}
 	for i := range f.Endpoints {
 		ep := &f.Endpoints[i]
+		all := make([]*Finding, 0, len(ep.Findings)+len(ep.Pending))
 		for j := range ep.Findings {
-			s := &ep.Findings[j]
+			all = append(all, &ep.Findings[j])
+		}
+		for j := range ep.Pending {
+			all = append(all, &ep.Pending[j])
+		}
+		touched := map[*Finding]bool{}
+		for _, s := range all {
 			causes := causeGraph[s.Rule]
-			if len(causes) == 0 || s.State != FindingFiring {
+			if len(causes) == 0 || s.State == FindingResolving {
 				continue
 			}
-			var cause *Finding
-			for k := range ep.Findings {
-				c := &ep.Findings[k]
-				if c.State == FindingFiring && slices.Contains(causes, c.Rule) && (cause == nil || c.Severity > cause.Severity) {
-					cause = c
-				}
-			}
+			cause := causeOf(all, causes)
 			if cause == nil {
 				continue
 			}
 			s.Cause = cause.ID()
-			s.Severity = cause.Severity
+			if s.State == FindingFiring && cause.State == FindingFiring {
+				s.Severity = cause.Severity
+			}
 			s.Action = "follow the cause: " + cause.Title + " (" + cause.Rule + ")"
 			s.Flags = nil
-			changed[s.ID()] = s
-			id := s.ID()
-			if !slices.Contains(cause.Symptoms, id) {
+			touched[s] = true
+			if id := s.ID(); !slices.Contains(cause.Symptoms, id) {
 				cause.Symptoms = append(cause.Symptoms, id)
-				changed[cause.ID()] = cause
+				touched[cause] = true
 			}
 		}
-		if len(changed) > 0 {
-			SortFindings(ep.Findings)
+		if len(touched) == 0 {
+			continue
 		}
+		// Copies, taken before the sort moves the findings.
+		for fd := range touched {
+			changed[fd.ID()] = *fd
+		}
+		SortFindings(ep.Findings)
+		SortFindings(ep.Pending)
 	}
 	if len(changed) > 0 {
-		for i := range f.Findings {
-			fd := &f.Findings[i]
-			if c, ok := changed[fd.ID()]; ok {
-				// A GPU cause shared by several endpoints gathers the
-				// symptoms of each.
-				syms := fd.Symptoms
-				*fd = *c
-				for _, s := range syms {
-					if !slices.Contains(fd.Symptoms, s) {
-						fd.Symptoms = append(fd.Symptoms, s)
-					}
-				}
-			}
-		}
-		SortFindings(f.Findings)
+		carry(f.Findings, changed)
+		carry(f.Pending, changed)
 	}
 	f.Groups = fleetGroups(f.Findings)
+}
+
+// causeOf picks the cause a symptom follows among an endpoint's findings:
+// a firing one before a pending one, then the most severe.
+func causeOf(all []*Finding, causes []string) *Finding {
+	var best *Finding
+	for _, c := range all {
+		if c.State == FindingResolving || !slices.Contains(causes, c.Rule) {
+			continue
+		}
+		if best == nil || (c.State == FindingFiring) != (best.State == FindingFiring) && c.State == FindingFiring ||
+			(c.State == FindingFiring) == (best.State == FindingFiring) && c.Severity > best.Severity {
+			best = c
+		}
+	}
+	return best
+}
+
+// carry copies the grouped findings into the frame's list fs and sorts it.
+func carry(fs []Finding, changed map[string]Finding) {
+	n := 0
+	for i := range fs {
+		fd := &fs[i]
+		if c, ok := changed[fd.ID()]; ok {
+			// A GPU cause shared by several endpoints gathers the
+			// symptoms of each.
+			syms := fd.Symptoms
+			*fd = c
+			for _, s := range syms {
+				if !slices.Contains(fd.Symptoms, s) {
+					fd.Symptoms = append(fd.Symptoms, s)
+				}
+			}
+			n++
+		}
+	}
+	if n > 0 {
+		SortFindings(fs)
+	}
 }
 
 // fleetGroups gathers firing findings of one rule on two or more

@@ -106,3 +106,72 @@ func TestImbalanceByCapacityAndPool(t *testing.T) {
 		t.Errorf("compared across pools: %s", fd.Summary)
 	}
 }
+
+// Grouping never duplicates or drops a finding when the endpoint's list
+// is re-sorted (a cause critical, its symptoms raised to critical beside
+// it): each finding once, the cause with both symptoms.
+func TestGroupingKeepsEveryFindingOnce(t *testing.T) {
+	st := healthyStats()
+	thrashing(&st)
+	st.Queue, st.ITL = qs(4, 8, 9, 300), qs(0.03, 0.12, 0.3, 50000)
+	w := newWorld(t, chatCfg(), upEndpoint("r", st))
+	for _, f := range w.run(t0, 4*time.Minute, 5*time.Second, nil) {
+		seen := map[string]int{}
+		for _, fd := range f.Findings {
+			seen[fd.ID()]++
+		}
+		for id, n := range seen {
+			if n > 1 {
+				t.Fatalf("%v: %s listed %d times: %v", f.Time.Sub(t0), id, n, seen)
+			}
+		}
+		if len(f.Findings) != len(f.Endpoints[0].Findings) {
+			t.Fatalf("%v: frame %d findings, endpoint %d", f.Time.Sub(t0), len(f.Findings), len(f.Endpoints[0].Findings))
+		}
+	}
+	f := w.frame(t0.Add(4*time.Minute + time.Second))
+	c := findingOf(f, "kv_cache_thrashing")
+	if c == nil || len(c.Symptoms) != 2 || findingOf(f, "queue_backlog").Cause != c.ID() || findingOf(f, "decode_stutter").Cause != c.ID() {
+		t.Errorf("grouping %+v", f.Findings)
+	}
+}
+
+// Opening on a server already saturated: within seconds both the cause and
+// its symptom are pending, and the cause already heads the symptom (listed
+// first, its action deferred), so the first screen never says "add
+// replicas" beside "lower --max-num-seqs".
+func TestPendingCauseClaimsSymptoms(t *testing.T) {
+	sat := healthyStats()
+	sat.KVUsage, sat.KVUsageMax, sat.Running, sat.Waiting, sat.PreemptionsRate = 0.97, 0.97, 150, 60, nan
+	sat.Queue, sat.TTFT = qs(4, 8, 9, 300), qs(2, 4, 6, 300)
+	w := newWorld(t, chatCfg(), upEndpoint("a", sat))
+	frames := w.run(t0, 10*time.Second, 5*time.Second, nil)
+	f := frames[len(frames)-1]
+	var cause, backlog *Finding
+	for i := range f.Pending {
+		switch f.Pending[i].Rule {
+		case "kv_cache_saturated":
+			cause = &f.Pending[i]
+		case "queue_backlog":
+			backlog = &f.Pending[i]
+		}
+	}
+	if cause == nil || backlog == nil {
+		t.Fatalf("pending %+v, firing %+v", f.Pending, f.Findings)
+	}
+	if backlog.Cause != cause.ID() || !strings.HasPrefix(backlog.Action, "follow the cause: KV cache saturated") || len(backlog.Flags) != 0 {
+		t.Errorf("pending backlog not under its pending cause: cause %q action %q flags %+v", backlog.Cause, backlog.Action, backlog.Flags)
+	}
+	if len(cause.Symptoms) != 1 || cause.Symptoms[0] != backlog.ID() {
+		t.Errorf("cause symptoms %v", cause.Symptoms)
+	}
+	ep := f.Endpoints[0].Pending
+	if len(ep) == 0 || ep[0].Rule != "kv_cache_saturated" {
+		t.Errorf("the endpoint's first pending finding is not the cause: %+v", ep)
+	}
+	if len(f.Findings) != 0 {
+		if wst, _ := Worst(f.Findings); wst > SevInfo {
+			t.Errorf("a pending cause set the exit status: %+v", f.Findings)
+		}
+	}
+}

@@ -323,6 +323,10 @@ func SortFindings(fs []Finding) {
 		if a.Severity != b.Severity {
 			return a.Severity > b.Severity
 		}
+		// At one severity a cause comes before the symptoms it explains.
+		if sa, sb := isSymptom(a), isSymptom(b); sa != sb {
+			return sb
+		}
 		if !a.FirstSeen.Equal(b.FirstSeen) {
 			return a.FirstSeen.Before(b.FirstSeen)
 		}
@@ -334,6 +338,16 @@ func SortFindings(fs []Finding) {
 		}
 		return a.Engine < b.Engine
 	})
+}
+
+// isSymptom: the finding follows a cause on its endpoint, or its rule is
+// one the cause graph lists as a symptom.
+func isSymptom(fd *Finding) bool {
+	if fd.Cause != "" {
+		return true
+	}
+	_, ok := causeGraph[fd.Rule]
+	return ok
 }
 
 // Worst returns the highest severity among findings, and false when there

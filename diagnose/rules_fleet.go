@@ -77,6 +77,14 @@ func capacityOf(eps []*EndpointView) (func(*EndpointView) float64, string) {
 	return func(ep *EndpointView) float64 { return float64(max(ep.Stats.Engines, 1)) }, "engine"
 }
 
+// plural names a count of capacity units ("batch slots", "100k KV tokens").
+func plural(unit string) string {
+	if strings.HasSuffix(unit, "s") {
+		return unit
+	}
+	return unit + "s"
+}
+
 // inFlight is a replica's requests running and waiting, NaN when unknown.
 func inFlight(ep *EndpointView) float64 {
 	r, w := ep.Stats.Running, ep.Stats.Waiting
@@ -161,7 +169,7 @@ func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev Severity, fd *Findi
 	}
 	mean := s / n
 	fd.Summary = fmt.Sprintf("%s requests in flight per %s vs %s on average on its %d peers in %s", dec(load, 2), unit, dec(mean, 2), len(eps)-1, u.model)
-	fd.Evidence = []Evidence{ev("in flight here", fmt.Sprintf("%s (running %s, waiting %s) over %s %ss", num(inFlight(ep)), num(ep.Stats.Running), num(ep.Stats.Waiting), num(capOf(ep)), unit), 0),
+	fd.Evidence = []Evidence{ev("in flight here", fmt.Sprintf("%s (running %s, waiting %s) over %s %s", num(inFlight(ep)), num(ep.Stats.Running), num(ep.Stats.Waiting), num(capOf(ep)), plural(unit)), 0),
 		ev("per "+unit+" here", dec(load, 2), 0), ev("peers' mean per "+unit, dec(mean, 2), 0), evQ("TTFT p95 here", &ep.Stats.TTFT, ep.Stats.TTFT.P95, ep.Stats.Span)}
 	others := slices.DeleteFunc(slices.Clone(eps), func(o *EndpointView) bool { return o == ep })
 	var parts []string

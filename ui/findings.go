@@ -57,10 +57,16 @@ type findItem struct {
 	names  []string // a group's endpoints, as the table names them
 	key    string   // a group's groupKey
 	member bool     // shown under its opened group
+	sym    bool     // a symptom, shown under its cause
 }
 
 // groupKey: findings of one rule in one state group across endpoints.
 func groupKey(x *diagnose.Finding) string { return x.Rule + "\x00" + x.State.String() }
+
+// causeListed: the finding with this id is in fs.
+func causeListed(fs []diagnose.Finding, id string) bool {
+	return slices.ContainsFunc(fs, func(x diagnose.Finding) bool { return x.ID() == id })
+}
 
 // findItems lists fs for the pane: in fleet views, a rule raised on
 // several endpoints is one group at the rank of its worst finding, with
@@ -70,12 +76,19 @@ func (m *Model) findItems(fs []diagnose.Finding, group bool) []findItem {
 	count := map[string]int{}
 	if group {
 		for i := range fs {
-			count[groupKey(&fs[i])]++
+			if fs[i].Cause == "" || !causeListed(fs, fs[i].Cause) {
+				count[groupKey(&fs[i])]++
+			}
 		}
 	}
 	done := map[string]bool{}
 	for i := range fs {
 		k := groupKey(&fs[i])
+		if fs[i].Cause != "" && causeListed(fs, fs[i].Cause) {
+			// underCauses put it after its cause: it stays there, alone.
+			items = append(items, findItem{x: &fs[i], sym: true})
+			continue
+		}
 		if count[k] < 2 {
 			items = append(items, findItem{x: &fs[i]})
 			continue
@@ -87,7 +100,7 @@ func (m *Model) findItems(fs []diagnose.Finding, group bool) []findItem {
 		g := findItem{x: &fs[i], n: count[k], key: k}
 		var members []findItem
 		for j := i; j < len(fs); j++ {
-			if groupKey(&fs[j]) == k {
+			if groupKey(&fs[j]) == k && (fs[j].Cause == "" || !causeListed(fs, fs[j].Cause)) {
 				n := m.fleet.name(fs[j].Target)
 				if fs[j].Engine != "" {
 					n += " e" + fs[j].Engine // one endpoint's engines stay apart
@@ -218,7 +231,13 @@ func (m *Model) findingLines(it findItem, withTarget, sel bool, w int) entry {
 	if it.member {
 		where = "└ " + where
 	}
+	if it.sym {
+		where = "↳ " + where // a symptom of the finding above
+	}
 	change := flagText(x)
+	if it.sym {
+		change = "" // "follow the cause": the ↳ under the cause says it in one line
+	}
 	if it.n > 1 {
 		// "KV cache thrashing ×8 · a, b, c, …": the change shown is the
 		// worst endpoint's; each member has its own (Enter opens them).
@@ -241,6 +260,9 @@ func (m *Model) findingLines(it findItem, withTarget, sel bool, w int) entry {
 	indent := strings.Repeat(" ", findingIndent)
 	fw := w - findingIndent - 2 // "→ "
 	fl := flagLines(change, fw)
+	if len(x.Flags) == 0 && width(change) > fw {
+		fl = wrap(change, fw) // prose, not flags: break at words
+	}
 	shared := false
 	for i, l := range fl {
 		lead := "→ "

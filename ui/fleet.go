@@ -526,17 +526,13 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 	return painted.String()
 }
 
-// worstCell is the worst-finding column: the first firing finding (the
-// cause: diagnose lists causes before their symptoms), else the first
-// pending one, marked as such.
+// worstCell is the worst-finding column: the first firing cause (a
+// finding that follows no other; diagnose lists causes before their
+// symptoms), else a pending cause (a firing backlog whose thrashing is
+// still holding shows the thrashing), else the first finding, firing
+// before pending.
 func worstCell(e *diagnose.EndpointView, w int) (string, level) {
-	var x *diagnose.Finding
-	n := len(e.Findings)
-	if n > 0 {
-		x = &e.Findings[0]
-	} else if len(e.Pending) > 0 {
-		x, n = &e.Pending[0], len(e.Pending)
-	}
+	x, n := headFinding(e)
 	if x == nil {
 		return "", lvNone
 	}
@@ -556,6 +552,26 @@ func worstCell(e *diagnose.EndpointView, w int) (string, level) {
 		text += " (+" + itoa(n-1) + ")"
 	}
 	return text, lv
+}
+
+// headFinding is the finding that names an endpoint's problem, and how
+// many findings it stands for.
+func headFinding(e *diagnose.EndpointView) (*diagnose.Finding, int) {
+	n := len(e.Findings) + len(e.Pending)
+	for _, l := range [][]diagnose.Finding{e.Findings, e.Pending} {
+		for i := range l {
+			if l[i].Cause == "" {
+				return &l[i], n
+			}
+		}
+	}
+	switch {
+	case len(e.Findings) > 0:
+		return &e.Findings[0], n
+	case len(e.Pending) > 0:
+		return &e.Pending[0], n
+	}
+	return nil, 0
 }
 
 func subLabel(e *diagnose.EndpointView, k int) string {

@@ -579,7 +579,7 @@ func (m *Model) collectFindings() []diagnose.Finding {
 	out = append(append(out, firing...), pending...)
 	q := strings.ToLower(m.fleet.filter)
 	if q == "" || m.mode == modeEndpoint && m.ep >= 0 {
-		return out
+		return underCauses(out)
 	}
 	// The filter narrows the findings too: a finding that matches, or one
 	// about an endpoint that does.
@@ -590,7 +590,37 @@ func (m *Model) collectFindings() []diagnose.Finding {
 			kept = append(kept, *x)
 		}
 	}
-	return kept
+	return underCauses(kept)
+}
+
+// underCauses moves each symptom (a finding diagnose grouped under a cause
+// on its endpoint) to just after its cause, when the cause is listed.
+func underCauses(fs []diagnose.Finding) []diagnose.Finding {
+	ids := make(map[string]bool, len(fs))
+	for i := range fs {
+		ids[fs[i].ID()] = true
+	}
+	var syms map[string][]diagnose.Finding
+	out := make([]diagnose.Finding, 0, len(fs))
+	for _, x := range fs {
+		if x.Cause != "" && ids[x.Cause] {
+			if syms == nil {
+				syms = map[string][]diagnose.Finding{}
+			}
+			syms[x.Cause] = append(syms[x.Cause], x)
+			continue
+		}
+		out = append(out, x)
+	}
+	if syms == nil {
+		return fs
+	}
+	res := make([]diagnose.Finding, 0, len(fs))
+	for _, x := range out {
+		res = append(res, x)
+		res = append(res, syms[x.ID()]...)
+	}
+	return res
 }
 
 func (m *Model) endpointMatches(name, q string) bool {

@@ -610,3 +610,38 @@ func TestKeyFeedback(t *testing.T) {
 		t.Errorf("esc from the findings pane: mode %d", m.mode)
 	}
 }
+
+// A symptom diagnose grouped under a cause sits right under it (↳), even
+// when the frame lists it first, and the fleet table's finding column names
+// the cause.
+func TestSymptomUnderCause(t *testing.T) {
+	fr := fleetFrame()
+	cause := fixtureFindings()[0] // KV cache thrashing on replica-1
+	sym := diagnose.Finding{Rule: "queue_backlog", Severity: diagnose.SevCritical, Target: "replica-1",
+		FirstSeen: t0.Add(-time.Minute), LastSeen: t0, Title: "Queue backlog", Summary: "133 waiting",
+		Cause: cause.ID(), Action: "follow the cause: KV cache thrashing (kv_cache_thrashing)"}
+	fr.Findings = []diagnose.Finding{sym, cause}
+	for i := range fr.Endpoints {
+		fr.Endpoints[i].Findings = nil
+		if fr.Endpoints[i].Name == "replica-1" {
+			fr.Endpoints[i].Findings = []diagnose.Finding{sym, cause}
+		}
+	}
+	v := newTestModel(fr, 200, 60, Options{}).View()
+	lines := strings.Split(v, "\n")
+	ci, si := -1, -1
+	for i, l := range lines {
+		switch {
+		case strings.Contains(l, "KV cache thrashing") && strings.Contains(l, "crit") && ci < 0:
+			ci = i
+		case strings.Contains(l, "↳") && strings.Contains(l, "Queue backlog"):
+			si = i
+		}
+	}
+	if ci < 0 || si < ci {
+		t.Fatalf("symptom (line %d) not under its cause (line %d):\n%s", si, ci, v)
+	}
+	if row := rowOf(t, v, "replica-1"); !strings.Contains(row, "KV cache thrashing") {
+		t.Errorf("the finding column names a symptom: %q", row)
+	}
+}
