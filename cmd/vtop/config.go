@@ -57,6 +57,7 @@ type promOptions struct {
 	selector string
 	headers  map[string]string
 	backfill time.Duration
+	at       time.Time // --at: a --once report of the fleet as it was then
 }
 
 // fileConfig is the YAML config file. Keys are the long flag names; targets
@@ -100,6 +101,7 @@ func newFlagSet() *pflag.FlagSet {
 	fs.String("selector", "", "with --prometheus: only replicas whose series match these label matchers, e.g. '{namespace=\"llm\"}'")
 	fs.StringArray("header", nil, "with --prometheus: extra HTTP header 'Name: value' (e.g. X-Scope-OrgID for Mimir tenants; repeatable)")
 	fs.Duration("backfill", 30*time.Minute, "with --prometheus: history read at open (what the rules' for durations, the leak fit and sparklines need)")
+	fs.String("at", "", "with --once --prometheus: report the fleet as it was at this moment (RFC 3339, a UTC time of day today, or -90m for 90 minutes ago)")
 	fs.StringArray("file-sd", nil, "poll the targets of this Prometheus file_sd file (JSON or YAML), re-read when it changes (repeatable)")
 	fs.StringArray("dcgm", nil, "read GPUs from this dcgm-exporter endpoint (host:port or URL; repeatable) instead of NVML, joined to the targets by host")
 	fs.Bool("demo", false, "start a built-in simulated vLLM fleet on loopback and watch it")
@@ -310,11 +312,22 @@ func (o *options) resolveProm(fs *pflag.FlagSet) error {
 	p.selector, _ = fs.GetString("selector")
 	p.backfill, _ = fs.GetDuration("backfill")
 	hs, _ := fs.GetStringArray("header")
+	at, _ := fs.GetString("at")
 	if p.url == "" {
-		if p.selector != "" || len(hs) > 0 {
-			return errors.New("--selector and --header go with --prometheus")
+		if p.selector != "" || len(hs) > 0 || at != "" {
+			return errors.New("--selector, --header and --at go with --prometheus")
 		}
 		return nil
+	}
+	if at != "" {
+		if !o.once {
+			return errors.New("--at goes with --once: the live screen follows the server's newest data")
+		}
+		t, err := parseMoment(at, time.Now())
+		if err != nil {
+			return err
+		}
+		p.at = t
 	}
 	if len(fs.Args()) > 0 {
 		return errors.New("give targets or --prometheus, not both")

@@ -85,8 +85,12 @@ func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
 func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) (*pipeline, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*promQueryTimeout)
 	defer cancel()
-	c, err := promapi.Open(ctx, promapi.Config{URL: o.prom.url, Selector: o.prom.selector, Headers: o.prom.headers,
-		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once})
+	cfg := promapi.Config{URL: o.prom.url, Selector: o.prom.selector, Headers: o.prom.headers,
+		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once}
+	if at := o.prom.at; !at.IsZero() {
+		cfg.Clock = func() time.Time { return at } // --once --at: the server's history up to then
+	}
+	c, err := promapi.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -104,6 +104,19 @@ func runReplay(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	return replayTUI(ctx, p, atT, speed, theme, stdout, stderr, logger)
 }
 
+// parseMoment reads the main command's --at: as parseAt, from now, and
+// "-90m" for a moment that long before now.
+func parseMoment(s string, now time.Time) (time.Time, error) {
+	if d, err := time.ParseDuration(strings.TrimPrefix(s, "-")); strings.HasPrefix(s, "-") && err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	t, err := parseAt(s, now)
+	if err == nil && t.After(now) {
+		return t, fmt.Errorf("--at %s is in the future", t.UTC().Format(time.RFC3339))
+	}
+	return t, err
+}
+
 // parseAt reads --at: RFC 3339, a UTC time of day on the start's day, or
 // an offset from the start.
 func parseAt(s string, start time.Time) (time.Time, error) {
