@@ -663,7 +663,7 @@ func (m *Model) endpointBody() []string {
 		}
 	}
 	rows = append(rows, m.subsPanel(e, l.subs)...)
-	gpu := m.gpuPanel(mine, l.gpu)
+	gpu := m.gpu.View(m, mine)
 	out = append(out, m.find.View(m, m.finds, m.items)...)
 	if l.wide {
 		out = append(out, beside(block(rows, l.left, l.gpu.h), l.left, m.st.muted.s(columnSep), gpu)...)

@@ -875,12 +875,7 @@ func (m *Model) fleetBody() []string {
 		out = append(out, m.st.muted.s("   "+strings.Join(parts, " · ")+" · ↑↓ pgup pgdn to scroll"))
 	}
 	out = append(out, m.find.View(m, m.finds, m.items)...)
-	if l.fleetGPU.h == 1 {
-		out = append(out, m.gpuSummary(l.w))
-	} else {
-		out = append(out, m.gpuPanel(nil, l.fleetGPU)...)
-	}
-	return out
+	return append(out, m.gpu.View(m, nil)...)
 }
 
 // shortCounts: "✖1 ▲2 ◇0 …2", or "no findings".
