@@ -103,6 +103,7 @@ type Model struct {
 	finds []diagnose.Finding // what the findings pane lists in this view
 	items []findItem         // finds as the pane shows them (groups)
 	gpu   gpuPane
+	rows  rowsPanel
 
 	// A short note after a key whose effect is not otherwise visible
 	// ("theme light", "polling 8 targets"), shown until flashUntil.
@@ -304,6 +305,7 @@ func (m *Model) relayout() {
 	} else {
 		m.find.SetSize(m.lay.find)
 		m.gpu.SetSize(m.lay.gpu)
+		m.rows.SetSize(m.lay.rows, m.lay.roomy, m.lay.sparkH)
 	}
 }
 
