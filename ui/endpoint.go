@@ -344,7 +344,7 @@ type rowCells struct {
 func (m *Model) cells(sj subject) rowCells {
 	var rc rowCells
 	st := sj.stats
-	kvLv := kvLevel(st.KVUsage)
+	kvLv := kvLevel(st.KVUsage, m.fr.KV())
 	kv := st.KVUsage
 	rc.kv = cell{value: f.Percent(st.KVUsage), lv: kvLv, gauge: &kv,
 		spark: &sparkSpec{diagnose.SpKV, ratioScale, kvLv}}
@@ -359,7 +359,7 @@ func (m *Model) cells(sj subject) rowCells {
 		capParts = append(capParts, f.Missing+" tokens")
 	}
 	if st.Engines > 1 && !math.IsNaN(st.KVUsageMax) {
-		capParts = append(capParts, "fullest engine "+f.Percent(st.KVUsageMax)+kvLevel(st.KVUsageMax).mark())
+		capParts = append(capParts, "fullest engine "+f.Percent(st.KVUsageMax)+kvLevel(st.KVUsageMax, m.fr.KV()).mark())
 	}
 	rc.capacity = cell{value: strings.Join(capParts, " · ")}
 	if st.PrefixCaching == sources.TriNo {
@@ -645,7 +645,7 @@ func (m *Model) subsPanel(e *diagnose.EndpointView, sz size) []string {
 			out = append(out, s.muted.s(fmt.Sprintf("  +%d more", len(ls)-i)))
 			break
 		}
-		_, kvp := s.kvCell(l.st.KVUsage, barW)
+		_, kvp := s.kvCell(l.st.KVUsage, m.fr.KV(), barW)
 		ttft, tl := latencyCell(l.st.TTFT, l.st.TTFT.P95, slo.TTFT, 1)
 		var b strings.Builder
 		b.WriteString("  " + pad(l.name, nameW) + " ")
