@@ -24,6 +24,7 @@ type Detector struct {
 	gpus   map[gpuStateKey]*ruleState
 	gen    uint32
 	supers [][]int // per rule, the indexes of the rules that supersede it
+	kv     KVBands // the KV colour bands of the active thresholds
 }
 
 // stateKey names one rule's state on one endpoint: the engine-scope rules
@@ -68,6 +69,7 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 			}
 		}
 	}
+	d.kv = KVBandsOf(rules)
 	return d, nil
 }
 
@@ -137,6 +139,7 @@ func (x *evalCtx) unitFor(ep *EndpointView, es *epState, st *Stats, model, engin
 func (d *Detector) Evaluate(f *Frame) {
 	d.gen++
 	f.SLO = d.slo
+	f.KVBands = d.kv
 	x := &evalCtx{f: f, now: f.Time, slo: &d.slo}
 	var all, pending []Finding
 	for i := range f.Endpoints {

@@ -197,4 +197,5 @@ type Frame struct {
 	Pending   []Finding           // every pending finding (a condition holding, not yet for its hold)
 	Groups    []Group             // rules firing on two or more endpoints: one fleet-wide problem each
 	SLO       SLO                 // the profile the findings judged latency by (zero before rules run)
+	KVBands   KVBands             // the KV colour bands of the active thresholds (zero before rules run; read with KV)
 }

@@ -344,7 +344,7 @@ type rowCells struct {
 func (m *Model) cells(sj subject) rowCells {
 	var rc rowCells
 	st := sj.stats
-	kvLv := kvLevel(st.KVUsage)
+	kvLv := kvLevel(st.KVUsage, m.fr.KV())
 	kv := st.KVUsage
 	rc.kv = cell{value: f.Percent(st.KVUsage), lv: kvLv, gauge: &kv,
 		spark: &sparkSpec{diagnose.SpKV, ratioScale, kvLv}}
@@ -359,7 +359,7 @@ func (m *Model) cells(sj subject) rowCells {
 		capParts = append(capParts, f.Missing+" tokens")
 	}
 	if st.Engines > 1 && !math.IsNaN(st.KVUsageMax) {
-		capParts = append(capParts, "fullest engine "+f.Percent(st.KVUsageMax)+kvLevel(st.KVUsageMax).mark())
+		capParts = append(capParts, "fullest engine "+f.Percent(st.KVUsageMax)+kvLevel(st.KVUsageMax, m.fr.KV()).mark())
 	}
 	rc.capacity = cell{value: strings.Join(capParts, " · ")}
 	if st.PrefixCaching == sources.TriNo {
@@ -431,9 +431,53 @@ func (m *Model) cells(sj subject) rowCells {
 	return rc
 }
 
+// rowsPanel is the endpoint view's four rows (latency, cache, queue,
+// throughput) as a component: it owns its size and its form, compact or
+// roomy (a metric a line with a sparkline sparkH tall), set from the one
+// resize handler. It never has the focus, so it answers no keys and adds
+// no footer hints.
+type rowsPanel struct {
+	w, h   int
+	roomy  bool
+	sparkH int
+}
+
+func (p *rowsPanel) SetSize(sz size, roomy bool, sparkH int) {
+	p.w, p.h, p.roomy, p.sparkH = sz.w, sz.h, roomy, sparkH
+}
+
+// View renders the rows for sj; e is the shown endpoint (nil for the
+// fleet aggregate), whose state may replace the rows with why there are none.
+func (p *rowsPanel) View(m *Model, e *diagnose.EndpointView, sj subject) []string {
+	msg := func(s string) []string { return block([]string{s}, p.w, p.h) }
+	switch {
+	case e != nil && e.NotVLLM && e.State == diagnose.StateDown:
+		return block([]string{m.st.warn.s(symNotVLLM + " this address answers, but not with vLLM's metrics: point vtop at the vLLM API server's port"),
+			m.st.muted.s(e.LastError)}, p.w, p.h)
+	case e != nil && e.LastSuccess.IsZero():
+		why := "no data yet: waiting for the first answer"
+		if e.LastError != "" {
+			why = "no data: every poll failed (" + e.LastError + ")"
+		}
+		return msg(m.st.muted.s(why))
+	case e != nil && e.Kind == sources.KindRouter:
+		return msg(m.st.warn.s(symWarn + " this is a production-stack router, not an engine: point vtop at the vLLM engines behind it"))
+	case e != nil && e.Kind == sources.KindNoSamples:
+		return msg(m.st.warn.s(symWarn + " vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)"))
+	}
+	rows := p.fourRows(m, sj)
+	if e != nil && (e.State == diagnose.StateDown || e.State == diagnose.StateStale) {
+		// The last values, dimmed: the title says how old they are.
+		for i, r := range rows {
+			rows[i] = m.st.muted.s(ansi.Strip(r))
+		}
+	}
+	return rows
+}
+
 // fourRows renders latency, cache, queue and throughput for one subject.
-func (m *Model) fourRows(sj subject, sz size, roomy bool, sparkH int) []string {
-	s, w := m.st, sz.w
+func (p *rowsPanel) fourRows(m *Model, sj subject) []string {
+	s, w, roomy, sparkH := m.st, p.w, p.roomy, p.sparkH
 	out := m.latencyRow(sj, w, roomy, sparkH)
 	rc := m.cells(sj)
 	if !roomy {
@@ -450,7 +494,7 @@ func (m *Model) fourRows(sj subject, sz size, roomy bool, sparkH int) []string {
 		fin.tail = rc.finishNote
 		out = append(out, s.cellsLine("", []cell{rc.req, fin}, sj.hist, w))
 		out = append(out, s.cellsLine("", []cell{rc.avg}, sj.hist, w))
-		return block(out, w, sz.h)
+		return block(out, w, p.h)
 	}
 	strip := func(c cell) cell { c.label = ""; return c }
 	items := []item{
@@ -475,7 +519,7 @@ func (m *Model) fourRows(sj subject, sz size, roomy bool, sparkH int) []string {
 	for _, it := range items {
 		out = append(out, s.roomyItem(it, sj.hist, w, sparkH)...)
 	}
-	return block(out, w, sz.h)
+	return block(out, w, p.h)
 }
 
 // kvLine is the compact KV line: gauge, percentage and band mark, the KV
@@ -601,7 +645,7 @@ func (m *Model) subsPanel(e *diagnose.EndpointView, sz size) []string {
 			out = append(out, s.muted.s(fmt.Sprintf("  +%d more", len(ls)-i)))
 			break
 		}
-		_, kvp := s.kvCell(l.st.KVUsage, barW)
+		_, kvp := s.kvCell(l.st.KVUsage, m.fr.KV(), barW)
 		ttft, tl := latencyCell(l.st.TTFT, l.st.TTFT.P95, slo.TTFT, 1)
 		var b strings.Builder
 		b.WriteString("  " + pad(l.name, nameW) + " ")
@@ -638,32 +682,9 @@ func (m *Model) endpointBody() []string {
 	} else {
 		out = append(out, m.fleetTitle(l.w))
 	}
-	var rows []string
-	switch {
-	case e != nil && e.NotVLLM && e.State == diagnose.StateDown:
-		rows = block([]string{m.st.warn.s(symNotVLLM + " this address answers, but not with vLLM's metrics: point vtop at the vLLM API server's port"),
-			m.st.muted.s(e.LastError)}, l.rows.w, l.rows.h)
-	case e != nil && e.LastSuccess.IsZero():
-		msg := "no data yet: waiting for the first answer"
-		if e.LastError != "" {
-			msg = "no data: every poll failed (" + e.LastError + ")"
-		}
-		rows = block([]string{m.st.muted.s(msg)}, l.rows.w, l.rows.h)
-	case e != nil && e.Kind == sources.KindRouter:
-		rows = block([]string{m.st.warn.s(symWarn + " this is a production-stack router, not an engine: point vtop at the vLLM engines behind it")}, l.rows.w, l.rows.h)
-	case e != nil && e.Kind == sources.KindNoSamples:
-		rows = block([]string{m.st.warn.s(symWarn + " vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)")}, l.rows.w, l.rows.h)
-	default:
-		rows = m.fourRows(sj, l.rows, l.roomy, l.sparkH)
-		if e != nil && (e.State == diagnose.StateDown || e.State == diagnose.StateStale) {
-			// The last values, dimmed: the title says how old they are.
-			for i, r := range rows {
-				rows[i] = m.st.muted.s(ansi.Strip(r))
-			}
-		}
-	}
+	rows := m.rows.View(m, e, sj)
 	rows = append(rows, m.subsPanel(e, l.subs)...)
-	gpu := m.gpuPanel(mine, l.gpu)
+	gpu := m.gpu.View(m, mine)
 	out = append(out, m.find.View(m, m.finds, m.items)...)
 	if l.wide {
 		out = append(out, beside(block(rows, l.left, l.gpu.h), l.left, m.st.muted.s(columnSep), gpu)...)

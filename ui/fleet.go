@@ -368,28 +368,24 @@ func sevSymbol(s diagnose.Severity) (string, level) {
 	return symInfo, lvInfo
 }
 
-// kvLevel: the bands operators use, 85 % and 95 %.
-const (
-	kvWarn = 0.85
-	kvCrit = 0.95
-)
-
-func kvLevel(v float64) level {
+// kvLevel: v's band. The bands are the thresholds of the rules that judge
+// the cache (diagnose.KVBands), so the colour and the finding agree.
+func kvLevel(v float64, b diagnose.KVBands) level {
 	switch {
 	case math.IsNaN(v):
 		return lvNone
-	case v >= kvCrit:
+	case v >= b.Crit:
 		return lvCrit
-	case v >= kvWarn:
+	case v >= b.Warn:
 		return lvWarn
 	}
 	return lvOK
 }
 
 // kvCell is a gauge, the percentage and its band's mark: "███ 97%✖".
-func (s *styles) kvCell(v float64, barW int) (plain, painted string) {
+func (s *styles) kvCell(v float64, b diagnose.KVBands, barW int) (plain, painted string) {
 	fill, empty := bar(v, barW)
-	lv := kvLevel(v)
+	lv := kvLevel(v, b)
 	pct := padLeft(f.Percent(v), 4)
 	mark := pad(lv.mark(), 1)
 	plain = fill + empty + " " + pct + mark
@@ -467,7 +463,7 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 				text = f.Missing
 			}
 		case colKV:
-			pl, pa := m.st.kvCell(st.KVUsage, c.w-6)
+			pl, pa := m.st.kvCell(st.KVUsage, m.fr.KV(), c.w-6)
 			if dim {
 				pa = m.st.muted.s(pl)
 			}
@@ -808,7 +804,7 @@ func (m *Model) notClear() string {
 			continue
 		}
 		st := &e.Stats
-		if e.State == diagnose.StateUp && (kvLevel(st.KVUsage) == lvCrit || sloLevel(st.TTFT.P95, slo.TTFT, 1) == lvCrit ||
+		if e.State == diagnose.StateUp && (kvLevel(st.KVUsage, m.fr.KV()) == lvCrit || sloLevel(st.TTFT.P95, slo.TTFT, 1) == lvCrit ||
 			sloLevel(st.ITL.P95, slo.ITL, 1) == lvCrit || sloLevel(st.E2E.P95, slo.E2E, 1) == lvCrit) {
 			crit = true
 		}
@@ -875,12 +871,7 @@ func (m *Model) fleetBody() []string {
 		out = append(out, m.st.muted.s("   "+strings.Join(parts, " · ")+" · ↑↓ pgup pgdn to scroll"))
 	}
 	out = append(out, m.find.View(m, m.finds, m.items)...)
-	if l.fleetGPU.h == 1 {
-		out = append(out, m.gpuSummary(l.w))
-	} else {
-		out = append(out, m.gpuPanel(nil, l.fleetGPU)...)
-	}
-	return out
+	return append(out, m.gpu.View(m, nil)...)
 }
 
 // shortCounts: "✖1 ▲2 ◇0 …2", or "no findings".

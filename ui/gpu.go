@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sources"
@@ -222,9 +223,41 @@ func (m *Model) eventLines(w int) []string {
 	return out
 }
 
-// gpuPanel renders the GPU panel in sz; mine is the shown endpoint's share
-// (nil in the fleet views).
-func (m *Model) gpuPanel(mine *diagnose.EndpointGPU, sz size) []string {
+// gpuPane is the GPU panel as a component: it owns its size and scroll,
+// answers its own keys and says which keys it has. The Model only routes
+// keys to it when it has the focus and sets its size from the layout.
+type gpuPane struct {
+	off     int // the first GPU shown
+	w, h    int
+	focused bool
+}
+
+func (p *gpuPane) SetSize(sz size) { p.w, p.h = sz.w, sz.h }
+
+// reset goes back to the first GPU (another endpoint's panel).
+func (p *gpuPane) reset() { p.off = 0 }
+
+// Update scrolls the list of n GPUs; it says whether the key was its own.
+func (p *gpuPane) Update(km *keyMap, k tea.KeyMsg, n int) bool {
+	i, ok := km.listMove(k, p.off, n, 4)
+	if ok {
+		p.off = i
+	}
+	return ok
+}
+
+// ShortHelp is what the footer shows while the pane has the keys.
+func (p *gpuPane) ShortHelp(km *keyMap) []hint {
+	return []hint{{b: km.Down, key: "↑↓", desc: "scroll"}}
+}
+
+// View renders the panel at its size; mine is the shown endpoint's share
+// (nil in the fleet views). One line is the one-line summary.
+func (p *gpuPane) View(m *Model, mine *diagnose.EndpointGPU) []string {
+	sz := size{p.w, p.h}
+	if sz.h == 1 {
+		return []string{m.gpuSummary(sz.w)}
+	}
 	if sz.h <= 0 {
 		return nil
 	}
@@ -233,7 +266,7 @@ func (m *Model) gpuPanel(mine *diagnose.EndpointGPU, sz size) []string {
 	if why := gpuUnavailable(g); why != "" {
 		return block([]string{s.muted.s("GPU: unavailable (" + why + ")")}, sz.w, sz.h)
 	}
-	out := []string{s.rule(gpuTitle(g), m.focus == paneGPU, sz.w)}
+	out := []string{s.rule(gpuTitle(g), p.focused, sz.w)}
 	if mine != nil && (len(mine.GPUs) > 0 || mine.Note != "") && sz.h > 2 {
 		out = append(out, m.mineLine(mine, sz.w))
 	}
@@ -259,9 +292,9 @@ func (m *Model) gpuPanel(mine *diagnose.EndpointGPU, sz size) []string {
 		return block([]string{m.gpuSummary(sz.w)}, sz.w, sz.h)
 	}
 	out = append(out, events[:ev]...)
-	m.gpuOff = max(0, min(m.gpuOff, n-fit))
+	p.off = max(0, min(p.off, n-fit))
 	order := gpuOrder(n, mine)
-	for _, i := range order[m.gpuOff:min(n, m.gpuOff+fit)] {
+	for _, i := range order[p.off:min(n, p.off+fit)] {
 		d := &g.GPUs[i]
 		var ser *diagnose.GPUSeries
 		if i < len(m.fr.GPUSeries) {
@@ -275,11 +308,11 @@ func (m *Model) gpuPanel(mine *diagnose.EndpointGPU, sz size) []string {
 	}
 	if hidden := n - fit; hidden > 0 && len(out) < sz.h {
 		more := fmt.Sprintf("  %d of %d GPUs shown", fit, n)
-		if m.gpuOff > 0 {
-			more += fmt.Sprintf(" (from GPU %d)", g.GPUs[order[m.gpuOff]].Index)
+		if p.off > 0 {
+			more += fmt.Sprintf(" (from GPU %d)", g.GPUs[order[p.off]].Index)
 		}
 		hint := " · tab to this pane, ↑↓ to scroll"
-		if m.focus == paneGPU {
+		if p.focused {
 			hint = " · ↑↓ to scroll"
 		}
 		out = append(out, s.muted.s(more+hint))

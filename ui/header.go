@@ -100,7 +100,7 @@ func (m *Model) shortHelp() []hint {
 	case m.focus == paneFindings:
 		hs = m.find.ShortHelp(km)
 	case m.focus == paneGPU:
-		hs = []hint{{b: km.Down, key: "↑↓", desc: "scroll"}}
+		hs = m.gpu.ShortHelp(km)
 	case m.mode == modeFleet:
 		hs = m.fleet.ShortHelp(km)
 	}

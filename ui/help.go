@@ -1,5 +1,7 @@
 package ui
 
+import f "github.com/vtop-dev/vtop/diagnose/format"
+
 // helpLines is the help overlay: every key from the key map, then what the
 // symbols mean (nothing on screen relies on color alone). Wide terminals
 // get the two halves side by side.
@@ -20,6 +22,7 @@ func (m *Model) helpLines(w int) []string {
 		keys = append(keys, "")
 	}
 	legend := []string{s.title.s("Symbols")}
+	kv := m.fr.KV()
 	for _, l := range [][2]string{
 		{symUp, "up, with how long"},
 		{symDown, "down: the endpoint view shows the error"},
@@ -30,7 +33,7 @@ func (m *Model) helpLines(w int) []string {
 		{symWarn, "warning; after a value: over its limit"},
 		{symInfo, "advisory"},
 		{symOK, "fine"},
-		{"KV", symWarn + " from 85 %, " + symCrit + " from 95 % of the KV cache"},
+		{"KV", symWarn + " from " + f.Percent(kv.Warn) + ", " + symCrit + " from " + f.Percent(kv.Crit) + " of the KV cache (the KV rules' kv_high)"},
 		{"latency", symWarn + " over the SLO target, " + symCrit + " over twice (p99: 2× and 4×)"},
 		{symExpand + " " + symCollapse, "engines hidden / shown; " + symExpand + " marks the endpoint's GPUs"},
 		{symSel, "the selected row, or the pane keys go to"},

@@ -98,11 +98,12 @@ type Model struct {
 	ovOff   int // overlay scroll
 	detail  diagnose.Finding
 
-	fleet  fleetTable
-	find   findingsPane
-	finds  []diagnose.Finding // what the findings pane lists in this view
-	items  []findItem         // finds as the pane shows them (groups)
-	gpuOff int
+	fleet fleetTable
+	find  findingsPane
+	finds []diagnose.Finding // what the findings pane lists in this view
+	items []findItem         // finds as the pane shows them (groups)
+	gpu   gpuPane
+	rows  rowsPanel
 
 	// A short note after a key whose effect is not otherwise visible
 	// ("theme light", "polling 8 targets"), shown until flashUntil.
@@ -297,10 +298,14 @@ func (m *Model) relayout() {
 	clear(m.fleet.cache)
 	m.find.focused = m.focus == paneFindings
 	m.find.withTarget = m.findWithTarget()
+	m.gpu.focused = m.focus == paneGPU
 	if m.mode == modeFleet {
 		m.find.SetSize(m.lay.fleetFind)
+		m.gpu.SetSize(m.lay.fleetGPU)
 	} else {
 		m.find.SetSize(m.lay.find)
+		m.gpu.SetSize(m.lay.gpu)
+		m.rows.SetSize(m.lay.rows, m.lay.roomy, m.lay.sparkH)
 	}
 }
 
@@ -430,7 +435,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 	case m.focus == paneFindings:
 		m.findingsKey(k)
 	case m.focus == paneGPU:
-		m.gpuKey(k)
+		m.gpu.Update(km, k, len(m.fr.GPU.GPUs))
 	case m.mode == modeFleet:
 		m.fleetKey(k)
 	}
@@ -643,12 +648,6 @@ func (m *Model) findingsKey(k tea.KeyMsg) {
 	}
 }
 
-func (m *Model) gpuKey(k tea.KeyMsg) {
-	if i, ok := m.keys.listMove(k, m.gpuOff, len(m.fr.GPU.GPUs), 4); ok {
-		m.gpuOff = i
-	}
-}
-
 func (m *Model) scrollOverlay(k tea.KeyMsg) {
 	if i, ok := m.keys.listMove(k, m.ovOff, 1<<20, m.lay.body-2); ok {
 		m.ovOff = i
@@ -674,7 +673,7 @@ func (m *Model) open() {
 		m.ep = r.ep
 	}
 	m.find.reset()
-	m.gpuOff = 0
+	m.gpu.reset()
 	m.relayout()
 }
 

@@ -645,3 +645,23 @@ func TestSymptomUnderCause(t *testing.T) {
 		t.Errorf("the finding column names a symptom: %q", row)
 	}
 }
+
+// The KV colour bands are the rules' thresholds: lowering kv_high in the
+// rules config turns an 80 % cache from unmarked to ✖ on the table.
+func TestKVBandFollowsConfiguredThreshold(t *testing.T) {
+	fr := fleetFrame()
+	fr.Endpoints[0].Stats.KVUsage = 0.80
+	if line := rowOf(t, newTestModel(fr, 120, 40, Options{}).View(), "replica-0"); !strings.Contains(line, "80% ") {
+		t.Fatalf("80%% under the default bands should be unmarked: %q", line)
+	}
+	d, err := diagnose.NewDetector(diagnose.RulesConfig{Rules: map[string]diagnose.RuleConfig{
+		"kv_cache_saturated": {Params: map[string]float64{"kv_high": 0.75}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Evaluate(fr)
+	if line := rowOf(t, newTestModel(fr, 120, 40, Options{}).View(), "replica-0"); !strings.Contains(line, "80%"+symCrit) {
+		t.Errorf("kv_high 0.75 should make 80%% critical: %q", line)
+	}
+}
