@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -226,3 +227,67 @@ func TestOpeningOnABrokenReplica(t *testing.T) {
 		})
 	}
 }
+
+// Issue 9: KV saturation behind an exporter without a preemption counter
+// (older V1, llm-d's simulator) is named: pending within seconds of the
+// cache pinning with a queue, firing after its hold, with a --max-num-seqs
+// no larger than what running sequences hold now allows.
+func TestSaturationWithoutPreemptionCounter(t *testing.T) {
+	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "latest",
+		Scenarios: []sim.ScenarioSpec{{Name: "kv-saturated-trimmed", Delay: incidentAt}}})
+	const rule = "kv_cache_saturated"
+	var pinned, pending, firing time.Duration
+	limit := incidentAt + 3*ruleFor(t, rule)
+	for p.fleet.Elapsed() < limit && firing == 0 {
+		f := p.step()
+		st := f.Endpoints[0].Stats
+		if !isNaN(st.PreemptionsRate) {
+			t.Fatalf("the trimmed exporter served a preemption counter (rate %v)", st.PreemptionsRate)
+		}
+		if pinned == 0 && st.KVUsage >= 0.95 && st.Waiting >= 1 {
+			pinned = p.fleet.Elapsed()
+		}
+		for _, fd := range f.Pending {
+			if fd.Rule == rule && pending == 0 {
+				pending = p.fleet.Elapsed()
+			}
+		}
+		for _, fd := range f.Findings {
+			if fd.Rule == "kv_cache_thrashing" || fd.Rule == "preemption" {
+				t.Fatalf("%s without a preemption counter", fd.Rule)
+			}
+			if fd.Rule != rule || fd.State != diagnose.FindingFiring {
+				continue
+			}
+			firing = p.fleet.Elapsed()
+			t.Logf("KV pinned with a queue %v after the incident; pending at %v, firing at %v: %s: %s → %s",
+				pinned-incidentAt, pending-incidentAt, firing-incidentAt, fd.Severity, fd.Summary, fd.Action)
+			i := slices.IndexFunc(fd.Flags, func(fc diagnose.FlagChange) bool { return fc.Flag == "--max-num-seqs" })
+			if i < 0 || !number.MatchString(fd.Flags[i].To) {
+				t.Fatalf("no computed --max-num-seqs: %+v", fd.Flags)
+			}
+			n, _ := strconv.Atoi(fd.Flags[i].To)
+			blocks := float64(p.fleet.Replicas()[0].Config().NumGPUBlocks)
+			live, miss := diagnose.FitLive(st.KVUsage, st.Running, blocks, 0.15)
+			t.Logf("--max-num-seqs %s (%s); live fit %d at KV %.3f with %.0f running", fd.Flags[i].To, fd.Flags[i].Why, live.N, st.KVUsage, st.Running)
+			if miss != "" || n > live.N {
+				t.Errorf("--max-num-seqs %d exceeds what the live KV fits (%d, %s)", n, live.N, miss)
+			}
+			if strings.Contains(fd.Action, "lower --max-num-seqs") && float64(n) >= st.Running {
+				t.Errorf("lowers --max-num-seqs to %d, at or above the %.0f running", n, st.Running)
+			}
+		}
+	}
+	switch {
+	case pinned == 0:
+		t.Fatalf("the KV cache never pinned with a queue within %v", limit)
+	case pending == 0 || pending-pinned > 5*time.Second:
+		t.Errorf("pending at %v, more than 5 s after the cache pinned at %v", pending, pinned)
+	case firing == 0:
+		t.Errorf("%s never fired within %v", rule, limit)
+	case firing <= pending:
+		t.Errorf("fired at %v without a pending state first (pending %v)", firing, pending)
+	}
+}
+
+func isNaN(v float64) bool { return v != v }

@@ -66,6 +66,7 @@ type layoutKey struct {
 	profile     string
 	mp          bool
 	maxModelLen int
+	trimmed     bool
 }
 
 var layouts sync.Map // layoutKey → *layout
@@ -73,8 +74,8 @@ var layouts sync.Map // layoutKey → *layout
 // layoutFor builds (once) the families a release exposes, from
 // sources.Metrics: the rows shown by default in that release, process
 // collectors only with the single-process registry, flag-gated rows left out.
-func layoutFor(p *Profile, mp bool, maxModelLen int) *layout {
-	key := layoutKey{p.Name, mp, maxModelLen}
+func layoutFor(p *Profile, mp bool, maxModelLen int, trimmed bool) *layout {
+	key := layoutKey{p.Name, mp, maxModelLen, trimmed}
 	if l, ok := layouts.Load(key); ok {
 		return l.(*layout)
 	}
@@ -84,6 +85,7 @@ func layoutFor(p *Profile, mp bool, maxModelLen int) *layout {
 		m := &sources.Metrics[i]
 		switch {
 		case m.Role == sources.RoleRouter, m.Optional, !m.ShownIn(p.Gen, p.Version):
+		case trimmed && m.Role == sources.RoleCounter && sources.Counter(m.ID) == sources.CPreemptions:
 		case m.Role == sources.RoleProc:
 			if !mp {
 				procs = append(procs, m)

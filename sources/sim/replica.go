@@ -28,7 +28,10 @@ type ReplicaConfig struct {
 	SwapSpaceGiB     float64 // V0 --swap-space (4)
 	PrefixCaching    *bool   // --enable-prefix-caching (nil: the generation's default)
 	Load             *Load   // baseline traffic (nil: ChatLoad)
-	Scenarios        []ScenarioSpec
+	// Trimmed serves an exporter without the preemption counter, as older
+	// V1 releases and llm-d's simulator do: the engine still preempts.
+	Trimmed   bool
+	Scenarios []ScenarioSpec
 }
 
 // Replica is one simulated server with its engines, process and GPUs. Its
@@ -166,7 +169,7 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	r.rng = rand.New(rand.NewPCG(seed, uint64(i)+1))
 	r.arr.rng = r.rng
 	r.mp = p.multiprocess(rc.DP)
-	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen)
+	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, rc.Trimmed)
 	r.labels = r.buildLabels()
 	r.activate()
 	return r, nil

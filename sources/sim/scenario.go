@@ -44,6 +44,13 @@ var Scenarios = []Scenario{
 			l.Rate, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(1.8), 4000, 0.4, 1500, 0.4, 2048
 			l.PrefixShare = 0.2
 		}},
+	{Name: "kv-saturated-trimmed", Summary: "kv-thrashing's deployment and traffic behind a trimmed exporter (older V1, llm-d's simulator): the engine preempts, no counter says so; the KV cache sits pinned while requests queue",
+		deploy: func(c *ReplicaConfig) { c.GPUMemUtil, c.Trimmed = utilForKV(c.Model, 200_000), true },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(1.8), 4000, 0.4, 1500, 0.4, 2048
+			l.PrefixShare = 0.2
+		}},
 	{Name: "prefill-starvation", Summary: "deployed with --max-num-seqs 48; a batch client starts long generations (1.5k tokens): the decode batch stays full, new prompts wait",
 		deploy: func(c *ReplicaConfig) { c.MaxNumSeqs = 48 },
 		start: func(r *Replica) {
