@@ -291,3 +291,37 @@ func TestSaturationWithoutPreemptionCounter(t *testing.T) {
 }
 
 func isNaN(v float64) bool { return v != v }
+
+// Issue 9: under closed-loop load (arrivals always equal completions) the
+// backlog's sizing still gives a real replica count, from the queue itself
+// (Little's law), never "1 replicas instead of 1".
+func TestClosedLoopBacklogSizing(t *testing.T) {
+	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "latest",
+		Scenarios: []sim.ScenarioSpec{{Name: "closed-loop-backlog", Delay: incidentAt}}})
+	const rule = "queue_backlog"
+	limit := incidentAt + 2*ruleFor(t, rule)
+	replicas := regexp.MustCompile(`(\d+) replicas of this model instead of (\d+)`)
+	for p.fleet.Elapsed() < limit {
+		f := p.step()
+		st := f.Endpoints[0].Stats
+		if p.fleet.Elapsed() > incidentAt+5*time.Second && st.Running+st.Waiting != 400 {
+			t.Fatalf("closed loop: %v running + %v waiting, not the 400 clients", st.Running, st.Waiting)
+		}
+		for _, fd := range f.Findings {
+			if fd.Rule != rule || fd.State != diagnose.FindingFiring {
+				continue
+			}
+			t.Logf("%s %v after the incident: %s: %s → %s", rule, p.fleet.Elapsed()-incidentAt, fd.Severity, fd.Summary, fd.Action)
+			m := replicas.FindStringSubmatch(fd.Action)
+			if m == nil {
+				t.Fatalf("no replica count in %q", fd.Action)
+			}
+			need, _ := strconv.Atoi(m[1])
+			if need < 2 || m[2] != "1" {
+				t.Errorf("sizing %s replicas instead of %s with %v waiting behind %v running", m[1], m[2], st.Waiting, st.Running)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s did not fire within %v", rule, limit)
+}

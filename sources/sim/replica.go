@@ -222,6 +222,14 @@ func (r *Replica) advanceTo(t time.Duration) {
 			}
 			r.arr.schedule(at, &r.load)
 		}
+		if r.load.Clients > 0 && r.accepting() {
+			for n := r.load.Clients - r.inFlight(); n > 0; n-- {
+				e := r.route()
+				rq := e.pool.get()
+				r.load.shape(r.rng, rq, r.now, r.ecfg.model.MaxModelLen, r.ecfg.blockSize)
+				e.add(rq)
+			}
+		}
 		for len(r.retryQ) > 0 && r.retryQ[0].arrival <= r.now {
 			old := r.retryQ[0]
 			r.retryQ = r.retryQ[1:]
@@ -244,6 +252,16 @@ func (r *Replica) advanceTo(t time.Duration) {
 		}
 		sort.SliceStable(r.retryQ, func(a, b int) bool { return r.retryQ[a].arrival < r.retryQ[b].arrival })
 	}
+}
+
+// inFlight counts the requests the engines hold: a closed-loop client
+// waits on each.
+func (r *Replica) inFlight() int {
+	n := 0
+	for _, e := range r.engines {
+		n += e.waiting.len() + len(e.running) + len(e.swapped)
+	}
+	return n
 }
 
 func reshape(dst, src *request, now time.Duration) {

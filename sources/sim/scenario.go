@@ -92,6 +92,12 @@ var Scenarios = []Scenario{
 		}},
 	{Name: "queue-backlog", Summary: "a failover sends 10× the traffic: more prompts than the engine can prefill, the waiting queue grows",
 		start: func(r *Replica) { r.load.Rate *= 10 }},
+	{Name: "closed-loop-backlog", Summary: "a benchmark harness replaces the traffic: 400 clients, each sending its next long-document prompt (6k tokens, short answers) when the previous one ends, so arrivals equal completions; prefill bounds the engine long before its batch fills: a standing queue",
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.BurstEvery, l.Clients, l.ClientTimeout, l.CancelShare = 0, 0, 400, 0, 0
+			l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.PrefixShare = 6000, 0.3, 32, 0.5, 0
+		}},
 	{Name: "restart", Summary: "the vLLM process restarts: the port refuses connections for 20 s while the model loads, then every counter starts from zero",
 		start: func(r *Replica) { r.restartAt = r.now },
 		down:  func(d time.Duration) bool { return d < restartDown }},
