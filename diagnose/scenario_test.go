@@ -325,3 +325,32 @@ func TestClosedLoopBacklogSizing(t *testing.T) {
 	}
 	t.Fatalf("%s did not fire within %v", rule, limit)
 }
+
+// Issue 9: request_success_total labelled finish_reason (llm-d's spelling)
+// is read through the schema's alias end to end: aborts show as a share
+// above zero and high_abort_rate fires, as with vLLM's finished_reason.
+func TestFinishReasonSpellingReadEndToEnd(t *testing.T) {
+	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "latest",
+		Scenarios: []sim.ScenarioSpec{{Name: "abort-storm-llmd", Delay: incidentAt}}})
+	const rule = "high_abort_rate"
+	limit := incidentAt + 2*ruleFor(t, rule)
+	for p.fleet.Elapsed() < limit {
+		f := p.step()
+		for _, fd := range f.Findings {
+			if fd.Rule != rule {
+				continue
+			}
+			st := f.Endpoints[0].Stats
+			expo := string(p.fleet.Replicas()[0].Exposition(sim.FormatText))
+			if !strings.Contains(expo, sources.LabelFinishedAlt+`="abort"`) || strings.Contains(expo, sources.LabelFinished+"=") {
+				t.Fatalf("the exposition does not spell the label %s only", sources.LabelFinishedAlt)
+			}
+			t.Logf("%s %v after the incident, abort share %.3f: %s: %s", rule, p.fleet.Elapsed()-incidentAt, st.AbortShare, fd.Severity, fd.Summary)
+			if isNaN(st.AbortShare) || st.AbortShare <= 0 {
+				t.Errorf("abort share %v with aborts happening", st.AbortShare)
+			}
+			return
+		}
+	}
+	t.Fatalf("%s did not fire within %v", rule, limit)
+}

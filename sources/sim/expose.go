@@ -66,7 +66,13 @@ type layoutKey struct {
 	profile     string
 	mp          bool
 	maxModelLen int
-	trimmed     bool
+	opts        exposeOpts
+}
+
+// exposeOpts are exporters that differ from vLLM's own.
+type exposeOpts struct {
+	trimmed      bool // no preemption counter
+	finishReason bool // finish_reason for finished_reason
 }
 
 var layouts sync.Map // layoutKey → *layout
@@ -74,8 +80,8 @@ var layouts sync.Map // layoutKey → *layout
 // layoutFor builds (once) the families a release exposes, from
 // sources.Metrics: the rows shown by default in that release, process
 // collectors only with the single-process registry, flag-gated rows left out.
-func layoutFor(p *Profile, mp bool, maxModelLen int, trimmed bool) *layout {
-	key := layoutKey{p.Name, mp, maxModelLen, trimmed}
+func layoutFor(p *Profile, mp bool, maxModelLen int, opts exposeOpts) *layout {
+	key := layoutKey{p.Name, mp, maxModelLen, opts}
 	if l, ok := layouts.Load(key); ok {
 		return l.(*layout)
 	}
@@ -85,7 +91,7 @@ func layoutFor(p *Profile, mp bool, maxModelLen int, trimmed bool) *layout {
 		m := &sources.Metrics[i]
 		switch {
 		case m.Role == sources.RoleRouter, m.Optional, !m.ShownIn(p.Gen, p.Version):
-		case trimmed && m.Role == sources.RoleCounter && sources.Counter(m.ID) == sources.CPreemptions:
+		case opts.trimmed && m.Role == sources.RoleCounter && sources.Counter(m.ID) == sources.CPreemptions:
 		case m.Role == sources.RoleProc:
 			if !mp {
 				procs = append(procs, m)
@@ -96,13 +102,13 @@ func layoutFor(p *Profile, mp bool, maxModelLen int, trimmed bool) *layout {
 	}
 	// prometheus_client registers its process collector before vLLM's metrics.
 	for _, m := range append(procs, rest...) {
-		l.fams = append(l.fams, newFamLayout(m, len(l.fams), p, maxModelLen))
+		l.fams = append(l.fams, newFamLayout(m, len(l.fams), p, maxModelLen, opts))
 	}
 	actual, _ := layouts.LoadOrStore(key, l)
 	return actual.(*layout)
 }
 
-func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int) famLayout {
+func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int, opts exposeOpts) famLayout {
 	fl := famLayout{row: m, index: index}
 	head := func(name, typ string) []byte {
 		return []byte("# HELP " + name + " " + m.Help + "\n# TYPE " + name + " " + typ + "\n")
@@ -133,7 +139,10 @@ func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int) fam
 	}
 	if m.Role == sources.RoleLabeled {
 		fl.labelName = m.Label
-		fl.labelBefore = m.Label < sources.LabelModel
+		if opts.finishReason && m.Label == sources.LabelFinished {
+			fl.labelName = sources.LabelFinishedAlt
+		}
+		fl.labelBefore = fl.labelName < sources.LabelModel
 		switch sources.Labeled(m.ID) {
 		case sources.LFinished:
 			for i, fr := range sources.FinishReasons {

@@ -30,8 +30,11 @@ type ReplicaConfig struct {
 	Load             *Load   // baseline traffic (nil: ChatLoad)
 	// Trimmed serves an exporter without the preemption counter, as older
 	// V1 releases and llm-d's simulator do: the engine still preempts.
-	Trimmed   bool
-	Scenarios []ScenarioSpec
+	Trimmed bool
+	// FinishReasonLabel spells request_success_total's label finish_reason,
+	// as llm-d's simulator does (vLLM writes finished_reason).
+	FinishReasonLabel bool
+	Scenarios         []ScenarioSpec
 }
 
 // Replica is one simulated server with its engines, process and GPUs. Its
@@ -169,7 +172,7 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	r.rng = rand.New(rand.NewPCG(seed, uint64(i)+1))
 	r.arr.rng = r.rng
 	r.mp = p.multiprocess(rc.DP)
-	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, rc.Trimmed)
+	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel})
 	r.labels = r.buildLabels()
 	r.activate()
 	return r, nil

@@ -90,6 +90,12 @@ var Scenarios = []Scenario{
 			l := &r.load
 			l.ClientTimeout, l.RetryShare, l.OutputMedian, l.Rate = 4*time.Second, 0.5, 450, l.Rate*1.5
 		}},
+	{Name: "abort-storm-llmd", Summary: "abort-storm behind an exporter that spells request_success_total's label finish_reason, as llm-d's simulator does",
+		deploy: func(c *ReplicaConfig) { c.FinishReasonLabel = true },
+		start: func(r *Replica) {
+			l := &r.load
+			l.ClientTimeout, l.RetryShare, l.OutputMedian, l.Rate = 4*time.Second, 0.5, 450, l.Rate*1.5
+		}},
 	{Name: "queue-backlog", Summary: "a failover sends 10× the traffic: more prompts than the engine can prefill, the waiting queue grows",
 		start: func(r *Replica) { r.load.Rate *= 10 }},
 	{Name: "closed-loop-backlog", Summary: "a benchmark harness replaces the traffic: 400 clients, each sending its next long-document prompt (6k tokens, short answers) when the previous one ends, so arrivals equal completions; prefill bounds the engine long before its batch fills: a standing queue",
