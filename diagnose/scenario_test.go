@@ -354,3 +354,51 @@ func TestFinishReasonSpellingReadEndToEnd(t *testing.T) {
 	}
 	t.Fatalf("%s did not fire within %v", rule, limit)
 }
+
+// Issue 9: a V0 engine whose HELP texts say V1 is read as V0 (metric
+// names only V0 has outrank the HELP string, the conflict is an endpoint
+// warning) and explained as V0 (its swap advice), never as V1.
+func TestV0WithV1HelpReadAsV0(t *testing.T) {
+	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "v0.6",
+		Scenarios: []sim.ScenarioSpec{{Name: "swapping-v1-help", Delay: incidentAt}}})
+	var helpV0, helpV1 string
+	for _, m := range sources.Metrics {
+		if m.Role == sources.RoleGauge && sources.Gauge(m.ID) == sources.GRunning {
+			if m.Gen == sources.GenV0 {
+				helpV0 = m.Help
+			} else {
+				helpV1 = m.Help
+			}
+		}
+	}
+	expo := string(p.fleet.Replicas()[0].Exposition(sim.FormatText))
+	if !strings.Contains(expo, helpV1) || strings.Contains(expo, helpV0) {
+		t.Fatalf("the V0 engine does not serve V1's HELP text for the running gauge")
+	}
+	const rule = "swapping"
+	limit := incidentAt + 2*ruleFor(t, rule)
+	for p.fleet.Elapsed() < limit {
+		f := p.step()
+		ep := &f.Endpoints[0]
+		if ep.Version.Gen != sources.GenV0 {
+			t.Fatalf("at %v: generation %v, want V0 (warnings %q)", p.fleet.Elapsed(), ep.Version, ep.Warnings)
+		}
+		for _, fd := range append(slices.Clone(f.Findings), f.Pending...) {
+			for _, s := range []string{fd.Summary, fd.Action, fd.Explain} {
+				if strings.Contains(s, "V1") {
+					t.Fatalf("%s on a V0 engine explained as V1: %q", fd.Rule, s)
+				}
+			}
+		}
+		for _, fd := range f.Findings {
+			if fd.Rule == rule && fd.State == diagnose.FindingFiring {
+				t.Logf("%v; warnings %q; %s %v after the incident: %s → %s", ep.Version, ep.Warnings, rule, p.fleet.Elapsed()-incidentAt, fd.Summary, fd.Action)
+				if len(ep.Warnings) == 0 {
+					t.Errorf("HELP and metric names disagree, yet no endpoint warning")
+				}
+				return
+			}
+		}
+	}
+	t.Fatalf("%s did not fire within %v", rule, limit)
+}

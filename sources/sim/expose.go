@@ -73,6 +73,7 @@ type layoutKey struct {
 type exposeOpts struct {
 	trimmed      bool // no preemption counter
 	finishReason bool // finish_reason for finished_reason
+	helpV1       bool // V1's HELP texts whatever the generation
 }
 
 var layouts sync.Map // layoutKey → *layout
@@ -110,8 +111,12 @@ func layoutFor(p *Profile, mp bool, maxModelLen int, opts exposeOpts) *layout {
 
 func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int, opts exposeOpts) famLayout {
 	fl := famLayout{row: m, index: index}
+	help := m.Help
+	if opts.helpV1 {
+		help = v1Help(m)
+	}
 	head := func(name, typ string) []byte {
-		return []byte("# HELP " + name + " " + m.Help + "\n# TYPE " + name + " " + typ + "\n")
+		return []byte("# HELP " + name + " " + help + "\n# TYPE " + name + " " + typ + "\n")
 	}
 	switch m.Kind {
 	case sources.KindCounter:
@@ -161,6 +166,18 @@ func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int, opt
 		}
 	}
 	return fl
+}
+
+// v1Help is the HELP text of m's V1 row (the same family as V1 names it),
+// or m's own when V1 has none.
+func v1Help(m *sources.Metric) string {
+	for i := range sources.Metrics {
+		v := &sources.Metrics[i]
+		if v.Gen == sources.GenV1 && v.Role == m.Role && v.ID == m.ID && v.Name == m.Name {
+			return v.Help
+		}
+	}
+	return m.Help
 }
 
 // engineLabels are the label fragments of one engine's series, sorted as

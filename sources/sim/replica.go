@@ -34,7 +34,10 @@ type ReplicaConfig struct {
 	// FinishReasonLabel spells request_success_total's label finish_reason,
 	// as llm-d's simulator does (vLLM writes finished_reason).
 	FinishReasonLabel bool
-	Scenarios         []ScenarioSpec
+	// HelpV1 serves V1's HELP texts from a V0 engine (a build with
+	// backported help strings): only the metric names tell the generation.
+	HelpV1    bool
+	Scenarios []ScenarioSpec
 }
 
 // Replica is one simulated server with its engines, process and GPUs. Its
@@ -172,7 +175,7 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	r.rng = rand.New(rand.NewPCG(seed, uint64(i)+1))
 	r.arr.rng = r.rng
 	r.mp = p.multiprocess(rc.DP)
-	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel})
+	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1})
 	r.labels = r.buildLabels()
 	r.activate()
 	return r, nil

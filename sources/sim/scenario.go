@@ -63,6 +63,12 @@ var Scenarios = []Scenario{
 			l := &r.load
 			l.Rate, l.N, l.NShare, l.PromptMedian, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(3), 4, 1, 1500, 800, 0.4, 2048
 		}},
+	{Name: "swapping-v1-help", V0Only: true, Summary: "swapping on a V0 build whose HELP texts are V1's (backported strings): only the metric names say V0",
+		deploy: func(c *ReplicaConfig) { c.GPUMemUtil, c.HelpV1 = utilForKV(c.Model, 240_000), true },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.N, l.NShare, l.PromptMedian, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(3), 4, 1, 1500, 800, 0.4, 2048
+		}},
 	{Name: "memory-leak", Summary: "load stays flat while the API server's resident memory grows 60 MiB/min (and the engine's GPU memory 6 MiB/min)",
 		start: func(r *Replica) { r.leakRSS, r.leakGPU, r.leakSince = 1<<20, 0.1*(1<<20), r.now }},
 	{Name: "memory-leak-steep", Summary: "load stays flat while the API server's resident memory grows 1.4 GiB/min: out of memory within the hour",
