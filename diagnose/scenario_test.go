@@ -402,3 +402,45 @@ func TestV0WithV1HelpReadAsV0(t *testing.T) {
 	}
 	t.Fatalf("%s did not fire within %v", rule, limit)
 }
+
+// Issue 9: the leak rule projects against the memory it can know. A local
+// endpoint carries its cgroup's limit on its process tree (read in
+// sources/hostproc); 2 GiB above the API server's resident memory at the
+// start, growing 60 MiB/min, it runs out within the hour: critical, where
+// the same leak with no limit known projects the GPU's (a day away) and
+// stays a warning.
+func TestLeakProjectsAgainstTheLocalLimit(t *testing.T) {
+	for _, limited := range []bool{false, true} {
+		p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "latest",
+			Scenarios: []sim.ScenarioSpec{{Name: "memory-leak", Delay: incidentAt}}})
+		f := p.step()
+		if rss := f.Endpoints[0].RSS; limited {
+			if isNaN(rss) || rss <= 0 {
+				t.Fatalf("no resident memory to set a limit above: %v", rss)
+			}
+			api, engines := p.fleet.Replicas()[0].PIDs()
+			p.engine.SetEndpointProcs(0, sources.ProcTree{Root: api, RootName: "vllm", PIDs: append([]int{api}, engines...),
+				MemLimit: rss + 2<<30, MemLimitFrom: "cgroup memory limit"})
+		}
+		limit := incidentAt + 2*ruleFor(t, "memory_leak")
+		var fired *diagnose.Finding
+		for p.fleet.Elapsed() < limit && fired == nil {
+			f = p.step()
+			for i := range f.Findings {
+				if f.Findings[i].Rule == "memory_leak" && f.Findings[i].State == diagnose.FindingFiring {
+					fired = &f.Findings[i]
+				}
+			}
+		}
+		if fired == nil {
+			t.Fatalf("limited %v: memory_leak did not fire within %v", limited, limit)
+		}
+		t.Logf("limited %v: %v after the incident, %s: %s", limited, p.fleet.Elapsed()-incidentAt, fired.Severity, fired.Summary)
+		switch {
+		case limited && (fired.Severity != diagnose.SevCritical || !strings.Contains(fired.Summary, "cgroup memory limit")):
+			t.Errorf("with a 2 GiB margin under the cgroup's limit: %s, %q", fired.Severity, fired.Summary)
+		case !limited && (fired.Severity != diagnose.SevWarning || strings.Contains(fired.Summary, "cgroup")):
+			t.Errorf("with no limit known: %s, %q", fired.Severity, fired.Summary)
+		}
+	}
+}
