@@ -91,12 +91,16 @@ type FlagChange struct {
 // EndpointGPU is the GPU share of one endpoint: the devices its processes
 // hold memory on (joined through the local process tree).
 type EndpointGPU struct {
-	GPUs     []int      // indexes into Frame.GPU.GPUs
-	MemBytes float64    // GPU memory held by the endpoint's processes; NaN unknown
-	PIDs     []int      // the endpoint's process tree
-	Note     string     // why no join was possible ("not on this host", "no process listens on :8000")
-	Root     int        // the process holding the listening socket; 0 unknown
-	RootName string     // its name
-	UtilGPU  float64    // mean utilization of its GPUs, percent; NaN unknown
-	Hist     []GPUPoint // the endpoint's share over time (MemUsed = MemBytes), oldest first; shared, read-only
+	GPUs     []int   // indexes into Frame.GPU.GPUs
+	MemBytes float64 // GPU memory held by the endpoint's processes; NaN unknown
+	PIDs     []int   // the endpoint's process tree
+	Note     string  // why no join was possible ("not on this host", "no process listens on :8000")
+	Root     int     // the process holding the listening socket; 0 unknown
+	RootName string  // its name
+	UtilGPU  float64 // mean utilization of its GPUs, percent; NaN unknown
+	// MemLimit is the host or cgroup memory its processes can use, bytes
+	// (0 unknown: remote); MemLimitFrom says which.
+	MemLimit     float64
+	MemLimitFrom string
+	Hist         []GPUPoint // the endpoint's share over time (MemUsed = MemBytes), oldest first; shared, read-only
 }

@@ -128,7 +128,7 @@ func (e *Engine) SetEndpointProcs(i int, t sources.ProcTree) {
 func (e *Engine) joinGPU(ep *endpoint) {
 	t, snap := &ep.gpu.tree, &e.gpu.snap
 	j := EndpointGPU{MemBytes: math.NaN(), UtilGPU: math.NaN(), Root: t.Root, RootName: t.RootName, PIDs: t.PIDs,
-		Hist: ep.gpu.ring.pts}
+		Hist: ep.gpu.ring.pts, MemLimit: t.MemLimit, MemLimitFrom: t.MemLimitFrom}
 	defer func() { ep.gpu.joined = j }()
 	switch {
 	case t.Note != "":

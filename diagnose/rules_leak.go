@@ -42,7 +42,7 @@ var ruleMemoryLeak = &Rule{
 	Needs:    "process_resident_memory_bytes (single-process registry; not in multiprocess mode) or the GPU memory of the endpoint's processes (vtop on the node); finished requests",
 	Cond:     "over the history there is, up to {window}: resident memory rising ≥ {slope} (or GPU memory ≥ {gpu_slope}) on a steady line (R² ≥ {r2}) over ≥ 80% of {window}, or ≥ {steep} on a line with R² ≥ {steep_r2} over ≥ {min_span}; while finished requests/s and generated tokens/s change by < {load_change} between the first and last third",
 	Clear:    "growth below half the threshold, or no longer steady (R² < 0.5)",
-	Severity: "warning; critical when the projected time to exhaustion (GPU memory: to the devices' total; resident memory: its doubling time) is under {critical_time}",
+	Severity: "warning; critical when the projected time to exhaustion (GPU memory: to the devices' total; resident memory: to the cgroup's or host's memory when the endpoint is local, else its doubling time) is under {critical_time}",
 	Action:   "plan a restart before it runs out; capture where the memory goes first (heap profile); look at multimodal caches and request logging; upgrade vLLM",
 	For:      10 * time.Minute, ResolveFor: 10 * time.Minute,
 	Params: mlParams,
@@ -106,19 +106,27 @@ var ruleMemoryLeak = &Rule{
 }
 
 // exhaustion projects when the growing memory runs out: GPU memory to the
-// devices' total, resident memory to its doubling (vtop does not know the
-// host's or the cgroup's limit here). how names the projection.
-func (l *leak) exhaustion(x *evalCtx, u *unit) (time.Duration, string) {
+// devices' total; resident memory to the cgroup's or host's memory when the
+// endpoint is local (read in sources, carried on its process tree), else to
+// its doubling. how names the projection.
+func (l *leak) exhaustion(x *evalCtx, u *unit) (left time.Duration, how string) {
+	// The nearer of the limits known wins; doubling is no limit, only a pace.
 	if l.gpuLeak {
 		used, total := endpointGPUMem(x.f, u.ep)
 		if !bad(used) && !bad(total) && total > used && l.gpu.Slope > 0 {
-			return time.Duration((total - used) / l.gpu.Slope * float64(time.Second)), fmt.Sprintf("GPU memory full: %s left", mib(total-used))
+			left, how = time.Duration((total-used)/l.gpu.Slope*float64(time.Second)), fmt.Sprintf("GPU memory full: %s left", mib(total-used))
 		}
 	}
-	if l.rssLeak && l.rss.Slope > 0 && l.rss.RawMax > 0 {
+	if lim := u.ep.GPU.MemLimit; l.rssLeak && l.rss.Slope > 0 && l.rss.RawMax > 0 && lim > l.rss.RawMax {
+		// Other processes share the limit, so this is the latest it runs out.
+		if d := time.Duration((lim - l.rss.RawMax) / l.rss.Slope * float64(time.Second)); left == 0 || d < left {
+			left, how = d, fmt.Sprintf("%s (%s) reached: %s left", u.ep.GPU.MemLimitFrom, mib(lim), mib(lim-l.rss.RawMax))
+		}
+	}
+	if left == 0 && l.rssLeak && l.rss.Slope > 0 && l.rss.RawMax > 0 {
 		return time.Duration(l.rss.RawMax / l.rss.Slope * float64(time.Second)), fmt.Sprintf("resident memory doubles from %s", mib(l.rss.RawMax))
 	}
-	return 0, ""
+	return left, how
 }
 
 // leak is one evaluation of the memory-growth test.

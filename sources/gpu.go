@@ -103,6 +103,11 @@ type ProcTree struct {
 	// from elsewhere than its processes: dcgm-exporter's pod or host labels
 	// for a remote endpoint. Their whole used memory counts as its.
 	GPUs []string
+	// MemLimit is the memory the endpoint's processes can use, in bytes,
+	// when local: their cgroup's memory.max (the tightest on its path),
+	// else the host's MemTotal. 0: unknown (remote, or unreadable).
+	MemLimit     float64
+	MemLimitFrom string // where MemLimit came from ("cgroup memory limit", "host MemTotal")
 }
 
 // UnavailableGPU is a GPUSource that reads nothing and says why: NVML

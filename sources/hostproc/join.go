@@ -48,6 +48,7 @@ const DefaultFullScanEvery = 30 * time.Second
 // every process.
 type Joiner struct {
 	root          string
+	CgroupRoot    string // where the cgroup hierarchy is mounted ("/sys/fs/cgroup")
 	FullScanEvery time.Duration
 	found         map[Want]holder // the root found last time, with its sockets
 	misses        map[Want]miss   // the last full scan that found nothing
@@ -66,7 +67,7 @@ type miss struct {
 
 // NewJoiner reads processes under root ("/proc").
 func NewJoiner(root string) *Joiner {
-	return &Joiner{root: root, FullScanEvery: DefaultFullScanEvery, found: map[Want]holder{}, misses: map[Want]miss{}}
+	return &Joiner{root: root, CgroupRoot: "/sys/fs/cgroup", FullScanEvery: DefaultFullScanEvery, found: map[Want]holder{}, misses: map[Want]miss{}}
 }
 
 // pass is one Join: the tables read once and the fds already looked at.
@@ -205,5 +206,6 @@ func (p *pass) tree(w Want, found map[int]bool, inodes map[uint64]bool) sources.
 	slices.Sort(roots)
 	root := t.Procs[roots[0]]
 	p.j.found[w] = holder{pid: root.PID, start: root.Start, inodes: inodes}
-	return sources.ProcTree{Root: root.PID, RootName: root.Comm, PIDs: t.Subtree(roots...)}
+	lim, from := MemLimit(p.j.root, p.j.CgroupRoot, root.PID)
+	return sources.ProcTree{Root: root.PID, RootName: root.Comm, PIDs: t.Subtree(roots...), MemLimit: lim, MemLimitFrom: from}
 }

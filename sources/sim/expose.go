@@ -66,6 +66,14 @@ type layoutKey struct {
 	profile     string
 	mp          bool
 	maxModelLen int
+	opts        exposeOpts
+}
+
+// exposeOpts are exporters that differ from vLLM's own.
+type exposeOpts struct {
+	trimmed      bool // no preemption counter
+	finishReason bool // finish_reason for finished_reason
+	helpV1       bool // V1's HELP texts whatever the generation
 }
 
 var layouts sync.Map // layoutKey → *layout
@@ -73,8 +81,8 @@ var layouts sync.Map // layoutKey → *layout
 // layoutFor builds (once) the families a release exposes, from
 // sources.Metrics: the rows shown by default in that release, process
 // collectors only with the single-process registry, flag-gated rows left out.
-func layoutFor(p *Profile, mp bool, maxModelLen int) *layout {
-	key := layoutKey{p.Name, mp, maxModelLen}
+func layoutFor(p *Profile, mp bool, maxModelLen int, opts exposeOpts) *layout {
+	key := layoutKey{p.Name, mp, maxModelLen, opts}
 	if l, ok := layouts.Load(key); ok {
 		return l.(*layout)
 	}
@@ -84,6 +92,7 @@ func layoutFor(p *Profile, mp bool, maxModelLen int) *layout {
 		m := &sources.Metrics[i]
 		switch {
 		case m.Role == sources.RoleRouter, m.Optional, !m.ShownIn(p.Gen, p.Version):
+		case opts.trimmed && m.Role == sources.RoleCounter && sources.Counter(m.ID) == sources.CPreemptions:
 		case m.Role == sources.RoleProc:
 			if !mp {
 				procs = append(procs, m)
@@ -94,16 +103,20 @@ func layoutFor(p *Profile, mp bool, maxModelLen int) *layout {
 	}
 	// prometheus_client registers its process collector before vLLM's metrics.
 	for _, m := range append(procs, rest...) {
-		l.fams = append(l.fams, newFamLayout(m, len(l.fams), p, maxModelLen))
+		l.fams = append(l.fams, newFamLayout(m, len(l.fams), p, maxModelLen, opts))
 	}
 	actual, _ := layouts.LoadOrStore(key, l)
 	return actual.(*layout)
 }
 
-func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int) famLayout {
+func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int, opts exposeOpts) famLayout {
 	fl := famLayout{row: m, index: index}
+	help := m.Help
+	if opts.helpV1 {
+		help = v1Help(m)
+	}
 	head := func(name, typ string) []byte {
-		return []byte("# HELP " + name + " " + m.Help + "\n# TYPE " + name + " " + typ + "\n")
+		return []byte("# HELP " + name + " " + help + "\n# TYPE " + name + " " + typ + "\n")
 	}
 	switch m.Kind {
 	case sources.KindCounter:
@@ -131,7 +144,10 @@ func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int) fam
 	}
 	if m.Role == sources.RoleLabeled {
 		fl.labelName = m.Label
-		fl.labelBefore = m.Label < sources.LabelModel
+		if opts.finishReason && m.Label == sources.LabelFinished {
+			fl.labelName = sources.LabelFinishedAlt
+		}
+		fl.labelBefore = fl.labelName < sources.LabelModel
 		switch sources.Labeled(m.ID) {
 		case sources.LFinished:
 			for i, fr := range sources.FinishReasons {
@@ -150,6 +166,18 @@ func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int) fam
 		}
 	}
 	return fl
+}
+
+// v1Help is the HELP text of m's V1 row (the same family as V1 names it),
+// or m's own when V1 has none.
+func v1Help(m *sources.Metric) string {
+	for i := range sources.Metrics {
+		v := &sources.Metrics[i]
+		if v.Gen == sources.GenV1 && v.Role == m.Role && v.ID == m.ID && v.Name == m.Name {
+			return v.Help
+		}
+	}
+	return m.Help
 }
 
 // engineLabels are the label fragments of one engine's series, sorted as

@@ -28,7 +28,16 @@ type ReplicaConfig struct {
 	SwapSpaceGiB     float64 // V0 --swap-space (4)
 	PrefixCaching    *bool   // --enable-prefix-caching (nil: the generation's default)
 	Load             *Load   // baseline traffic (nil: ChatLoad)
-	Scenarios        []ScenarioSpec
+	// Trimmed serves an exporter without the preemption counter, as older
+	// V1 releases and llm-d's simulator do: the engine still preempts.
+	Trimmed bool
+	// FinishReasonLabel spells request_success_total's label finish_reason,
+	// as llm-d's simulator does (vLLM writes finished_reason).
+	FinishReasonLabel bool
+	// HelpV1 serves V1's HELP texts from a V0 engine (a build with
+	// backported help strings): only the metric names tell the generation.
+	HelpV1    bool
+	Scenarios []ScenarioSpec
 }
 
 // Replica is one simulated server with its engines, process and GPUs. Its
@@ -166,7 +175,7 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	r.rng = rand.New(rand.NewPCG(seed, uint64(i)+1))
 	r.arr.rng = r.rng
 	r.mp = p.multiprocess(rc.DP)
-	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen)
+	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1})
 	r.labels = r.buildLabels()
 	r.activate()
 	return r, nil
@@ -219,6 +228,14 @@ func (r *Replica) advanceTo(t time.Duration) {
 			}
 			r.arr.schedule(at, &r.load)
 		}
+		if r.load.Clients > 0 && r.accepting() {
+			for n := r.load.Clients - r.inFlight(); n > 0; n-- {
+				e := r.route()
+				rq := e.pool.get()
+				r.load.shape(r.rng, rq, r.now, r.ecfg.model.MaxModelLen, r.ecfg.blockSize)
+				e.add(rq)
+			}
+		}
 		for len(r.retryQ) > 0 && r.retryQ[0].arrival <= r.now {
 			old := r.retryQ[0]
 			r.retryQ = r.retryQ[1:]
@@ -241,6 +258,16 @@ func (r *Replica) advanceTo(t time.Duration) {
 		}
 		sort.SliceStable(r.retryQ, func(a, b int) bool { return r.retryQ[a].arrival < r.retryQ[b].arrival })
 	}
+}
+
+// inFlight counts the requests the engines hold: a closed-loop client
+// waits on each.
+func (r *Replica) inFlight() int {
+	n := 0
+	for _, e := range r.engines {
+		n += e.waiting.len() + len(e.running) + len(e.swapped)
+	}
+	return n
 }
 
 func reshape(dst, src *request, now time.Duration) {

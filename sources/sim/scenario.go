@@ -44,6 +44,13 @@ var Scenarios = []Scenario{
 			l.Rate, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(1.8), 4000, 0.4, 1500, 0.4, 2048
 			l.PrefixShare = 0.2
 		}},
+	{Name: "kv-saturated-trimmed", Summary: "kv-thrashing's deployment and traffic behind a trimmed exporter (older V1, llm-d's simulator): the engine preempts, no counter says so; the KV cache sits pinned while requests queue",
+		deploy: func(c *ReplicaConfig) { c.GPUMemUtil, c.Trimmed = utilForKV(c.Model, 200_000), true },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(1.8), 4000, 0.4, 1500, 0.4, 2048
+			l.PrefixShare = 0.2
+		}},
 	{Name: "prefill-starvation", Summary: "deployed with --max-num-seqs 48; a batch client starts long generations (1.5k tokens): the decode batch stays full, new prompts wait",
 		deploy: func(c *ReplicaConfig) { c.MaxNumSeqs = 48 },
 		start: func(r *Replica) {
@@ -52,6 +59,12 @@ var Scenarios = []Scenario{
 		}},
 	{Name: "swapping", V0Only: true, Summary: "V0 with --gpu-memory-utilization lowered (a ~240k-token KV cache); a best-of-4 feature sends n=4 parallel samples of long answers: V0 swaps preempted groups to CPU",
 		deploy: func(c *ReplicaConfig) { c.GPUMemUtil = utilForKV(c.Model, 240_000) },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.N, l.NShare, l.PromptMedian, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(3), 4, 1, 1500, 800, 0.4, 2048
+		}},
+	{Name: "swapping-v1-help", V0Only: true, Summary: "swapping on a V0 build whose HELP texts are V1's (backported strings): only the metric names say V0",
+		deploy: func(c *ReplicaConfig) { c.GPUMemUtil, c.HelpV1 = utilForKV(c.Model, 240_000), true },
 		start: func(r *Replica) {
 			l := &r.load
 			l.Rate, l.N, l.NShare, l.PromptMedian, l.OutputMedian, l.OutputSigma, l.MaxTokens = r.scaled(3), 4, 1, 1500, 800, 0.4, 2048
@@ -83,8 +96,20 @@ var Scenarios = []Scenario{
 			l := &r.load
 			l.ClientTimeout, l.RetryShare, l.OutputMedian, l.Rate = 4*time.Second, 0.5, 450, l.Rate*1.5
 		}},
+	{Name: "abort-storm-llmd", Summary: "abort-storm behind an exporter that spells request_success_total's label finish_reason, as llm-d's simulator does",
+		deploy: func(c *ReplicaConfig) { c.FinishReasonLabel = true },
+		start: func(r *Replica) {
+			l := &r.load
+			l.ClientTimeout, l.RetryShare, l.OutputMedian, l.Rate = 4*time.Second, 0.5, 450, l.Rate*1.5
+		}},
 	{Name: "queue-backlog", Summary: "a failover sends 10× the traffic: more prompts than the engine can prefill, the waiting queue grows",
 		start: func(r *Replica) { r.load.Rate *= 10 }},
+	{Name: "closed-loop-backlog", Summary: "a benchmark harness replaces the traffic: 400 clients, each sending its next long-document prompt (6k tokens, short answers) when the previous one ends, so arrivals equal completions; prefill bounds the engine long before its batch fills: a standing queue",
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.BurstEvery, l.Clients, l.ClientTimeout, l.CancelShare = 0, 0, 400, 0, 0
+			l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.PrefixShare = 6000, 0.3, 32, 0.5, 0
+		}},
 	{Name: "restart", Summary: "the vLLM process restarts: the port refuses connections for 20 s while the model loads, then every counter starts from zero",
 		start: func(r *Replica) { r.restartAt = r.now },
 		down:  func(d time.Duration) bool { return d < restartDown }},

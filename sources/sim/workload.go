@@ -38,6 +38,12 @@ type Load struct {
 	N      int
 	NShare float64
 
+	// Clients > 0 makes the load closed-loop: that many clients, each
+	// sending its next request when the previous one ends (within the
+	// replica's 100 ms sweep), so arrivals equal completions; Rate should
+	// then be 0.
+	Clients int
+
 	ClientTimeout time.Duration // the client gives up after this (0: never)
 	CancelShare   float64       // users who stop a response within seconds
 	RetryShare    float64       // timed-out requests the client sends again
