@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log"
 	"log/slog"
-	"os"
 	"sync"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -314,11 +311,9 @@ func (h *replayHub) scan(ctx context.Context) {
 	h.mu.Unlock()
 }
 
-// replayTUI shows the recording in the TUI until the user quits. As with
-// watch, the terminal is restored whatever ends it.
+// replayTUI shows the recording in the TUI until the user quits, through
+// the live TUI's runProgram: the same signals, suspend and restore.
 func replayTUI(ctx context.Context, pl *player, at time.Time, speed int, theme string, stdout, stderr io.Writer, logger *slog.Logger) int {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	prevLog := log.Writer()
 	log.SetOutput(slogWriter{logger})
 	defer log.SetOutput(prevLog)
@@ -326,29 +321,10 @@ func replayTUI(ctx context.Context, pl *player, at time.Time, speed int, theme s
 	h := newReplayHub(pl.files, pl.maxSamples, pl.slo, speed)
 	m := ui.New(h, ui.Options{Theme: theme, SLO: pl.rules.SLO.Name, SLOs: pl.rules.Profiles, Window: time.Duration(pl.hdr.Window),
 		Renderer: lipgloss.NewRenderer(stdout), Tick: -1})
-	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(stdout),
-		tea.WithFPS(renderFPS), tea.WithoutSignalHandler()}
-	if !isTerminal(os.Stdin) {
-		opts = append(opts, tea.WithInputTTY())
-	}
-	prog := tea.NewProgram(m, opts...)
-	done := make(chan struct{})
-	var panicked string
-	go func() {
-		defer close(done)
-		panicked = guard(func() { h.run(ctx, pl, at) }, prog.Kill)
-	}()
-	_, err := prog.Run()
-	cancel()
-	<-done
-	if panicked != "" {
-		logger.Error("replay panic", "panic", panicked)
-		fmt.Fprintf(stderr, "vtop replay: internal error, the terminal was restored:\n%s", panicked)
-		return 1
-	}
-	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
-		fmt.Fprintf(stderr, "vtop replay: %v\n", err)
-		return 1
+	if code := runProgram(ctx, m, stdout, stderr, logger, false, "vtop replay", func(ctx context.Context) {
+		h.run(ctx, pl, at)
+	}); code != 0 {
+		return code
 	}
 	if st := h.ReplayState(); st.Note != "" {
 		fmt.Fprintf(stderr, "vtop replay: %s\n", st.Note)

@@ -57,6 +57,18 @@ func watch(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Write
 	h := newHub(p)
 	m := ui.New(h, ui.Options{Theme: o.theme, SLO: o.rules.SLO.Name, SLOs: o.rules.Profiles, Window: o.window,
 		Renderer: lipgloss.NewRenderer(stdout)})
+	return runProgram(ctx, m, stdout, stderr, logger, o.hasLog(), "vtop", func(ctx context.Context) {
+		h.run(ctx, o.interval)
+	})
+}
+
+// runProgram runs m in the alternate screen while feed runs beside it (the
+// hub that hands it frames), for the live TUI and a replay alike. Whatever
+// ends it (q, a signal, a hang-up, an orphaned process, a panic in feed),
+// the terminal is restored before it returns; name prefixes its errors.
+func runProgram(ctx context.Context, m tea.Model, stdout, stderr io.Writer, logger *slog.Logger, hasLog bool, name string, feed func(context.Context)) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	// Signals are handled here, not by bubbletea: its handler sends on an
 	// unbuffered channel and hangs its shutdown when SIGTERM also ends ctx
 	// (main's NotifyContext) and the event loop is already gone. SIGINT and
@@ -81,11 +93,11 @@ func watch(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Write
 	}
 	prog := tea.NewProgram(m, opts...)
 
-	hubDone := make(chan struct{})
-	var hubPanic string
+	feedDone := make(chan struct{})
+	var feedPanic string
 	go func() {
-		defer close(hubDone)
-		hubPanic = guard(func() { h.run(ctx, o.interval) }, prog.Kill)
+		defer close(feedDone)
+		feedPanic = guard(func() { feed(ctx) }, prog.Kill)
 	}()
 
 	// A hang-up (the SSH link dropped) must also end vtop and restore the
@@ -130,21 +142,21 @@ func watch(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Write
 	_, err := prog.Run()
 	cancel()
 	<-sigDone
-	<-hubDone
+	<-feedDone
 	if stacks != nil {
 		logger.Error("SIGQUIT", "goroutines", string(stacks))
-		if !o.hasLog() {
+		if !hasLog {
 			fmt.Fprintf(stderr, "SIGQUIT: the terminal was restored\n\n%s", stacks)
 		}
 		return 2
 	}
-	if hubPanic != "" {
-		logger.Error("hub panic", "panic", hubPanic)
-		fmt.Fprintf(stderr, "vtop: internal error, the terminal was restored:\n%s", hubPanic)
+	if feedPanic != "" {
+		logger.Error(name+" panic", "panic", feedPanic)
+		fmt.Fprintf(stderr, "%s: internal error, the terminal was restored:\n%s", name, feedPanic)
 		return 1
 	}
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) {
-		fmt.Fprintf(stderr, "vtop: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return 1
 	}
 	return 0
