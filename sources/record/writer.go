@@ -155,6 +155,35 @@ func (w *Writer) Header() Header {
 // The writer keeps body (the next scrape is encoded against it): the
 // caller must not change it afterwards.
 func (w *Writer) Scrape(target string, at time.Time, d time.Duration, contentType string, body []byte, scrapeErr error) {
+	w.locked(true, func() {
+		i := w.target(sources.Target{Name: target})
+		raw := binary.AppendUvarint(w.raw[:0], uint64(i))
+		raw = binary.AppendVarint(raw, at.UnixNano())
+		raw = binary.AppendUvarint(raw, uint64(max(d, 0)))
+		if scrapeErr != nil {
+			raw = append(raw, bodyError)
+			raw = appendString(raw, scrapeErr.Error())
+		} else {
+			// The Content-Type is written when it changes: uvarint 0 is "as
+			// before", else its length + 1 and the bytes.
+			p := &w.targets[i]
+			if p.lines != nil && contentType == p.ct {
+				raw = append(raw, 0)
+			} else {
+				raw = binary.AppendUvarint(raw, uint64(len(contentType))+1)
+				raw = append(raw, contentType...)
+				p.ct = contentType
+			}
+			raw = p.appendBody(raw, body, &w.lines, &w.scratch)
+		}
+		w.raw = raw
+		w.add(typeScrape, raw)
+	})
+}
+
+// locked runs fn under the writer's lock, unless there is no recording (a
+// nil Writer) or it has failed; rotate first rotates a full file.
+func (w *Writer) locked(rotate bool, fn func()) {
 	if w == nil {
 		return
 	}
@@ -163,29 +192,10 @@ func (w *Writer) Scrape(target string, at time.Time, d time.Duration, contentTyp
 	if w.err != nil {
 		return
 	}
-	w.rotateIfFull()
-	i := w.target(sources.Target{Name: target})
-	raw := binary.AppendUvarint(w.raw[:0], uint64(i))
-	raw = binary.AppendVarint(raw, at.UnixNano())
-	raw = binary.AppendUvarint(raw, uint64(max(d, 0)))
-	if scrapeErr != nil {
-		raw = append(raw, bodyError)
-		raw = appendString(raw, scrapeErr.Error())
-	} else {
-		// The Content-Type is written when it changes: uvarint 0 is "as
-		// before", else its length + 1 and the bytes.
-		p := &w.targets[i]
-		if p.lines != nil && contentType == p.ct {
-			raw = append(raw, 0)
-		} else {
-			raw = binary.AppendUvarint(raw, uint64(len(contentType))+1)
-			raw = append(raw, contentType...)
-			p.ct = contentType
-		}
-		raw = p.appendBody(raw, body, &w.lines, &w.scratch)
+	if rotate {
+		w.rotateIfFull()
 	}
-	w.raw = raw
-	w.add(typeScrape, raw)
+	fn()
 }
 
 // Body encodings inside scrape and GPU frames.
@@ -245,16 +255,9 @@ func (w *Writer) GPU(s *sources.GPUSnapshot) {
 // Target records a target that arrived (discovered, or first named by a
 // scrape); a known name is ignored.
 func (w *Writer) Target(t sources.Target) {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return
-	}
-	w.rotateIfFull()
-	w.target(t)
+	w.locked(true, func() {
+		w.target(t)
+	})
 }
 
 // target returns the index of t in this file, recording it first when new.
@@ -295,53 +298,33 @@ func (w *Writer) Departed(name string) {
 
 // Procs records the process tree found serving the named target.
 func (w *Writer) Procs(target string, t sources.ProcTree) {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return
-	}
-	w.rotateIfFull()
-	i := w.target(sources.Target{Name: target})
-	b, err := json.Marshal(wireProcs{Target: i, Root: t.Root, RootName: t.RootName, PIDs: t.PIDs, Note: t.Note})
-	if err != nil {
-		w.fail(err)
-		return
-	}
-	w.add(typeProcs, b)
+	w.locked(true, func() {
+		i := w.target(sources.Target{Name: target})
+		b, err := json.Marshal(wireProcs{Target: i, Root: t.Root, RootName: t.RootName, PIDs: t.PIDs, Note: t.Note})
+		if err != nil {
+			w.fail(err)
+			return
+		}
+		w.add(typeProcs, b)
+	})
 }
 
 // Run records how the run went (opaque JSON: a --once report's elapsed
 // time and whether it was interrupted), so a replay reports the same.
 func (w *Writer) Run(info []byte) {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return
-	}
-	w.add(typeRun, info)
+	w.locked(false, func() {
+		w.add(typeRun, info)
+	})
 }
 
 // Tick records that the detector evaluated at t; replay evaluates at the
 // same instants, so findings fire at the same times.
 func (w *Writer) Tick(t time.Time) {
-	if w == nil {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return
-	}
-	w.rotateIfFull()
-	w.raw = binary.AppendVarint(w.raw[:0], t.UnixNano())
-	w.add(typeTick, w.raw)
-	w.flush()
+	w.locked(true, func() {
+		w.raw = binary.AppendVarint(w.raw[:0], t.UnixNano())
+		w.add(typeTick, w.raw)
+		w.flush()
+	})
 }
 
 // Close writes the end frame and closes the file.
