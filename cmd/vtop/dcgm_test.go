@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"math"
@@ -118,25 +117,7 @@ func TestPrometheusDCGM(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	o, _, err := resolve([]string{"--prometheus", srv, "--backfill", "0"}, envFor(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := newPipeline(o, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hb := newHub(p)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		hb.run(ctx, o.interval)
-		close(done)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	hb, _ := startHub(t, "--prometheus", srv, "--backfill", "0")
 	deadline := time.After(60 * time.Second)
 	for {
 		select {

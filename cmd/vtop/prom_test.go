@@ -263,25 +263,7 @@ func TestTSDBLiveChurn(t *testing.T) {
 			writeSD(hosts[0], hosts[1])
 			url := server.start(t, nil, "scrape_configs:\n  - job_name: vllm\n    file_sd_configs:\n      - files: ['"+sd+"']\n")
 			waitSeries(t, url, 2)
-			o, _, err := resolve([]string{"--prometheus", url, "--selector", `{namespace="llm"}`, "--backfill", "1m"}, envFor(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := newPipeline(o, quiet())
-			if err != nil {
-				t.Fatal(err)
-			}
-			hb := newHub(p)
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan struct{})
-			go func() {
-				hb.run(ctx, o.interval)
-				close(done)
-			}()
-			defer func() {
-				cancel()
-				<-done
-			}()
+			hb, o := startHub(t, "--prometheus", url, "--selector", `{namespace="llm"}`, "--backfill", "1m")
 			// The lag is counted from when the server's data changed.
 			waitUp := func(what string, want ...string) {
 				t.Helper()
@@ -369,4 +351,30 @@ func TestPromAtFlag(t *testing.T) {
 			t.Errorf("%v: %v, want an error naming --at", args, err)
 		}
 	}
+}
+
+// startHub runs the TUI's pipeline and hub on args as vtop would, ticking
+// at the resolved interval, until the test ends.
+func startHub(t *testing.T, args ...string) (*hub, *options) {
+	t.Helper()
+	o, _, err := resolve(args, envFor(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := newPipeline(o, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	hb := newHub(p)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		hb.run(ctx, o.interval)
+		close(done)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return hb, o
 }
