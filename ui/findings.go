@@ -63,9 +63,18 @@ type findItem struct {
 // groupKey: findings of one rule in one state group across endpoints.
 func groupKey(x *diagnose.Finding) string { return x.Rule + "\x00" + x.State.String() }
 
-// causeListed: the finding with this id is in fs.
-func causeListed(fs []diagnose.Finding, id string) bool {
-	return slices.ContainsFunc(fs, func(x diagnose.Finding) bool { return x.ID() == id })
+// underListedCause reports, for each of fs, whether it is a symptom whose
+// cause is in fs too (IDs built once: a fleet can list hundreds).
+func underListedCause(fs []diagnose.Finding) []bool {
+	ids := make(map[string]bool, len(fs))
+	for i := range fs {
+		ids[fs[i].ID()] = true
+	}
+	out := make([]bool, len(fs))
+	for i := range fs {
+		out[i] = fs[i].Cause != "" && ids[fs[i].Cause]
+	}
+	return out
 }
 
 // findItems lists fs for the pane: in fleet views, a rule raised on
@@ -73,10 +82,11 @@ func causeListed(fs []diagnose.Finding, id string) bool {
 // its members under it when opened.
 func (m *Model) findItems(fs []diagnose.Finding, group bool) []findItem {
 	items := make([]findItem, 0, len(fs))
+	sym := underListedCause(fs)
 	count := map[string]int{}
 	if group {
 		for i := range fs {
-			if fs[i].Cause == "" || !causeListed(fs, fs[i].Cause) {
+			if !sym[i] {
 				count[groupKey(&fs[i])]++
 			}
 		}
@@ -84,7 +94,7 @@ func (m *Model) findItems(fs []diagnose.Finding, group bool) []findItem {
 	done := map[string]bool{}
 	for i := range fs {
 		k := groupKey(&fs[i])
-		if fs[i].Cause != "" && causeListed(fs, fs[i].Cause) {
+		if sym[i] {
 			// underCauses put it after its cause: it stays there, alone.
 			items = append(items, findItem{x: &fs[i], sym: true})
 			continue
@@ -100,7 +110,7 @@ func (m *Model) findItems(fs []diagnose.Finding, group bool) []findItem {
 		g := findItem{x: &fs[i], n: count[k], key: k}
 		var members []findItem
 		for j := i; j < len(fs); j++ {
-			if groupKey(&fs[j]) == k && (fs[j].Cause == "" || !causeListed(fs, fs[j].Cause)) {
+			if groupKey(&fs[j]) == k && !sym[j] {
 				n := m.fleet.name(fs[j].Target)
 				if fs[j].Engine != "" {
 					n += " e" + fs[j].Engine // one endpoint's engines stay apart
