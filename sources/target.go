@@ -74,6 +74,7 @@ func ParseTarget(s string) (Target, error) {
 	if u.Path == "" || u.Path == "/" {
 		u.Path = "/metrics"
 	}
+	u.Fragment, u.RawFragment = "", ""
 	name := shown
 	if !strings.Contains(raw, "://") && !strings.Contains(raw, "/") {
 		name = Sanitize(u.Host, 80)
@@ -120,6 +121,10 @@ func (t Target) IsLocal() bool {
 func RedactURL(u *url.URL) string {
 	c := *u
 	c.User = nil
+	// A fragment is never sent to the target; it is not shown either, so
+	// text after '#' that looks like a query cannot carry a value to the
+	// screen.
+	c.Fragment, c.RawFragment = "", ""
 	if c.RawQuery != "" {
 		c.RawQuery = redactValues(c.RawQuery)
 	}
@@ -136,17 +141,14 @@ func redactURLString(s string) string {
 }
 
 // redactQuery redacts the query values of text that may not parse as a URL.
+// The fragment, never sent, is dropped.
 func redactQuery(s string) string {
+	s, _, _ = strings.Cut(s, "#")
 	i := strings.IndexByte(s, '?')
 	if i < 0 {
 		return s
 	}
-	q, frag, _ := strings.Cut(s[i+1:], "#")
-	out := s[:i+1] + redactValues(q)
-	if frag != "" {
-		out += "#" + frag
-	}
-	return out
+	return s[:i+1] + redactValues(s[i+1:])
 }
 
 func redactValues(q string) string {
