@@ -298,7 +298,7 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 			return nil, fmt.Errorf("process frame for target %d of %d", w.Target, len(r.targets))
 		}
 		return &Event{Kind: KindProcs, Time: r.last, Target: w.Target,
-			Procs: sources.ProcTree{Root: w.Root, RootName: san(w.RootName), PIDs: w.PIDs, Note: san(w.Note)}}, nil
+			Procs: sources.ProcTree{Root: w.Root, RootName: san(w.RootName), PIDs: w.PIDs, Note: san(w.Note), GPUs: sanAll(w.GPUs)}}, nil
 	case typeTarget:
 		var t Target
 		if err := json.Unmarshal(p, &t); err != nil {
