@@ -76,7 +76,7 @@ var ruleEndpointDown = &Rule{
 				fd.Summary += ": " + ep.LastError
 			}
 			if !ep.LastSuccess.IsZero() {
-				fd.Evidence = append(fd.Evidence, ev("last success", dur(x.now.Sub(ep.LastSuccess))+" ago", 0))
+				fd.Evidence = append(fd.Evidence, evNum("since last success", x.now.Sub(ep.LastSuccess).Seconds(), UnitSeconds, 0))
 			}
 			fd.Explain = "vtop cannot read this endpoint's metrics, so nothing else about it can be diagnosed. A refused connection usually means the vLLM process is gone or still loading the model; a timeout means it is wedged or the network is."
 		} else {
@@ -84,7 +84,7 @@ var ruleEndpointDown = &Rule{
 			fd.Summary = fmt.Sprintf("%d outages in %s (first %s ago), up now", n, dur(seconds(p[edFlapWindow])), dur(x.now.Sub(first)))
 			fd.Explain = "The endpoint keeps dropping out and coming back: restarts in a loop (an OOM kill, a failing health check), or a flaky network path. Clients see errors during every outage."
 		}
-		fd.Evidence = append(fd.Evidence, ev("state", ep.State.String(), 0), ev("outages", fmt.Sprintf("%d in %s", n, dur(seconds(p[edFlapWindow]))), seconds(p[edFlapWindow])))
+		fd.Evidence = append(fd.Evidence, ev("state", ep.State.String(), 0), evNum("outages", float64(n), UnitCount, seconds(p[edFlapWindow])))
 		if ep.LastError != "" {
 			fd.Evidence = append(fd.Evidence, ev("last error", ep.LastError, 0))
 		}
@@ -170,7 +170,7 @@ var ruleScrapeSlow = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		ep := u.ep
 		fd.Summary = fmt.Sprintf("scrape took %s (%d samples)", dur(ep.ScrapeDuration), ep.Samples)
-		fd.Evidence = []Evidence{ev("scrape duration", dur(ep.ScrapeDuration), 0), ev("samples", fmt.Sprint(ep.Samples), 0)}
+		fd.Evidence = []Evidence{evNum("scrape duration", ep.ScrapeDuration.Seconds(), UnitSeconds, 0), evNum("samples", float64(ep.Samples), UnitCount, 0)}
 		fd.Explain = "A slow /metrics delays every number vtop shows for this endpoint and can time out. Usually the exposition is very large, or the API server is too busy to answer."
 		fd.Action = fmt.Sprintf("check the exposition (%d samples) for per-pid or per-adapter series; keep PROMETHEUS_MULTIPROC_DIR on local disk; raise --timeout if the endpoint is far away", ep.Samples)
 	},
