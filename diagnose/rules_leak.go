@@ -38,6 +38,7 @@ const mib1 = 1 << 20
 
 var ruleMemoryLeak = &Rule{
 	ID: "memory_leak", Title: "Memory leak", Scope: ScopeEndpoint,
+	memory:   func() ruleMemory { return &leakMemory{} },
 	Catches:  "Memory that only grows while the work stays the same: the API server's resident memory, or the GPU memory its processes hold, rising steadily over tens of minutes with flat load and completions. It ends in an OOM kill.",
 	Needs:    "process_resident_memory_bytes (single-process registry; not in multiprocess mode) or the GPU memory of the endpoint's processes (vtop on the node); finished requests",
 	Cond:     "over the history there is, up to {window}: resident memory rising ≥ {slope} (or GPU memory ≥ {gpu_slope}) on a steady line (R² ≥ {r2}) over ≥ 80% of {window}, or ≥ {steep} on a line with R² ≥ {steep_r2} over ≥ {min_span}; while finished requests/s and generated tokens/s change by < {load_change} between the first and last third",
@@ -168,6 +169,26 @@ type leak struct {
 	genEarly, genLate            float64
 }
 
+// leakMemory is memory_leak's memory of an endpoint: a long downsampled
+// history of its memory and load (the engine's rings hold one window),
+// started afresh at each restart, and the last verdict.
+type leakMemory struct {
+	long    longHistory
+	memo    leakMemo
+	restart time.Time
+}
+
+func (m *leakMemory) observe(ep *EndpointView, now time.Time) {
+	if !ep.RestartedAt.IsZero() && !ep.RestartedAt.Equal(m.restart) {
+		// A new process: memory starts again from its load-time size.
+		m.restart = ep.RestartedAt
+		m.long.reset()
+	}
+	if ep.State == StateUp && ep.Kind == sources.KindEngine {
+		m.long.observe(ep, now)
+	}
+}
+
 // leakMemo keeps the last verdict: the history only changes every
 // longStep, and fitting it on every poll is the detector's largest cost.
 type leakMemo struct {
@@ -178,7 +199,8 @@ type leakMemo struct {
 }
 
 func leakOf(x *evalCtx, u *unit, p []float64) leak {
-	h, m := &u.es.long, &u.es.leak
+	mem := memoryOf[*leakMemory](u)
+	h, m := &mem.long, &mem.memo
 	if n := len(h.pts); n > 0 && m.n == n && m.newest.Equal(h.pts[n-1].t) && slices.Equal(m.params, p) {
 		return m.l
 	}
@@ -193,7 +215,7 @@ func leakOf(x *evalCtx, u *unit, p []float64) leak {
 func fitLeak(x *evalCtx, u *unit, p []float64) leak {
 	var l leak
 	w := seconds(p[mlWindow])
-	pts := u.es.long.window(x.now, w)
+	pts := memoryOf[*leakMemory](u).long.window(x.now, w)
 	if len(pts) < 6 {
 		return l
 	}

@@ -25,6 +25,7 @@ var (
 
 var ruleEndpointDown = &Rule{
 	ID: "endpoint_down", Title: "Endpoint down", Scope: ScopeTarget,
+	memory:   func() ruleMemory { return &downHistory{} }, // outage starts, for flapping
 	Catches:  "The /metrics endpoint refuses, errors or hangs (the vLLM process is gone, loading, wedged, or unreachable), or keeps dropping out (flapping).",
 	Needs:    "the scrape itself",
 	Cond:     "no successful scrape (down, or stale: polls hang), or ≥ {flap_count} outages began within {flap_window}",
@@ -37,7 +38,7 @@ var ruleEndpointDown = &Rule{
 	Params: edParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		ep := u.ep
-		n, first := u.es.down.recent(x.now, seconds(p[edFlapWindow]))
+		n, first := memoryOf[*downHistory](u).recent(x.now, seconds(p[edFlapWindow]))
 		flapping := n > 0 && float64(n) >= p[edFlapCount]
 		switch {
 		case isDown(ep.State):
@@ -57,7 +58,7 @@ var ruleEndpointDown = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		ep := u.ep
-		n, first := u.es.down.recent(x.now, seconds(p[edFlapWindow]))
+		n, first := memoryOf[*downHistory](u).recent(x.now, seconds(p[edFlapWindow]))
 		if ep.NotVLLM && isDown(ep.State) {
 			// It answers: not an outage, the wrong port or another program.
 			fd.Title = "Not a vLLM endpoint"
