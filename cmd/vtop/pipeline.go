@@ -27,6 +27,7 @@ type pipeline struct {
 	clock     time.Time
 	first     time.Time // the first batch's time: the run's span is clock - first
 	lastEval  time.Time
+	latest    *diagnose.Frame // the newest evaluated frame
 	log       *slog.Logger
 	scrapeLog *scrapeLog      // scrape errors and warnings, rate-limited
 	scrapes   int             // scrape results applied
@@ -86,7 +87,7 @@ func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*promQueryTimeout)
 	defer cancel()
 	cfg := promapi.Config{URL: o.prom.url, Selector: o.prom.selector, Headers: o.prom.headers,
-		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once}
+		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once, KeepBody: o.record != ""}
 	if at := o.prom.at; !at.IsZero() {
 		cfg.Clock = func() time.Time { return at } // --once --at: the server's history up to then
 	}
@@ -200,7 +201,7 @@ func (p *pipeline) frame() *diagnose.Frame {
 	p.rec.Tick(p.clock)
 	fr := p.engine.Frame(p.clock)
 	p.detector.Evaluate(fr)
-	p.lastEval = p.clock
+	p.lastEval, p.latest = p.clock, fr
 	return fr
 }
 

@@ -46,8 +46,12 @@ type Config struct {
 	// Backfill is how much history to read at open (0: none).
 	Backfill time.Duration
 	// Once stops after the backfill (vtop --once).
-	Once  bool
-	Clock func() time.Time // time.Now when nil
+	Once bool
+	// KeepBody hands each replica's rebuilt exposition on in Scrape.Body
+	// (a copy the consumer may keep), for --record: a replay parses the
+	// same text with the same normalizer.
+	KeepBody bool
+	Clock    func() time.Time // time.Now when nil
 }
 
 // Client is an API client bound to one server.
@@ -253,6 +257,12 @@ func (c *Client) queryRange(ctx context.Context, q string, r v1.Range) (model.Ma
 
 func (c *Client) queryErr(q string, err error) error {
 	msg := err.Error()
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// It quotes the request's URL, query values and all (a token in
+		// the server's URL): the server is named already.
+		msg = ue.Err.Error()
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		msg = fmt.Sprintf("no answer within %s", c.cfg.Timeout)
 	}

@@ -1,6 +1,7 @@
 package promapi
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -161,10 +162,17 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 	return b
 }
 
-// scrape normalizes a replica's rebuilt exposition, stamped t.
-func (r *replica) scrape(t time.Time) sources.Scrape {
+// rebuiltType is the Content-Type of a rebuilt exposition.
+const rebuiltType = "text/plain; version=0.0.4"
+
+// scrape normalizes a replica's rebuilt exposition, stamped t; keep hands
+// a copy of the text on too.
+func (r *replica) scrape(t time.Time, keep bool) sources.Scrape {
 	s := sources.Scrape{Target: r.name, Time: t}
-	snap, err := r.norm.Normalize(r.buf, "text/plain; version=0.0.4")
+	if keep {
+		s.Body, s.ContentType = bytes.Clone(r.buf), rebuiltType
+	}
+	snap, err := r.norm.Normalize(r.buf, rebuiltType)
 	if err != nil {
 		s.Err = err
 		return s

@@ -137,7 +137,7 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 			continue // no new scrape since the last refresh
 		}
 		r.last = t
-		b.Scrapes = append(b.Scrapes, r.scrape(t))
+		b.Scrapes = append(b.Scrapes, r.scrape(t, c.cfg.KeepBody))
 	}
 	if err := s.readGPUs(ctx, &b, ts); err != nil {
 		return b, err
@@ -307,7 +307,7 @@ func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, t
 					continue
 				}
 				rp.last = at
-				b.Scrapes = append(b.Scrapes, rp.scrape(at))
+				b.Scrapes = append(b.Scrapes, rp.scrape(at, c.cfg.KeepBody))
 			}
 			if !sources.Send(ctx, out, b) {
 				return nil

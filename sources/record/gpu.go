@@ -74,6 +74,9 @@ type wireProcs struct {
 	RootName string `json:"root_name,omitempty"`
 	PIDs     []int  `json:"pids,omitempty"`
 	Note     string `json:"note,omitempty"`
+	// GPUs held by a remote endpoint (dcgm-exporter's pod or host join);
+	// format 2.
+	GPUs []string `json:"gpus,omitempty"`
 }
 
 // num is a float64 whose NaN ("unknown") is JSON null and whose
