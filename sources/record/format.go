@@ -16,8 +16,10 @@ import (
 // Version is the format version this package writes and the newest it
 // reads; it reads every older one. 2 added the header's prometheus object
 // and a process tree's gpus: a format-1 reader would replay such a file
-// with the GPUs of remote endpoints lost, so it refuses it instead.
-const Version = 2
+// with the GPUs of remote endpoints lost, so it refuses it instead. 3 added
+// a process tree's memory limit, which memory_leak projects against: an
+// older reader would replay a different projection.
+const Version = 3
 
 // magic opens every recording file; its last byte is the format version.
 var magic = [8]byte{'V', 'T', 'O', 'P', 'R', 'E', 'C', Version}

@@ -77,6 +77,10 @@ type wireProcs struct {
 	// GPUs held by a remote endpoint (dcgm-exporter's pod or host join);
 	// format 2.
 	GPUs []string `json:"gpus,omitempty"`
+	// The memory the local endpoint's processes can use (cgroup or host)
+	// and where it came from; format 3. Absent: unknown.
+	MemLimit     float64 `json:"mem_limit,omitempty"`
+	MemLimitFrom string  `json:"mem_limit_from,omitempty"`
 }
 
 // num is a float64 whose NaN ("unknown") is JSON null and whose

@@ -297,8 +297,12 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 		if w.Target < 0 || w.Target >= len(r.targets) {
 			return nil, fmt.Errorf("process frame for target %d of %d", w.Target, len(r.targets))
 		}
+		if w.MemLimit < 0 {
+			return nil, fmt.Errorf("process frame for target %d: memory limit %v", w.Target, w.MemLimit)
+		}
 		return &Event{Kind: KindProcs, Time: r.last, Target: w.Target,
-			Procs: sources.ProcTree{Root: w.Root, RootName: san(w.RootName), PIDs: w.PIDs, Note: san(w.Note), GPUs: sanAll(w.GPUs)}}, nil
+			Procs: sources.ProcTree{Root: w.Root, RootName: san(w.RootName), PIDs: w.PIDs, Note: san(w.Note), GPUs: sanAll(w.GPUs),
+				MemLimit: w.MemLimit, MemLimitFrom: san(w.MemLimitFrom)}}, nil
 	case typeTarget:
 		var t Target
 		if err := json.Unmarshal(p, &t); err != nil {

@@ -44,7 +44,7 @@ func newFixture(t testing.TB) fixture {
 	fx := fixture{hdr: Header{VtopVersion: "test", Started: t0, Interval: Duration(time.Second), Window: Duration(time.Minute),
 		Config: []byte(`{"slo":"chat"}`)},
 		live: []sources.Target{{Name: "a:8000", URL: "http://a:8000/metrics"}, {Name: "b:8000", URL: "http://b:8000/metrics", MaxNumSeqs: 256}}}
-	fx.events = append(fx.events, Event{Kind: KindProcs, Target: 1, Procs: sources.ProcTree{Root: 42, RootName: "vllm", PIDs: []int{42, 43}}})
+	fx.events = append(fx.events, Event{Kind: KindProcs, Target: 1, Procs: sources.ProcTree{Root: 42, RootName: "vllm", PIDs: []int{42, 43}, MemLimit: 64 << 30, MemLimitFrom: "cgroup memory limit"}})
 	// A remote endpoint's GPUs (dcgm-exporter's join), as a --prometheus or --dcgm run has them.
 	fx.events = append(fx.events, Event{Kind: KindProcs, Target: 0, Procs: sources.ProcTree{Note: "held by pod", GPUs: []string{"GPU-6f1e", "GPU-77aa"}}})
 	for s := 0; s < 30; s++ {
