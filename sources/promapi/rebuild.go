@@ -1,6 +1,7 @@
 package promapi
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -104,15 +105,18 @@ func (r *replica) target() sources.Target {
 	return sources.Target{Name: r.name, Host: r.host}
 }
 
-// begin starts a rebuilt exposition; the running gauge's HELP (which tells
-// V0 from V1) comes first when the server keeps it.
-func (f *fleet) begin(r *replica) {
-	r.buf = r.buf[:0]
+// begin starts a rebuilt exposition.
+func (f *fleet) begin(r *replica) { r.buf = f.header(r.buf[:0]) }
+
+// header is what every rebuilt exposition starts with: the running
+// gauge's HELP (which tells V0 from V1) when the server keeps it.
+func (f *fleet) header(b []byte) []byte {
 	if h, ok := f.help["vllm:num_requests_running"]; ok {
-		r.buf = append(r.buf, "# HELP vllm:num_requests_running "...)
-		r.buf = appendEscaped(r.buf, h, false)
-		r.buf = append(r.buf, '\n')
+		b = append(b, "# HELP vllm:num_requests_running "...)
+		b = appendEscaped(b, h, false)
+		b = append(b, '\n')
 	}
+	return b
 }
 
 // appendSample adds one sample line without the target's labels. Labels
@@ -161,10 +165,17 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 	return b
 }
 
-// scrape normalizes a replica's rebuilt exposition, stamped t.
-func (r *replica) scrape(t time.Time) sources.Scrape {
+// rebuiltType is the Content-Type of a rebuilt exposition.
+const rebuiltType = "text/plain; version=0.0.4"
+
+// scrape normalizes a replica's rebuilt exposition, stamped t; keep hands
+// a copy of the text on too.
+func (r *replica) scrape(t time.Time, keep bool) sources.Scrape {
 	s := sources.Scrape{Target: r.name, Time: t}
-	snap, err := r.norm.Normalize(r.buf, "text/plain; version=0.0.4")
+	if keep {
+		s.Body, s.ContentType = bytes.Clone(r.buf), rebuiltType
+	}
+	snap, err := r.norm.Normalize(r.buf, rebuiltType)
 	if err != nil {
 		s.Err = err
 		return s
