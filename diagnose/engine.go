@@ -18,6 +18,7 @@ type Config struct {
 	Interval     time.Duration // poll interval (default 1 s)
 	StaleAfter   time.Duration // no answer for this long: stale (default 5 × interval, at least 5 s)
 	RestartShown time.Duration // how long "restarted" stays on an endpoint (default 10 min)
+	RosterShown  time.Duration // how long a join or departure stays in frames (default 5 min)
 	SparkLen     int           // points per sparkline (default 240)
 	MaxFrames    int           // hard cap of history frames per sub-series (default 512)
 	MaxSubs      int           // sub-series (model, engine) kept per endpoint (default sources.DefaultMaxSubs)
@@ -38,6 +39,9 @@ func (c *Config) defaults() {
 	}
 	if c.RestartShown <= 0 {
 		c.RestartShown = 10 * time.Minute
+	}
+	if c.RosterShown <= 0 {
+		c.RosterShown = 5 * time.Minute
 	}
 	if c.SparkLen <= 0 {
 		c.SparkLen = 240
@@ -73,6 +77,7 @@ type Engine struct {
 	fleetSpark sparkRing
 	lastFleet  time.Time
 	gpu        gpuState
+	roster     roster
 }
 
 type endpoint struct {
@@ -127,14 +132,6 @@ func (e *Engine) AddTarget(t TargetInfo) int {
 	return len(e.eps) - 1
 }
 
-// RemoveTarget forgets target i (gone from discovery); the targets after
-// it move down one index.
-func (e *Engine) RemoveTarget(i int) {
-	if i >= 0 && i < len(e.eps) {
-		e.eps = append(e.eps[:i], e.eps[i+1:]...)
-	}
-}
-
 // Config returns the engine's configuration (with defaults filled in).
 func (e *Engine) Config() Config { return e.cfg }
 
@@ -155,6 +152,12 @@ func (e *Engine) SetWindow(w time.Duration) {
 func (e *Engine) spacing() time.Duration { return e.cfg.Window / 100 }
 func (e *Engine) retention() time.Duration {
 	return e.cfg.Window + 2*e.spacing() + 2*e.cfg.Interval
+}
+
+// frameCap is the ring size a sub-series starts with: the frames one
+// retention holds at the poll interval, and a few spare for jitter.
+func (e *Engine) frameCap() int {
+	return min(int(e.retention()/max(e.spacing(), e.cfg.Interval))+4, e.cfg.MaxFrames)
 }
 
 // Ingest applies one poll result of target i.
@@ -190,7 +193,7 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 		sub := &snap.Subs[k]
 		h := ep.subs[sub.Key]
 		if h == nil {
-			h = newSubHistory(sub.Key)
+			h = newSubHistory(sub.Key, e.frameCap())
 			ep.subs[sub.Key] = h
 		}
 		if h.add(s.Time, sub, spacing, retain, e.cfg.MaxFrames) {
@@ -234,9 +237,9 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 		one := newAcc()
 		if a, b, ok := h.window(t, e.cfg.Window); ok {
 			one.addSub(h, a, b, sub.Cache)
-		} else if f := h.latest(); f != nil {
+		} else if h.n > 0 {
 			one.engines++
-			one.addGauges(f, sub.Cache)
+			one.addGauges(h, sub.Cache)
 		}
 		ep.win.merge(&one)
 		m := ep.modelAccs[sub.Key.Model]
@@ -249,8 +252,8 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 		ep.subStats = append(ep.subStats, SubView{Key: sub.Key, Stats: one.stats()})
 		if a, b, ok := h.window(t, sw); ok {
 			ep.sp.addSub(h, a, b, sub.Cache)
-		} else if f := h.latest(); f != nil {
-			ep.sp.addGauges(f, sub.Cache)
+		} else if h.n > 0 {
+			ep.sp.addGauges(h, sub.Cache)
 		}
 	}
 	ep.stats = ep.win.stats()
@@ -270,6 +273,9 @@ func (e *Engine) Frame(now time.Time) *Frame {
 		}
 		v := e.view(i, ep, now)
 		f.Endpoints[i] = v
+		if v.LastSuccess.After(f.Newest) {
+			f.Newest = v.LastSuccess
+		}
 		f.Fleet.Total++
 		if v.State != StateUp || v.Kind != sources.KindEngine {
 			continue
@@ -299,6 +305,7 @@ func (e *Engine) Frame(now time.Time) *Frame {
 		e.lastFleet = now
 	}
 	f.Fleet.Spark, f.Fleet.SparkLong = e.fleetSpark.view(), e.fleetSpark.longView()
+	f.Roster, f.RosterMore = e.roster.recent(now, e.cfg.RosterShown), e.roster.dropped
 	e.gpuFrame(f)
 	return f
 }

@@ -88,19 +88,26 @@ const (
 	eOverCap // a sub-series beyond MaxSubs
 )
 
-// entry is what one raw series line resolved to.
+// entry is what one raw series line resolved to. A fleet keeps hundreds of
+// thousands of them, so the hot fields are packed (64 bytes) and the rare
+// ones sit behind rare.
 type entry struct {
 	key   uint64 // seriesKey of the series
 	slen  int32  // its length in bytes
 	iter  uint64
-	kind  entryKind
-	fam   int
-	part  part
 	slot  *subAcc
-	pid   bool    // carried a pid label (multi-API-server gauges)
 	le    float64 // bucket bound
 	label string  // value of the Labeled family's extra label
-	other string  // other engine name
+	rare  *entryRare
+	fam   int32
+	kind  entryKind
+	part  part
+	pid   bool // carried a pid label (multi-API-server gauges)
+}
+
+// entryRare holds what only a few series of a target resolve to.
+type entryRare struct {
+	other string // other engine name
 	cfg   *CacheConfig
 	cfgEn string
 	lora  *LoraInfo
@@ -286,11 +293,11 @@ func (n *Normalizer) classify(ls labels.Labels) *entry {
 	w, ok := byWire[name]
 	if !ok {
 		if o := otherEngine(name); o != "" {
-			en.kind, en.other = eOther, o
+			en.kind, en.rare = eOther, &entryRare{other: o}
 		}
 		return en
 	}
-	en.fam, en.part = w.fam, w.part
+	en.fam, en.part = int32(w.fam), w.part
 	f := &families[w.fam]
 	switch f.role {
 	case RoleRouter:
@@ -301,11 +308,12 @@ func (n *Normalizer) classify(ls labels.Labels) *entry {
 		return en
 	case RoleCacheInfo:
 		en.kind = eCacheInfo
-		en.cfg, en.cfgEn = parseCacheConfig(ls)
+		cfg, cfgEn := parseCacheConfig(ls)
+		en.rare = &entryRare{cfg: cfg, cfgEn: cfgEn}
 		return en
 	case RoleLoraInfo:
 		en.kind = eLoraInfo
-		en.lora = parseLora(ls)
+		en.rare = &entryRare{lora: parseLora(ls)}
 		return en
 	}
 	en.kind = eSignal
@@ -325,13 +333,13 @@ func (n *Normalizer) classify(ls labels.Labels) *entry {
 		default:
 			// An unknown label layout: the family is unknown, never a
 			// series with an empty label that reads as 0 of each kind.
-			en.bad = fmt.Sprintf("%s has a series without its %s label (ignored: read as unknown)", f.name, row.Label)
+			en.rare = &entryRare{bad: fmt.Sprintf("%s has a series without its %s label (ignored: read as unknown)", f.name, row.Label)}
 		}
 	}
 	if en.part == partBucket {
 		le, err := strconv.ParseFloat(ls.Get(LabelLe), 64)
 		if err != nil || math.IsNaN(le) {
-			en.bad = fmt.Sprintf("%s has a bucket with le=%q", f.name, Sanitize(ls.Get(LabelLe), 20))
+			en.rare = &entryRare{bad: fmt.Sprintf("%s has a bucket with le=%q", f.name, Sanitize(ls.Get(LabelLe), 20))}
 		}
 		en.le = le
 	}
@@ -356,7 +364,7 @@ func (n *Normalizer) apply(en *entry, v float64) {
 	case eIgnore:
 		return
 	case eOther:
-		n.other[en.other]++
+		n.other[en.rare.other]++
 		return
 	case eOverCap:
 		n.overCap++
@@ -372,15 +380,15 @@ func (n *Normalizer) apply(en *entry, v float64) {
 		return
 	case eCacheInfo:
 		n.present[en.fam] = true
-		n.cacheCfgs = append(n.cacheCfgs, cacheCfgAt{en.cfgEn, en.cfg})
+		n.cacheCfgs = append(n.cacheCfgs, cacheCfgAt{en.rare.cfgEn, en.rare.cfg})
 		return
 	case eLoraInfo:
 		n.present[en.fam] = true
-		n.lora = en.lora
+		n.lora = en.rare.lora
 		return
 	}
-	if en.bad != "" {
-		n.warn(en.bad)
+	if en.rare != nil && en.rare.bad != "" {
+		n.warn(en.rare.bad)
 		return
 	}
 	n.present[en.fam] = true

@@ -139,14 +139,26 @@ func (p *pipeline) add(t sources.Target) int {
 	return i
 }
 
-// remove forgets a departed target; those after it move down one index.
-func (p *pipeline) remove(name string) {
+// join adds a target that arrived: one found after the run's first two
+// intervals (the fleet as opened) is shown as having joined.
+func (p *pipeline) join(t sources.Target, now time.Time) {
+	if _, ok := p.index[t.Name]; ok || p.first.IsZero() || now.Sub(p.first) <= 2*p.interval {
+		p.add(t)
+		return
+	}
+	p.log.Debug("target joined", "target", t.Name)
+	p.index[t.Name] = p.engine.JoinTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs, Pool: t.Pool}, now)
+}
+
+// remove forgets a departed target (its last view stays in the frames'
+// roster for a while); those after it move down one index.
+func (p *pipeline) remove(name string, now time.Time) {
 	i, ok := p.index[name]
 	if !ok {
 		return
 	}
 	p.log.Debug("target departed", "target", name)
-	p.engine.RemoveTarget(i)
+	p.engine.LeaveTarget(i, now)
 	delete(p.index, name)
 	for n, j := range p.index {
 		if j > i {
@@ -163,11 +175,11 @@ func (p *pipeline) apply(b *sources.Batch) {
 	}
 	for _, n := range b.Departed {
 		p.rec.Departed(n)
-		p.remove(n)
+		p.remove(n, b.Now)
 	}
 	for _, t := range b.Arrived {
 		p.rec.Target(t)
-		p.add(t)
+		p.join(t, b.Now)
 	}
 	for _, s := range b.Scrapes {
 		p.scrapes++

@@ -51,7 +51,10 @@ type Config struct {
 	// (a copy the consumer may keep), for --record: a replay parses the
 	// same text with the same normalizer.
 	KeepBody bool
-	Clock    func() time.Time // time.Now when nil
+	// QueryOnly refreshes through the query API even where the server
+	// has /federate (tests of the path Thanos and Mimir take).
+	QueryOnly bool
+	Clock     func() time.Time // time.Now when nil
 }
 
 // Client is an API client bound to one server.
@@ -64,6 +67,8 @@ type Client struct {
 	dcgm     []string          // dcgm-exporter names present that vtop reads
 	help     map[string]string // HELP texts the server keeps (metadata API)
 	interval time.Duration
+	http     *http.Client
+	federate bool // refresh through /federate (Prometheus, VictoriaMetrics)
 
 	queries atomic.Int64 // requests made
 	bytes   atomic.Int64 // response bytes read
@@ -96,6 +101,9 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.MaxSeries <= 0 {
 		cfg.MaxSeries = 2_000_000
 	}
+	// /federate answers only "now": a clock fixed at a past moment (--at)
+	// reads through the query API.
+	tryFederate := cfg.Clock == nil && !cfg.QueryOnly
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
@@ -127,8 +135,8 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		c.cfg.Fetcher = cfg.Fetcher
 	}
-	ac, err := api.NewClient(api.Config{Address: strings.TrimSuffix(cfg.URL, "/"),
-		Client: &http.Client{Transport: &roundTripper{c: c, next: cfg.Fetcher.Client().Transport}}})
+	c.http = &http.Client{Transport: &roundTripper{c: c, next: cfg.Fetcher.Client().Transport}}
+	ac, err := api.NewClient(api.Config{Address: strings.TrimSuffix(cfg.URL, "/"), Client: c.http})
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus %s: %v", c.name, err)
 	}
@@ -136,8 +144,13 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if err := c.discover(ctx); err != nil {
 		return nil, err
 	}
+	c.federate = tryFederate && c.federateSupported(ctx)
 	return c, nil
 }
+
+// Federates reports whether refreshes read /federate rather than the
+// query API.
+func (c *Client) Federates() bool { return c.federate }
 
 // Server names the server, for messages.
 func (c *Client) Server() string { return c.name }
@@ -214,6 +227,17 @@ func (c *Client) selectFamily(f family) string {
 		return c.match(f.names)
 	}
 	return c.match(f.names) + " and on (" + idBy + ") " + c.match(c.running())
+}
+
+// vllmNames is every vLLM sample name the server holds.
+func (c *Client) vllmNames() []string {
+	var out []string
+	for _, f := range c.families {
+		if f.vllm {
+			out = append(out, f.names...)
+		}
+	}
+	return out
 }
 
 // running is the names of the gauge every vLLM exposes.

@@ -105,15 +105,18 @@ func (r *replica) target() sources.Target {
 	return sources.Target{Name: r.name, Host: r.host}
 }
 
-// begin starts a rebuilt exposition; the running gauge's HELP (which tells
-// V0 from V1) comes first when the server keeps it.
-func (f *fleet) begin(r *replica) {
-	r.buf = r.buf[:0]
+// begin starts a rebuilt exposition.
+func (f *fleet) begin(r *replica) { r.buf = f.header(r.buf[:0]) }
+
+// header is what every rebuilt exposition starts with: the running
+// gauge's HELP (which tells V0 from V1) when the server keeps it.
+func (f *fleet) header(b []byte) []byte {
 	if h, ok := f.help["vllm:num_requests_running"]; ok {
-		r.buf = append(r.buf, "# HELP vllm:num_requests_running "...)
-		r.buf = appendEscaped(r.buf, h, false)
-		r.buf = append(r.buf, '\n')
+		b = append(b, "# HELP vllm:num_requests_running "...)
+		b = appendEscaped(b, h, false)
+		b = append(b, '\n')
 	}
+	return b
 }
 
 // appendSample adds one sample line without the target's labels. Labels

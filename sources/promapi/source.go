@@ -25,6 +25,7 @@ const chunkSteps = 120
 type Source struct {
 	c     *Client
 	fleet *fleet
+	fed   *federation // with Client.federate
 	gpus  *dcgm.Reader
 	gen   uint64
 	names []model.LabelName // scratch for label sorting
@@ -32,7 +33,9 @@ type Source struct {
 
 // NewSource reads through an opened client.
 func NewSource(c *Client) *Source {
-	return &Source{c: c, fleet: newFleet(c.help), gpus: dcgm.NewReader()}
+	s := &Source{c: c, fleet: newFleet(c.help), gpus: dcgm.NewReader()}
+	s.fed = newFederation(c.running(), s.fleet.header)
+	return s
 }
 
 // Run backfills, then refreshes until ctx ends. With Config.Once it stops
@@ -50,8 +53,12 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 	}
 	tick := time.NewTicker(c.interval)
 	defer tick.Stop()
+	refresh := s.refresh
+	if c.federate {
+		refresh = s.refreshFederated
+	}
 	for {
-		b, err := s.refresh(ctx, c.cfg.Clock())
+		b, err := refresh(ctx, c.cfg.Clock())
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
