@@ -124,9 +124,11 @@ func simRunTrees(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, 
 			if !r.Reachable() {
 				s.Err = errors.New("connection refused (is vLLM running on this port?)")
 			} else {
-				s.Body, s.ContentType = r.Exposition(sim.FormatOpenMetrics), ct
-				if s.Data, s.Err = norms[i].Normalize(s.Body, ct); s.Err != nil {
+				body := r.Exposition(sim.FormatOpenMetrics)
+				if s.Data, s.Err = norms[i].Normalize(body, ct); s.Err != nil {
 					s.Data = nil
+				} else {
+					s.KeepBody(norms[i], body, ct) // what the poller keeps for --record
 				}
 			}
 			b.Scrapes = append(b.Scrapes, s)

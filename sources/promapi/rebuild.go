@@ -1,7 +1,6 @@
 package promapi
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -169,17 +168,18 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 const rebuiltType = "text/plain; version=0.0.4"
 
 // scrape normalizes a replica's rebuilt exposition, stamped t; keep hands
-// a copy of the text on too.
+// on what a recording needs of the text too (its changed lines, as the
+// poller does).
 func (r *replica) scrape(t time.Time, keep bool) sources.Scrape {
 	s := sources.Scrape{Target: r.name, Time: t}
-	if keep {
-		s.Body, s.ContentType = bytes.Clone(r.buf), rebuiltType
-	}
 	snap, err := r.norm.Normalize(r.buf, rebuiltType)
 	if err != nil {
 		s.Err = err
 		return s
 	}
 	s.Data = snap
+	if keep {
+		s.KeepBody(r.norm, r.buf, rebuiltType)
+	}
 	return s
 }

@@ -77,7 +77,7 @@ func (fx fixture) write(t testing.TB, w *Writer) {
 			if ev.Err != "" {
 				err = errors.New(ev.Err)
 			}
-			w.Scrape(fx.live[ev.Target].Name, ev.Time, ev.Duration, ev.ContentType, ev.Body, err)
+			w.Scrape(&sources.Scrape{Target: fx.live[ev.Target].Name, Time: ev.Time, Duration: ev.Duration, ContentType: ev.ContentType, Body: ev.Body, Err: err})
 		case KindGPU:
 			w.GPU(&ev.GPU)
 		case KindProcs:
@@ -326,8 +326,8 @@ func TestTargetArrives(t *testing.T) {
 	c := sources.Target{Name: "https://c:8443/metrics?token=s3cret", URL: "https://c:8443/metrics?token=s3cret"}
 	w.Target(c)
 	w.Target(c) // known: once
-	w.Scrape(c.Name, t0.Add(time.Second), 0, "text/plain", body, nil)
-	w.Scrape("d:8000", t0.Add(time.Second), 0, "text/plain", body, nil) // first named by a scrape
+	w.Scrape(&sources.Scrape{Target: c.Name, Time: t0.Add(time.Second), ContentType: "text/plain", Body: body})
+	w.Scrape(&sources.Scrape{Target: "d:8000", Time: t0.Add(time.Second), ContentType: "text/plain", Body: body}) // first named by a scrape
 	w.Departed("d:8000")
 	w.Tick(t0.Add(time.Second))
 	if err := w.Close(); err != nil {
