@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -45,12 +46,20 @@ type Config struct {
 	Interval time.Duration
 	// Backfill is how much history to read at open (0: none).
 	Backfill time.Duration
+	// FullRes is the newest part of the backfill read at the scrape step:
+	// the window and the rules' longest hold. Older history is read at a
+	// coarser step. 0: all of it at the scrape step.
+	FullRes time.Duration
 	// Once stops after the backfill (vtop --once).
 	Once bool
 	// QueryOnly refreshes through the query API even where the server
 	// has /federate (tests of the path Thanos and Mimir take).
 	QueryOnly bool
 	Clock     func() time.Time // time.Now when nil
+	// Log, when set, gets a debug line per request: what was asked (URL
+	// and form, never the headers, which carry the credentials), the
+	// status, the bytes and how long until the body was read.
+	Log *slog.Logger
 }
 
 // Client is an API client bound to one server.
@@ -131,7 +140,16 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		c.cfg.Fetcher = cfg.Fetcher
 	}
-	c.http = &http.Client{Transport: &roundTripper{c: c, next: cfg.Fetcher.Client().Transport}}
+	next := cfg.Fetcher.Client().Transport
+	if t, ok := next.(*http.Transport); ok {
+		// The targets' transport waits a scrape's timeout for headers; a
+		// server answers a fleet-wide query (or /federate, which sends
+		// nothing until it has gathered every series) within the query's.
+		t = t.Clone()
+		t.ResponseHeaderTimeout = cfg.Timeout
+		next = t
+	}
+	c.http = &http.Client{Transport: &roundTripper{c: c, next: next}}
 	ac, err := api.NewClient(api.Config{Address: strings.TrimSuffix(cfg.URL, "/"), Client: c.http})
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus %s: %v", c.name, err)
@@ -169,12 +187,27 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("User-Agent", "vtop")
+	form := ""
+	if rt.c.cfg.Log != nil && req.GetBody != nil {
+		if b, err := req.GetBody(); err == nil {
+			f, _ := io.ReadAll(io.LimitReader(b, 64<<10))
+			form = string(f)
+		}
+	}
+	start := time.Now()
 	resp, err := rt.next.RoundTrip(req)
 	if err != nil {
 		return nil, err
 	}
 	rt.c.queries.Add(1)
-	resp.Body = &limitBody{r: resp.Body, left: rt.c.cfg.MaxBody, n: &rt.c.bytes}
+	lb := &limitBody{r: resp.Body, left: rt.c.cfg.MaxBody, n: &rt.c.bytes}
+	if l := rt.c.cfg.Log; l != nil {
+		lb.done = func() {
+			l.Debug("prometheus request", "method", req.Method, "url", req.URL.String(), "form", form, "status", resp.StatusCode,
+				"bytes", rt.c.cfg.MaxBody-lb.left, "seconds", time.Since(start).Seconds())
+		}
+	}
+	resp.Body = lb
 	return resp, nil
 }
 
@@ -185,6 +218,7 @@ type limitBody struct {
 	r    io.ReadCloser
 	left int64
 	n    *atomic.Int64
+	done func() // at Close
 }
 
 func (l *limitBody) Read(p []byte) (int, error) {
@@ -200,7 +234,13 @@ func (l *limitBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (l *limitBody) Close() error { return l.r.Close() }
+func (l *limitBody) Close() error {
+	if l.done != nil {
+		l.done()
+		l.done = nil
+	}
+	return l.r.Close()
+}
 
 // match renders a selector for the given sample names plus the user's
 // matchers.

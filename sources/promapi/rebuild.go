@@ -165,9 +165,12 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 }
 
 // scrape normalizes a replica's rebuilt exposition, stamped t.
-func (r *replica) scrape(t time.Time) sources.Scrape {
+func (r *replica) scrape(t time.Time) sources.Scrape { return r.normalize(r.buf, t) }
+
+// normalize reads one exposition of the replica, stamped t.
+func (r *replica) normalize(body []byte, t time.Time) sources.Scrape {
 	s := sources.Scrape{Target: r.name, Time: t}
-	snap, err := r.norm.Normalize(r.buf, "text/plain; version=0.0.4")
+	snap, err := r.norm.Normalize(body, "text/plain; version=0.0.4")
 	if err != nil {
 		s.Err = err
 		return s

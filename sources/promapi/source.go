@@ -25,7 +25,10 @@ const chunkSteps = 120
 type Source struct {
 	c     *Client
 	fleet *fleet
-	fed   *federation // with Client.federate
+	// With Client.federate: the requests' name groups and their answers,
+	// split by target (the first holds the running gauge: every engine).
+	groups [][]string
+	feds   []*federation
 	gpus  *dcgm.Reader
 	gen   uint64
 	names []model.LabelName // scratch for label sorting
@@ -34,7 +37,13 @@ type Source struct {
 // NewSource reads through an opened client.
 func NewSource(c *Client) *Source {
 	s := &Source{c: c, fleet: newFleet(c.help), gpus: dcgm.NewReader()}
-	s.fed = newFederation(c.running(), s.fleet.header)
+	if c.federate {
+		s.groups = c.fedGroups()
+		s.feds = []*federation{newFederation(c.running(), s.fleet.header)}
+		for range s.groups[1:] {
+			s.feds = append(s.feds, newFederation(nil, nil))
+		}
+	}
 	return s
 }
 
@@ -62,6 +71,12 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
+			}
+			if len(s.fleet.byKey) == 0 && c.cfg.Once {
+				return err // no replica to carry the error: the run's error
+			}
+			if c.cfg.Log != nil {
+				c.cfg.Log.Warn("prometheus refresh", "err", err)
 			}
 			// The server is down or slow: every replica is unknown now,
 			// and says why.
@@ -230,12 +245,34 @@ func (s *Source) queryAll(ctx context.Context, q func(family) (model.Value, erro
 	return res, nil
 }
 
-// backfill reads [from, to] at the scrape step with range queries, a chunk
-// at a time, and sends a batch per step: the pipeline evaluates the rules
-// over history as if it had been watching.
+// backfill reads [from, to] with range queries, a chunk at a time, and
+// sends a batch per step: the pipeline evaluates the rules over history
+// as if it had been watching. Only the newest Config.FullRes is read at
+// the scrape step (the window and the rules' holds need every scrape);
+// older history feeds the slow readers (the leak fit's 20 s points, the
+// half-hour sparklines' 10 s ones, findings' ages) and is read at
+// coarseStep: a fraction of the points to fetch and normalize.
 func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, to time.Time) error {
 	c := s.c
-	step := c.interval
+	split := to.Add(-c.cfg.FullRes).Truncate(c.interval)
+	if coarse := c.coarseStep(); c.cfg.FullRes > 0 && split.Sub(from) > coarse {
+		if err := s.backfillAt(ctx, out, from, split.Add(-coarse), coarse); err != nil || ctx.Err() != nil {
+			return err
+		}
+		from = split
+	}
+	return s.backfillAt(ctx, out, from, to, c.interval)
+}
+
+// coarseStep is the step of old history: four scrapes, at most a minute,
+// and never as long as the engine's stale mark (five scrapes).
+func (c *Client) coarseStep() time.Duration {
+	return max(c.interval, min(4*c.interval, time.Minute))
+}
+
+// backfillAt reads [from, to] at step.
+func (s *Source) backfillAt(ctx context.Context, out chan<- sources.Batch, from, to time.Time, step time.Duration) error {
+	c := s.c
 	from = from.Truncate(step)
 	for start := from; !start.After(to); start = start.Add(chunkSteps * step) {
 		end := start.Add((chunkSteps - 1) * step)
