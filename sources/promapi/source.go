@@ -29,9 +29,9 @@ type Source struct {
 	// split by target (the first holds the running gauge: every engine).
 	groups [][]string
 	feds   []*federation
-	gpus  *dcgm.Reader
-	gen   uint64
-	names []model.LabelName // scratch for label sorting
+	gpus   *dcgm.Reader
+	gen    uint64
+	names  []model.LabelName // scratch for label sorting
 }
 
 // NewSource reads through an opened client.
