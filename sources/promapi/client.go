@@ -16,10 +16,12 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	jsoniter "github.com/json-iterator/go"
 	"github.com/prometheus/client_golang/api"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
@@ -301,18 +303,50 @@ func (c *Client) query(ctx context.Context, q string, ts time.Time) (model.Value
 }
 
 // queryRange runs a range query; errors name the server and the query.
+// The answer is decoded in one streaming pass (json-iterator, with the
+// fast sample decoders client_golang registers): the API client's own
+// path validates the whole body with encoding/json first, a third of a
+// backfill's CPU.
 func (c *Client) queryRange(ctx context.Context, q string, r v1.Range) (model.Matrix, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	v, _, _, err := c.api.QueryRange(ctx, q, r, v1.WithTimeout(c.cfg.Timeout), v1.WithLimit(uint64(c.cfg.MaxSeries)))
+	sec := func(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', -1, 64) }
+	form := url.Values{"query": {q}, "start": {sec(r.Start)}, "end": {sec(r.End)},
+		"step": {strconv.FormatFloat(r.Step.Seconds(), 'f', -1, 64)}, "timeout": {c.cfg.Timeout.String()},
+		"limit": {strconv.Itoa(c.cfg.MaxSeries)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.cfg.URL, "/")+"/api/v1/query_range",
+		strings.NewReader(form.Encode()))
 	if err != nil {
 		return nil, c.queryErr(q, err)
 	}
-	m, ok := v.(model.Matrix)
-	if !ok {
-		return nil, fmt.Errorf("prometheus %s: query %s: got a %s, not a range", c.name, sources.Sanitize(q, 200), v.Type())
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, c.queryErr(q, err)
 	}
-	return m, nil
+	defer resp.Body.Close()
+	var res struct {
+		Status    string `json:"status"`
+		ErrorType string `json:"errorType"`
+		Error     string `json:"error"`
+		Data      struct {
+			ResultType string       `json:"resultType"`
+			Result     model.Matrix `json:"result"`
+		} `json:"data"`
+	}
+	if err := jsoniter.ConfigCompatibleWithStandardLibrary.NewDecoder(resp.Body).Decode(&res); err != nil {
+		if resp.StatusCode/100 != 2 {
+			return nil, c.queryErr(q, fmt.Errorf("HTTP %s", resp.Status))
+		}
+		return nil, c.queryErr(q, err)
+	}
+	if res.Status != "success" {
+		return nil, c.queryErr(q, fmt.Errorf("%s: %s", res.ErrorType, res.Error))
+	}
+	if res.Data.ResultType != "matrix" {
+		return nil, fmt.Errorf("prometheus %s: query %s: got a %s, not a range", c.name, sources.Sanitize(q, 200), sources.Sanitize(res.Data.ResultType, 20))
+	}
+	return res.Data.Result, nil
 }
 
 func (c *Client) queryErr(q string, err error) error {

@@ -144,43 +144,50 @@ func (f *federation) line(line []byte, gen uint64, known bool) error {
 			t.buf = f.help(t.buf)
 		}
 	}
+	// "… value [timestamp]": the value is kept; the running gauge's
+	// timestamp is the target's newest scrape (none: as of the answer).
+	fs := bytes.Fields(line[open+1+end:])
+	if len(fs) == 0 {
+		return fmt.Errorf("federate: no value in %q", sources.Sanitize(string(line), 120))
+	}
 	if f.running[string(name)] {
-		// "… value timestamp": the newest scrape of the target; a line
-		// without a timestamp is as of the answer.
 		ms := f.now
-		if fs := bytes.Fields(line[open+1+end:]); len(fs) == 2 {
+		if len(fs) == 2 {
 			if v, err := strconv.ParseInt(string(fs[1]), 10, 64); err == nil {
 				ms = v
 			}
 		}
 		t.stamp = max(t.stamp, ms)
 	}
-	if bytes.HasSuffix(name, infoSuffix) {
-		// An info family's labels are its data: without the target's
-		// labels, as the query API path rebuilds it.
-		t.buf = append(t.buf, name...)
-		t.buf = append(t.buf, '{')
-		n := 0
-		eachLabel(line[open+1:], func(l, raw []byte) {
-			if !targetLabels[model.LabelName(l)] {
-				if n > 0 {
-					t.buf = append(t.buf, ',')
-				}
-				t.buf = append(append(append(append(t.buf, l...), '=', '"'), raw...), '"')
-				n++
+	// Written as the target exposed it: without the labels the server
+	// added (a third of the bytes) and without the timestamp, the same
+	// text the query API path rebuilds.
+	t.buf = append(t.buf, name...)
+	t.buf = append(t.buf, '{')
+	n := 0
+	eachLabel(line[open+1:], func(l, raw []byte) {
+		if !isTarget(l) {
+			if n > 0 {
+				t.buf = append(t.buf, ',')
 			}
-		})
-		t.buf = append(t.buf, '}')
-		line = line[open+1+end:]
-	}
-	t.buf = append(t.buf, line...)
-	if line[len(line)-1] != '\n' {
-		t.buf = append(t.buf, '\n')
-	}
+			t.buf = append(append(append(append(t.buf, l...), '=', '"'), raw...), '"')
+			n++
+		}
+	})
+	t.buf = append(append(append(t.buf, '}', ' '), fs[0]...), '\n')
 	return nil
 }
 
-var infoSuffix = []byte("_info")
+// isTarget reports whether a label is one a server adds to every series
+// of a target, never vLLM's own.
+func isTarget(l []byte) bool {
+	switch string(l) {
+	case "__name__", "cluster", "namespace", "pod", "job", "instance", "container", "service", "endpoint", "node",
+		"prometheus", "prometheus_replica":
+		return true
+	}
+	return false
+}
 
 // isID reports whether a label (its bytes) identifies the replica, and
 // which of idLabels it is.
@@ -339,13 +346,7 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 	// As refresh: a target whose newest scrape is a few intervals old has
 	// departed (the server keeps answering with its last samples).
 	gone := now.Add(-lag).Add(-max(3*c.interval, 5*time.Second))
-	type job struct {
-		r   *replica
-		t   *fedTarget
-		at  time.Time
-		out sources.Scrape
-	}
-	var todo []job
+	var todo []normJob
 	for k, t := range fed.byKey {
 		if t.gen != s.gen {
 			delete(fed.byKey, k) // not in the answer any more
@@ -369,26 +370,9 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 				t.buf = append(t.buf, u.buf...)
 			}
 		}
-		todo = append(todo, job{r: r, t: t, at: at})
+		todo = append(todo, normJob{r: r, buf: t.buf, at: at})
 	}
-	next := make(chan int)
-	for range runtime.GOMAXPROCS(0) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				todo[i].out = todo[i].r.normalize(todo[i].t.buf, todo[i].at)
-			}
-		}()
-	}
-	for i := range todo {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	for i := range todo {
-		b.Scrapes = append(b.Scrapes, todo[i].out)
-	}
+	b.Scrapes = normalizeAll(todo, b.Scrapes)
 	for _, r := range s.fleet.byKey {
 		if r.seen != s.gen {
 			b.Departed = append(b.Departed, r.name)
@@ -399,6 +383,40 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 		return b, err
 	}
 	return b, nil
+}
+
+// normJob is one exposition of a replica to normalize.
+type normJob struct {
+	r   *replica
+	buf []byte
+	at  time.Time
+	out sources.Scrape
+}
+
+// normalizeAll normalizes the replicas' expositions in parallel (each
+// replica has its own normalizer) and appends the scrapes to out in
+// order.
+func normalizeAll(todo []normJob, out []sources.Scrape) []sources.Scrape {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(todo), runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				todo[i].out = todo[i].r.normalize(todo[i].buf, todo[i].at)
+			}
+		}()
+	}
+	for i := range todo {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i := range todo {
+		out = append(out, todo[i].out)
+	}
+	return out
 }
 
 // federated reads one /federate answer into f.

@@ -154,13 +154,15 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 			r.buf = appendSample(r.buf, smp.Metric, float64(smp.Value), &s.names)
 		}
 	}
+	var todo []normJob
 	for r, t := range stamps {
 		if !t.After(r.last) {
 			continue // no new scrape since the last refresh
 		}
 		r.last = t
-		b.Scrapes = append(b.Scrapes, r.scrape(t))
+		todo = append(todo, normJob{r: r, buf: r.buf, at: t})
 	}
+	b.Scrapes = normalizeAll(todo, b.Scrapes)
 	if err := s.readGPUs(ctx, &b, ts); err != nil {
 		return b, err
 	}
@@ -301,8 +303,8 @@ func (s *Source) backfillAt(ctx context.Context, out chan<- sources.Batch, from,
 		}
 		// Each replica's series, with a cursor into their points.
 		type cursor struct {
-			m   model.Metric
-			pts []model.SamplePair
+			line []byte // the series as a sample line starts, rendered once
+			pts  []model.SamplePair
 		}
 		series := map[*replica][]cursor{}
 		var order []*replica
@@ -315,13 +317,14 @@ func (s *Source) backfillAt(ctx context.Context, out chan<- sources.Batch, from,
 				if _, ok := series[rp]; !ok {
 					order = append(order, rp)
 				}
-				series[rp] = append(series[rp], cursor{ss.Metric, ss.Values})
+				series[rp] = append(series[rp], cursor{appendSeries(nil, ss.Metric, &s.names), ss.Values})
 			}
 		}
 		for t := start; !t.After(end); t = t.Add(step) {
 			b := sources.Batch{Now: t, Arrived: arrived}
 			arrived = nil
 			tm := model.TimeFromUnixNano(t.UnixNano())
+			var todo []normJob
 			for _, rp := range order {
 				st := stamps[rp]
 				for len(st) > 0 && st[0].Timestamp < tm {
@@ -343,7 +346,7 @@ func (s *Source) backfillAt(ctx context.Context, out chan<- sources.Batch, from,
 						cs[i].pts = cs[i].pts[1:]
 					}
 					if len(cs[i].pts) > 0 && cs[i].pts[0].Timestamp == tm {
-						rp.buf = appendSample(rp.buf, cs[i].m, float64(cs[i].pts[0].Value), &s.names)
+						rp.buf = appendValue(append(rp.buf, cs[i].line...), float64(cs[i].pts[0].Value))
 						n++
 					}
 				}
@@ -351,8 +354,9 @@ func (s *Source) backfillAt(ctx context.Context, out chan<- sources.Batch, from,
 					continue
 				}
 				rp.last = at
-				b.Scrapes = append(b.Scrapes, rp.scrape(at))
+				todo = append(todo, normJob{r: rp, buf: rp.buf, at: at})
 			}
+			b.Scrapes = normalizeAll(todo, b.Scrapes)
 			if !sources.Send(ctx, out, b) {
 				return nil
 			}
