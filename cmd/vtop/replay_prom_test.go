@@ -57,8 +57,8 @@ func TestReplayOfPrometheusRun(t *testing.T) {
 	}
 
 	// The --once report, as vtop prints it, and the replay's.
-	once := filepath.Join(dir, "once.vtop")
-	code, out, errOut := runArgs(t, env, append(args(once), "-o", "json")...)
+	once, logf := filepath.Join(dir, "once.vtop"), filepath.Join(dir, "vtop.log")
+	code, out, errOut := runArgs(t, env, append(args(once), "-o", "json", "--log", logf)...)
 	if errOut != "" {
 		t.Fatalf("live: exit %d: %s", code, errOut)
 	}
@@ -67,6 +67,18 @@ func TestReplayOfPrometheusRun(t *testing.T) {
 		t.Fatalf("replay: exit %d (live %d), stderr %q\n--- live\n%s\n--- replay\n%s", rcode, code, rerr, out, rout)
 	}
 
+	// The --log, which has a line per request to the server, neither.
+	logText, err := os.ReadFile(logf)
+	if err != nil || !bytes.Contains(logText, []byte("prometheus request")) {
+		t.Fatalf("--log has no request lines (%v)", err)
+	}
+	for _, secret := range []string{orgID, token, queryValue} {
+		for _, line := range strings.Split(string(logText), "\n") {
+			if strings.Contains(line, secret) {
+				t.Errorf("--log holds %q: %s", secret, line)
+			}
+		}
+	}
 	for _, f := range []string{evals, once} {
 		text := recordingText(t, f)
 		for _, secret := range []string{orgID, token, queryValue} {

@@ -198,7 +198,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rt.c.cfg.Log != nil && req.GetBody != nil {
 		if b, err := req.GetBody(); err == nil {
 			f, _ := io.ReadAll(io.LimitReader(b, 64<<10))
-			form = string(f)
+			form = rt.c.redactForm(string(f))
 		}
 	}
 	start := time.Now()
@@ -232,6 +232,22 @@ func (c *Client) endpoint(p string, q url.Values) string {
 		u.RawQuery += q.Encode()
 	}
 	return u.String()
+}
+
+// redactForm hides, in a request's form, the values of the query keys the
+// --prometheus URL carries (the API client moves them into a POST body): a
+// proxy's key must not reach the log.
+func (c *Client) redactForm(form string) string {
+	v, err := url.ParseQuery(form)
+	if err != nil {
+		return "(not shown: unreadable form)"
+	}
+	for k := range c.base.Query() {
+		if v.Has(k) {
+			v.Set(k, "xxxxx")
+		}
+	}
+	return v.Encode()
 }
 
 // errTooLarge is a response past Config.MaxBody.
