@@ -27,7 +27,7 @@ func (n *Normalizer) Changes(body []byte) *BodyLines {
 	d := &BodyLines{N: len(f.hash), Index: slices.Clone(f.changed), Keep: make([]int32, len(f.changed)), Text: make([][]byte, len(f.changed))}
 	size := 0
 	for i := range f.changed {
-		line := lineAt(body, f.changedAt[i])
+		line := f.line(body, i)
 		if f.sameOK && f.same[i] {
 			d.Keep[i] = f.ent[f.changed[i]].slen
 		}
@@ -35,21 +35,12 @@ func (n *Normalizer) Changes(body []byte) *BodyLines {
 	}
 	buf := make([]byte, 0, size)
 	for i := range f.changed {
-		line := lineAt(body, f.changedAt[i])[d.Keep[i]:]
+		line := f.line(body, i)[d.Keep[i]:]
 		start := len(buf)
 		buf = append(buf, line...)
 		d.Text[i] = buf[start:len(buf):len(buf)]
 	}
 	return d
-}
-
-// lineAt is the line of body starting at offset at, without its '\n'.
-func lineAt(body []byte, at int32) []byte {
-	line := body[at:]
-	if j := bytes.IndexByte(line, '\n'); j >= 0 {
-		line = line[:j]
-	}
-	return line
 }
 
 // KeepBody keeps in s what a recording needs of body, just normalized by n:
