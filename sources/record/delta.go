@@ -111,6 +111,34 @@ func plainInt(b []byte) (int64, bool) {
 	return v, true
 }
 
+// canonInt reads a value exactly as appendInt prints one, and which op
+// prints it so: -?(0|[1-9][0-9]{0,14})(\.0)?, never "-0". Any other
+// spelling of an integer is not appendInt's and reads as not one.
+func canonInt(b []byte) (int64, uint64, bool) {
+	op := uint64(opInt)
+	if len(b) >= 2 && b[len(b)-2] == '.' && b[len(b)-1] == '0' {
+		b, op = b[:len(b)-2], opIntDotZero
+	}
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 15 || (b[0] == '0' && (len(b) > 1 || neg)) {
+		return 0, 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, op, true
+}
+
 // appendInt prints v as op says.
 func appendInt(dst []byte, v int64, op uint64) []byte {
 	dst = strconv.AppendInt(dst, v, 10)

@@ -144,3 +144,26 @@ func firstDiff(a, b []byte) string {
 	}
 	return "(same lines)"
 }
+
+// canonInt accepts exactly what appendInt prints: whatever it reads prints
+// back byte for byte, and every printed value reads back.
+func TestCanonInt(t *testing.T) {
+	for _, v := range []int64{0, 1, -1, 9, 10, 123456, -987654321, 999999999999999, -999999999999999} {
+		for _, op := range []uint64{opIntDotZero, opInt} {
+			text := appendInt(nil, v, op)
+			if got, gop, ok := canonInt(text); !ok || got != v || gop != op {
+				t.Errorf("%q: %d %d %v", text, got, gop, ok)
+			}
+		}
+	}
+	for _, s := range []string{"", "-", ".0", "-.0", "007", "-0", "-0.0", "00", "+1", "1e3", "1.00", "1.5", "0x10", "1 ", " 1",
+		"1000000000000000", "NaN", "+Inf", "12a", "1.0.0", "0.0", "0", "-12.0"} {
+		v, op, ok := canonInt([]byte(s))
+		if ok && string(appendInt(nil, v, op)) != s {
+			t.Errorf("%q read as %d (op %d), which prints %q", s, v, op, appendInt(nil, v, op))
+		}
+		if want := s == "0.0" || s == "0" || s == "-12.0"; ok != want {
+			t.Errorf("%q: accepted %v", s, ok)
+		}
+	}
+}
