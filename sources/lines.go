@@ -60,6 +60,7 @@ type bodyPrint struct {
 	prevN     int     // lines of the previous body; -1 when there is none
 	changed   []int32 // lines whose hash differs (or that are new), ascending
 	changedAt []int32 // their start offsets in the body
+	changedTo []int32 // and their ends (the '\n' or the body's end)
 
 	mini   []byte // the changed lines, to parse
 	same   []bool // per changed line: its series is unchanged and only the rest is in mini
@@ -70,7 +71,7 @@ type bodyPrint struct {
 
 // rehash fingerprints body, noting which lines changed since the previous one.
 func (f *bodyPrint) rehash(body []byte) {
-	f.changed, f.changedAt = f.changed[:0], f.changedAt[:0]
+	f.changed, f.changedAt, f.changedTo = f.changed[:0], f.changedAt[:0], f.changedTo[:0]
 	f.sameOK = false
 	f.prevN = -1
 	if f.have {
@@ -103,6 +104,7 @@ func (f *bodyPrint) rehash(body []byte) {
 			f.hash[k] = h
 			f.changed = append(f.changed, int32(k))
 			f.changedAt = append(f.changedAt, int32(at))
+			f.changedTo = append(f.changedTo, int32(end))
 		}
 		at = end + 1
 	}
@@ -204,10 +206,7 @@ func (n *Normalizer) readChanged(body []byte, ct string) (handled bool, err erro
 		if en == nil {
 			return false, nil // a HELP/TYPE/comment/blank line changed
 		}
-		line := body[f.changedAt[i]:]
-		if j := bytes.IndexByte(line, '\n'); j >= 0 {
-			line = line[:j]
-		}
+		line := body[f.changedAt[i]:f.changedTo[i]]
 		// Most changed lines are a new value after the same series: then
 		// only what follows the series is parsed, after a one-letter name
 		// (the lexer is in the same state after either).
