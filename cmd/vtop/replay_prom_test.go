@@ -7,6 +7,7 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -65,6 +66,12 @@ func TestReplayOfPrometheusRun(t *testing.T) {
 	rcode, rout, rerr := runArgs(t, nil, "replay", "--once", "-o", "json", once)
 	if rerr != "" || rcode != code || rout != out {
 		t.Fatalf("replay: exit %d (live %d), stderr %q\n--- live\n%s\n--- replay\n%s", rcode, code, rerr, out, rout)
+	}
+
+	// Exported, the replicas' series carry the names vtop gave them.
+	ecode, om, eerr := runArgs(t, nil, "export", "--format", "openmetrics", once)
+	if ecode != 0 || !regexp.MustCompile(`(?m)^vllm:num_requests_running\{[^}]*instance="thrashing"\} `).MatchString(om) {
+		t.Errorf("export: exit %d %s\n%.2000s", ecode, eerr, om)
 	}
 
 	for _, f := range []string{evals, once} {
