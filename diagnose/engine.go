@@ -18,6 +18,7 @@ type Config struct {
 	Interval     time.Duration // poll interval (default 1 s)
 	StaleAfter   time.Duration // no answer for this long: stale (default 5 × interval, at least 5 s)
 	RestartShown time.Duration // how long "restarted" stays on an endpoint (default 10 min)
+	RosterShown  time.Duration // how long a join or departure stays in frames (default 5 min)
 	SparkLen     int           // points per sparkline (default 240)
 	MaxFrames    int           // hard cap of history frames per sub-series (default 512)
 	MaxSubs      int           // sub-series (model, engine) kept per endpoint (default sources.DefaultMaxSubs)
@@ -38,6 +39,9 @@ func (c *Config) defaults() {
 	}
 	if c.RestartShown <= 0 {
 		c.RestartShown = 10 * time.Minute
+	}
+	if c.RosterShown <= 0 {
+		c.RosterShown = 5 * time.Minute
 	}
 	if c.SparkLen <= 0 {
 		c.SparkLen = 240
@@ -73,6 +77,7 @@ type Engine struct {
 	fleetSpark sparkRing
 	lastFleet  time.Time
 	gpu        gpuState
+	roster     roster
 }
 
 type endpoint struct {
@@ -125,14 +130,6 @@ func (e *Engine) AddTarget(t TargetInfo) int {
 	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs, pool: t.Pool,
 		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN()})
 	return len(e.eps) - 1
-}
-
-// RemoveTarget forgets target i (gone from discovery); the targets after
-// it move down one index.
-func (e *Engine) RemoveTarget(i int) {
-	if i >= 0 && i < len(e.eps) {
-		e.eps = append(e.eps[:i], e.eps[i+1:]...)
-	}
 }
 
 // Config returns the engine's configuration (with defaults filled in).
@@ -276,6 +273,9 @@ func (e *Engine) Frame(now time.Time) *Frame {
 		}
 		v := e.view(i, ep, now)
 		f.Endpoints[i] = v
+		if v.LastSuccess.After(f.Newest) {
+			f.Newest = v.LastSuccess
+		}
 		f.Fleet.Total++
 		if v.State != StateUp || v.Kind != sources.KindEngine {
 			continue
@@ -305,6 +305,7 @@ func (e *Engine) Frame(now time.Time) *Frame {
 		e.lastFleet = now
 	}
 	f.Fleet.Spark, f.Fleet.SparkLong = e.fleetSpark.view(), e.fleetSpark.longView()
+	f.Roster, f.RosterMore = e.roster.recent(now, e.cfg.RosterShown), e.roster.dropped
 	e.gpuFrame(f)
 	return f
 }

@@ -198,4 +198,13 @@ type Frame struct {
 	Groups    []Group             // rules firing on two or more endpoints: one fleet-wide problem each
 	SLO       SLO                 // the profile the findings judged latency by (zero before rules run)
 	KVBands   KVBands             // the KV colour bands of the active thresholds (zero before rules run; read with KV)
+	// Newest is the newest successful scrape of any endpoint (with
+	// --prometheus, the newest sample's time): the data's age is Time
+	// minus it. Zero before the first answer.
+	Newest time.Time
+	// Roster is the targets that joined or left within
+	// Config.RosterShown, newest first; RosterMore counts older ones
+	// within it that were not kept.
+	Roster     []RosterEvent
+	RosterMore int
 }

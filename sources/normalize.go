@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
@@ -37,16 +36,21 @@ type Normalizer struct {
 	MaxSamples int
 	MaxSubs    int // sub-series kept; samples of more are ignored with a warning
 
-	// cache maps the 64-bit xxhash of a raw series line to what it resolved
-	// to. Keyed by hash, not by the line: a 1,000-target fleet keeps no copy
-	// of 400k series strings, and a hit compares no bytes. Two lines of one
-	// target sharing a hash (p ≈ 1e-14 for 500 series) would share an entry.
+	// cache maps the 64-bit hash of a raw series (seriesKey) to what it
+	// resolved to. Keyed by hash, not by the line: a 1,000-target fleet keeps
+	// no copy of 400k series strings, and a hit compares no bytes. Two lines
+	// of one target sharing a hash (p ≈ 1e-14 for 500 series) would share an
+	// entry; the hash is seeded per process, so a target cannot aim for that.
 	cache  map[uint64]*entry
 	slots  map[SubKey]*subAcc
 	active []*subAcc
 	iter   uint64
 	st     *labels.SymbolTable
 	lset   labels.Labels
+	fp     bodyPrint // the previous body, for parsing only what changed
+	trk    tracker
+	full   bool   // parse every body in full (what tests compare the incremental path with)
+	incr   uint64 // bodies read incrementally, for tests and benchmarks
 
 	// per-scrape state
 	present    []bool // by family index
@@ -88,6 +92,8 @@ const (
 // thousands of them, so the hot fields are packed (64 bytes) and the rare
 // ones sit behind rare.
 type entry struct {
+	key   uint64 // seriesKey of the series
+	slen  int32  // its length in bytes
 	iter  uint64
 	slot  *subAcc
 	le    float64 // bucket bound
@@ -145,21 +151,41 @@ func NewNormalizer() *Normalizer {
 // ErrTooManySamples is returned when a scrape exceeds MaxSamples.
 var ErrTooManySamples = errors.New("too many samples")
 
+// parserOptions: an unknown Content-Type reads as the text format.
+var parserOptions = textparse.ParserOptions{FallbackContentType: "text/plain"}
+
 // Normalize parses one /metrics body. contentType is the response's
 // Content-Type; an empty or unknown one falls back to the text format.
+// Lines unchanged since the target's previous body are not parsed again
+// (see lines.go); the snapshot is the one a full parse gives.
 func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, error) {
-	p, err := textparse.New(body, contentType, n.st, textparse.ParserOptions{FallbackContentType: "text/plain"})
-	if p == nil {
-		return nil, fmt.Errorf("cannot parse Content-Type %q: %v", Sanitize(contentType, 60), err)
-	}
+	n.fp.rehash(body)
 	n.begin()
-	if err := n.read(p); err != nil {
+	handled, err := n.readChanged(body, contentType)
+	if !handled {
+		p, perr := textparse.New(body, contentType, n.st, parserOptions)
+		if p == nil {
+			n.fp.forget()
+			return nil, fmt.Errorf("cannot parse Content-Type %q: %v", Sanitize(contentType, 60), perr)
+		}
+		n.startTrack(p, body, contentType)
+		err = n.read(p)
+		n.trk = tracker{} // holds no pooled body buffer
+	}
+	if err != nil {
 		// A failed scrape sweeps too: a target that churns label values and
 		// always fails (over --max-samples, a parse error) must not grow.
 		n.sweep()
+		n.fp.forget()
 		return nil, err
 	}
-	return n.finish()
+	snap, err := n.finish()
+	if err != nil {
+		// The next body is compared with none: a failed scrape is recorded
+		// as its error, so what follows it is recorded whole.
+		n.fp.forget()
+	}
+	return snap, err
 }
 
 func (n *Normalizer) begin() {
@@ -196,6 +222,7 @@ func (n *Normalizer) read(p textparse.Parser) error {
 	for {
 		e, err := p.Next()
 		if err == io.EOF {
+			n.fp.declared, n.fp.help = n.declared, n.help
 			return nil
 		}
 		if err != nil {
@@ -203,25 +230,20 @@ func (n *Normalizer) read(p textparse.Parser) error {
 		}
 		switch e {
 		case textparse.EntrySeries:
-			n.samples++
-			if n.samples > n.MaxSamples {
-				return fmt.Errorf("%w: more than %d (raise --max-samples if this is expected)", ErrTooManySamples, n.MaxSamples)
+			if err := n.count(); err != nil {
+				return err
 			}
 			series, _, v := p.Series()
-			key := xxhash.Sum64(series)
+			key := seriesKey(series)
 			en := n.cache[key]
 			if en == nil {
 				p.Labels(&n.lset)
 				en = n.classify(n.lset)
+				en.key, en.slen = key, int32(min(len(series), math.MaxInt32))
 				n.cache[key] = en
 			}
-			if en.iter == n.iter {
-				// The same series line twice in one scrape.
-				n.dups++
-				continue
-			}
-			en.iter = n.iter
-			n.apply(en, v)
+			n.track(series, en, v)
+			n.use(en, v)
 		case textparse.EntryType:
 			name, _ := p.Type()
 			if bytes.HasPrefix(name, prefixVLLM) {
@@ -241,6 +263,26 @@ func (n *Normalizer) read(p textparse.Parser) error {
 			n.warn("native histograms are not read; expose classic buckets")
 		}
 	}
+}
+
+// count counts one sample against MaxSamples.
+func (n *Normalizer) count() error {
+	n.samples++
+	if n.samples > n.MaxSamples {
+		return fmt.Errorf("%w: more than %d (raise --max-samples if this is expected)", ErrTooManySamples, n.MaxSamples)
+	}
+	return nil
+}
+
+// use applies one sample, unless its series was already seen this scrape.
+func (n *Normalizer) use(en *entry, v float64) {
+	if en.iter == n.iter {
+		// The same series line twice in one scrape.
+		n.dups++
+		return
+	}
+	en.iter = n.iter
+	n.apply(en, v)
 }
 
 // classify resolves a series seen for the first time. Only this path looks at

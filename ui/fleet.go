@@ -56,8 +56,9 @@ type fleetTable struct {
 	prefix string            // the parts every name shares, dropped in the table
 	suffix string
 	cursor int // index into rows, or cursorFleet
-	offset int // first row shown
+	offset int // first row shown (the departed rows follow rows)
 	cache  map[rowRef]string
+	roster roster
 }
 
 func newFleetTable() fleetTable {
@@ -75,9 +76,14 @@ func (t *fleetTable) selected() (rowRef, bool) {
 // keeping the cursor on the same row.
 func (t *fleetTable) rebuild(fr *diagnose.Frame) {
 	prev, had := t.selected()
-	names := make([]string, len(fr.Endpoints))
+	names := make([]string, len(fr.Endpoints), len(fr.Endpoints)+len(fr.Roster))
 	for i := range fr.Endpoints {
 		names[i] = fr.Endpoints[i].Name
+	}
+	for _, ev := range fr.Roster {
+		if !ev.Joined { // a departed row is named like the live ones
+			names = append(names, ev.Name)
+		}
 	}
 	short, prefix, suffix := shortNames(names)
 	t.prefix, t.suffix = prefix, suffix
@@ -105,6 +111,7 @@ func (t *fleetTable) rebuild(fr *diagnose.Frame) {
 		}
 	}
 	clear(t.cache)
+	t.roster.rebuild(fr, q)
 	if t.cursor == cursorFleet {
 		return
 	}
@@ -306,11 +313,13 @@ func (t *fleetTable) ShortHelp(km *keyMap) []hint {
 	return hs
 }
 
-// scroll keeps the cursor inside the n visible rows.
+// scroll keeps the cursor inside the n visible rows; on the last live row
+// the departed rows below it come into view as well.
 func (t *fleetTable) scroll(n int) {
 	if n <= 0 {
 		return
 	}
+	total := t.shown()
 	if t.cursor >= 0 {
 		if t.cursor < t.offset {
 			t.offset = t.cursor
@@ -318,10 +327,24 @@ func (t *fleetTable) scroll(n int) {
 		if t.cursor >= t.offset+n {
 			t.offset = t.cursor - n + 1
 		}
+		if t.cursor == len(t.rows)-1 {
+			t.offset = max(t.offset, min(t.cursor, total-n))
+		}
 	} else {
 		t.offset = 0
 	}
-	t.offset = max(0, min(t.offset, len(t.rows)-n))
+	t.offset = max(0, min(t.offset, total-n))
+}
+
+// shown is the rows the table has: live ones, then the departed.
+func (t *fleetTable) shown() int { return len(t.rows) + len(t.roster.gone) }
+
+// rowAt is the k-th row of the table, departed ones after the live.
+func (t *fleetTable) rowAt(k int) rowRef {
+	if k < len(t.rows) {
+		return t.rows[k]
+	}
+	return goneRef(k - len(t.rows))
 }
 
 // move moves the cursor by d rows; the fleet summary line is above the first.
@@ -401,7 +424,14 @@ func (s *styles) kvCell(v float64, b diagnose.KVBands, barW int) (plain, painted
 // whole) and painted cell by cell.
 func (m *Model) renderRow(r rowRef, selected bool) string {
 	fr := m.fr
-	e := &fr.Endpoints[r.ep]
+	var gone *diagnose.RosterEvent
+	var e *diagnose.EndpointView
+	if k, ok := goneIndex(r); ok {
+		gone = &m.fleet.roster.gone[k]
+		e = gone.Last
+	} else {
+		e = &fr.Endpoints[r.ep]
+	}
 	st := &e.Stats
 	sub := r.sub >= 0 && r.sub < len(e.Subs)
 	if sub {
@@ -414,14 +444,14 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 	}
 	slo := m.slos[m.slo]
 	// Down or stale: the last values, dimmed, never in the healthy colour.
-	dim := !sub && (e.State == diagnose.StateDown || e.State == diagnose.StateStale)
+	dim := !sub && (e.State == diagnose.StateDown || e.State == diagnose.StateStale || gone != nil)
 	var plain, painted strings.Builder
 	mark := " "
 	if selected {
 		mark = symSel
 	}
 	exp := " "
-	if !sub && len(e.Subs) > 1 {
+	if !sub && gone == nil && len(e.Subs) > 1 {
 		exp = symExpand
 		if m.fleet.isExpanded(r.ep) {
 			exp = symCollapse
@@ -446,8 +476,15 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 				}
 			}
 		case colState:
-			if !sub {
+			switch {
+			case gone != nil:
+				text = symLeft + " left " + f.Short(max(0, fr.Time.Sub(gone.At)).Truncate(time.Second))
+			case !sub:
 				text, lv = stateCell(e, fr.Time)
+				if at, ok := m.fleet.roster.joined[e.Name]; ok && lv == lvOK {
+					// Up and new to the fleet: how long ago it joined.
+					text, lv = symJoined+" joined "+f.Short(max(0, fr.Time.Sub(at)).Truncate(time.Second)), lvInfo
+				}
 			}
 		case colModel:
 			if sub {
@@ -493,10 +530,21 @@ func (m *Model) renderRow(r rowRef, selected bool) string {
 				}
 			}
 		case colFinding:
-			if !sub {
+			switch {
+			case gone != nil:
+				text = symLeft + " left " + clock(gone.At)
+				if !e.LastSuccess.IsZero() {
+					text += ", values as of " + clock(e.LastSuccess)
+				}
+			case !sub:
 				text, lv = worstCell(e, c.w)
 				if text == "" && dim && !e.LastSuccess.IsZero() && c.w > 2 {
 					text = "values as of " + clock(e.LastSuccess)
+				}
+				if text == "" && c.w > 2 {
+					if text = m.fleet.roster.note(e.Name); text != "" {
+						lv = lvInfo
+					}
 				}
 			}
 		}
@@ -830,13 +878,13 @@ func (m *Model) fleetBody() []string {
 	out = append(out, m.renderTableHeader())
 	t := &m.fleet
 	n := l.fleetRows
-	more := len(t.rows) > n && n >= 2
+	more := t.shown() > n && n >= 2
 	if more {
 		n-- // the last line says how many rows are above and below
 	}
 	t.scroll(n)
 	for k := t.offset; k < t.offset+n; k++ {
-		if k >= len(t.rows) {
+		if k >= t.shown() {
 			if k == 0 {
 				msg := "no endpoint matches the filter " + quote(t.filter)
 				if t.filter == "" {
@@ -848,7 +896,7 @@ func (m *Model) fleetBody() []string {
 			out = append(out, "")
 			continue
 		}
-		r := t.rows[k]
+		r := t.rowAt(k)
 		if k == t.cursor && m.focus == paneMain {
 			out = append(out, m.renderRow(r, true))
 			continue
@@ -865,10 +913,14 @@ func (m *Model) fleetBody() []string {
 		if t.offset > 0 {
 			parts = append(parts, "↑ "+itoa(t.offset)+" above")
 		}
-		if below := len(t.rows) - t.offset - n; below > 0 {
+		if below := t.shown() - t.offset - n; below > 0 {
 			parts = append(parts, "↓ "+itoa(below)+" more")
 		}
-		out = append(out, m.st.muted.s("   "+strings.Join(parts, " · ")+" · ↑↓ pgup pgdn to scroll"))
+		// Joins and departures may be off screen: count them.
+		if rs := t.roster.summary(); rs != "" {
+			parts = append(parts, rs)
+		}
+		out = append(out, cut(m.st.muted.s("   "+strings.Join(parts, " · ")+" · ↑↓ pgup pgdn to scroll"), m.w))
 	}
 	out = append(out, m.find.View(m, m.finds, m.items)...)
 	return append(out, m.gpu.View(m, nil)...)

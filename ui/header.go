@@ -53,9 +53,15 @@ func (m *Model) renderHeader() string {
 		right = append(right, m.now.Format("15:04:05"))
 	}
 	if m.fr != nil {
+		// The data's age: of the newest sample (--prometheus) or the
+		// last answered scrape, not of the frame.
+		data := age
+		if !m.fr.Newest.IsZero() {
+			data = max(0, m.now.Sub(m.fr.Newest))
+		}
 		a := "0s"
-		if age >= time.Second {
-			a = f.Short(age)
+		if data >= time.Second {
+			a = f.Short(data)
 		}
 		right = append(right, "data "+a+" old")
 		if m.fr.Interval > 0 && age > 3*m.fr.Interval && !m.paused {

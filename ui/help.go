@@ -28,6 +28,8 @@ func (m *Model) helpLines(w int) []string {
 		{symDown, "down: the endpoint view shows the error"},
 		{symStale, "stale: no answer for a while (polls hang)"},
 		{symRestart, "restarted recently"},
+		{symJoined, "joined the fleet recently (discovery, or new series)"},
+		{symLeft, "left the fleet: its last values, dimmed, for a while"},
 		{symPending, "not polled yet"},
 		{symCrit, "critical; after a value: far over its limit"},
 		{symWarn, "warning; after a value: over its limit"},

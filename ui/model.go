@@ -253,7 +253,7 @@ func (m *Model) apply(fr *diagnose.Frame) {
 
 // countsNow are the sizes the layout depends on, for the shown frame.
 func (m *Model) countsNow() counts {
-	c := counts{focus: m.focus, rows: len(m.fleet.rows)}
+	c := counts{focus: m.focus, rows: m.fleet.shown()}
 	if m.fr == nil {
 		return c
 	}

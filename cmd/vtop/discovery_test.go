@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // --file-sd through the whole binary path: the file's targets are polled
@@ -26,5 +28,48 @@ func TestOnceFileSD(t *testing.T) {
 		if !strings.Contains(out, h) {
 			t.Errorf("%s not in the report", h)
 		}
+	}
+}
+
+// The built binary in a terminal, targets from a file_sd file rewritten
+// while it runs: the newcomer's row says it joined, the removed replica
+// keeps a row saying it left, and the header gives the data's age.
+func TestE2EFileSDArrivalsAndDepartures(t *testing.T) {
+	bin := vtopBinary(t)
+	hosts := simFleet(t, bin, "--replicas", "3", "--scenario", "healthy")
+	path := filepath.Join(t.TempDir(), "sd.json")
+	write := func(hs ...string) {
+		b, _ := json.Marshal([]map[string]any{{"targets": hs}})
+		// Renamed into place, so vtop never reads half a file.
+		if err := os.WriteFile(path+".tmp", b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(path+".tmp", path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(hosts[0], hosts[1])
+	port := func(u string) string { return u[strings.LastIndexByte(u, ':'):] }
+	for _, sz := range [][2]int{{80, 24}, {200, 60}} {
+		t.Run(fmt.Sprintf("%dx%d", sz[0], sz[1]), func(t *testing.T) {
+			write(hosts[0], hosts[1])
+			tm := newTerm(t, sz[0], sz[1])
+			tm.start(bin, "--interval", "500ms", "--gpu", "none", "--log", filepath.Join(tm.dir, "vtop.log"), "--file-sd", path)
+			tm.waitFor(20*time.Second, "2/2 up", port(hosts[0]), port(hosts[1]), "data 0s old")
+			// Past the opening intervals: what changes now is news.
+			time.Sleep(1500 * time.Millisecond)
+			write(hosts[0], hosts[2])
+			scr := tm.waitFor(20*time.Second, "+ joined", "− left")
+			for _, l := range strings.Split(scr, "\n") {
+				if strings.Contains(l, "− left") && !strings.Contains(l, port(hosts[1])) {
+					t.Errorf("the departure is not on the departed replica's row: %q\n%s", l, scr)
+				}
+				if strings.Contains(l, "+ joined") && !strings.Contains(l, port(hosts[2])) {
+					t.Errorf("the arrival is not on the new replica's row: %q\n%s", l, scr)
+				}
+			}
+			tm.keys("q")
+			tm.assertRestored("0")
+		})
 	}
 }

@@ -27,6 +27,7 @@ type pipeline struct {
 	clock     time.Time
 	first     time.Time // the first batch's time: the run's span is clock - first
 	lastEval  time.Time
+	latest    *diagnose.Frame // the newest evaluated frame
 	log       *slog.Logger
 	scrapeLog *scrapeLog      // scrape errors and warnings, rate-limited
 	scrapes   int             // scrape results applied
@@ -86,7 +87,17 @@ func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*promQueryTimeout)
 	defer cancel()
 	cfg := promapi.Config{URL: o.prom.url, Selector: o.prom.selector, Headers: o.prom.headers,
-		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once}
+		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once, Log: logger,
+		KeepBody: o.record != ""}
+	// Every scrape for the window and the longest hold; a coarser step
+	// before that (the leak fit and sparklines need no more).
+	if det, err := diagnose.NewDetector(o.rules); err == nil {
+		var hold time.Duration
+		for _, r := range det.Rules() {
+			hold = max(hold, r.For)
+		}
+		cfg.FullRes = o.window + hold + time.Minute
+	}
 	if at := o.prom.at; !at.IsZero() {
 		cfg.Clock = func() time.Time { return at } // --once --at: the server's history up to then
 	}
@@ -96,7 +107,7 @@ func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) 
 	}
 	o.interval = c.Interval()
 	o.window = max(o.window, 4*o.interval)
-	logger.Debug("prometheus", "server", c.Server(), "interval", o.interval)
+	logger.Debug("prometheus", "server", c.Server(), "interval", o.interval, "federate", c.Federates())
 	p, err := newPipelineOf(o, logger, promapi.NewSource(c))
 	if p != nil {
 		p.prom = c
@@ -138,14 +149,26 @@ func (p *pipeline) add(t sources.Target) int {
 	return i
 }
 
-// remove forgets a departed target; those after it move down one index.
-func (p *pipeline) remove(name string) {
+// join adds a target that arrived: one found after the run's first two
+// intervals (the fleet as opened) is shown as having joined.
+func (p *pipeline) join(t sources.Target, now time.Time) {
+	if _, ok := p.index[t.Name]; ok || p.first.IsZero() || now.Sub(p.first) <= 2*p.interval {
+		p.add(t)
+		return
+	}
+	p.log.Debug("target joined", "target", t.Name)
+	p.index[t.Name] = p.engine.JoinTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs, Pool: t.Pool}, now)
+}
+
+// remove forgets a departed target (its last view stays in the frames'
+// roster for a while); those after it move down one index.
+func (p *pipeline) remove(name string, now time.Time) {
 	i, ok := p.index[name]
 	if !ok {
 		return
 	}
 	p.log.Debug("target departed", "target", name)
-	p.engine.RemoveTarget(i)
+	p.engine.LeaveTarget(i, now)
 	delete(p.index, name)
 	for n, j := range p.index {
 		if j > i {
@@ -162,11 +185,11 @@ func (p *pipeline) apply(b *sources.Batch) {
 	}
 	for _, n := range b.Departed {
 		p.rec.Departed(n)
-		p.remove(n)
+		p.remove(n, b.Now)
 	}
 	for _, t := range b.Arrived {
 		p.rec.Target(t)
-		p.add(t)
+		p.join(t, b.Now)
 	}
 	for _, s := range b.Scrapes {
 		p.scrapes++
@@ -174,8 +197,8 @@ func (p *pipeline) apply(b *sources.Batch) {
 			p.answered++
 		}
 		p.scrapeLog.note(s)
-		p.rec.Scrape(s.Target, s.Time, s.Duration, s.ContentType, s.Body, s.Err)
-		s.Body = nil
+		p.rec.Scrape(&s)
+		s.Body, s.Lines = nil, nil
 		p.engine.Ingest(p.add(sources.Target{Name: s.Target}), s)
 	}
 	for _, t := range b.Procs {
@@ -200,7 +223,7 @@ func (p *pipeline) frame() *diagnose.Frame {
 	p.rec.Tick(p.clock)
 	fr := p.engine.Frame(p.clock)
 	p.detector.Evaluate(fr)
-	p.lastEval = p.clock
+	p.lastEval, p.latest = p.clock, fr
 	return fr
 }
 

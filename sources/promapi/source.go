@@ -25,14 +25,26 @@ const chunkSteps = 120
 type Source struct {
 	c     *Client
 	fleet *fleet
-	gpus  *dcgm.Reader
-	gen   uint64
-	names []model.LabelName // scratch for label sorting
+	// With Client.federate: the requests' name groups and their answers,
+	// split by target (the first holds the running gauge: every engine).
+	groups [][]string
+	feds   []*federation
+	gpus   *dcgm.Reader
+	gen    uint64
+	names  []model.LabelName // scratch for label sorting
 }
 
 // NewSource reads through an opened client.
 func NewSource(c *Client) *Source {
-	return &Source{c: c, fleet: newFleet(c.help), gpus: dcgm.NewReader()}
+	s := &Source{c: c, fleet: newFleet(c.help), gpus: dcgm.NewReader()}
+	if c.federate {
+		s.groups = c.fedGroups()
+		s.feds = []*federation{newFederation(c.running(), s.fleet.header)}
+		for range s.groups[1:] {
+			s.feds = append(s.feds, newFederation(nil, nil))
+		}
+	}
+	return s
 }
 
 // Run backfills, then refreshes until ctx ends. With Config.Once it stops
@@ -50,11 +62,21 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 	}
 	tick := time.NewTicker(c.interval)
 	defer tick.Stop()
+	refresh := s.refresh
+	if c.federate {
+		refresh = s.refreshFederated
+	}
 	for {
-		b, err := s.refresh(ctx, c.cfg.Clock())
+		b, err := refresh(ctx, c.cfg.Clock())
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
+			}
+			if len(s.fleet.byKey) == 0 && c.cfg.Once {
+				return err // no replica to carry the error: the run's error
+			}
+			if c.cfg.Log != nil {
+				c.cfg.Log.Warn("prometheus refresh", "err", err)
 			}
 			// The server is down or slow: every replica is unknown now,
 			// and says why.
@@ -132,13 +154,15 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 			r.buf = appendSample(r.buf, smp.Metric, float64(smp.Value), &s.names)
 		}
 	}
+	var todo []normJob
 	for r, t := range stamps {
 		if !t.After(r.last) {
 			continue // no new scrape since the last refresh
 		}
 		r.last = t
-		b.Scrapes = append(b.Scrapes, r.scrape(t))
+		todo = append(todo, normJob{r: r, buf: r.buf, at: t})
 	}
+	b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
 	if err := s.readGPUs(ctx, &b, ts); err != nil {
 		return b, err
 	}
@@ -223,12 +247,34 @@ func (s *Source) queryAll(ctx context.Context, q func(family) (model.Value, erro
 	return res, nil
 }
 
-// backfill reads [from, to] at the scrape step with range queries, a chunk
-// at a time, and sends a batch per step: the pipeline evaluates the rules
-// over history as if it had been watching.
+// backfill reads [from, to] with range queries, a chunk at a time, and
+// sends a batch per step: the pipeline evaluates the rules over history
+// as if it had been watching. Only the newest Config.FullRes is read at
+// the scrape step (the window and the rules' holds need every scrape);
+// older history feeds the slow readers (the leak fit's 20 s points, the
+// half-hour sparklines' 10 s ones, findings' ages) and is read at
+// coarseStep: a fraction of the points to fetch and normalize.
 func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, to time.Time) error {
 	c := s.c
-	step := c.interval
+	split := to.Add(-c.cfg.FullRes).Truncate(c.interval)
+	if coarse := c.coarseStep(); c.cfg.FullRes > 0 && split.Sub(from) > coarse {
+		if err := s.backfillAt(ctx, out, from, split.Add(-coarse), coarse); err != nil || ctx.Err() != nil {
+			return err
+		}
+		from = split
+	}
+	return s.backfillAt(ctx, out, from, to, c.interval)
+}
+
+// coarseStep is the step of old history: four scrapes, at most a minute,
+// and never as long as the engine's stale mark (five scrapes).
+func (c *Client) coarseStep() time.Duration {
+	return max(c.interval, min(4*c.interval, time.Minute))
+}
+
+// backfillAt reads [from, to] at step.
+func (s *Source) backfillAt(ctx context.Context, out chan<- sources.Batch, from, to time.Time, step time.Duration) error {
+	c := s.c
 	from = from.Truncate(step)
 	for start := from; !start.After(to); start = start.Add(chunkSteps * step) {
 		end := start.Add((chunkSteps - 1) * step)
@@ -257,8 +303,8 @@ func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, t
 		}
 		// Each replica's series, with a cursor into their points.
 		type cursor struct {
-			m   model.Metric
-			pts []model.SamplePair
+			line []byte // the series as a sample line starts, rendered once
+			pts  []model.SamplePair
 		}
 		series := map[*replica][]cursor{}
 		var order []*replica
@@ -271,13 +317,14 @@ func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, t
 				if _, ok := series[rp]; !ok {
 					order = append(order, rp)
 				}
-				series[rp] = append(series[rp], cursor{ss.Metric, ss.Values})
+				series[rp] = append(series[rp], cursor{appendSeries(nil, ss.Metric, &s.names), ss.Values})
 			}
 		}
 		for t := start; !t.After(end); t = t.Add(step) {
 			b := sources.Batch{Now: t, Arrived: arrived}
 			arrived = nil
 			tm := model.TimeFromUnixNano(t.UnixNano())
+			var todo []normJob
 			for _, rp := range order {
 				st := stamps[rp]
 				for len(st) > 0 && st[0].Timestamp < tm {
@@ -299,7 +346,7 @@ func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, t
 						cs[i].pts = cs[i].pts[1:]
 					}
 					if len(cs[i].pts) > 0 && cs[i].pts[0].Timestamp == tm {
-						rp.buf = appendSample(rp.buf, cs[i].m, float64(cs[i].pts[0].Value), &s.names)
+						rp.buf = appendValue(append(rp.buf, cs[i].line...), float64(cs[i].pts[0].Value))
 						n++
 					}
 				}
@@ -307,8 +354,9 @@ func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, t
 					continue
 				}
 				rp.last = at
-				b.Scrapes = append(b.Scrapes, rp.scrape(at))
+				todo = append(todo, normJob{r: rp, buf: rp.buf, at: at})
 			}
+			b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
 			if !sources.Send(ctx, out, b) {
 				return nil
 			}

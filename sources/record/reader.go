@@ -79,8 +79,8 @@ type Reader struct {
 	end  string // the end frame's reason once read
 	stop error  // sticky: damage or io.EOF
 
-	targets []prevBody
-	gpu     prevBody
+	targets []lastBody
+	gpu     lastBody
 	buf     []byte // frame payload
 	sub     []byte // the unread records of a batch frame
 	subOff  int64  // that frame's offset
@@ -137,7 +137,7 @@ func NewReader(in io.Reader, name string) (*Reader, error) {
 	if len(r.hdr.Targets) > maxTargets {
 		return nil, fmt.Errorf("%s: header: more than %d targets", name, maxTargets)
 	}
-	r.targets = make([]prevBody, len(r.hdr.Targets))
+	r.targets = make([]lastBody, len(r.hdr.Targets))
 	return r, nil
 }
 
@@ -297,8 +297,12 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 		if w.Target < 0 || w.Target >= len(r.targets) {
 			return nil, fmt.Errorf("process frame for target %d of %d", w.Target, len(r.targets))
 		}
+		if w.MemLimit < 0 {
+			return nil, fmt.Errorf("process frame for target %d: memory limit %v", w.Target, w.MemLimit)
+		}
 		return &Event{Kind: KindProcs, Time: r.last, Target: w.Target,
-			Procs: sources.ProcTree{Root: w.Root, RootName: san(w.RootName), PIDs: w.PIDs, Note: san(w.Note)}}, nil
+			Procs: sources.ProcTree{Root: w.Root, RootName: san(w.RootName), PIDs: w.PIDs, Note: san(w.Note), GPUs: sanAll(w.GPUs),
+				MemLimit: w.MemLimit, MemLimitFrom: san(w.MemLimitFrom)}}, nil
 	case typeTarget:
 		var t Target
 		if err := json.Unmarshal(p, &t); err != nil {
@@ -309,7 +313,7 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 		}
 		t.Name, t.URL = san(t.Name), san(t.URL)
 		r.hdr.Targets = append(r.hdr.Targets, t)
-		r.targets = append(r.targets, prevBody{})
+		r.targets = append(r.targets, lastBody{})
 		return &Event{Kind: KindTarget, Time: r.last, Target: len(r.targets) - 1, TargetInfo: t}, nil
 	case typeRun:
 		return &Event{Kind: KindRun, Time: r.last, Body: p}, nil
@@ -318,7 +322,7 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 		if n <= 0 || n != len(p) || i >= uint64(len(r.targets)) {
 			return nil, errors.New("bad departure frame")
 		}
-		r.targets[i] = prevBody{}
+		r.targets[i] = lastBody{}
 		return &Event{Kind: KindDeparted, Time: r.last, Target: int(i), TargetInfo: r.hdr.Targets[i]}, nil
 	case typeHeader:
 		return nil, errors.New("a second header")
@@ -371,16 +375,25 @@ func (r *Reader) scrape(p []byte) (*Event, error) {
 	return ev, nil
 }
 
+// lastBody is the last body read for one target (or the GPUs), split into
+// lines: the next delta is decoded against it.
+type lastBody struct {
+	body  []byte
+	lines [][]byte
+	last  changedSet // the lines the last delta changed
+	ct    string     // the last Content-Type (scrapes)
+}
+
 // readBody decodes a whole or delta body against the previous one and
-// remembers the result. The returned slice is prev's own copy.
-func (p *prevBody) readBody(enc []byte, scratch *[]byte) ([]byte, error) {
+// remembers the result. The returned slice is prev's own, valid until the
+// next body of any target is read.
+func (p *lastBody) readBody(enc []byte, scratch *[]byte) ([]byte, error) {
 	if len(enc) == 0 {
 		return nil, errors.New("empty body")
 	}
-	var b []byte
 	switch enc[0] {
 	case bodyWhole:
-		b, p.last = enc[1:], nil
+		p.body, p.last = append(p.body[:0], enc[1:]...), nil
 	case bodyDelta:
 		if p.lines == nil {
 			return nil, errors.New("a delta with no previous body")
@@ -389,11 +402,12 @@ func (p *prevBody) readBody(enc []byte, scratch *[]byte) ([]byte, error) {
 		if *scratch, err = applyDelta(*scratch, p.lines, enc[1:], maxDecoded, &p.last); err != nil {
 			return nil, err
 		}
-		b = *scratch
+		// The new body is prev's now; the old one (its lines are about
+		// to be split afresh) is the next delta's scratch: no copy.
+		p.body, *scratch = *scratch, p.body
 	default:
 		return nil, fmt.Errorf("unknown body encoding %d", enc[0])
 	}
-	p.body = append(p.body[:0], b...)
 	p.lines = splitLines(p.lines, p.body)
 	return p.body, nil
 }

@@ -44,7 +44,9 @@ func newFixture(t testing.TB) fixture {
 	fx := fixture{hdr: Header{VtopVersion: "test", Started: t0, Interval: Duration(time.Second), Window: Duration(time.Minute),
 		Config: []byte(`{"slo":"chat"}`)},
 		live: []sources.Target{{Name: "a:8000", URL: "http://a:8000/metrics"}, {Name: "b:8000", URL: "http://b:8000/metrics", MaxNumSeqs: 256}}}
-	fx.events = append(fx.events, Event{Kind: KindProcs, Target: 1, Procs: sources.ProcTree{Root: 42, RootName: "vllm", PIDs: []int{42, 43}}})
+	fx.events = append(fx.events, Event{Kind: KindProcs, Target: 1, Procs: sources.ProcTree{Root: 42, RootName: "vllm", PIDs: []int{42, 43}, MemLimit: 64 << 30, MemLimitFrom: "cgroup memory limit"}})
+	// A remote endpoint's GPUs (dcgm-exporter's join), as a --prometheus or --dcgm run has them.
+	fx.events = append(fx.events, Event{Kind: KindProcs, Target: 0, Procs: sources.ProcTree{Note: "held by pod", GPUs: []string{"GPU-6f1e", "GPU-77aa"}}})
 	for s := 0; s < 30; s++ {
 		at := t0.Add(time.Duration(s) * time.Second)
 		for i, body := range [][]byte{a, b} {
@@ -75,7 +77,7 @@ func (fx fixture) write(t testing.TB, w *Writer) {
 			if ev.Err != "" {
 				err = errors.New(ev.Err)
 			}
-			w.Scrape(fx.live[ev.Target].Name, ev.Time, ev.Duration, ev.ContentType, ev.Body, err)
+			w.Scrape(&sources.Scrape{Target: fx.live[ev.Target].Name, Time: ev.Time, Duration: ev.Duration, ContentType: ev.ContentType, Body: ev.Body, Err: err})
 		case KindGPU:
 			w.GPU(&ev.GPU)
 		case KindProcs:
@@ -302,7 +304,7 @@ func TestNewerFormatRefused(t *testing.T) {
 	data := newFixture(t).bytes(t)
 	data[7] = Version + 1
 	_, err := NewReader(bytes.NewReader(data), "new.vtop")
-	if err == nil || !strings.Contains(err.Error(), "format 2") {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("format %d", Version+1)) {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := NewReader(strings.NewReader("# HELP vllm:foo\n"), "m.txt"); err == nil || !strings.Contains(err.Error(), "not a vtop recording") {
@@ -324,8 +326,8 @@ func TestTargetArrives(t *testing.T) {
 	c := sources.Target{Name: "https://c:8443/metrics?token=s3cret", URL: "https://c:8443/metrics?token=s3cret"}
 	w.Target(c)
 	w.Target(c) // known: once
-	w.Scrape(c.Name, t0.Add(time.Second), 0, "text/plain", body, nil)
-	w.Scrape("d:8000", t0.Add(time.Second), 0, "text/plain", body, nil) // first named by a scrape
+	w.Scrape(&sources.Scrape{Target: c.Name, Time: t0.Add(time.Second), ContentType: "text/plain", Body: body})
+	w.Scrape(&sources.Scrape{Target: "d:8000", Time: t0.Add(time.Second), ContentType: "text/plain", Body: body}) // first named by a scrape
 	w.Departed("d:8000")
 	w.Tick(t0.Add(time.Second))
 	if err := w.Close(); err != nil {
@@ -354,5 +356,17 @@ func TestTargetArrives(t *testing.T) {
 	want := []string{"a:8000", "b:8000", "https://c:8443/metrics?token=REDACTED", "d:8000"}
 	if !reflect.DeepEqual(names, want) || !reflect.DeepEqual(scraped, want[2:]) || !reflect.DeepEqual(departed, want[3:]) {
 		t.Fatalf("arrived %q, scraped %q, departed %q", names, scraped, departed)
+	}
+}
+
+// A process tree's memory limit is never negative: such a frame is damage
+// (the replay stops there and says so), not a limit to project against.
+func TestNegativeMemLimitIsDamage(t *testing.T) {
+	fx := newFixture(t)
+	fx.events = []Event{{Kind: KindProcs, Target: 1, Procs: sources.ProcTree{Root: 42, MemLimit: -1}}}
+	evs, err := readAll(t, fx.bytes(t))
+	var d *Damage
+	if len(evs) != 0 || !errors.As(err, &d) || !strings.Contains(err.Error(), "memory limit") {
+		t.Fatalf("%d events, error %v", len(evs), err)
 	}
 }

@@ -1,0 +1,445 @@
+package promapi
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// Prometheus and VictoriaMetrics answer /federate with the newest sample of
+// every matching series as exposition text: what the normalizer reads
+// already, without the query engine's and JSON's cost on either side. A
+// refresh splits it by replica, line by line, into each replica's buffer.
+// Thanos Query and Mimir have no /federate; they stay on the query API.
+
+// federateSupported asks /federate for the running gauge: a 200 with text
+// that names it means the server federates.
+func (c *Client) federateSupported(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	resp, err := c.federateGet(ctx, []string{c.match(c.running())})
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return err == nil && resp.StatusCode == http.StatusOK && bytes.Contains(body, []byte(c.running()[0]))
+}
+
+// federateGet requests /federate for the given selectors, in the text
+// format.
+func (c *Client) federateGet(ctx context.Context, matches []string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint("/federate", url.Values{"match[]": matches}), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	return c.http.Do(req)
+}
+
+// fedTarget is one scrape target's lines in a federation answer.
+type fedTarget struct {
+	m     model.Metric // its identifying labels
+	buf   []byte       // its sample lines, as the server wrote them
+	stamp int64        // newest timestamp of its running gauge, ms; 0: none
+	gen   uint64       // the refresh that last filled it
+}
+
+// federation splits /federate answers by target.
+type federation struct {
+	byKey   map[string]*fedTarget
+	key     []byte // scratch
+	running map[string]bool
+	help    func([]byte) []byte // what every target's text starts with
+	now     int64               // the refresh's time, ms
+}
+
+func newFederation(running []string, help func([]byte) []byte) *federation {
+	f := &federation{byKey: map[string]*fedTarget{}, running: map[string]bool{}, help: help}
+	for _, n := range running {
+		f.running[n] = true
+	}
+	return f
+}
+
+// read splits one answer into the targets' buffers. With known, only
+// targets already seen in this refresh take lines (the process families,
+// which every target exposes, vLLM or not).
+func (f *federation) read(r io.Reader, gen uint64, known bool) error {
+	br := bufio.NewReaderSize(r, 256<<10)
+	var long []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				long = append(long, line...)
+			}
+			line = long
+		}
+		if len(line) > 0 && line[0] != '#' && line[0] != '\n' {
+			if perr := f.line(line, gen, known); perr != nil {
+				return perr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// line files one sample line under its target.
+func (f *federation) line(line []byte, gen uint64, known bool) error {
+	open := bytes.IndexByte(line, '{')
+	sp := bytes.IndexByte(line, ' ')
+	if open < 0 || (sp >= 0 && sp < open) {
+		return nil // no labels: no target to file it under
+	}
+	name := line[:open]
+	ids, end, err := idValues(line[open+1:], f.key[:0])
+	if err != nil {
+		return fmt.Errorf("federate: %v in %q", err, sources.Sanitize(string(line), 120))
+	}
+	f.key = ids
+	t := f.byKey[string(ids)]
+	if t == nil {
+		if known {
+			return nil
+		}
+		m, err := idMetric(line[open+1 : open+1+end])
+		if err != nil {
+			return fmt.Errorf("federate: %v in %q", err, sources.Sanitize(string(line), 120))
+		}
+		t = &fedTarget{m: m}
+		f.byKey[string(ids)] = t
+	}
+	if t.gen != gen {
+		if known {
+			return nil
+		}
+		t.gen, t.stamp = gen, 0
+		t.buf = t.buf[:0]
+		if f.help != nil {
+			t.buf = f.help(t.buf)
+		}
+	}
+	// "… value [timestamp]": the value is kept; the running gauge's
+	// timestamp is the target's newest scrape (none: as of the answer).
+	fs := bytes.Fields(line[open+1+end:])
+	if len(fs) == 0 {
+		return fmt.Errorf("federate: no value in %q", sources.Sanitize(string(line), 120))
+	}
+	if f.running[string(name)] {
+		ms := f.now
+		if len(fs) == 2 {
+			if v, err := strconv.ParseInt(string(fs[1]), 10, 64); err == nil {
+				ms = v
+			}
+		}
+		t.stamp = max(t.stamp, ms)
+	}
+	// Written as the target exposed it: without the labels the server
+	// added (a third of the bytes) and without the timestamp, the same
+	// text the query API path rebuilds.
+	t.buf = append(t.buf, name...)
+	t.buf = append(t.buf, '{')
+	n := 0
+	eachLabel(line[open+1:], func(l, raw []byte) {
+		if !isTarget(l) {
+			if n > 0 {
+				t.buf = append(t.buf, ',')
+			}
+			t.buf = append(append(append(append(t.buf, l...), '=', '"'), raw...), '"')
+			n++
+		}
+	})
+	t.buf = append(append(append(t.buf, '}', ' '), fs[0]...), '\n')
+	return nil
+}
+
+// isTarget reports whether a label is one a server adds to every series
+// of a target, never vLLM's own.
+func isTarget(l []byte) bool {
+	switch string(l) {
+	case "__name__", "cluster", "namespace", "pod", "job", "instance", "container", "service", "endpoint", "node",
+		"prometheus", "prometheus_replica":
+		return true
+	}
+	return false
+}
+
+// isID reports whether a label (its bytes) identifies the replica, and
+// which of idLabels it is.
+func isID(l []byte) int {
+	for i, id := range idLabels {
+		if string(l) == string(id) {
+			return i
+		}
+	}
+	return -1
+}
+
+// idValues appends the identifying labels' raw values to key, in idLabels
+// order, and returns where the label block ends (the byte after '}').
+func idValues(lb []byte, key []byte) ([]byte, int, error) {
+	var vals [5][]byte
+	end, err := eachLabel(lb, func(name, raw []byte) {
+		if i := isID(name); i >= 0 {
+			vals[i] = raw
+		}
+	})
+	if err != nil {
+		return key, 0, err
+	}
+	for _, v := range vals {
+		key = append(key, v...)
+		key = append(key, 0xff)
+	}
+	return key, end, nil
+}
+
+// idMetric is the identifying labels of a label block, unescaped.
+func idMetric(lb []byte) (model.Metric, error) {
+	m := model.Metric{}
+	var bad error
+	_, err := eachLabel(lb, func(name, raw []byte) {
+		if isID(name) < 0 {
+			return
+		}
+		v, err := strconv.Unquote(`"` + string(raw) + `"`)
+		if err != nil {
+			bad = fmt.Errorf("label %s: bad escape", sources.Sanitize(string(name), 40))
+		}
+		m[model.LabelName(name)] = model.LabelValue(v)
+	})
+	if err == nil {
+		err = bad
+	}
+	return m, err
+}
+
+// eachLabel walks `a="x",b="y"}` calling fn with each name and raw
+// (still escaped) value; it returns the index just past the '}'.
+func eachLabel(lb []byte, fn func(name, raw []byte)) (int, error) {
+	i := 0
+	for {
+		for i < len(lb) && (lb[i] == ',' || lb[i] == ' ') {
+			i++
+		}
+		if i < len(lb) && lb[i] == '}' {
+			return i + 1, nil
+		}
+		eq := bytes.IndexByte(lb[i:], '=')
+		if eq < 0 || i+eq+1 >= len(lb) || lb[i+eq+1] != '"' {
+			return 0, errors.New("bad label")
+		}
+		name := lb[i : i+eq]
+		j := i + eq + 2
+		start := j
+		for j < len(lb) && lb[j] != '"' {
+			if lb[j] == '\\' {
+				j++
+			}
+			j++
+		}
+		if j >= len(lb) {
+			return 0, errors.New("unterminated label value")
+		}
+		fn(name, lb[start:j])
+		i = j + 1
+	}
+}
+
+// fedGroups splits vLLM's names into up to maxParallel /federate requests
+// of about equal size (a bucket name counts as the ~20 series it holds),
+// the running gauge in the first: a server answers each on its own core.
+func (c *Client) fedGroups() [][]string {
+	weight := func(n string) int {
+		if strings.HasSuffix(n, "_bucket") {
+			return 20
+		}
+		return 1
+	}
+	names := slices.Clone(c.vllmNames())
+	slices.SortStableFunc(names, func(a, b string) int { return weight(b) - weight(a) })
+	n := min(maxParallel, max(1, len(names)/4))
+	groups, load := make([][]string, n), make([]int, n)
+	groups[0] = slices.Clone(c.running())
+	for _, name := range names {
+		if slices.Contains(groups[0][:len(c.running())], name) {
+			continue
+		}
+		i := slices.Index(load, slices.Min(load))
+		groups[i] = append(groups[i], name)
+		load[i] += weight(name)
+	}
+	return groups
+}
+
+// refreshFederated is refresh through /federate: vLLM's families in a few
+// answers read at once, then the process families of the jobs that serve
+// vLLM; the replicas are normalized in parallel.
+func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.Batch, error) {
+	c := s.c
+	b := sources.Batch{Now: now}
+	s.gen++
+	errs := make([]error, len(s.groups))
+	var wg sync.WaitGroup
+	for i, g := range s.groups {
+		s.feds[i].now = now.UnixMilli()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.federated(ctx, s.feds[i], []string{c.match(g)}, false)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return b, err
+	}
+	fed := s.feds[0] // every engine is there: its running gauge is
+	jobs := map[string]bool{}
+	for _, t := range fed.byKey {
+		if t.gen == s.gen && t.stamp > 0 {
+			jobs[regexpQuote(string(t.m["job"]))] = true
+		}
+	}
+	if len(jobs) > 0 {
+		js := make([]string, 0, len(jobs))
+		for j := range jobs {
+			js = append(js, j)
+		}
+		slices.Sort(js)
+		m := strings.TrimSuffix(c.match(sources.ProcessNames()), "}") + `,job=~"` + strings.Join(js, "|") + `"}`
+		if err := s.federated(ctx, fed, []string{m}, true); err != nil {
+			return b, err
+		}
+	}
+	for _, f := range s.feds[1:] {
+		for k, t := range f.byKey {
+			if t.gen != s.gen {
+				delete(f.byKey, k)
+			}
+		}
+	}
+	// As refresh: a target whose newest scrape is a few intervals old has
+	// departed (the server keeps answering with its last samples).
+	gone := now.Add(-lag).Add(-max(3*c.interval, 5*time.Second))
+	var todo []normJob
+	for k, t := range fed.byKey {
+		if t.gen != s.gen {
+			delete(fed.byKey, k) // not in the answer any more
+			continue
+		}
+		at := time.UnixMilli(t.stamp)
+		if t.stamp == 0 || at.Before(gone) {
+			continue // no running gauge (not an engine), or departed
+		}
+		r, added := s.fleet.get(t.m)
+		if added {
+			b.Arrived = append(b.Arrived, r.target())
+		}
+		r.seen = s.gen
+		if !at.After(r.last) {
+			continue // no new scrape since the last refresh
+		}
+		r.last = at
+		for _, f := range s.feds[1:] {
+			if u := f.byKey[k]; u != nil {
+				t.buf = append(t.buf, u.buf...)
+			}
+		}
+		todo = append(todo, normJob{r: r, buf: t.buf, at: at})
+	}
+	b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
+	for _, r := range s.fleet.byKey {
+		if r.seen != s.gen {
+			b.Departed = append(b.Departed, r.name)
+			s.fleet.drop(r)
+		}
+	}
+	if err := s.readGPUs(ctx, &b, now.Add(-lag)); err != nil {
+		return b, err
+	}
+	return b, nil
+}
+
+// normJob is one exposition of a replica to normalize.
+type normJob struct {
+	r   *replica
+	buf []byte
+	at  time.Time
+	out sources.Scrape
+}
+
+// normalizeAll normalizes the replicas' expositions in parallel (each
+// replica has its own normalizer) and appends the scrapes to out in
+// order.
+func normalizeAll(todo []normJob, out []sources.Scrape, keep bool) []sources.Scrape {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(todo), runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				todo[i].out = todo[i].r.normalize(todo[i].buf, todo[i].at, keep)
+			}
+		}()
+	}
+	for i := range todo {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i := range todo {
+		out = append(out, todo[i].out)
+	}
+	return out
+}
+
+// federated reads one /federate answer into f.
+func (s *Source) federated(ctx context.Context, f *federation, matches []string, known bool) error {
+	c := s.c
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	what := "federate " + strings.Join(matches, " ")
+	resp, err := c.federateGet(ctx, matches)
+	if err != nil {
+		return c.queryErr(what, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return c.queryErr(what, fmt.Errorf("HTTP %s", resp.Status))
+	}
+	if err := f.read(resp.Body, s.gen, known); err != nil {
+		return c.queryErr(what, err)
+	}
+	return nil
+}
+
+// regexpQuote escapes a label value for a =~ matcher inside a PromQL string.
+func regexpQuote(v string) string {
+	q := strconv.Quote(regexp.QuoteMeta(v))
+	return q[1 : len(q)-1]
+}

@@ -1,0 +1,56 @@
+package promapi
+
+import (
+	"strings"
+	"testing"
+)
+
+// A federation answer is split by target: escaped quotes and commas in
+// label values do not move a line to another target, a line without a
+// timestamp is as of the answer, lines lose the target's labels and the
+// timestamp (as the query API path rebuilds them),
+// and the process families only join targets already seen.
+func TestFederationSplit(t *testing.T) {
+	f := newFederation([]string{"vllm:num_requests_running"}, func(b []byte) []byte { return append(b, "# HELP x\n"...) })
+	f.now = 5000
+	vllm := `# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{instance="a:1",job="vllm",model_name="m"} 3 1000
+vllm:num_requests_running{instance="b \"x\", y:2",job="vllm",model_name="m"} 4
+vllm:cache_config_info{block_size="16",instance="a:1",job="vllm"} 1 1000
+vllm:num_requests_waiting{instance="a:1",job="vllm",model_name="m"} 1 2000
+`
+	if err := f.read(strings.NewReader(vllm), 1, false); err != nil {
+		t.Fatal(err)
+	}
+	proc := `process_resident_memory_bytes{instance="a:1",job="vllm"} 7 1000
+process_resident_memory_bytes{instance="node:9100",job="vllm"} 9 1000
+`
+	if err := f.read(strings.NewReader(proc), 1, true); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.byKey) != 2 {
+		t.Fatalf("%d targets, want 2: %v", len(f.byKey), f.byKey)
+	}
+	for _, tg := range f.byKey {
+		switch tg.m["instance"] {
+		case "a:1":
+			want := "# HELP x\n" +
+				`vllm:num_requests_running{model_name="m"} 3` + "\n" +
+				`vllm:cache_config_info{block_size="16"} 1` + "\n" +
+				`vllm:num_requests_waiting{model_name="m"} 1` + "\n" +
+				`process_resident_memory_bytes{} 7` + "\n"
+			if string(tg.buf) != want || tg.stamp != 1000 {
+				t.Errorf("a: stamp %d\n%s", tg.stamp, tg.buf)
+			}
+		case `b "x", y:2`:
+			if tg.stamp != 5000 || strings.Count(string(tg.buf), "\n") != 2 {
+				t.Errorf("b: stamp %d\n%s", tg.stamp, tg.buf)
+			}
+		default:
+			t.Errorf("unexpected target %v", tg.m)
+		}
+	}
+	if err := f.read(strings.NewReader(`vllm:x{instance="a:1,job="v"} 1`+"\n"), 2, false); err == nil {
+		t.Error("an unterminated label value was read")
+	}
+}
