@@ -42,9 +42,15 @@ var errBodyBudget = errors.New("large body not read")
 
 func (b *bodyBudget) give(n int64) { b.used.Add(-n) }
 
-// defaultBodyBudget: room for two bodies at the size cap, and no less than
+// BodyBudget is the memory large bodies in flight may hold together for a
+// body size cap of maxBody: room for two bodies at the cap, and no less than
 // 32 MiB, so one legitimately large target is read beside a hostile one.
-func defaultBodyBudget(maxBody int64) int64 { return max(2*(maxBody+1), 32<<20) }
+func BodyBudget(maxBody int64) int64 {
+	if maxBody <= 0 {
+		maxBody = DefaultMaxBody
+	}
+	return max(2*(maxBody+1), 32<<20)
+}
 
 // readBody reads at most limit bytes of r into st.Buf, growing the buffer by
 // doubling; growth beyond SmallBody is reserved from the budget first

@@ -103,7 +103,7 @@ func NewFetcher(cfg HTTPConfig) (*Fetcher, error) {
 	// slow-drip body alike), so the client itself has no Timeout.
 	return &Fetcher{cfg: cfg, client: &http.Client{Transport: tr, CheckRedirect: checkRedirect},
 		timeoutHdr: strconv.FormatFloat(cfg.Timeout.Seconds(), 'g', -1, 64),
-		budget:     &bodyBudget{limit: defaultBodyBudget(cfg.MaxBody)}}, nil
+		budget:     &bodyBudget{limit: BodyBudget(cfg.MaxBody)}}, nil
 }
 
 // MaxBodyLimit is the largest --max-body accepted: beyond it a body is not
