@@ -11,8 +11,8 @@ import (
 // Detector runs the rules over frames and keeps what they need between
 // frames: per rule and target the pending/firing state (a condition must
 // hold for the rule's for before it fires and its clear condition must hold
-// for resolve_for before it resolves, so findings do not flap), and a longer
-// downsampled history per endpoint for slow pathologies. Time comes from the
+// for resolve_for before it resolves, so findings do not flap), and per
+// endpoint the memory a stateful rule declares (see ruleMemory). Time comes from the
 // frame. It is not safe for concurrent use: the goroutine that assembles
 // frames evaluates them.
 type Detector struct {
@@ -24,7 +24,9 @@ type Detector struct {
 	gpus   map[gpuStateKey]*ruleState
 	gen    uint32
 	supers [][]int // per rule, the indexes of the rules that supersede it
-	kv     KVBands // the KV colour bands of the active thresholds
+	// stateful are the indexes of the rules that declare a memory.
+	stateful []int
+	kv       KVBands // the KV colour bands of the active thresholds
 }
 
 // stateKey names one rule's state on one endpoint: the engine-scope rules
@@ -39,14 +41,12 @@ type fleetKey struct {
 	model, target string
 }
 
-// epState is what the detector keeps per endpoint.
+// epState is what the detector keeps per endpoint: the rules' states and
+// the memories of the rules that declare one.
 type epState struct {
-	name    string
-	states  map[stateKey]*ruleState
-	long    longHistory
-	leak    leakMemo
-	down    downHistory
-	restart time.Time
+	name   string
+	states map[stateKey]*ruleState
+	mem    []ruleMemory // by rule index; nil for a rule that keeps none
 }
 
 // NewDetector returns a detector with cfg applied to the rule table.
@@ -61,6 +61,9 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 	}
 	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, fleet: map[fleetKey]*ruleState{}, gpus: map[gpuStateKey]*ruleState{}, supers: make([][]int, len(rules))}
 	for i, r := range rules {
+		if r.memory != nil {
+			d.stateful = append(d.stateful, i)
+		}
 		for _, id := range r.SupersededBy {
 			for j := range rules {
 				if rules[j].ID == id {
@@ -90,8 +93,8 @@ func (d *Detector) SetSLO(s SLO) { d.slo = s }
 // stats, or one (model, engine) sub-series of it.
 type unit struct {
 	ep            *EndpointView
-	es            *epState
 	st            *Stats
+	mem           ruleMemory // the rule's memory of the endpoint, when it declares one
 	model, engine string
 	// GPU rules: the device (slot in Frame.GPU.GPUs, -1 when the reading no
 	// longer lists it; gpuIndex is its device index) and who it serves.
@@ -129,8 +132,8 @@ type evalCtx struct {
 
 // unitFor fills the context's one unit: evaluations never keep it, so it
 // is reused rather than allocated per rule and endpoint.
-func (x *evalCtx) unitFor(ep *EndpointView, es *epState, st *Stats, model, engine string) *unit {
-	x.u = unit{ep: ep, es: es, st: st, model: model, engine: engine}
+func (x *evalCtx) unitFor(ep *EndpointView, es *epState, ri int, st *Stats, model, engine string) *unit {
+	x.u = unit{ep: ep, mem: es.mem[ri], st: st, model: model, engine: engine}
 	return &x.u
 }
 
@@ -145,7 +148,7 @@ func (d *Detector) Evaluate(f *Frame) {
 	for i := range f.Endpoints {
 		ep := &f.Endpoints[i]
 		es := d.endpoint(i, ep.Name)
-		es.observe(ep, f.Time)
+		d.observe(es, ep, f.Time)
 		x.trendEp, x.trendDone, x.es = ep, false, es
 		d.evalEndpoint(x, ep, es)
 		ep.Findings, ep.Pending = d.collect(es)
@@ -209,25 +212,11 @@ func (d *Detector) endpoint(i int, name string) *epState {
 			}
 		}
 		if es == nil {
-			es = &epState{name: name, states: map[stateKey]*ruleState{}}
-			es.long.reset()
+			es = &epState{name: name, states: map[stateKey]*ruleState{}, mem: make([]ruleMemory, len(d.rules))}
 		}
 		d.eps[i] = es
 	}
 	return es
-}
-
-// observe records what the slow rules need, once per frame.
-func (es *epState) observe(ep *EndpointView, now time.Time) {
-	es.down.observe(ep, now)
-	if !ep.RestartedAt.IsZero() && !ep.RestartedAt.Equal(es.restart) {
-		// A new process: memory starts again from its load-time size.
-		es.restart = ep.RestartedAt
-		es.long.reset()
-	}
-	if ep.State == StateUp && ep.Kind == sources.KindEngine {
-		es.long.observe(ep, now)
-	}
 }
 
 func (d *Detector) evalEndpoint(x *evalCtx, ep *EndpointView, es *epState) {
@@ -242,13 +231,13 @@ func (d *Detector) evalEndpoint(x *evalCtx, ep *EndpointView, es *epState) {
 			if ep.State == StatePending {
 				continue
 			}
-			u := x.unitFor(ep, es, &ep.Stats, soleModel(ep), "")
+			u := x.unitFor(ep, es, ri, &ep.Stats, soleModel(ep), "")
 			d.step(x, es.states, stateKey{rule: ri}, ri, u)
 		case ScopeEndpoint:
 			if !up {
 				continue
 			}
-			u := x.unitFor(ep, es, &ep.Stats, soleModel(ep), "")
+			u := x.unitFor(ep, es, ri, &ep.Stats, soleModel(ep), "")
 			d.step(x, es.states, stateKey{rule: ri, model: u.model}, ri, u)
 		case ScopeEngine:
 			if !up {
@@ -257,7 +246,7 @@ func (d *Detector) evalEndpoint(x *evalCtx, ep *EndpointView, es *epState) {
 			if len(ep.Subs) > 1 {
 				for k := range ep.Subs {
 					s := &ep.Subs[k]
-					u := x.unitFor(ep, es, &s.Stats, s.Key.Model, s.Key.Engine)
+					u := x.unitFor(ep, es, ri, &s.Stats, s.Key.Model, s.Key.Engine)
 					d.step(x, es.states, stateKey{rule: ri, model: u.model, engine: u.engine}, ri, u)
 				}
 				continue
@@ -266,7 +255,7 @@ func (d *Detector) evalEndpoint(x *evalCtx, ep *EndpointView, es *epState) {
 			if len(ep.Subs) == 1 {
 				engine = ep.Subs[0].Key.Engine
 			}
-			u := x.unitFor(ep, es, &ep.Stats, soleModel(ep), engine)
+			u := x.unitFor(ep, es, ri, &ep.Stats, soleModel(ep), engine)
 			d.step(x, es.states, stateKey{rule: ri, model: u.model, engine: u.engine}, ri, u)
 		}
 	}

@@ -154,6 +154,12 @@ func (e *Engine) retention() time.Duration {
 	return e.cfg.Window + 2*e.spacing() + 2*e.cfg.Interval
 }
 
+// frameCap is the ring size a sub-series starts with: the frames one
+// retention holds at the poll interval, and a few spare for jitter.
+func (e *Engine) frameCap() int {
+	return min(int(e.retention()/max(e.spacing(), e.cfg.Interval))+4, e.cfg.MaxFrames)
+}
+
 // Ingest applies one poll result of target i.
 func (e *Engine) Ingest(i int, s sources.Scrape) {
 	if i < 0 || i >= len(e.eps) {
@@ -187,7 +193,7 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 		sub := &snap.Subs[k]
 		h := ep.subs[sub.Key]
 		if h == nil {
-			h = newSubHistory(sub.Key)
+			h = newSubHistory(sub.Key, e.frameCap())
 			ep.subs[sub.Key] = h
 		}
 		if h.add(s.Time, sub, spacing, retain, e.cfg.MaxFrames) {
@@ -231,9 +237,9 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 		one := newAcc()
 		if a, b, ok := h.window(t, e.cfg.Window); ok {
 			one.addSub(h, a, b, sub.Cache)
-		} else if f := h.latest(); f != nil {
+		} else if h.n > 0 {
 			one.engines++
-			one.addGauges(f, sub.Cache)
+			one.addGauges(h, sub.Cache)
 		}
 		ep.win.merge(&one)
 		m := ep.modelAccs[sub.Key.Model]
@@ -246,8 +252,8 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 		ep.subStats = append(ep.subStats, SubView{Key: sub.Key, Stats: one.stats()})
 		if a, b, ok := h.window(t, sw); ok {
 			ep.sp.addSub(h, a, b, sub.Cache)
-		} else if f := h.latest(); f != nil {
-			ep.sp.addGauges(f, sub.Cache)
+		} else if h.n > 0 {
+			ep.sp.addGauges(h, sub.Cache)
 		}
 	}
 	ep.stats = ep.win.stats()

@@ -337,8 +337,8 @@ func TestHistoryBounded(t *testing.T) {
 		e.Ingest(0, scrape(t, n, t0.Add(time.Duration(i)*100*time.Millisecond), f))
 	}
 	for _, h := range e.eps[0].subs {
-		if len(h.frames) > 110 {
-			t.Errorf("%d frames kept for a 60 s window", len(h.frames))
+		if h.n > 110 || len(h.ring) > 110 {
+			t.Errorf("%d frames kept (ring of %d) for a 60 s window", h.n, len(h.ring))
 		}
 	}
 	s := e.Frame(t0.Add(4999 * 100 * time.Millisecond)).Endpoints[0].Stats

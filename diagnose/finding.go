@@ -64,20 +64,48 @@ type Finding struct {
 	Symptoms []string
 }
 
-// Evidence is one measured value behind a finding. A numeric one carries
-// the number and its unit (JSON gets them as they are; NaN is unknown);
-// Value is its text as the terminal shows it, or the whole text of
-// evidence that is not one number ("KV capacity 27,000 blocks × 16 …").
+// Evidence is one measured value behind a finding: a number with its unit
+// (NaN when unknown), formatted by whoever shows it, or, for evidence that
+// is not a number (a reason, a version, a list of names), its Text.
 type Evidence struct {
 	Name   string        // "KV usage"
-	Value  string        // "97%"
-	Num    float64       // 0.97; NaN when unknown or not numeric (Unit "")
-	Unit   string        // "ratio", "s", "count", "per_s", "req/s", "tokens/s"; "" for text evidence
+	Num    float64       // 0.97; NaN when unknown, and for text evidence
+	Unit   Unit          // UnitText ("") for text evidence
+	Text   string        // text evidence only: "V1 ≥0.8.4"
 	Window time.Duration // the window it was measured over (0: instantaneous)
+	// Lowest and Highest are a latency percentile's first and last finite
+	// bucket bounds (0 when not a percentile): at or below Lowest it was
+	// interpolated inside the first bucket, at Highest it fell in +Inf, so
+	// it is only known to be ≤Lowest or ≥Highest.
+	Lowest, Highest float64
 }
 
 // Numeric reports whether the evidence is one number with a unit.
-func (e Evidence) Numeric() bool { return e.Unit != "" }
+func (e Evidence) Numeric() bool { return e.Unit != UnitText }
+
+// Quantile reports whether the evidence is a latency percentile read from
+// buckets (Lowest and Highest say its resolution).
+func (e Evidence) Quantile() bool { return e.Lowest != 0 || e.Highest != 0 }
+
+// Unit is what an evidence number counts. The names are the JSON report's.
+type Unit string
+
+const (
+	UnitText        Unit = ""         // not a number
+	UnitRatio       Unit = "ratio"    // 0..1
+	UnitSeconds     Unit = "s"        // a latency or a span of time
+	UnitCount       Unit = "count"    // requests, sequences, events
+	UnitPerSec      Unit = "per_s"    // events per second
+	UnitReqPerSec   Unit = "req/s"    // requests per second
+	UnitTokPerSec   Unit = "tokens/s" // tokens per second
+	UnitTokens      Unit = "tokens"   // a number of tokens
+	UnitBytes       Unit = "bytes"
+	UnitBytesPerSec Unit = "bytes/s" // growth of memory
+	UnitNumber      Unit = "number"  // dimensionless: R², a load per slot, a setting's fraction
+	UnitCelsius     Unit = "celsius"
+	UnitWatts       Unit = "W"
+	UnitMHz         Unit = "MHz"
+)
 
 // FlagChange is a concrete vLLM flag recommendation. From is empty when the
 // current value is unknown; To may say what is missing instead of a number.

@@ -40,18 +40,22 @@ const (
 // frame is one scrape of one sub-series with counters made monotonic:
 // every counter and bucket carries the increase since vtop started, so the
 // increase over any window is last - first, even across engine restarts.
+// Bucket counts are not in the frame: they live in the sub-series' count
+// rings (counts), at the frame's ring slot.
+// Gauges are read only at the newest frame, so they are not in frames but
+// in the sub-series (subHistory.gauges).
 type frame struct {
 	t        time.Time
 	counters [sources.NumCounters]float64
 	hists    [nTracked]hframe
-	labeled  [sources.NumLabeled][]sources.LabeledValue // counters corrected, gauges as read
-	gauges   [sources.NumGauges]float64
+	finished []sources.LabeledValue // finished_reason counters, corrected
+	rejected []sources.LabeledValue // admission rejections by reason, corrected
 }
 
 type hframe struct {
-	counts     []float64 // cumulative, corrected; nil = absent
 	sum, count float64
 	epoch      uint32 // bucket layout generation; frames of different epochs do not subtract
+	has        bool   // buckets present (their counts are in the count ring)
 }
 
 // corr tracks one counter's reset correction.
@@ -75,43 +79,61 @@ func (c *corr) step(v, created float64) (float64, bool) {
 }
 
 type hcorr struct {
-	bounds     []float64
-	raw        []float64
-	offset     []float64
-	rawSum     float64
-	rawCount   float64
-	sumOff     float64
-	countOff   float64
-	created    float64
-	epoch      uint32
-	seen       bool
-	offsetZero bool
+	bounds   []float64
+	raw      []float64
+	offset   []float64
+	rawSum   float64
+	rawCount float64
+	sumOff   float64
+	countOff float64
+	created  float64
+	epoch    uint32
+	seen     bool
 }
 
-// subHistory is the bounded history of one (model, engine) sub-series.
+// subHistory is the bounded history of one (model, engine) sub-series: a
+// ring of frames whose capacity is set once for the window (it grows only if
+// polls come faster than the interval), so a full window costs no more memory
+// than a filling one.
 type subHistory struct {
 	key      sources.SubKey
-	frames   []frame
+	ring     []frame // capacity = len(ring); frame i (oldest first) is ring[(start+i)%len]
+	start, n int
+	counts   [nTracked]countRing
 	counters [sources.NumCounters]corr
 	hists    [nTracked]hcorr
 	labeled  [sources.NumLabeled]map[string]*corr
 	lastSeen time.Time
+
+	// The newest scrape's point-in-time signals.
+	gauges        [sources.NumGauges]float64
+	waitingReason []sources.LabeledValue
+	sleepState    []sources.LabeledValue
 }
 
-func newSubHistory(k sources.SubKey) *subHistory {
-	h := &subHistory{key: k}
+func newSubHistory(k sources.SubKey, capacity int) *subHistory {
+	h := &subHistory{key: k, ring: make([]frame, max(capacity, 2))}
 	for i := range h.labeled {
 		h.labeled[i] = map[string]*corr{}
 	}
 	return h
 }
 
+// slot is the ring index of frame i; at returns it.
+func (h *subHistory) slot(i int) int  { return (h.start + i) % len(h.ring) }
+func (h *subHistory) at(i int) *frame { return &h.ring[h.slot(i)] }
+func (h *subHistory) dropOldest()     { h.start, h.n = (h.start+1)%len(h.ring), h.n-1 }
+func (h *subHistory) newest() *frame  { return h.at(h.n - 1) }
+
 // add appends a scrape. It reports a counter reset (an engine restart).
 func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Duration, maxFrames int) bool {
-	var f frame
-	f.t = t
+	slot := h.place(t, spacing, retain, maxFrames)
+	f := &h.ring[slot]
+	*f = frame{t: t}
+	h.gauges = s.Gauges
+	// immutable snapshot data: shared, not copied
+	h.waitingReason, h.sleepState = s.Labeled[sources.LWaitingReason], s.Labeled[sources.LSleepState]
 	reset := false
-	f.gauges = s.Gauges
 	for c := range f.counters {
 		v := s.Counters[c]
 		if math.IsNaN(v) {
@@ -123,41 +145,93 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 		reset = reset || r
 	}
 	for i, id := range tracked {
-		r := h.addHist(&f.hists[i], &h.hists[i], &s.Hists[id])
+		r := h.addHist(slot, i, &s.Hists[id])
 		reset = reset || r
 	}
-	for l := range f.labeled {
-		list := s.Labeled[l]
-		if len(list) == 0 {
-			continue
-		}
-		out := make([]sources.LabeledValue, len(list))
-		counter := l == int(sources.LFinished) || l == int(sources.LPromptSource) || l == int(sources.LAdmissionRejected)
-		for i, lv := range list {
-			out[i] = lv
-			if counter && !math.IsNaN(lv.Value) {
-				c := h.labeled[l][lv.Label]
-				if c == nil {
-					if len(h.labeled[l]) >= 64 {
-						out[i].Value = math.NaN()
-						continue
-					}
-					c = &corr{}
-					h.labeled[l][lv.Label] = c
-				}
-				v, r := c.step(lv.Value, lv.Created)
-				out[i].Value = v
-				reset = reset || r
-			}
-		}
-		f.labeled[l] = out
-	}
-	h.push(f, spacing, retain, maxFrames)
+	var r1, r2 bool
+	f.finished, r1 = h.correct(sources.LFinished, s.Labeled[sources.LFinished])
+	f.rejected, r2 = h.correct(sources.LAdmissionRejected, s.Labeled[sources.LAdmissionRejected])
+	reset = reset || r1 || r2
 	h.lastSeen = t
 	return reset
 }
 
-func (h *subHistory) addHist(dst *hframe, c *hcorr, src *sources.Histogram) bool {
+// correct makes a labeled counter family monotonic across restarts. The
+// snapshot's list is shared unless a value changes.
+func (h *subHistory) correct(l sources.Labeled, list []sources.LabeledValue) ([]sources.LabeledValue, bool) {
+	var out []sources.LabeledValue
+	reset := false
+	for i, lv := range list {
+		v := math.NaN()
+		if !math.IsNaN(lv.Value) {
+			c := h.labeled[l][lv.Label]
+			if c == nil && len(h.labeled[l]) < 64 {
+				c = &corr{}
+				h.labeled[l][lv.Label] = c
+			}
+			if c != nil {
+				var r bool
+				v, r = c.step(lv.Value, lv.Created)
+				reset = reset || r
+			}
+		}
+		if out == nil && !sameFloat(v, lv.Value) {
+			out = slices.Clone(list)
+		}
+		if out != nil {
+			out[i].Value = v
+		}
+	}
+	if out == nil {
+		out = list
+	}
+	return out, reset
+}
+
+func sameFloat(a, b float64) bool { return a == b || (a != a && b != b) }
+
+// place makes room for a frame at t and returns its ring slot, thinning:
+// while the newest frame is closer than spacing to the one before it, a new
+// frame replaces it (the newest is always kept), so kept frames are spacing
+// apart; frames older than retain go, keeping one at or before the
+// retention edge as the window anchor.
+func (h *subHistory) place(t time.Time, spacing, retain time.Duration, maxFrames int) int {
+	limit := t.Add(-retain)
+	for h.n >= 2 && !h.at(1).t.After(limit) {
+		h.dropOldest()
+	}
+	if h.n >= 2 && h.newest().t.Sub(h.at(h.n-2).t) < spacing {
+		return h.slot(h.n - 1)
+	}
+	if h.n == len(h.ring) {
+		if len(h.ring) < maxFrames {
+			h.grow(min(len(h.ring)+len(h.ring)/4+1, maxFrames))
+		} else {
+			h.dropOldest()
+		}
+	}
+	h.n++
+	return h.slot(h.n - 1)
+}
+
+// grow moves the ring into a larger one (polls faster than the interval the
+// capacity was sized for, or a longer window).
+func (h *subHistory) grow(capacity int) {
+	ring := make([]frame, capacity)
+	slots := make([]int, h.n)
+	for i := range h.n {
+		slots[i] = h.slot(i)
+		ring[i] = h.ring[slots[i]]
+	}
+	for i := range h.counts {
+		h.counts[i].remap(slots, capacity)
+	}
+	h.ring, h.start = ring, 0
+}
+
+// addHist stores tracked histogram i of a scrape at ring slot slot.
+func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
+	dst, c := &h.ring[slot].hists[i], &h.hists[i]
 	if !src.Present() {
 		return false
 	}
@@ -169,97 +243,66 @@ func (h *subHistory) addHist(dst *hframe, c *hcorr, src *sources.Histogram) bool
 			c.epoch++
 		}
 		c.bounds = src.Bounds
+		c.raw = make([]float64, len(src.Bounds))
 		c.offset = make([]float64, len(src.Bounds))
 		c.sumOff, c.countOff = 0, 0
-		c.offsetZero = true
+		h.counts[i].reset(len(src.Bounds), len(h.ring))
 	} else {
 		restarted := src.Count < c.rawCount ||
 			(src.Created == src.Created && c.created == c.created && src.Created != c.created)
-		for i := range src.Counts {
-			if src.Counts[i] < c.raw[i] {
+		for k := range src.Counts {
+			if src.Counts[k] < c.raw[k] {
 				restarted = true
 				break
 			}
 		}
 		if restarted {
 			// The whole histogram restarts together; correct every bucket.
-			for i := range c.offset {
-				c.offset[i] += c.raw[i]
+			for k := range c.offset {
+				c.offset[k] += c.raw[k]
 			}
 			if !math.IsNaN(c.rawSum) {
 				c.sumOff += c.rawSum
 			}
 			c.countOff += c.rawCount
-			c.offsetZero = false
 			reset = true
 		}
 	}
-	c.raw, c.rawSum, c.rawCount, c.created, c.seen = src.Counts, src.Sum, src.Count, src.Created, true
-	if c.offsetZero {
-		dst.counts = src.Counts // immutable snapshot data: share it
-	} else {
-		dst.counts = make([]float64, len(src.Counts))
-		for i, v := range src.Counts {
-			dst.counts[i] = v + c.offset[i]
+	// raw is vtop's own copy: the snapshot's counts are not kept past it.
+	copy(c.raw, src.Counts)
+	c.rawSum, c.rawCount, c.created, c.seen = src.Sum, src.Count, src.Created, true
+	h.counts[i].put(slot, src.Counts, c.offset, func(yield func(int) bool) {
+		for j := range h.n {
+			if f := h.at(j); f.hists[i].has && f.hists[i].epoch == c.epoch && !yield(h.slot(j)) {
+				return
+			}
 		}
-	}
+	})
+	dst.has = true
 	dst.sum = src.Sum + c.sumOff
 	dst.count = src.Count + c.countOff
 	dst.epoch = c.epoch
 	return reset
 }
 
-// push appends a frame, thinning: while the newest frame is closer than
-// spacing to the one before it, a new frame replaces it (the newest is always
-// kept), so kept frames are spacing apart; frames older than retain go.
-func (h *subHistory) push(f frame, spacing, retain time.Duration, maxFrames int) {
-	n := len(h.frames)
-	if n >= 2 && h.frames[n-1].t.Sub(h.frames[n-2].t) < spacing {
-		h.frames[n-1] = f
-	} else {
-		h.frames = append(h.frames, f)
-	}
-	cut := 0
-	limit := f.t.Add(-retain)
-	// Keep one frame at or before the retention edge as the window anchor.
-	for cut+1 < len(h.frames) && !h.frames[cut+1].t.After(limit) {
-		cut++
-	}
-	if over := len(h.frames) - maxFrames; over > cut {
-		cut = over
-	}
-	if cut > 0 {
-		// Shift in place so the backing array does not creep forward forever.
-		h.frames = append(h.frames[:0], h.frames[cut:]...)
-		clear(h.frames[len(h.frames):cap(h.frames)])
-	}
-}
-
 // window returns the frame indexes spanning [now-w, now]: b is the newest
 // frame (which must lie inside the window), a the newest frame at or before
 // the window start, or the oldest frame when history is shorter.
 func (h *subHistory) window(now time.Time, w time.Duration) (a, b int, ok bool) {
-	n := len(h.frames)
+	n := h.n
 	if n < 2 {
 		return 0, 0, false
 	}
 	b = n - 1
 	start := now.Add(-w)
-	if h.frames[b].t.Before(start) {
+	if h.at(b).t.Before(start) {
 		return 0, 0, false
 	}
 	// frames are time-ordered: find the first frame after start.
-	i := sort.Search(n, func(i int) bool { return h.frames[i].t.After(start) })
+	i := sort.Search(n, func(i int) bool { return h.at(i).t.After(start) })
 	a = max(i-1, 0)
 	if a >= b {
 		return 0, 0, false
 	}
 	return a, b, true
-}
-
-func (h *subHistory) latest() *frame {
-	if len(h.frames) == 0 {
-		return nil
-	}
-	return &h.frames[len(h.frames)-1]
 }

@@ -87,6 +87,10 @@ type Rule struct {
 	// check decides from the frame; it must be cheap and allocation-free
 	// on the healthy path. describe fills in the finding's words and numbers
 	// and only runs for a firing finding.
+	// memory, set for a rule that remembers across frames, makes its
+	// per-endpoint state (see ruleMemory); check and describe find it in
+	// unit.mem.
+	memory     func() ruleMemory
 	check      func(x *evalCtx, u *unit, p []float64) (cond, Severity)
 	fleetCheck func(x *evalCtx, f *Frame, p []float64) []fleetHit
 	describe   func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding)

@@ -3,7 +3,6 @@ package diagnose
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -169,14 +168,14 @@ func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev Severity, fd *Findi
 	}
 	mean := s / n
 	fd.Summary = fmt.Sprintf("%s requests in flight per %s vs %s on average on its %d peers in %s", dec(load, 2), unit, dec(mean, 2), len(eps)-1, u.model)
-	fd.Evidence = []Evidence{ev("in flight here", fmt.Sprintf("%s (running %s, waiting %s) over %s %s", num(inFlight(ep)), num(ep.Stats.Running), num(ep.Stats.Waiting), num(capOf(ep)), plural(unit)), 0),
-		ev("per "+unit+" here", dec(load, 2), 0), ev("peers' mean per "+unit, dec(mean, 2), 0), evQ("TTFT p95 here", &ep.Stats.TTFT, ep.Stats.TTFT.P95, ep.Stats.Span)}
-	others := slices.DeleteFunc(slices.Clone(eps), func(o *EndpointView) bool { return o == ep })
-	var parts []string
-	for _, o := range others {
-		parts = append(parts, fmt.Sprintf("%s %s", o.Name, dec(inFlight(o)/capOf(o), 2)))
+	fd.Evidence = []Evidence{evNum("in flight here", inFlight(ep), UnitCount, 0), evNum("running here", ep.Stats.Running, UnitCount, 0),
+		evNum("waiting here", ep.Stats.Waiting, UnitCount, 0), evNum(plural(unit)+" here", capOf(ep), UnitNumber, 0),
+		evNum("per "+unit+" here", load, UnitNumber, 0), evNum("peers' mean per "+unit, mean, UnitNumber, 0), evQ("TTFT p95 here", &ep.Stats.TTFT, ep.Stats.TTFT.P95, ep.Stats.Span)}
+	for _, o := range eps {
+		if o != ep {
+			fd.Evidence = append(fd.Evidence, evNum("per "+unit+" on "+o.Name, inFlight(o)/capOf(o), UnitNumber, 0))
+		}
 	}
-	fd.Evidence = append(fd.Evidence, ev("peers per "+unit, strings.Join(parts, ", "), 0))
 	fd.Explain = "Replicas of one pool should carry load in proportion to their capacity. This one carries several times its peers' share per unit of capacity, so its requests queue while they have room: the balancer's policy (round-robin with uneven request sizes or unequal replicas, sticky sessions) or its health view is off."
 	fd.Action = fmt.Sprintf("rebalance: route by outstanding requests (or prefix-aware) rather than round-robin or sticky sessions; at the peers' load this replica would carry about %s requests", num(mean*capOf(ep)))
 }

@@ -60,11 +60,12 @@ var ruleGPUThrottling = &Rule{
 		g := &x.f.GPU.GPUs[u.gpu]
 		why := strings.Join((t.reasons & sources.ClockThrottle).Words(), ", ")
 		fd.Summary = fmt.Sprintf("GPU %d %s for %s of %s: %s", g.Index, "throttled", pct(t.share), dur(w), why)
-		fd.Evidence = []Evidence{evNum("throttled readings", t.share, "ratio", w), ev("reasons", why, w),
-			ev("temperature", tempWords(g), 0), ev("power", powerWords(g), 0), ev("SM clock", withUnit(g.SMClockMHz, " MHz"), 0),
-			ev("utilization", withUnit(g.UtilGPU, "%"), 0)}
-		if !x.f.GPUSeries[u.gpu].ThrottledSince.IsZero() {
-			fd.Evidence = append(fd.Evidence, ev("throttled since", dur(x.now.Sub(x.f.GPUSeries[u.gpu].ThrottledSince))+" ago", 0))
+		fd.Evidence = []Evidence{evNum("throttled readings", t.share, UnitRatio, w), ev("reasons", why, w),
+			evNum("temperature", g.TempC, UnitCelsius, 0), evNum("slowdown temperature", g.TempSlowdownC, UnitCelsius, 0),
+			evNum("power", g.PowerW, UnitWatts, 0), evNum("power limit", g.PowerLimitW, UnitWatts, 0), evNum("SM clock", g.SMClockMHz, UnitMHz, 0),
+			evNum("utilization", g.UtilGPU/100, UnitRatio, 0)}
+		if since := x.f.GPUSeries[u.gpu].ThrottledSince; !since.IsZero() {
+			fd.Evidence = append(fd.Evidence, evNum("throttled for", x.now.Sub(since).Seconds(), UnitSeconds, 0))
 		}
 		fd.Explain = fmt.Sprintf("GPU %d (%s) runs below its clocks because of %s. The engine's steps take longer, so inter-token latency rises and throughput falls with no change in vLLM's configuration; no vLLM flag fixes it.", g.Index, g.Name, why)
 		var action []string
@@ -177,7 +178,7 @@ var ruleGPUXID = &Rule{
 				fd.Evidence = append(fd.Evidence, ev("device", g.Problem, 0))
 			}
 			if !bad(g.ECCUncorrected) {
-				fd.Evidence = append(fd.Evidence, evNum("uncorrectable ECC errors", g.ECCUncorrected, "count", 0))
+				fd.Evidence = append(fd.Evidence, evNum("uncorrectable ECC errors", g.ECCUncorrected, UnitCount, 0))
 			}
 			if g.RemapPending {
 				fd.Evidence = append(fd.Evidence, ev("row remap", "pending a GPU reset", 0))

@@ -119,22 +119,31 @@ func shareWords(v float64) string {
 	return dec(v, 2)
 }
 
+// perFinished is preemptions per finished request; with none finished
+// (+Inf) it says so in words, as no number does.
+func perFinished(v float64, w time.Duration) Evidence {
+	if math.IsInf(v, 1) {
+		return ev("preemptions per finished request", "none finished", w)
+	}
+	return evNum("preemptions per finished request", v, UnitNumber, w)
+}
+
 func kvEvidence(u *unit, w time.Duration) []Evidence {
 	st := u.st
 	out := []Evidence{
-		evNum("KV usage", st.KVUsage, "ratio", 0),
-		evNum("preemptions", st.PreemptionsRate, "per_s", w),
-		ev("preemptions per finished request", shareWords(preemptShare(st)), w),
-		evNum("running", st.Running, "count", 0),
-		evNum("waiting", st.Waiting, "count", 0),
+		evNum("KV usage", st.KVUsage, UnitRatio, 0),
+		evNum("preemptions", st.PreemptionsRate, UnitPerSec, w),
+		perFinished(preemptShare(st), w),
+		evNum("running", st.Running, UnitCount, 0),
+		evNum("waiting", st.Waiting, UnitCount, 0),
 	}
 	if !bad(st.KVCapacityTokens) {
-		out = append(out, ev("KV capacity", fmt.Sprintf("%s blocks × %s tokens = %s tokens",
-			grouped(st.NumGPUBlocks), grouped(st.BlockSize), grouped(st.KVCapacityTokens)), 0))
+		out = append(out, evNum("KV blocks", st.NumGPUBlocks, UnitCount, 0), evNum("KV block size", st.BlockSize, UnitTokens, 0),
+			evNum("KV capacity", st.KVCapacityTokens, UnitTokens, 0))
 	}
 	if s := avgSeq(st); !bad(s) {
-		out = append(out, ev("avg sequence", fmt.Sprintf("%s tokens (prompt %s + generated %s)",
-			grouped(s), grouped(st.AvgPromptLen), grouped(st.AvgGenLen)), w))
+		out = append(out, evNum("avg sequence", s, UnitTokens, w), evNum("avg prompt", st.AvgPromptLen, UnitTokens, w),
+			evNum("avg generated", st.AvgGenLen, UnitTokens, w))
 	}
 	return out
 }
@@ -269,8 +278,8 @@ var ruleSwapping = &Rule{
 		st := u.st
 		most := swappedInWindow(x, u)
 		fd.Summary = fmt.Sprintf("up to %s requests swapped in %s (%s now), CPU KV %s, GPU KV %s", num(most), dur(x.f.Window), num(st.Swapped), pct(st.CPUKVUsage), pct(st.KVUsage))
-		fd.Evidence = append([]Evidence{evNum("swapped, most", most, "count", x.f.Window), evNum("swapped now", st.Swapped, "count", 0),
-			evNum("CPU KV usage", st.CPUKVUsage, "ratio", 0)}, kvEvidence(u, st.Span)...)
+		fd.Evidence = append([]Evidence{evNum("swapped, most", most, UnitCount, x.f.Window), evNum("swapped now", st.Swapped, UnitCount, 0),
+			evNum("CPU KV usage", st.CPUKVUsage, UnitRatio, 0)}, kvEvidence(u, st.Span)...)
 		fd.Explain = "The V0 scheduler ran out of GPU KV blocks and moved preempted sequence groups (those with several sequences: n>1, beam search) to CPU memory. They stall until swapped back, and every swap crosses PCIe."
 		fd.Flags, fd.Action = kvAdvice(u, p[swHeadroom])
 	},
@@ -341,10 +350,11 @@ var ruleOOMRisk = &Rule{
 		st := u.st
 		used, total := gpuMem(x, u)
 		fd.Summary = fmt.Sprintf("KV %s with --gpu-memory-utilization %s", pct(st.KVUsage), util2(st.GPUMemUtil))
-		fd.Evidence = []Evidence{evNum("KV usage", st.KVUsage, "ratio", 0), ev("gpu_memory_utilization", util2(st.GPUMemUtil), 0)}
+		fd.Evidence = []Evidence{evNum("KV usage", st.KVUsage, UnitRatio, 0), evNum("gpu_memory_utilization", st.GPUMemUtil, UnitNumber, 0)}
 		if !bad(used) && !bad(total) {
 			fd.Summary += fmt.Sprintf(", GPU memory %s of %s", mib(used), mib(total))
-			fd.Evidence = append(fd.Evidence, ev("GPU memory", fmt.Sprintf("%s of %s (%s)", mib(used), mib(total), pct(used/total)), 0))
+			fd.Evidence = append(fd.Evidence, evNum("GPU memory used", used, UnitBytes, 0), evNum("GPU memory total", total, UnitBytes, 0),
+				evNum("GPU memory share", used/total, UnitRatio, 0))
 		}
 		fd.Explain = "vLLM reserves gpu_memory_utilization of the GPU for weights, activations and the KV cache. With the cache full and little memory left outside that reservation, a long prefill, a CUDA graph, or another process on the GPU can hit CUDA out of memory and kill the engine."
 		step, miss := LowerMemUtil(st.GPUMemUtil, used, total, p[oomHeadroom], p[oomStep])
@@ -418,7 +428,7 @@ var rulePrefixMiss = &Rule{
 		st := u.st
 		if st.PrefixCaching == sources.TriNo {
 			fd.Summary = "prefix caching is off"
-			fd.Evidence = []Evidence{ev("enable_prefix_caching", "False", 0), evNum("prompt tokens", st.PromptTokRate, "per_s", st.Span)}
+			fd.Evidence = []Evidence{ev("enable_prefix_caching", "False", 0), evNum("prompt tokens", st.PromptTokRate, UnitPerSec, st.Span)}
 			fd.Explain = "The engine recomputes every prompt from the first token. When requests share a beginning (a system prompt, earlier chat turns, a RAG preamble), the prefix cache would skip that prefill."
 			fc := FlagChange{Flag: "--enable-prefix-caching", From: "off", To: "on"}
 			switch u.ep.Version.Gen {
@@ -434,10 +444,10 @@ var rulePrefixMiss = &Rule{
 			return
 		}
 		fd.Summary = fmt.Sprintf("prefix-cache hit %s of %s prompt tokens/s, caching on", pct(st.PrefixHitRatio), num(st.PromptTokRate))
-		fd.Evidence = []Evidence{evNum("hit ratio", st.PrefixHitRatio, "ratio", st.Span), evNum("prompt tokens", st.PromptTokRate, "per_s", st.Span),
+		fd.Evidence = []Evidence{evNum("hit ratio", st.PrefixHitRatio, UnitRatio, st.Span), evNum("prompt tokens", st.PromptTokRate, UnitPerSec, st.Span),
 			evQ("TTFT p95", &st.TTFT, st.TTFT.P95, st.Span)}
 		if !bad(st.PrefixQueryRate) {
-			fd.Evidence = append(fd.Evidence, evNum("cache queries", st.PrefixQueryRate, "tokens/s", st.Span))
+			fd.Evidence = append(fd.Evidence, evNum("cache queries", st.PrefixQueryRate, UnitTokPerSec, st.Span))
 		}
 		fd.Explain = "Prefix caching is on, but almost no prompt begins with blocks already in the cache, so every prefill is computed in full. The cache matches whole blocks from the first token: one changing byte near the top (a request id, a timestamp) defeats it for the rest of the prompt."
 		fd.Action = "keep shared system prompts byte-identical and at the very start (move ids and timestamps after them); send requests with the same prefix to the same replica"

@@ -84,8 +84,8 @@ var rulePrefillStarvation = &Rule{
 		fd.Summary = fmt.Sprintf("TTFT p95 %s (%s target %s) with inter-token p50 %s; %s waiting, running %s, KV %s",
 			qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT), qsecs(&st.ITL, st.ITL.P50), num(st.Waiting), run, pct(st.KVUsage))
 		fd.Evidence = []Evidence{evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w),
-			evQ("queue time p95", &st.Queue, st.Queue.P95, w), evNum("waiting", st.Waiting, "count", 0), ev("running", run, 0),
-			evNum("KV usage", st.KVUsage, "ratio", 0)}
+			evQ("queue time p95", &st.Queue, st.Queue.P95, w), evNum("waiting", st.Waiting, UnitCount, 0), evNum("running", st.Running, UnitCount, 0),
+			evNum("KV usage", st.KVUsage, UnitRatio, 0)}
 		fd.Explain = "Requests already running stream at normal speed, but new ones wait for a slot: the batch is full of long generations and a waiting prompt is only admitted when one finishes. The KV cache still has room, so the cap on running sequences, not memory, is what holds them."
 		var action []string
 		fc, _, lever := maxNumSeqsChange(u, p[psHeadroom], false)
@@ -181,9 +181,9 @@ var ruleQueueBacklog = &Rule{
 		st, w := u.st, u.st.Span
 		x.trend()
 		fd.Summary = fmt.Sprintf("%s waiting, queue time p95 %s, queue %s", num(st.Waiting), qsecs(&st.Queue, st.Queue.P95), growthWords(x.waitSlope))
-		fd.Evidence = []Evidence{evNum("waiting", st.Waiting, "count", 0), evQ("queue time p95", &st.Queue, st.Queue.P95, w),
-			ev("queue growth", signed(x.waitSlope)+" requests/s", x.trendSpan), evNum("completed", st.ReqRate, "req/s", w),
-			evNum("running", st.Running, "count", 0), evNum("KV usage", st.KVUsage, "ratio", 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
+		fd.Evidence = []Evidence{evNum("waiting", st.Waiting, UnitCount, 0), evQ("queue time p95", &st.Queue, st.Queue.P95, w),
+			evNum("queue growth", x.waitSlope, UnitReqPerSec, x.trendSpan), evNum("completed", st.ReqRate, UnitReqPerSec, w),
+			evNum("running", st.Running, UnitCount, 0), evNum("KV usage", st.KVUsage, UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
 		fd.Explain = "Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows."
 		var action []string
 		if why, ok := replicasNeeded(x, u, p[qbQueueP95]); ok {
@@ -224,13 +224,6 @@ func growthWords(slope float64) string {
 		return "shrinking " + num(-slope) + "/s"
 	}
 	return "flat"
-}
-
-func signed(v float64) string {
-	if !bad(v) && v > 0 {
-		return "+" + num(v)
-	}
-	return num(v)
 }
 
 // replicasNeeded sizes capacity from the queue itself. Little's law gives
@@ -326,8 +319,8 @@ var ruleDecodeStutter = &Rule{
 		target := x.slo.ITL.Seconds()
 		fd.Summary = fmt.Sprintf("inter-token p99 %s, p50 %s (%s target %s)", qsecs(&st.ITL, st.ITL.P99), qsecs(&st.ITL, st.ITL.P50), x.slo.Name, dur(x.slo.ITL))
 		fd.Evidence = []Evidence{evQ("inter-token p99", &st.ITL, st.ITL.P99, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w),
-			evNum("tokens per step p50 (by token)", st.IterTokensByToken.P50, "count", w), evNum("tokens per step p99 (by token)", st.IterTokensByToken.P99, "count", w),
-			evNum("running", st.Running, "count", 0)}
+			evNum("tokens per step p50 (by token)", st.IterTokensByToken.P50, UnitCount, w), evNum("tokens per step p99 (by token)", st.IterTokensByToken.P99, UnitCount, w),
+			evNum("running", st.Running, UnitCount, 0)}
 		fd.Explain = "Most tokens arrive on time, but some steps take far longer: a step that also carries a big prefill chunk (or a very large batch) delays every running stream by its full duration. --max-num-batched-tokens caps the tokens one step may carry."
 		fc := FlagChange{Flag: "--max-num-batched-tokens"}
 		// Both distributions weighted by token, so p50 and p99 of each
@@ -404,7 +397,7 @@ var ruleAbortRate = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st, w := u.st, u.st.Span
 		fd.Summary = fmt.Sprintf("%s of %s finished req/s aborted; E2E p95 %s", pct(st.AbortShare), num(st.ReqRate), qsecs(&st.E2E, st.E2E.P95))
-		fd.Evidence = []Evidence{evNum("abort share", st.AbortShare, "ratio", w), evNum("finished", st.ReqRate, "req/s", w),
+		fd.Evidence = []Evidence{evNum("abort share", st.AbortShare, UnitRatio, w), evNum("finished", st.ReqRate, UnitReqPerSec, w),
 			evQ("E2E p95", &st.E2E, st.E2E.P95, w), evQ("E2E p99", &st.E2E, st.E2E.P99, w), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
 		fd.Explain = "vLLM counts a request as aborted when the client disconnects before it finishes: a timeout, a user pressing stop, a gateway giving up. Aborted work is wasted GPU time, and clients that retry add load exactly when the engine is slow."
 		fd.Action = fmt.Sprintf("requests take up to %s (E2E p99): make client and gateway timeouts longer than that, or cut latency first (see the other findings); check retries do not pile on", qsecs(&st.E2E, st.E2E.P99))
@@ -475,8 +468,8 @@ var ruleSLOBreach = &Rule{
 			if bad(l.q.P95) {
 				continue
 			}
-			fd.Evidence = append(fd.Evidence, ev(l.name+" p95", qsecs(l.q, l.q.P95)+" (target "+dur(l.target)+")", w),
-				ev(l.name+" p99", qsecs(l.q, l.q.P99), w))
+			fd.Evidence = append(fd.Evidence, evQ(l.name+" p95", l.q, l.q.P95, w), evNum(l.name+" target", l.target.Seconds(), UnitSeconds, 0),
+				evQ(l.name+" p99", l.q, l.q.P99, w))
 			t := l.target.Seconds()
 			if l.q.P95 > t || (!bad(l.q.P99) && l.q.P99 > 2*t) {
 				parts = append(parts, fmt.Sprintf("%s p95 %s > %s", l.name, qsecs(l.q, l.q.P95), dur(l.target)))
@@ -561,11 +554,11 @@ var ruleUnderutil = &Rule{
 		x.trend()
 		util := endpointGPUUtil(x.f, u.ep, x.f.Window)
 		fd.Summary = fmt.Sprintf("batch ≈%s sequences, %s waiting, KV %s, %s req/s", num(x.runMean), num(x.waitMean), pct(st.KVUsage), num(st.ReqRate))
-		fd.Evidence = []Evidence{evNum("mean running", x.runMean, "count", x.trendSpan), evNum("mean waiting", x.waitMean, "count", x.trendSpan),
-			evNum("KV usage", st.KVUsage, "ratio", 0), evNum("finished", st.ReqRate, "req/s", st.Span), evNum("generation", st.GenTokRate, "tokens/s", st.Span)}
+		fd.Evidence = []Evidence{evNum("mean running", x.runMean, UnitCount, x.trendSpan), evNum("mean waiting", x.waitMean, UnitCount, x.trendSpan),
+			evNum("KV usage", st.KVUsage, UnitRatio, 0), evNum("finished", st.ReqRate, UnitReqPerSec, st.Span), evNum("generation", st.GenTokRate, UnitTokPerSec, st.Span)}
 		if !bad(util) {
 			fd.Summary += fmt.Sprintf(", GPU %s%%", dec(util, 0))
-			fd.Evidence = append(fd.Evidence, ev("GPU utilization", dec(util, 0)+"%", 0))
+			fd.Evidence = append(fd.Evidence, evNum("GPU utilization", util/100, UnitRatio, 0))
 		}
 		fd.Explain = "The engine runs a handful of sequences at a time with nothing waiting: a GPU batch of one or two costs almost as much per step as a batch of dozens, so most of its capacity is idle."
 		fd.Action = "this replica is mostly idle: serve this model from fewer replicas (or a smaller GPU / lower --tensor-parallel-size), or check that the router sends it its share"

@@ -38,6 +38,7 @@ const mib1 = 1 << 20
 
 var ruleMemoryLeak = &Rule{
 	ID: "memory_leak", Title: "Memory leak", Scope: ScopeEndpoint,
+	memory:   func() ruleMemory { return &leakMemory{} },
 	Catches:  "Memory that only grows while the work stays the same: the API server's resident memory, or the GPU memory its processes hold, rising steadily over tens of minutes with flat load and completions. It ends in an OOM kill.",
 	Needs:    "process_resident_memory_bytes (single-process registry; not in multiprocess mode) or the GPU memory of the endpoint's processes (vtop on the node); finished requests",
 	Cond:     "over the history there is, up to {window}: resident memory rising ≥ {slope} (or GPU memory ≥ {gpu_slope}) on a steady line (R² ≥ {r2}) over ≥ 80% of {window}, or ≥ {steep} on a line with R² ≥ {steep_r2} over ≥ {min_span}; while finished requests/s and generated tokens/s change by < {load_change} between the first and last third",
@@ -57,7 +58,7 @@ var ruleMemoryLeak = &Rule{
 				f, th = l.gpu, p[mlGPUSlope]
 			}
 			x.over = f.Slope * 60 / mib1 / th
-			if left, _ := l.exhaustion(x, u); left > 0 && left < seconds(p[mlCritical]) {
+			if left := l.exhaustion(x, u).left; left > 0 && left < seconds(p[mlCritical]) {
 				return condMet, SevCritical
 			}
 			return condMet, SevWarning
@@ -77,17 +78,20 @@ var ruleMemoryLeak = &Rule{
 		fd.Summary = fmt.Sprintf("%s +%s in %s (%s MiB/min, R² %.2f) while load stays at %s req/s",
 			what, mib(f.Last-f.First), dur(w), dec(rate, 1), f.R2, num(l.reqLate))
 		fd.Evidence = []Evidence{
-			ev(what+" now", mib(f.RawMax), 0),
-			ev(what+" growth", fmt.Sprintf("%s MiB/min (%s per hour), R² %s", dec(rate, 1), mib(f.Slope*3600), dec(f.R2, 2)), w),
-			ev("finished requests", fmt.Sprintf("%s → %s req/s", num(l.reqEarly), num(l.reqLate)), w),
-			ev("generated tokens", fmt.Sprintf("%s → %s tokens/s", num(l.genEarly), num(l.genLate)), w),
+			evNum(what+" now", f.RawMax, UnitBytes, 0),
+			evNum(what+" growth", f.Slope, UnitBytesPerSec, w), evNum(what+" fit R²", f.R2, UnitNumber, w),
+			evNum("finished, early", l.reqEarly, UnitReqPerSec, w), evNum("finished, late", l.reqLate, UnitReqPerSec, w),
+			evNum("generated, early", l.genEarly, UnitTokPerSec, w), evNum("generated, late", l.genLate, UnitTokPerSec, w),
 		}
 		if l.gpuLeak && l.rssLeak {
-			fd.Evidence = append(fd.Evidence, ev("GPU memory growth", fmt.Sprintf("%s MiB/min, R² %s", dec(l.gpu.Slope*60/mib1, 1), dec(l.gpu.R2, 2)), l.gpu.Span))
+			fd.Evidence = append(fd.Evidence, evNum("GPU memory growth", l.gpu.Slope, UnitBytesPerSec, l.gpu.Span), evNum("GPU memory fit R²", l.gpu.R2, UnitNumber, l.gpu.Span))
 		}
-		if left, how := l.exhaustion(x, u); left > 0 {
-			fd.Evidence = append(fd.Evidence, ev("time to exhaustion", dur(left)+" ("+how+")", 0))
-			fd.Summary += "; " + how + " in about " + dur(left)
+		if e := l.exhaustion(x, u); e.left > 0 {
+			fd.Evidence = append(fd.Evidence, evNum("time to exhaustion", e.left.Seconds(), UnitSeconds, 0), ev("limit", e.limit, 0))
+			if e.limit != limDoubling {
+				fd.Evidence = append(fd.Evidence, evNum("limit size", e.lim, UnitBytes, 0), evNum("memory left", e.room, UnitBytes, 0))
+			}
+			fd.Summary += "; " + e.words() + " in about " + dur(e.left)
 		}
 		fd.Explain = "Memory keeps growing on a straight line while the work done stays the same, so it is not load: something is kept per request and never freed (caches without a bound, references held by logging or metrics, fragmentation). It ends when the process is OOM-killed."
 		fd.Action = "restart the API server in a quiet moment before it runs out; before that, capture where memory goes (py-spy dump, tracemalloc); check multimodal input caches and request logging; upgrade if a newer vLLM fixes it"
@@ -109,24 +113,51 @@ var ruleMemoryLeak = &Rule{
 // devices' total; resident memory to the cgroup's or host's memory when the
 // endpoint is local (read in sources, carried on its process tree), else to
 // its doubling. how names the projection.
-func (l *leak) exhaustion(x *evalCtx, u *unit) (left time.Duration, how string) {
+// exhaustion is when a leak runs out: left is 0 when no limit or pace is
+// known; limit names it ("GPU memory", the host or cgroup limit,
+// "doubling"), of size lim bytes with room bytes left (for doubling, room
+// is the memory it doubles from and lim is 0).
+type exhaustion struct {
+	left      time.Duration
+	limit     string
+	lim, room float64
+}
+
+// words is the projection as the summary says it.
+func (e exhaustion) words() string {
+	switch {
+	case e.limit == limGPU:
+		return fmt.Sprintf("GPU memory full: %s left", mib(e.room))
+	case e.limit == limDoubling:
+		return fmt.Sprintf("resident memory doubles from %s", mib(e.room))
+	}
+	return fmt.Sprintf("%s (%s) reached: %s left", e.limit, mib(e.lim), mib(e.room))
+}
+
+const (
+	limGPU      = "GPU memory"
+	limDoubling = "doubling"
+)
+
+func (l *leak) exhaustion(x *evalCtx, u *unit) exhaustion {
 	// The nearer of the limits known wins; doubling is no limit, only a pace.
+	var e exhaustion
 	if l.gpuLeak {
 		used, total := endpointGPUMem(x.f, u.ep)
 		if !bad(used) && !bad(total) && total > used && l.gpu.Slope > 0 {
-			left, how = time.Duration((total-used)/l.gpu.Slope*float64(time.Second)), fmt.Sprintf("GPU memory full: %s left", mib(total-used))
+			e = exhaustion{time.Duration((total - used) / l.gpu.Slope * float64(time.Second)), limGPU, total, total - used}
 		}
 	}
 	if lim := u.ep.GPU.MemLimit; l.rssLeak && l.rss.Slope > 0 && l.rss.RawMax > 0 && lim > l.rss.RawMax {
 		// Other processes share the limit, so this is the latest it runs out.
-		if d := time.Duration((lim - l.rss.RawMax) / l.rss.Slope * float64(time.Second)); left == 0 || d < left {
-			left, how = d, fmt.Sprintf("%s (%s) reached: %s left", u.ep.GPU.MemLimitFrom, mib(lim), mib(lim-l.rss.RawMax))
+		if d := time.Duration((lim - l.rss.RawMax) / l.rss.Slope * float64(time.Second)); e.left == 0 || d < e.left {
+			e = exhaustion{d, u.ep.GPU.MemLimitFrom, lim, lim - l.rss.RawMax}
 		}
 	}
-	if left == 0 && l.rssLeak && l.rss.Slope > 0 && l.rss.RawMax > 0 {
-		return time.Duration(l.rss.RawMax / l.rss.Slope * float64(time.Second)), fmt.Sprintf("resident memory doubles from %s", mib(l.rss.RawMax))
+	if e.left == 0 && l.rssLeak && l.rss.Slope > 0 && l.rss.RawMax > 0 {
+		return exhaustion{time.Duration(l.rss.RawMax / l.rss.Slope * float64(time.Second)), limDoubling, 0, l.rss.RawMax}
 	}
-	return left, how
+	return e
 }
 
 // leak is one evaluation of the memory-growth test.
@@ -136,6 +167,26 @@ type leak struct {
 	rss, gpu                     Fit
 	reqEarly, reqLate            float64
 	genEarly, genLate            float64
+}
+
+// leakMemory is memory_leak's memory of an endpoint: a long downsampled
+// history of its memory and load (the engine's rings hold one window),
+// started afresh at each restart, and the last verdict.
+type leakMemory struct {
+	long    longHistory
+	memo    leakMemo
+	restart time.Time
+}
+
+func (m *leakMemory) observe(ep *EndpointView, now time.Time) {
+	if !ep.RestartedAt.IsZero() && !ep.RestartedAt.Equal(m.restart) {
+		// A new process: memory starts again from its load-time size.
+		m.restart = ep.RestartedAt
+		m.long.reset()
+	}
+	if ep.State == StateUp && ep.Kind == sources.KindEngine {
+		m.long.observe(ep, now)
+	}
 }
 
 // leakMemo keeps the last verdict: the history only changes every
@@ -148,7 +199,8 @@ type leakMemo struct {
 }
 
 func leakOf(x *evalCtx, u *unit, p []float64) leak {
-	h, m := &u.es.long, &u.es.leak
+	mem := memoryOf[*leakMemory](u)
+	h, m := &mem.long, &mem.memo
 	if n := len(h.pts); n > 0 && m.n == n && m.newest.Equal(h.pts[n-1].t) && slices.Equal(m.params, p) {
 		return m.l
 	}
@@ -163,7 +215,7 @@ func leakOf(x *evalCtx, u *unit, p []float64) leak {
 func fitLeak(x *evalCtx, u *unit, p []float64) leak {
 	var l leak
 	w := seconds(p[mlWindow])
-	pts := u.es.long.window(x.now, w)
+	pts := memoryOf[*leakMemory](u).long.window(x.now, w)
 	if len(pts) < 6 {
 		return l
 	}

@@ -104,9 +104,9 @@ var ruleEngineStalled = &Rule{
 		st := u.st
 		since, _ := stalledSince(x, u.ep)
 		fd.Summary = fmt.Sprintf("%s running, %s waiting, no token and no completion for %s while /metrics answers", num(st.Running), num(st.Waiting), dur(x.now.Sub(since)))
-		fd.Evidence = []Evidence{evNum("running", st.Running, "count", 0), evNum("waiting", st.Waiting, "count", 0),
-			ev("no tokens or completions for", dur(x.now.Sub(since)), 0), evNum("generation", st.GenTokRate, "tokens/s", st.Span),
-			ev("last scrape", dur(u.ep.ScrapeDuration), 0)}
+		fd.Evidence = []Evidence{evNum("running", st.Running, UnitCount, 0), evNum("waiting", st.Waiting, UnitCount, 0),
+			evNum("no tokens or completions for", x.now.Sub(since).Seconds(), UnitSeconds, 0), evNum("generation", st.GenTokRate, UnitTokPerSec, st.Span),
+			evNum("last scrape", u.ep.ScrapeDuration.Seconds(), UnitSeconds, 0)}
 		fd.Explain = "The server answers /metrics, so it is up, and it holds requests, but the engine produces nothing: no token generated and no request finished. vLLM's /health only checks that the engine process is alive, so a hung step passes it."
 		fd.Action = "restart the engine; first save its log (the last step, NCCL or CUDA errors, a worker that died) to find why it hung"
 	},
@@ -182,7 +182,7 @@ var ruleEngineResting = &Rule{
 			state = append(state, "paused")
 		}
 		fd.Summary = "the engine reports itself " + strings.Join(state, " and ")
-		fd.Evidence = []Evidence{ev("state", strings.Join(state, ", "), 0), evNum("running", st.Running, "count", 0), evNum("waiting", st.Waiting, "count", 0)}
+		fd.Evidence = []Evidence{ev("state", strings.Join(state, ", "), 0), evNum("running", st.Running, UnitCount, 0), evNum("waiting", st.Waiting, UnitCount, 0)}
 		fd.Explain = "vLLM's sleep mode frees the GPU (level 1 offloads the weights to CPU, level 2 discards them) and a paused engine schedules nothing: no tokens is expected, so no stalled or underutilization finding is raised."
 		fd.Action = "if it should serve: POST /wake_up (or resume it); otherwise nothing to do"
 	},
@@ -236,8 +236,8 @@ var ruleRequestErrors = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st, w := u.st, u.st.Span
 		fd.Summary = fmt.Sprintf("%s of %s finished req/s ended in an error", pct(st.ErrorShare), num(st.ReqRate))
-		fd.Evidence = []Evidence{evNum("error share", st.ErrorShare, "ratio", w), evNum("finished", st.ReqRate, "req/s", w),
-			ev("errors", num(st.ErrorShare*st.ReqRate)+" req/s", w)}
+		fd.Evidence = []Evidence{evNum("error share", st.ErrorShare, UnitRatio, w), evNum("finished", st.ReqRate, UnitReqPerSec, w),
+			evNum("errors", st.ErrorShare*st.ReqRate, UnitReqPerSec, w)}
 		fd.Explain = "vLLM counts a request as finished with reason error when the engine failed it. Clients see these as server errors; they are not aborts (the client giving up)."
 		fd.Action = "look up the failing requests in the server log; if inputs are fine and the rate rose suddenly, the engine is failing: restart it and report the trace"
 	},
@@ -291,10 +291,6 @@ var ruleAdmissionRejections = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st, w := u.st, u.st.Span
-		var parts []string
-		for _, r := range st.Rejects {
-			parts = append(parts, fmt.Sprintf("%s %s/s", r.Reason, num(r.PerSec)))
-		}
 		share := math.NaN()
 		if !bad(st.ReqRate) {
 			share = st.RejectRate / (st.RejectRate + st.ReqRate)
@@ -304,8 +300,11 @@ var ruleAdmissionRejections = &Rule{
 			top = st.Rejects[0].Reason
 		}
 		fd.Summary = fmt.Sprintf("%s requests/s rejected at admission (%s of those offered), mostly %s", num(st.RejectRate), pct(share), top)
-		fd.Evidence = []Evidence{evNum("rejected", st.RejectRate, "per_s", w), ev("by reason", strings.Join(parts, ", "), w),
-			evNum("rejected share", share, "ratio", w), evNum("finished", st.ReqRate, "req/s", w), evNum("waiting", st.Waiting, "count", 0)}
+		fd.Evidence = []Evidence{evNum("rejected", st.RejectRate, UnitPerSec, w),
+			evNum("rejected share", share, UnitRatio, w), evNum("finished", st.ReqRate, UnitReqPerSec, w), evNum("waiting", st.Waiting, UnitCount, 0)}
+		for _, r := range st.Rejects {
+			fd.Evidence = append(fd.Evidence, evNum("rejected: "+r.Reason, r.PerSec, UnitPerSec, w))
+		}
 		fd.Explain = "The engine's admission control refuses new requests when a cap on the waiting queue is reached; the reason label names the cap (" + top + "). Refused requests fail at once at the client."
 		fd.Action = fmt.Sprintf("the %s cap fired: add capacity (another replica) so the queue stays under it, or raise that cap if longer queues are acceptable", top)
 	},

@@ -25,6 +25,7 @@ var (
 
 var ruleEndpointDown = &Rule{
 	ID: "endpoint_down", Title: "Endpoint down", Scope: ScopeTarget,
+	memory:   func() ruleMemory { return &downHistory{} }, // outage starts, for flapping
 	Catches:  "The /metrics endpoint refuses, errors or hangs (the vLLM process is gone, loading, wedged, or unreachable), or keeps dropping out (flapping).",
 	Needs:    "the scrape itself",
 	Cond:     "no successful scrape (down, or stale: polls hang), or ≥ {flap_count} outages began within {flap_window}",
@@ -37,7 +38,7 @@ var ruleEndpointDown = &Rule{
 	Params: edParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, Severity) {
 		ep := u.ep
-		n, first := u.es.down.recent(x.now, seconds(p[edFlapWindow]))
+		n, first := memoryOf[*downHistory](u).recent(x.now, seconds(p[edFlapWindow]))
 		flapping := n > 0 && float64(n) >= p[edFlapCount]
 		switch {
 		case isDown(ep.State):
@@ -57,7 +58,7 @@ var ruleEndpointDown = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		ep := u.ep
-		n, first := u.es.down.recent(x.now, seconds(p[edFlapWindow]))
+		n, first := memoryOf[*downHistory](u).recent(x.now, seconds(p[edFlapWindow]))
 		if ep.NotVLLM && isDown(ep.State) {
 			// It answers: not an outage, the wrong port or another program.
 			fd.Title = "Not a vLLM endpoint"
@@ -76,7 +77,7 @@ var ruleEndpointDown = &Rule{
 				fd.Summary += ": " + ep.LastError
 			}
 			if !ep.LastSuccess.IsZero() {
-				fd.Evidence = append(fd.Evidence, ev("last success", dur(x.now.Sub(ep.LastSuccess))+" ago", 0))
+				fd.Evidence = append(fd.Evidence, evNum("since last success", x.now.Sub(ep.LastSuccess).Seconds(), UnitSeconds, 0))
 			}
 			fd.Explain = "vtop cannot read this endpoint's metrics, so nothing else about it can be diagnosed. A refused connection usually means the vLLM process is gone or still loading the model; a timeout means it is wedged or the network is."
 		} else {
@@ -84,7 +85,7 @@ var ruleEndpointDown = &Rule{
 			fd.Summary = fmt.Sprintf("%d outages in %s (first %s ago), up now", n, dur(seconds(p[edFlapWindow])), dur(x.now.Sub(first)))
 			fd.Explain = "The endpoint keeps dropping out and coming back: restarts in a loop (an OOM kill, a failing health check), or a flaky network path. Clients see errors during every outage."
 		}
-		fd.Evidence = append(fd.Evidence, ev("state", ep.State.String(), 0), ev("outages", fmt.Sprintf("%d in %s", n, dur(seconds(p[edFlapWindow]))), seconds(p[edFlapWindow])))
+		fd.Evidence = append(fd.Evidence, ev("state", ep.State.String(), 0), evNum("outages", float64(n), UnitCount, seconds(p[edFlapWindow])))
 		if ep.LastError != "" {
 			fd.Evidence = append(fd.Evidence, ev("last error", ep.LastError, 0))
 		}
@@ -170,7 +171,7 @@ var ruleScrapeSlow = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		ep := u.ep
 		fd.Summary = fmt.Sprintf("scrape took %s (%d samples)", dur(ep.ScrapeDuration), ep.Samples)
-		fd.Evidence = []Evidence{ev("scrape duration", dur(ep.ScrapeDuration), 0), ev("samples", fmt.Sprint(ep.Samples), 0)}
+		fd.Evidence = []Evidence{evNum("scrape duration", ep.ScrapeDuration.Seconds(), UnitSeconds, 0), evNum("samples", float64(ep.Samples), UnitCount, 0)}
 		fd.Explain = "A slow /metrics delays every number vtop shows for this endpoint and can time out. Usually the exposition is very large, or the API server is too busy to answer."
 		fd.Action = fmt.Sprintf("check the exposition (%d samples) for per-pid or per-adapter series; keep PROMETHEUS_MULTIPROC_DIR on local disk; raise --timeout if the endpoint is far away", ep.Samples)
 	},

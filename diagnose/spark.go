@@ -108,12 +108,16 @@ func (r *sparkRing) push(p SparkPoint) {
 }
 
 // appendRing appends p to a ring of at most max points, starting a fresh
-// array when the current one is full.
+// array when the current one is full. The spare quarter bounds how often a
+// fresh array is made (each copies max-1 points); the array is written
+// through at once so its pages are resident from the start, not over the
+// half hour the long history takes to fill (a soak sees flat memory sooner).
 func appendRing(pts []SparkPoint, p SparkPoint, max int) []SparkPoint {
 	if len(pts) == cap(pts) {
 		keep := min(len(pts), max-1)
-		fresh := make([]SparkPoint, 0, 2*max)
-		pts = append(fresh, pts[len(pts)-keep:]...)
+		fresh := make([]SparkPoint, max+max/4+1)
+		clear(fresh)
+		pts = append(fresh[:0], pts[len(pts)-keep:]...)
 	}
 	return append(pts, p)
 }

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -65,14 +66,14 @@ func TestResolvingWithholdsAction(t *testing.T) {
 	if fd.Action != "" || len(fd.Flags) != 0 {
 		t.Errorf("resolving keeps its action %q %+v", fd.Action, fd.Flags)
 	}
-	kv := ""
+	kv := math.NaN()
 	for _, e := range fd.Evidence {
 		if e.Name == "KV usage" {
-			kv = e.Value
+			kv = e.Num
 		}
 	}
-	if kv != "70%" {
-		t.Errorf("evidence is not today's: KV %q", kv)
+	if kv != 0.70 {
+		t.Errorf("evidence is not today's: KV %v", kv)
 	}
 	// Holding again: firing with its action, first seen unchanged.
 	frames = w.run(clear.Add(61*time.Second), 0, time.Second, thrashAt(22, 0.97))
@@ -173,13 +174,14 @@ func TestEvidenceNumbers(t *testing.T) {
 	}
 	for name, want := range map[string]struct {
 		v    float64
-		unit string
+		unit Unit
 	}{"KV usage": {0.97, "ratio"}, "preemptions": {22, "per_s"}, "running": {250, "count"}, "TTFT p95": {4, "s"}} {
 		if e := got[name]; !e.Numeric() || e.Num != want.v || e.Unit != want.unit {
 			t.Errorf("%s: %+v, want %v %s", name, e, want.v, want.unit)
 		}
 	}
-	if e := got["KV capacity"]; e.Numeric() || e.Value == "" {
-		t.Errorf("text evidence %+v", e)
+	// An arithmetic is its numbers, each with its unit.
+	if e := got["KV capacity"]; e.Unit != UnitTokens || !(e.Num > 0) || e.Text != "" {
+		t.Errorf("KV capacity %+v", e)
 	}
 }

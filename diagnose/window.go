@@ -86,7 +86,7 @@ func nanMax(a, b float64) float64 {
 // addSub folds one sub-series' window [a, b] of history h into the acc.
 // cache is the sub-series' current cache config (capacity for KV weighting).
 func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig) {
-	fa, fb := &h.frames[a], &h.frames[b]
+	fa, fb := h.at(a), h.at(b)
 	dt := fb.t.Sub(fa.t)
 	x.span = max(x.span, dt)
 	x.engines++
@@ -100,18 +100,18 @@ func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig) {
 	for i := range x.hists {
 		x.hists[i].add(h, a, b, i)
 	}
-	x.finish = addLabeledRates(x.finish, fa.labeled[sources.LFinished], fb.labeled[sources.LFinished], secs)
-	x.reject = addLabeledRates(x.reject, fa.labeled[sources.LAdmissionRejected], fb.labeled[sources.LAdmissionRejected], secs)
-	x.addGauges(fb, cache)
+	x.finish = addLabeledRates(x.finish, fa.finished, fb.finished, secs)
+	x.reject = addLabeledRates(x.reject, fa.rejected, fb.rejected, secs)
+	x.addGauges(h, cache)
 }
 
 // addGauges folds the newest values of the point-in-time signals.
-func (x *acc) addGauges(f *frame, cache *sources.CacheConfig) {
-	g := &f.gauges
+func (x *acc) addGauges(h *subHistory, cache *sources.CacheConfig) {
+	g := &h.gauges
 	x.running = nanAdd(x.running, g[sources.GRunning])
 	x.waiting = nanAdd(x.waiting, g[sources.GWaiting])
 	x.swapped = nanAdd(x.swapped, g[sources.GSwapped])
-	for _, lv := range f.labeled[sources.LWaitingReason] {
+	for _, lv := range h.waitingReason {
 		switch lv.Label {
 		case sources.WaitCapacity:
 			x.waitCap = nanAdd(x.waitCap, lv.Value)
@@ -120,7 +120,7 @@ func (x *acc) addGauges(f *frame, cache *sources.CacheConfig) {
 		}
 	}
 	x.cpuKV = nanMax(x.cpuKV, g[sources.GCPUKVUsage])
-	for _, lv := range f.labeled[sources.LSleepState] {
+	for _, lv := range h.sleepState {
 		switch {
 		case lv.Label == sources.SleepAwake && lv.Value == 0:
 			x.asleep++
@@ -177,32 +177,34 @@ func (x *acc) addGauges(f *frame, cache *sources.CacheConfig) {
 }
 
 func (r *histRate) add(h *subHistory, a, b, i int) {
-	fb := &h.frames[b]
+	fb := h.at(b)
 	hb := &fb.hists[i]
-	if hb.counts == nil {
+	if !hb.has {
 		return
 	}
 	// The window may start before the current bucket layout (a restart into
 	// another release): move its start to the layout's first frame.
-	for a < b && (h.frames[a].hists[i].counts == nil || h.frames[a].hists[i].epoch != hb.epoch) {
+	for a < b && (!h.at(a).hists[i].has || h.at(a).hists[i].epoch != hb.epoch) {
 		a++
 	}
 	if a >= b {
 		return
 	}
-	fa := &h.frames[a]
+	fa := h.at(a)
 	ha := &fa.hists[i]
 	secs := fb.t.Sub(fa.t).Seconds()
 	if secs <= 0 {
 		return
 	}
 	bounds := h.hists[i].bounds
-	if len(bounds) != len(hb.counts) {
+	cr := &h.counts[i]
+	if len(bounds) != cr.stride {
 		return
 	}
-	rates := make([]float64, len(hb.counts))
+	sa, sb := h.slot(a), h.slot(b)
+	rates := make([]float64, cr.stride)
 	for k := range rates {
-		rates[k] = (hb.counts[k] - ha.counts[k]) / secs
+		rates[k] = cr.diff(sb, sa, k) / secs
 	}
 	other := histRate{bounds: bounds, rates: rates,
 		sum: (hb.sum - ha.sum) / secs, count: (hb.count - ha.count) / secs, obs: hb.count - ha.count}

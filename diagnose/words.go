@@ -1,10 +1,7 @@
 package diagnose
 
 import (
-	"fmt"
 	"math"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose/format"
@@ -45,87 +42,25 @@ func dur(d time.Duration) string {
 // num renders a count or rate compactly: 0, 0.03, 4.5, 12, 1.2k, 45k.
 func num(v float64) string { return format.SI(v) }
 
-// grouped renders an integer with thousands separators: 27,000.
-func grouped(v float64) string {
-	if bad(v) {
-		return missing
-	}
-	if math.Abs(v) >= 1e15 {
-		return format.SI(v) // beyond int64 and beyond reading
-	}
-	s := strconv.FormatInt(int64(math.Round(v)), 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+func grouped(v float64) string { return format.Grouped(v) }
 
-func mib(v float64) string {
-	if bad(v) {
-		return missing
-	}
-	if math.Abs(v) >= 10*(1<<30) {
-		return fmt.Sprintf("%.0f GiB", v/(1<<30))
-	}
-	if math.Abs(v) >= 1<<30 {
-		return trimZeros(fmt.Sprintf("%.1f", v/(1<<30))) + " GiB"
-	}
-	return fmt.Sprintf("%.0f MiB", v/(1<<20))
-}
+func mib(v float64) string { return format.Mem(v) }
 
 // dec renders a plain decimal with at most prec digits after the point.
-func dec(v float64, prec int) string {
-	if bad(v) {
-		return missing
-	}
-	return trimZeros(strconv.FormatFloat(v, 'f', prec, 64))
+func dec(v float64, prec int) string { return format.Dec(v, prec) }
+
+// ev is text evidence: not a number (a reason, a version, a list).
+func ev(name, text string, w time.Duration) Evidence {
+	return Evidence{Name: name, Text: text, Num: math.NaN(), Window: w}
 }
 
-func trimZeros(s string) string {
-	if !strings.Contains(s, ".") {
-		return s
-	}
-	s = strings.TrimRight(s, "0")
-	return strings.TrimSuffix(s, ".")
+// evNum is one number with its unit; the reader formats it.
+func evNum(name string, v float64, unit Unit, w time.Duration) Evidence {
+	return Evidence{Name: name, Num: v, Unit: unit, Window: w}
 }
 
-// ev is text evidence: not one number.
-func ev(name, value string, w time.Duration) Evidence {
-	return Evidence{Name: name, Value: value, Num: math.NaN(), Window: w}
-}
-
-// evNum is one number with its unit; Value is the terminal's text of it.
-func evNum(name string, v float64, unit string, w time.Duration) Evidence {
-	return Evidence{Name: name, Value: FormatEvidence(v, unit), Num: v, Unit: unit, Window: w}
-}
-
-// evQ is a latency percentile in seconds; the text marks one that fell
-// in the first or the last bucket (≤0.3s, ≥2560s).
+// evQ is a latency percentile in seconds with its buckets' resolution, so
+// the reader can mark one that fell in the first or the last bucket.
 func evQ(name string, q *Quantiles, v float64, w time.Duration) Evidence {
-	return Evidence{Name: name, Value: qsecs(q, v), Num: v, Unit: "s", Window: w}
-}
-
-// FormatEvidence renders a number in its unit the way findings show it
-// ("--" when unknown).
-func FormatEvidence(v float64, unit string) string {
-	switch unit {
-	case "ratio":
-		return pct(v)
-	case "s":
-		return secs(v)
-	case "per_s":
-		return num(v) + "/s"
-	case "req/s", "tokens/s":
-		return num(v) + " " + unit
-	}
-	return num(v)
+	return Evidence{Name: name, Num: v, Unit: UnitSeconds, Window: w, Lowest: q.Lowest, Highest: q.Highest}
 }

@@ -57,11 +57,13 @@ func BenchmarkTextparseLabels(b *testing.B) {
 	}
 }
 
-// vtop's scrape path for a steady endpoint: parse + normalize with the
-// per-target series cache warm (every scrape after the first).
+// vtop's full parse for a steady endpoint: parse + normalize with the
+// per-target series cache warm. (The same body again would take the
+// incremental path and parse nothing: BenchmarkNormalizeSimSteady measures
+// that path on bodies that move.)
 func BenchmarkNormalize(b *testing.B) {
 	body := v010Dump(b)
-	n := NewNormalizer()
+	n := NewFullNormalizer()
 	if _, err := n.Normalize(body, textCT); err != nil {
 		b.Fatal(err)
 	}

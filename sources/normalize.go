@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cespare/xxhash/v2"
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
@@ -37,16 +36,21 @@ type Normalizer struct {
 	MaxSamples int
 	MaxSubs    int // sub-series kept; samples of more are ignored with a warning
 
-	// cache maps the 64-bit xxhash of a raw series line to what it resolved
-	// to. Keyed by hash, not by the line: a 1,000-target fleet keeps no copy
-	// of 400k series strings, and a hit compares no bytes. Two lines of one
-	// target sharing a hash (p ≈ 1e-14 for 500 series) would share an entry.
+	// cache maps the 64-bit hash of a raw series (seriesKey) to what it
+	// resolved to. Keyed by hash, not by the line: a 1,000-target fleet keeps
+	// no copy of 400k series strings, and a hit compares no bytes. Two lines
+	// of one target sharing a hash (p ≈ 1e-14 for 500 series) would share an
+	// entry; the hash is seeded per process, so a target cannot aim for that.
 	cache  map[uint64]*entry
 	slots  map[SubKey]*subAcc
 	active []*subAcc
 	iter   uint64
 	st     *labels.SymbolTable
 	lset   labels.Labels
+	fp     bodyPrint // the previous body, for parsing only what changed
+	trk    tracker
+	full   bool   // parse every body in full (what tests compare the incremental path with)
+	incr   uint64 // bodies read incrementally, for tests and benchmarks
 
 	// per-scrape state
 	present    []bool // by family index
@@ -84,17 +88,26 @@ const (
 	eOverCap // a sub-series beyond MaxSubs
 )
 
-// entry is what one raw series line resolved to.
+// entry is what one raw series line resolved to. A fleet keeps hundreds of
+// thousands of them, so the hot fields are packed (64 bytes) and the rare
+// ones sit behind rare.
 type entry struct {
+	key   uint64 // seriesKey of the series
+	slen  int32  // its length in bytes
 	iter  uint64
-	kind  entryKind
-	fam   int
-	part  part
 	slot  *subAcc
-	pid   bool    // carried a pid label (multi-API-server gauges)
 	le    float64 // bucket bound
 	label string  // value of the Labeled family's extra label
-	other string  // other engine name
+	rare  *entryRare
+	fam   int32
+	kind  entryKind
+	part  part
+	pid   bool // carried a pid label (multi-API-server gauges)
+}
+
+// entryRare holds what only a few series of a target resolve to.
+type entryRare struct {
+	other string // other engine name
 	cfg   *CacheConfig
 	cfgEn string
 	lora  *LoraInfo
@@ -138,21 +151,41 @@ func NewNormalizer() *Normalizer {
 // ErrTooManySamples is returned when a scrape exceeds MaxSamples.
 var ErrTooManySamples = errors.New("too many samples")
 
+// parserOptions: an unknown Content-Type reads as the text format.
+var parserOptions = textparse.ParserOptions{FallbackContentType: "text/plain"}
+
 // Normalize parses one /metrics body. contentType is the response's
 // Content-Type; an empty or unknown one falls back to the text format.
+// Lines unchanged since the target's previous body are not parsed again
+// (see lines.go); the snapshot is the one a full parse gives.
 func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, error) {
-	p, err := textparse.New(body, contentType, n.st, textparse.ParserOptions{FallbackContentType: "text/plain"})
-	if p == nil {
-		return nil, fmt.Errorf("cannot parse Content-Type %q: %v", Sanitize(contentType, 60), err)
-	}
+	n.fp.rehash(body)
 	n.begin()
-	if err := n.read(p); err != nil {
+	handled, err := n.readChanged(body, contentType)
+	if !handled {
+		p, perr := textparse.New(body, contentType, n.st, parserOptions)
+		if p == nil {
+			n.fp.forget()
+			return nil, fmt.Errorf("cannot parse Content-Type %q: %v", Sanitize(contentType, 60), perr)
+		}
+		n.startTrack(p, body, contentType)
+		err = n.read(p)
+		n.trk = tracker{} // holds no pooled body buffer
+	}
+	if err != nil {
 		// A failed scrape sweeps too: a target that churns label values and
 		// always fails (over --max-samples, a parse error) must not grow.
 		n.sweep()
+		n.fp.forget()
 		return nil, err
 	}
-	return n.finish()
+	snap, err := n.finish()
+	if err != nil {
+		// The next body is compared with none: a failed scrape is recorded
+		// as its error, so what follows it is recorded whole.
+		n.fp.forget()
+	}
+	return snap, err
 }
 
 func (n *Normalizer) begin() {
@@ -189,6 +222,7 @@ func (n *Normalizer) read(p textparse.Parser) error {
 	for {
 		e, err := p.Next()
 		if err == io.EOF {
+			n.fp.declared, n.fp.help = n.declared, n.help
 			return nil
 		}
 		if err != nil {
@@ -196,25 +230,20 @@ func (n *Normalizer) read(p textparse.Parser) error {
 		}
 		switch e {
 		case textparse.EntrySeries:
-			n.samples++
-			if n.samples > n.MaxSamples {
-				return fmt.Errorf("%w: more than %d (raise --max-samples if this is expected)", ErrTooManySamples, n.MaxSamples)
+			if err := n.count(); err != nil {
+				return err
 			}
 			series, _, v := p.Series()
-			key := xxhash.Sum64(series)
+			key := seriesKey(series)
 			en := n.cache[key]
 			if en == nil {
 				p.Labels(&n.lset)
 				en = n.classify(n.lset)
+				en.key, en.slen = key, int32(min(len(series), math.MaxInt32))
 				n.cache[key] = en
 			}
-			if en.iter == n.iter {
-				// The same series line twice in one scrape.
-				n.dups++
-				continue
-			}
-			en.iter = n.iter
-			n.apply(en, v)
+			n.track(series, en, v)
+			n.use(en, v)
 		case textparse.EntryType:
 			name, _ := p.Type()
 			if bytes.HasPrefix(name, prefixVLLM) {
@@ -236,6 +265,26 @@ func (n *Normalizer) read(p textparse.Parser) error {
 	}
 }
 
+// count counts one sample against MaxSamples.
+func (n *Normalizer) count() error {
+	n.samples++
+	if n.samples > n.MaxSamples {
+		return fmt.Errorf("%w: more than %d (raise --max-samples if this is expected)", ErrTooManySamples, n.MaxSamples)
+	}
+	return nil
+}
+
+// use applies one sample, unless its series was already seen this scrape.
+func (n *Normalizer) use(en *entry, v float64) {
+	if en.iter == n.iter {
+		// The same series line twice in one scrape.
+		n.dups++
+		return
+	}
+	en.iter = n.iter
+	n.apply(en, v)
+}
+
 // classify resolves a series seen for the first time. Only this path looks at
 // label values, and it sanitizes every one it keeps.
 func (n *Normalizer) classify(ls labels.Labels) *entry {
@@ -244,11 +293,11 @@ func (n *Normalizer) classify(ls labels.Labels) *entry {
 	w, ok := byWire[name]
 	if !ok {
 		if o := otherEngine(name); o != "" {
-			en.kind, en.other = eOther, o
+			en.kind, en.rare = eOther, &entryRare{other: o}
 		}
 		return en
 	}
-	en.fam, en.part = w.fam, w.part
+	en.fam, en.part = int32(w.fam), w.part
 	f := &families[w.fam]
 	switch f.role {
 	case RoleRouter:
@@ -259,11 +308,12 @@ func (n *Normalizer) classify(ls labels.Labels) *entry {
 		return en
 	case RoleCacheInfo:
 		en.kind = eCacheInfo
-		en.cfg, en.cfgEn = parseCacheConfig(ls)
+		cfg, cfgEn := parseCacheConfig(ls)
+		en.rare = &entryRare{cfg: cfg, cfgEn: cfgEn}
 		return en
 	case RoleLoraInfo:
 		en.kind = eLoraInfo
-		en.lora = parseLora(ls)
+		en.rare = &entryRare{lora: parseLora(ls)}
 		return en
 	}
 	en.kind = eSignal
@@ -283,13 +333,13 @@ func (n *Normalizer) classify(ls labels.Labels) *entry {
 		default:
 			// An unknown label layout: the family is unknown, never a
 			// series with an empty label that reads as 0 of each kind.
-			en.bad = fmt.Sprintf("%s has a series without its %s label (ignored: read as unknown)", f.name, row.Label)
+			en.rare = &entryRare{bad: fmt.Sprintf("%s has a series without its %s label (ignored: read as unknown)", f.name, row.Label)}
 		}
 	}
 	if en.part == partBucket {
 		le, err := strconv.ParseFloat(ls.Get(LabelLe), 64)
 		if err != nil || math.IsNaN(le) {
-			en.bad = fmt.Sprintf("%s has a bucket with le=%q", f.name, Sanitize(ls.Get(LabelLe), 20))
+			en.rare = &entryRare{bad: fmt.Sprintf("%s has a bucket with le=%q", f.name, Sanitize(ls.Get(LabelLe), 20))}
 		}
 		en.le = le
 	}
@@ -314,7 +364,7 @@ func (n *Normalizer) apply(en *entry, v float64) {
 	case eIgnore:
 		return
 	case eOther:
-		n.other[en.other]++
+		n.other[en.rare.other]++
 		return
 	case eOverCap:
 		n.overCap++
@@ -330,15 +380,15 @@ func (n *Normalizer) apply(en *entry, v float64) {
 		return
 	case eCacheInfo:
 		n.present[en.fam] = true
-		n.cacheCfgs = append(n.cacheCfgs, cacheCfgAt{en.cfgEn, en.cfg})
+		n.cacheCfgs = append(n.cacheCfgs, cacheCfgAt{en.rare.cfgEn, en.rare.cfg})
 		return
 	case eLoraInfo:
 		n.present[en.fam] = true
-		n.lora = en.lora
+		n.lora = en.rare.lora
 		return
 	}
-	if en.bad != "" {
-		n.warn(en.bad)
+	if en.rare != nil && en.rare.bad != "" {
+		n.warn(en.rare.bad)
 		return
 	}
 	n.present[en.fam] = true

@@ -326,8 +326,9 @@ func evidenceLines(x *diagnose.Finding, w int, paintLine func(pl, pa string) str
 		if ev.Window > 0 {
 			win = "over " + f.Dur(ev.Window)
 		}
-		pl := indent + "· " + pad(ev.Name, nameW) + "  " + ev.Value + "  " + win
-		pa := indent + s.muted.s("· "+pad(ev.Name, nameW)) + "  " + s.text.s(ev.Value) + "  " + s.muted.s(win)
+		val := evidenceValue(ev)
+		pl := indent + "· " + pad(ev.Name, nameW) + "  " + val + "  " + win
+		pa := indent + s.muted.s("· "+pad(ev.Name, nameW)) + "  " + s.text.s(val) + "  " + s.muted.s(win)
 		out = append(out, paintLine(pl, pa))
 	}
 	return out
@@ -464,16 +465,18 @@ func (m *Model) detailLines(x *diagnose.Finding, w int) []string {
 		out = append(out, "  "+x.Summary)
 	}
 	nameW, valW := 8, 8
-	for _, ev := range x.Evidence {
+	vals := make([]string, len(x.Evidence))
+	for i, ev := range x.Evidence {
+		vals[i] = evidenceValue(ev)
 		nameW = max(nameW, min(28, width(ev.Name)))
-		valW = max(valW, min(36, width(ev.Value)))
+		valW = max(valW, min(36, width(vals[i])))
 	}
-	for _, ev := range x.Evidence {
+	for i, ev := range x.Evidence {
 		win := "now"
 		if ev.Window > 0 {
 			win = "over " + f.Dur(ev.Window)
 		}
-		out = append(out, "  "+s.muted.s(pad(ev.Name, nameW))+"  "+pad(ev.Value, valW)+"  "+s.muted.s(win))
+		out = append(out, "  "+s.muted.s(pad(ev.Name, nameW))+"  "+pad(vals[i], valW)+"  "+s.muted.s(win))
 	}
 	if x.Explain != "" {
 		out = append(out, "", s.title.s("What it means"))

@@ -113,7 +113,8 @@ func fixtureFindings() []diagnose.Finding {
 			Rule: "kv_cache_thrashing", Severity: diagnose.SevCritical, Target: "replica-1",
 			FirstSeen: t0.Add(-3*time.Minute - 12*time.Second), LastSeen: t0,
 			Title: "KV cache thrashing", Summary: "preemptions 22/s, KV 97% for 3m",
-			Evidence: []diagnose.Evidence{{Name: "preemptions", Value: "22/s", Window: time.Minute}, {Name: "KV usage", Value: "97%"}},
+			Evidence: []diagnose.Evidence{{Name: "preemptions", Num: 22, Unit: diagnose.UnitPerSec, Window: time.Minute},
+				{Name: "KV usage", Num: 0.97, Unit: diagnose.UnitRatio}},
 			Explain: "The scheduler admits more sequences than the KV cache can hold, so running requests are preempted " +
 				"and their KV blocks recomputed. Throughput falls while latency rises for everyone.",
 			Action: "lower --max-num-seqs so the batch fits the cache",
@@ -123,7 +124,7 @@ func fixtureFindings() []diagnose.Finding {
 			Rule: "slo_breach", Severity: diagnose.SevWarning, Target: "replica-0", Model: "meta-llama/Llama-3.1-8B-Instruct",
 			FirstSeen: t0.Add(-70 * time.Second), LastSeen: t0,
 			Title: "TTFT over the chat SLO", Summary: "TTFT p95 820ms > 500ms for 1m10s",
-			Evidence: []diagnose.Evidence{{Name: "TTFT p95", Value: "820ms", Window: time.Minute}},
+			Evidence: []diagnose.Evidence{{Name: "TTFT p95", Num: 0.82, Unit: diagnose.UnitSeconds, Window: time.Minute, Lowest: 0.001, Highest: 60}},
 			Explain:  "Time to first token is over the target of the chat profile. Prompts wait in the queue before prefill starts.",
 			Action:   "add replicas or enable chunked prefill",
 			Flags:    []diagnose.FlagChange{{Flag: "--enable-chunked-prefill", To: "true", Why: "long prompts stop blocking decode steps"}},

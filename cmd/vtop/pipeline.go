@@ -27,6 +27,7 @@ type pipeline struct {
 	clock     time.Time
 	first     time.Time // the first batch's time: the run's span is clock - first
 	lastEval  time.Time
+	latest    *diagnose.Frame // the newest evaluated frame
 	log       *slog.Logger
 	scrapeLog *scrapeLog      // scrape errors and warnings, rate-limited
 	scrapes   int             // scrape results applied
@@ -86,7 +87,8 @@ func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*promQueryTimeout)
 	defer cancel()
 	cfg := promapi.Config{URL: o.prom.url, Selector: o.prom.selector, Headers: o.prom.headers,
-		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once, Log: logger}
+		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once, Log: logger,
+		KeepBody: o.record != ""}
 	// Every scrape for the window and the longest hold; a coarser step
 	// before that (the leak fit and sparklines need no more).
 	if det, err := diagnose.NewDetector(o.rules); err == nil {
@@ -221,7 +223,7 @@ func (p *pipeline) frame() *diagnose.Frame {
 	p.rec.Tick(p.clock)
 	fr := p.engine.Frame(p.clock)
 	p.detector.Evaluate(fr)
-	p.lastEval = p.clock
+	p.lastEval, p.latest = p.clock, fr
 	return fr
 }
 

@@ -25,17 +25,19 @@ func (p *pipeline) startRecording(o *options, forCap time.Duration) error {
 	if o.record == "" {
 		return nil
 	}
-	if o.prom.url != "" {
-		// A Prometheus source hands over parsed series, not scrape bodies:
-		// the format has no frame for them yet.
-		return fmt.Errorf("--record: recording a --prometheus run is not supported yet; record the endpoints themselves (vtop --record FILE TARGET…)")
-	}
 	cfg, err := json.Marshal(recordedConfig{SLO: o.rules.SLO, Rules: o.rules.Rules, Profiles: o.rules.Profiles, ForCap: forCap})
 	if err != nil {
 		return err
 	}
 	hdr := record.Header{VtopVersion: vtopVersion(), Started: time.Now().UTC(), Interval: record.Duration(o.interval),
 		Window: record.Duration(o.window), Config: cfg}
+	if o.prom.url != "" {
+		// The replicas arrive as the server names them; their scrapes are
+		// the expositions rebuilt from its series (promapi.Config.KeepBody).
+		// The extra headers are never written: a tenant ID is a credential.
+		hdr.Prometheus = &record.Prometheus{URL: record.Redact(o.prom.url), Selector: o.prom.selector,
+			Backfill: record.Duration(o.prom.backfill), At: o.prom.at.UTC()}
+	}
 	w, err := record.Create(o.record, hdr, o.targets, o.recordMax)
 	if err != nil {
 		return err

@@ -72,6 +72,13 @@ const simFor = 20 * time.Second
 
 func simRun(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, each func(*diagnose.Frame)) {
 	t.Helper()
+	simRunTrees(t, path, rcs, steps, nil, each)
+}
+
+// simRunTrees is simRun with each replica's process tree passed through
+// tree first (to give it a memory limit, say); tree may be nil.
+func simRunTrees(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, tree func(*sources.ProcTree), each func(*diagnose.Frame)) {
+	t.Helper()
 	fleet, err := sim.NewFleet(sim.FleetConfig{Replicas: rcs}, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -90,7 +97,11 @@ func simRun(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, each 
 		tg.Name, tg.MaxNumSeqs = r.Name(), r.Config().MaxNumSeqs
 		o.targets = append(o.targets, tg)
 		api, engines := r.PIDs()
-		procs = append(procs, sources.TargetProcs{Target: r.Name(), Tree: sources.ProcTree{Root: api, RootName: "vllm (simulated)", PIDs: append([]int{api}, engines...)}})
+		pt := sources.ProcTree{Root: api, RootName: "vllm (simulated)", PIDs: append([]int{api}, engines...)}
+		if tree != nil {
+			tree(&pt)
+		}
+		procs = append(procs, sources.TargetProcs{Target: r.Name(), Tree: pt})
 		norms = append(norms, sources.NewNormalizer())
 	}
 	p, err := newPipelineOf(o, slog.New(slog.NewTextHandler(io.Discard, nil)))

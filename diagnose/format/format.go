@@ -1,11 +1,14 @@
 // Package format renders vtop's numbers the same way in findings, the TUI and
-// the headless report: unknown is always "--", never 0. It sits under
-// diagnose, which writes findings' text, so every layer above can use it.
+// the headless report: unknown is always "--", never 0. It is a leaf shared
+// by every layer: findings' evidence reaches the ui as numbers and is
+// formatted there, but their sentences (summary, why, explanation) are
+// composed in diagnose and spell numbers through here too.
 package format
 
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -236,6 +239,53 @@ func Short(d time.Duration) string {
 		return fmt.Sprintf("%dh", int(d.Hours()))
 	}
 	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
+
+// Grouped renders an integer with thousands separators: 27,000.
+func Grouped(v float64) string {
+	if bad(v) {
+		return Missing
+	}
+	if math.Abs(v) >= 1e15 {
+		return SI(v) // beyond int64 and beyond reading
+	}
+	s := strconv.FormatInt(int64(math.Round(v)), 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+// Mem renders an amount of memory as sentences say it: 512 MiB, 1.5 GiB,
+// 41 GiB (Bytes is the tables' tighter form).
+func Mem(v float64) string {
+	if bad(v) {
+		return Missing
+	}
+	if math.Abs(v) >= 10*(1<<30) {
+		return fmt.Sprintf("%.0f GiB", v/(1<<30))
+	}
+	if math.Abs(v) >= 1<<30 {
+		return trim(fmt.Sprintf("%.1f", v/(1<<30))) + " GiB"
+	}
+	return fmt.Sprintf("%.0f MiB", v/(1<<20))
+}
+
+// Dec renders a plain decimal with at most prec digits after the point.
+func Dec(v float64, prec int) string {
+	if bad(v) {
+		return Missing
+	}
+	return trim(strconv.FormatFloat(v, 'f', prec, 64))
 }
 
 // Tokens renders a token count: 512, 13.6k, 458k, 1.2M.

@@ -54,6 +54,10 @@ type Config struct {
 	FullRes time.Duration
 	// Once stops after the backfill (vtop --once).
 	Once bool
+	// KeepBody hands each replica's rebuilt exposition on in Scrape.Body
+	// (a copy the consumer may keep), for --record: a replay parses the
+	// same text with the same normalizer.
+	KeepBody bool
 	// QueryOnly refreshes through the query API even where the server
 	// has /federate (tests of the path Thanos and Mimir take).
 	QueryOnly bool
@@ -75,7 +79,8 @@ type Client struct {
 	help     map[string]string // HELP texts the server keeps (metadata API)
 	interval time.Duration
 	http     *http.Client
-	federate bool // refresh through /federate (Prometheus, VictoriaMetrics)
+	base     *url.URL // the server's URL, its query kept on every request
+	federate bool     // refresh through /federate (Prometheus, VictoriaMetrics)
 
 	queries atomic.Int64 // requests made
 	bytes   atomic.Int64 // response bytes read
@@ -121,7 +126,7 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 	if u.User != nil {
 		return nil, fmt.Errorf("--prometheus %q: credentials in the URL are not accepted; use --basic-auth-user and a password file or VTOP_BASIC_AUTH_PASSWORD", sources.Sanitize(u.Redacted(), 80))
 	}
-	c := &Client{cfg: cfg, name: u.Host}
+	c := &Client{cfg: cfg, name: u.Host, base: u}
 	if cfg.Selector != "" {
 		ms, err := parser.NewParser(parser.Options{}).ParseMetricSelector(cfg.Selector)
 		if err != nil {
@@ -168,6 +173,42 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 // query API.
 func (c *Client) Federates() bool { return c.federate }
 
+// endpoint is the URL of an API path on the server, with the server URL's
+// own query (a token some proxies want) and q.
+func (c *Client) endpoint(path string, q url.Values) string {
+	u := *c.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	all := u.Query()
+	for k, vs := range q {
+		all[k] = append(all[k], vs...)
+	}
+	u.RawQuery = all.Encode()
+	return u.String()
+}
+
+// redacted is a request URL for the log: the values of the server URL's
+// own query (which may be a credential) replaced.
+func (c *Client) redacted(u *url.URL) string {
+	r := *u
+	r.RawQuery = c.redactQuery(r.RawQuery)
+	return r.Redacted()
+}
+
+// redactQuery replaces, in a query or form, the values of the server
+// URL's own query (the API client copies them into its POST forms).
+func (c *Client) redactQuery(raw string) string {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return "(unreadable)"
+	}
+	for k := range c.base.Query() {
+		if q.Has(k) {
+			q.Set(k, "REDACTED")
+		}
+	}
+	return q.Encode()
+}
+
 // Server names the server, for messages.
 func (c *Client) Server() string { return c.name }
 
@@ -193,7 +234,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if rt.c.cfg.Log != nil && req.GetBody != nil {
 		if b, err := req.GetBody(); err == nil {
 			f, _ := io.ReadAll(io.LimitReader(b, 64<<10))
-			form = string(f)
+			form = rt.c.redactQuery(string(f))
 		}
 	}
 	start := time.Now()
@@ -205,7 +246,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	lb := &limitBody{r: resp.Body, left: rt.c.cfg.MaxBody, n: &rt.c.bytes}
 	if l := rt.c.cfg.Log; l != nil {
 		lb.done = func() {
-			l.Debug("prometheus request", "method", req.Method, "url", req.URL.String(), "form", form, "status", resp.StatusCode,
+			l.Debug("prometheus request", "method", req.Method, "url", rt.c.redacted(req.URL), "form", form, "status", resp.StatusCode,
 				"bytes", rt.c.cfg.MaxBody-lb.left, "seconds", time.Since(start).Seconds())
 		}
 	}
@@ -314,8 +355,7 @@ func (c *Client) queryRange(ctx context.Context, q string, r v1.Range) (model.Ma
 	form := url.Values{"query": {q}, "start": {sec(r.Start)}, "end": {sec(r.End)},
 		"step": {strconv.FormatFloat(r.Step.Seconds(), 'f', -1, 64)}, "timeout": {c.cfg.Timeout.String()},
 		"limit": {strconv.Itoa(c.cfg.MaxSeries)}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimSuffix(c.cfg.URL, "/")+"/api/v1/query_range",
-		strings.NewReader(form.Encode()))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint("/api/v1/query_range", nil), strings.NewReader(form.Encode()))
 	if err != nil {
 		return nil, c.queryErr(q, err)
 	}
@@ -351,6 +391,12 @@ func (c *Client) queryRange(ctx context.Context, q string, r v1.Range) (model.Ma
 
 func (c *Client) queryErr(q string, err error) error {
 	msg := err.Error()
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		// It quotes the request's URL, query values and all (a token in
+		// the server's URL): the server is named already.
+		msg = ue.Err.Error()
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		msg = fmt.Sprintf("no answer within %s", c.cfg.Timeout)
 	}

@@ -29,6 +29,14 @@ func TestOpenErrors(t *testing.T) {
 	if tenant != "team-a" {
 		t.Errorf("X-Scope-OrgID %q", tenant)
 	}
+	// A server that does not answer: the error names it, not its URL's
+	// query values (a token some hosted servers take there).
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+	_, err = Open(context.Background(), Config{URL: dead.URL + "/?api_key=s3cret"})
+	if err == nil || strings.Contains(err.Error(), "s3cret") || !strings.Contains(err.Error(), strings.TrimPrefix(dead.URL, "http://")) {
+		t.Errorf("unreachable server: %v", err)
+	}
 	for _, c := range []struct{ cfg Config }{
 		{Config{URL: srv.URL, Selector: `{namespace="llm"`}},
 		{Config{URL: srv.URL, Selector: `{__name__="up"}`}},

@@ -45,8 +45,7 @@ func (c *Client) federateSupported(ctx context.Context) bool {
 // federateGet requests /federate for the given selectors, in the text
 // format.
 func (c *Client) federateGet(ctx context.Context, matches []string) (*http.Response, error) {
-	q := url.Values{"match[]": matches}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.cfg.URL, "/")+"/federate?"+q.Encode(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint("/federate", url.Values{"match[]": matches}), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -372,7 +371,7 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 		}
 		todo = append(todo, normJob{r: r, buf: t.buf, at: at})
 	}
-	b.Scrapes = normalizeAll(todo, b.Scrapes)
+	b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
 	for _, r := range s.fleet.byKey {
 		if r.seen != s.gen {
 			b.Departed = append(b.Departed, r.name)
@@ -395,8 +394,8 @@ type normJob struct {
 
 // normalizeAll normalizes the replicas' expositions in parallel (each
 // replica has its own normalizer) and appends the scrapes to out in
-// order.
-func normalizeAll(todo []normJob, out []sources.Scrape) []sources.Scrape {
+// order; keep: with their text (--record).
+func normalizeAll(todo []normJob, out []sources.Scrape, keep bool) []sources.Scrape {
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(len(todo), runtime.GOMAXPROCS(0)) {
@@ -404,7 +403,7 @@ func normalizeAll(todo []normJob, out []sources.Scrape) []sources.Scrape {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				todo[i].out = todo[i].r.normalize(todo[i].buf, todo[i].at)
+				todo[i].out = todo[i].r.normalize(todo[i].buf, todo[i].at, keep)
 			}
 		}()
 	}

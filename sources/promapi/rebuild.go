@@ -1,6 +1,7 @@
 package promapi
 
 import (
+	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -165,10 +166,17 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 	return b
 }
 
-// normalize reads one exposition of the replica, stamped t.
-func (r *replica) normalize(body []byte, t time.Time) sources.Scrape {
+// rebuiltType is the Content-Type of a rebuilt exposition.
+const rebuiltType = "text/plain; version=0.0.4"
+
+// normalize reads one exposition of the replica, stamped t; keep hands a
+// copy of the text on too (--record).
+func (r *replica) normalize(body []byte, t time.Time, keep bool) sources.Scrape {
 	s := sources.Scrape{Target: r.name, Time: t}
-	snap, err := r.norm.Normalize(body, "text/plain; version=0.0.4")
+	if keep {
+		s.Body, s.ContentType = bytes.Clone(body), rebuiltType
+	}
+	snap, err := r.norm.Normalize(body, rebuiltType)
 	if err != nil {
 		s.Err = err
 		return s

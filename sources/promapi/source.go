@@ -162,7 +162,7 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 		r.last = t
 		todo = append(todo, normJob{r: r, buf: r.buf, at: t})
 	}
-	b.Scrapes = normalizeAll(todo, b.Scrapes)
+	b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
 	if err := s.readGPUs(ctx, &b, ts); err != nil {
 		return b, err
 	}
@@ -356,7 +356,7 @@ func (s *Source) backfillAt(ctx context.Context, out chan<- sources.Batch, from,
 				rp.last = at
 				todo = append(todo, normJob{r: rp, buf: rp.buf, at: at})
 			}
-			b.Scrapes = normalizeAll(todo, b.Scrapes)
+			b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
 			if !sources.Send(ctx, out, b) {
 				return nil
 			}

@@ -13,8 +13,13 @@ import (
 	"github.com/vtop-dev/vtop/sources"
 )
 
-// Version is the format version this package writes and the newest it reads.
-const Version = 1
+// Version is the format version this package writes and the newest it
+// reads; it reads every older one. 2 added the header's prometheus object
+// and a process tree's gpus: a format-1 reader would replay such a file
+// with the GPUs of remote endpoints lost, so it refuses it instead. 3 added
+// a process tree's memory limit, which memory_leak projects against: an
+// older reader would replay a different projection.
+const Version = 3
 
 // magic opens every recording file; its last byte is the format version.
 var magic = [8]byte{'V', 'T', 'O', 'P', 'R', 'E', 'C', Version}
@@ -61,6 +66,20 @@ type Header struct {
 	Window      Duration        `json:"window"`
 	Targets     []Target        `json:"targets"`
 	Config      json.RawMessage `json:"config,omitempty"`
+	// Prometheus is the server a --prometheus run read the fleet from
+	// (format 2); nil for a run that scraped its targets.
+	Prometheus *Prometheus `json:"prometheus,omitempty"`
+}
+
+// Prometheus says what a run read from a Prometheus-compatible server:
+// its URL (redacted), the selector, the backfill and the --at moment. The
+// extra headers it sent (a tenant's X-Scope-OrgID) and its credentials
+// are never written.
+type Prometheus struct {
+	URL      string    `json:"url"`
+	Selector string    `json:"selector,omitempty"`
+	Backfill Duration  `json:"backfill,omitempty"`
+	At       time.Time `json:"at,omitzero"`
 }
 
 // Target is a polled endpoint as recorded: redacted URL, no credentials.

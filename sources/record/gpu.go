@@ -74,6 +74,13 @@ type wireProcs struct {
 	RootName string `json:"root_name,omitempty"`
 	PIDs     []int  `json:"pids,omitempty"`
 	Note     string `json:"note,omitempty"`
+	// GPUs held by a remote endpoint (dcgm-exporter's pod or host join);
+	// format 2.
+	GPUs []string `json:"gpus,omitempty"`
+	// The memory the local endpoint's processes can use (cgroup or host)
+	// and where it came from; format 3. Absent: unknown.
+	MemLimit     float64 `json:"mem_limit,omitempty"`
+	MemLimitFrom string  `json:"mem_limit_from,omitempty"`
 }
 
 // num is a float64 whose NaN ("unknown") is JSON null and whose

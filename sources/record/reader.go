@@ -297,8 +297,12 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 		if w.Target < 0 || w.Target >= len(r.targets) {
 			return nil, fmt.Errorf("process frame for target %d of %d", w.Target, len(r.targets))
 		}
+		if w.MemLimit < 0 {
+			return nil, fmt.Errorf("process frame for target %d: memory limit %v", w.Target, w.MemLimit)
+		}
 		return &Event{Kind: KindProcs, Time: r.last, Target: w.Target,
-			Procs: sources.ProcTree{Root: w.Root, RootName: san(w.RootName), PIDs: w.PIDs, Note: san(w.Note)}}, nil
+			Procs: sources.ProcTree{Root: w.Root, RootName: san(w.RootName), PIDs: w.PIDs, Note: san(w.Note), GPUs: sanAll(w.GPUs),
+				MemLimit: w.MemLimit, MemLimitFrom: san(w.MemLimitFrom)}}, nil
 	case typeTarget:
 		var t Target
 		if err := json.Unmarshal(p, &t); err != nil {
@@ -372,15 +376,15 @@ func (r *Reader) scrape(p []byte) (*Event, error) {
 }
 
 // readBody decodes a whole or delta body against the previous one and
-// remembers the result. The returned slice is prev's own copy.
+// remembers the result. The returned slice is prev's own, valid until the
+// next body of any target is read.
 func (p *prevBody) readBody(enc []byte, scratch *[]byte) ([]byte, error) {
 	if len(enc) == 0 {
 		return nil, errors.New("empty body")
 	}
-	var b []byte
 	switch enc[0] {
 	case bodyWhole:
-		b, p.last = enc[1:], nil
+		p.body, p.last = append(p.body[:0], enc[1:]...), nil
 	case bodyDelta:
 		if p.lines == nil {
 			return nil, errors.New("a delta with no previous body")
@@ -389,11 +393,12 @@ func (p *prevBody) readBody(enc []byte, scratch *[]byte) ([]byte, error) {
 		if *scratch, err = applyDelta(*scratch, p.lines, enc[1:], maxDecoded, &p.last); err != nil {
 			return nil, err
 		}
-		b = *scratch
+		// The new body is prev's now; the old one (its lines are about
+		// to be split afresh) is the next delta's scratch: no copy.
+		p.body, *scratch = *scratch, p.body
 	default:
 		return nil, fmt.Errorf("unknown body encoding %d", enc[0])
 	}
-	p.body = append(p.body[:0], b...)
 	p.lines = splitLines(p.lines, p.body)
 	return p.body, nil
 }

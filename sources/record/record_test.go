@@ -44,7 +44,9 @@ func newFixture(t testing.TB) fixture {
 	fx := fixture{hdr: Header{VtopVersion: "test", Started: t0, Interval: Duration(time.Second), Window: Duration(time.Minute),
 		Config: []byte(`{"slo":"chat"}`)},
 		live: []sources.Target{{Name: "a:8000", URL: "http://a:8000/metrics"}, {Name: "b:8000", URL: "http://b:8000/metrics", MaxNumSeqs: 256}}}
-	fx.events = append(fx.events, Event{Kind: KindProcs, Target: 1, Procs: sources.ProcTree{Root: 42, RootName: "vllm", PIDs: []int{42, 43}}})
+	fx.events = append(fx.events, Event{Kind: KindProcs, Target: 1, Procs: sources.ProcTree{Root: 42, RootName: "vllm", PIDs: []int{42, 43}, MemLimit: 64 << 30, MemLimitFrom: "cgroup memory limit"}})
+	// A remote endpoint's GPUs (dcgm-exporter's join), as a --prometheus or --dcgm run has them.
+	fx.events = append(fx.events, Event{Kind: KindProcs, Target: 0, Procs: sources.ProcTree{Note: "held by pod", GPUs: []string{"GPU-6f1e", "GPU-77aa"}}})
 	for s := 0; s < 30; s++ {
 		at := t0.Add(time.Duration(s) * time.Second)
 		for i, body := range [][]byte{a, b} {
@@ -302,7 +304,7 @@ func TestNewerFormatRefused(t *testing.T) {
 	data := newFixture(t).bytes(t)
 	data[7] = Version + 1
 	_, err := NewReader(bytes.NewReader(data), "new.vtop")
-	if err == nil || !strings.Contains(err.Error(), "format 2") {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("format %d", Version+1)) {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := NewReader(strings.NewReader("# HELP vllm:foo\n"), "m.txt"); err == nil || !strings.Contains(err.Error(), "not a vtop recording") {

@@ -23,6 +23,7 @@ type Replay struct {
 	hdr        Header
 	norms      map[string]*sources.Normalizer // by target name, across files
 	maxSamples int
+	free       [][]byte // body buffers parsed and done with, for nextRaw to reuse
 }
 
 // Item is one replayed event.
@@ -114,7 +115,14 @@ func (p *Replay) nextRaw() (Item, error) {
 			if ev.Err != "" {
 				it.Scrape.Err = errors.New(ev.Err)
 			} else {
-				it.Scrape.Body, it.Scrape.ContentType = bytes.Clone(ev.Body), ev.ContentType
+				// The reader reuses ev.Body: a copy, in a buffer an earlier
+				// tick's parse gave back (60 KB a scrape is most of the
+				// garbage a replay would make).
+				var buf []byte
+				if n := len(p.free); n > 0 {
+					buf, p.free = p.free[n-1][:0], p.free[:n-1]
+				}
+				it.Scrape.Body, it.Scrape.ContentType = append(buf, ev.Body...), ev.ContentType
 			}
 		case KindGPU:
 			it.GPU = ev.GPU
@@ -137,16 +145,24 @@ func isUnfinished(err error) bool {
 	return errors.As(err, &d) && d.Unfinished
 }
 
+// maxFree bounds the body buffers kept for reuse: a tick's worth of a
+// large fleet.
+const maxFree = 4096
+
 // parse normalizes recorded bodies exactly as the poller does, with one
 // Normalizer per target. Targets are independent, so their scrapes are
 // parsed in parallel (a target's own in order): parsing is most of a
-// replay's work.
+// replay's work. The bodies' buffers are kept for reuse (a Normalizer
+// keeps no reference to a body).
 func (p *Replay) parse(ss []*sources.Scrape) {
 	byTarget := map[string][]*sources.Scrape{}
 	var order []string
 	for _, s := range ss {
 		if s.Err != nil || s.Data != nil {
 			continue
+		}
+		if len(p.free) < maxFree {
+			p.free = append(p.free, s.Body)
 		}
 		if _, ok := byTarget[s.Target]; !ok {
 			order = append(order, s.Target)

@@ -300,7 +300,8 @@ func (w *Writer) Departed(name string) {
 func (w *Writer) Procs(target string, t sources.ProcTree) {
 	w.locked(true, func() {
 		i := w.target(sources.Target{Name: target})
-		b, err := json.Marshal(wireProcs{Target: i, Root: t.Root, RootName: t.RootName, PIDs: t.PIDs, Note: t.Note})
+		b, err := json.Marshal(wireProcs{Target: i, Root: t.Root, RootName: t.RootName, PIDs: t.PIDs, Note: t.Note, GPUs: t.GPUs,
+			MemLimit: t.MemLimit, MemLimitFrom: t.MemLimitFrom})
 		if err != nil {
 			w.fail(err)
 			return

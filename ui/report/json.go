@@ -13,7 +13,8 @@ import (
 
 // SchemaVersion names the JSON layout. Fields are only ever added within a
 // version; a change of meaning or a removal bumps it.
-const SchemaVersion = "vtop.report/v1"
+// v2: evidence is a number with its unit, or text; no formatted value.
+const SchemaVersion = "vtop.report/v2"
 
 // Num is a number that encodes NaN and ±Inf as null: unknown is not zero.
 type Num float64
@@ -80,13 +81,18 @@ type JSONFinding struct {
 	Symptoms       []string       `json:"symptoms,omitempty"` // the ids of the symptoms grouped under this cause
 }
 
-// JSONEvidence is one measured value behind a finding.
+// JSONEvidence is one measured value behind a finding: a number with its
+// unit, or text for evidence that is not a number. Never a formatted number.
 type JSONEvidence struct {
 	Name          string `json:"name"`
-	Value         string `json:"value"`            // as the terminal shows it
 	Number        *Num   `json:"number,omitempty"` // the number itself (null: unknown); absent for text evidence
-	Unit          string `json:"unit,omitempty"`   // ratio, s, count, per_s, req/s, tokens/s
+	Unit          string `json:"unit,omitempty"`   // see diagnose.Unit: ratio, s, count, per_s, req/s, tokens/s, tokens, bytes, …
+	Text          string `json:"text,omitempty"`   // text evidence only
 	WindowSeconds Num    `json:"window_seconds"`   // 0: instantaneous
+	// A latency percentile's first and last finite bucket bounds: at or
+	// below the first it was interpolated, at the last it fell in +Inf.
+	BucketLowest  *Num `json:"bucket_lowest,omitempty"`
+	BucketHighest *Num `json:"bucket_highest,omitempty"`
 }
 
 // JSONFlag is a recommended vLLM flag change. from is empty when the
@@ -109,10 +115,12 @@ func Findings(fs []diagnose.Finding) []JSONFinding {
 			FirstSeen: tptr(fd.FirstSeen), LastSeen: tptr(fd.LastSeen), Title: fd.Title, Summary: fd.Summary,
 			Explain: fd.Explain, Action: fd.Action, Evidence: []JSONEvidence{}, Flags: []JSONFlag{}}
 		for _, e := range fd.Evidence {
-			je := JSONEvidence{Name: e.Name, Value: e.Value, WindowSeconds: Num(e.Window.Seconds())}
+			je := JSONEvidence{Name: e.Name, Text: e.Text, WindowSeconds: Num(e.Window.Seconds())}
 			if e.Numeric() {
-				n := Num(e.Num)
-				je.Number, je.Unit = &n, e.Unit
+				je.Number, je.Unit = numPtr(e.Num), string(e.Unit)
+			}
+			if e.Quantile() {
+				je.BucketLowest, je.BucketHighest = numPtr(e.Lowest), numPtr(e.Highest)
 			}
 			j.Evidence = append(j.Evidence, je)
 		}
@@ -290,6 +298,13 @@ func Stats(s diagnose.Stats) JSONStats {
 		out.Throughput.Finish = append(out.Throughput.Finish, JSONFinish{f.Reason, Num(f.PerSec), Num(f.Share)})
 	}
 	return out
+}
+
+// numPtr is v for a field that is absent when it does not apply and null
+// when unknown.
+func numPtr(v float64) *Num {
+	n := Num(v)
+	return &n
 }
 
 func tptr(t time.Time) *time.Time {

@@ -1,0 +1,301 @@
+package sources
+
+import (
+	"bytes"
+	"hash/maphash"
+	"io"
+
+	"github.com/prometheus/prometheus/model/textparse"
+)
+
+// Incremental normalizing: from one scrape to the next a target's body keeps
+// its lines in the same order and changes numbers (on a busy engine about
+// two thirds of its samples a second, mostly histogram buckets), so the
+// Normalizer keeps a 64-bit hash per line of the previous body (not the
+// body) and, per sample line, what it resolved to. Only lines whose hash
+// changed are given to the parser again, and of those whose series text is
+// unchanged only what follows the series; every line's sample is then
+// applied in body order exactly as a full parse applies it, so the snapshot
+// is the same. Anything else about the body changing (its line count, a
+// HELP/TYPE/comment line, a line that was not a sample, the Content-Type, a
+// new series) takes the full parse.
+//
+// Why a line may be parsed alone: both text parsers start every entry at a
+// line start in their initial state, and a sample whose series holds no
+// newline ends with its own line (value, timestamp and exemplar tokens hold
+// none). After a series the lexer is in the same state whatever the series
+// was, so "x" and the rest of the line lex as the rest of the line does.
+// Label parsing does depend on the preceding TYPE (le/quantile values are
+// normalized for histograms), so a changed line is only taken when its
+// series is already in the cache: labels are never read on this path.
+
+// lineSeed keys the line and series hashes. Random per process, so a target
+// cannot craft two lines or series with the same hash to have vtop take one
+// for the other.
+var lineSeed = maphash.MakeSeed()
+
+// seriesKey identifies a raw series (the text before the value) in the cache.
+func seriesKey(series []byte) uint64 { return maphash.Bytes(lineSeed, series) }
+
+// maxPrintLines bounds the lines fingerprinted per target: a hostile 16 MiB
+// body of newlines must not cost 24 bytes a line. Beyond it, full parses.
+const maxPrintLines = 1 << 18
+
+// bodyPrint is what a Normalizer remembers of its target's previous body:
+// 24 bytes a line (~17 KB for a 700-line vLLM body).
+type bodyPrint struct {
+	have bool     // hash describes the previous body
+	hash []uint64 // per '\n'-separated line
+	ent  []*entry // the line's sample; nil for a line without one
+	val  []float64
+	// reuse: the previous body parsed cleanly (Prometheus text or
+	// OpenMetrics) and no sample spanned lines, so its results may be reused.
+	reuse    bool
+	om       bool // parsed as OpenMetrics (a changed line is parsed before "# EOF")
+	ct       string
+	declared int // what its HELP and TYPE lines said
+	help     Gen
+
+	// The current body against the previous one.
+	prevN     int     // lines of the previous body; -1 when there is none
+	changed   []int32 // lines whose hash differs (or that are new), ascending
+	changedAt []int32 // their start offsets in the body
+
+	mini  []byte // the changed lines, to parse
+	same  []bool // per changed line: its series is unchanged and only the rest is in mini
+	chEnt []*entry
+	chVal []float64
+}
+
+// rehash fingerprints body, noting which lines changed since the previous one.
+func (f *bodyPrint) rehash(body []byte) {
+	f.changed, f.changedAt = f.changed[:0], f.changedAt[:0]
+	f.prevN = -1
+	if f.have {
+		f.prevN = len(f.hash)
+	}
+	lines := bytes.Count(body, []byte{'\n'}) + 1
+	if lines > maxPrintLines || len(body) > 1<<31-1 {
+		f.forget()
+		return
+	}
+	old := len(f.hash)
+	if !f.have {
+		old = 0
+	}
+	if cap(f.hash) < lines || cap(f.hash) > 4*lines+1024 {
+		// Grown for a body far larger than this one: give the memory back.
+		h := make([]uint64, old, lines)
+		copy(h, f.hash[:old])
+		f.hash = h
+	}
+	f.hash = f.hash[:lines]
+	at := 0
+	for k := 0; k < lines; k++ {
+		end := len(body)
+		if i := bytes.IndexByte(body[at:], '\n'); i >= 0 {
+			end = at + i
+		}
+		h := maphash.Bytes(lineSeed, body[at:end])
+		if k >= old || f.hash[k] != h {
+			f.hash[k] = h
+			f.changed = append(f.changed, int32(k))
+			f.changedAt = append(f.changedAt, int32(at))
+		}
+		at = end + 1
+	}
+	f.have = true
+}
+
+// forget drops the fingerprint: the next body is compared with nothing and
+// parsed in full.
+func (f *bodyPrint) forget() {
+	f.have, f.reuse = false, false
+	if cap(f.hash) > 4096 {
+		f.hash, f.ent, f.val = nil, nil, nil
+	}
+	clear(f.ent[:cap(f.ent)]) // keeps no swept entry alive
+	f.hash, f.ent, f.val = f.hash[:0], f.ent[:0], f.val[:0]
+}
+
+// tracker maps the entries of a full parse to the lines of the body.
+type tracker struct {
+	on        bool
+	body      []byte
+	k         int // line of the cursor
+	start     int // its start offset
+	end       int // its end ('\n' or len(body))
+	lastEntry int // line of the last sample, -1 before the first
+}
+
+// startTrack prepares a full parse of body to record each line's sample.
+func (n *Normalizer) startTrack(p textparse.Parser, body []byte, ct string) {
+	f := &n.fp
+	n.trk = tracker{}
+	switch p.(type) {
+	case *textparse.PromParser:
+		f.om = false
+	case *textparse.OpenMetricsParser:
+		f.om = true
+	default:
+		f.reuse = false
+		return
+	}
+	if !f.have {
+		f.reuse = false
+		return
+	}
+	lines := len(f.hash)
+	if cap(f.ent) < lines || cap(f.ent) > 4*lines+1024 {
+		f.ent, f.val = make([]*entry, lines), make([]float64, lines)
+	}
+	f.ent, f.val = f.ent[:lines], f.val[:lines]
+	clear(f.ent[:cap(f.ent)])
+	f.reuse, f.ct = true, ct
+	end := bytes.IndexByte(body, '\n')
+	if end < 0 {
+		end = len(body)
+	}
+	n.trk = tracker{on: true, body: body, end: end, lastEntry: -1}
+}
+
+// track records that the sample whose series is series resolved to en, v.
+// A sample that does not start a line of its own, or spans lines, makes the
+// body's results unusable for the next scrape.
+func (n *Normalizer) track(series []byte, en *entry, v float64) {
+	t := &n.trk
+	if !t.on {
+		return
+	}
+	off := cap(t.body) - cap(series)
+	if len(series) == 0 || off < 0 || off >= len(t.body) || &t.body[off] != &series[0] || bytes.IndexByte(series, '\n') >= 0 {
+		t.on, n.fp.reuse = false, false
+		return
+	}
+	for off > t.end && t.end < len(t.body) {
+		t.k++
+		t.start = t.end + 1
+		t.end = len(t.body)
+		if i := bytes.IndexByte(t.body[t.start:], '\n'); i >= 0 {
+			t.end = t.start + i
+		}
+	}
+	if off != t.start || t.k == t.lastEntry || t.k >= len(n.fp.ent) {
+		t.on, n.fp.reuse = false, false
+		return
+	}
+	t.lastEntry = t.k
+	n.fp.ent[t.k], n.fp.val[t.k] = en, v
+}
+
+// readChanged applies a body whose structure is the previous body's, parsing
+// only its changed lines. handled is false, with nothing changed, when the
+// body must take the full parse.
+func (n *Normalizer) readChanged(body []byte, ct string) (handled bool, err error) {
+	f := &n.fp
+	if n.full || !f.reuse || f.prevN != len(f.hash) || ct != f.ct {
+		return false, nil
+	}
+	f.mini, f.same = f.mini[:0], f.same[:0]
+	for i, k := range f.changed {
+		en := f.ent[k]
+		if en == nil {
+			return false, nil // a HELP/TYPE/comment/blank line changed
+		}
+		line := body[f.changedAt[i]:]
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		// Most changed lines are a new value after the same series: then
+		// only what follows the series is parsed, after a one-letter name
+		// (the lexer is in the same state after either).
+		same := int(en.slen) < len(line) && seriesKey(line[:en.slen]) == en.key
+		if same {
+			f.mini = append(append(f.mini, 'x'), line[en.slen:]...)
+		} else {
+			f.mini = append(f.mini, line...)
+		}
+		f.mini = append(f.mini, '\n')
+		f.same = append(f.same, same)
+	}
+	ok := len(f.changed) == 0 || n.parseChanged(ct)
+	if cap(f.mini) > 16<<10 {
+		f.mini = nil // a body whose every line changed: not kept for good
+	}
+	if !ok {
+		return false, nil
+	}
+	n.declared, n.help = f.declared, f.help
+	n.incr++
+	c := 0
+	for k, en := range f.ent {
+		if en == nil {
+			continue
+		}
+		v := f.val[k]
+		if c < len(f.changed) && int(f.changed[c]) == k {
+			en, v = f.chEnt[c], f.chVal[c]
+			f.ent[k], f.val[k] = en, v
+			c++
+		}
+		if err := n.count(); err != nil {
+			return true, err
+		}
+		n.use(en, v)
+	}
+	return true, nil
+}
+
+// parseChanged parses the changed lines (f.mini) with the target's parser
+// and looks their series up; false unless each line is one sample of a
+// series already known.
+func (n *Normalizer) parseChanged(ct string) bool {
+	f := &n.fp
+	if f.om {
+		f.mini = append(f.mini, "# EOF\n"...)
+	}
+	p, _ := textparse.New(f.mini, ct, n.st, parserOptions)
+	switch p.(type) {
+	case *textparse.PromParser:
+		if f.om {
+			return false
+		}
+	case *textparse.OpenMetricsParser:
+		if !f.om {
+			return false
+		}
+	default:
+		return false
+	}
+	f.chEnt, f.chVal = f.chEnt[:0], f.chVal[:0]
+	pos := 0 // where the next changed line starts in f.mini
+	for {
+		e, err := p.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil || e != textparse.EntrySeries || len(f.chEnt) == len(f.changed) {
+			return false
+		}
+		series, _, v := p.Series()
+		off := cap(f.mini) - cap(series)
+		if len(series) == 0 || off != pos || &f.mini[off] != &series[0] || bytes.IndexByte(series, '\n') >= 0 {
+			return false
+		}
+		i := len(f.chEnt)
+		var en *entry
+		if f.same[i] {
+			// The name must end where the series did: "x_total 1" is
+			// another series than "x 1".
+			if len(series) != 1 {
+				return false
+			}
+			en = f.ent[f.changed[i]]
+		} else if en = n.cache[seriesKey(series)]; en == nil {
+			return false // a new series: classified by the full parse, in order
+		}
+		f.chEnt, f.chVal = append(f.chEnt, en), append(f.chVal, v)
+		pos += bytes.IndexByte(f.mini[pos:], '\n') + 1
+	}
+	return len(f.chEnt) == len(f.changed)
+}
