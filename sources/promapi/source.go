@@ -187,14 +187,26 @@ func (s *Source) readGPUs(ctx context.Context, b *sources.Batch, ts time.Time) e
 	s.gpus.Begin()
 	for i, v := range vecs {
 		for _, smp := range v.(model.Vector) {
-			m := smp.Metric
-			host := string(m["instance"])
-			if h, _, ok := strings.Cut(host, ":"); ok {
-				host = h
-			}
-			s.gpus.Add(c.dcgm[i], func(l string) string { return string(m[model.LabelName(l)]) }, float64(smp.Value), host)
+			s.addGPU(c.dcgm[i], smp.Metric, float64(smp.Value))
 		}
 	}
+	s.endGPUs(b)
+	return nil
+}
+
+// addGPU feeds one dcgm-exporter sample to the reader.
+func (s *Source) addGPU(name string, m model.Metric, v float64) {
+	host := string(m["instance"])
+	if h, _, ok := strings.Cut(host, ":"); ok {
+		host = h
+	}
+	s.gpus.Add(name, func(l string) string { return string(m[model.LabelName(l)]) }, v, host)
+}
+
+// endGPUs turns the samples fed since Begin into b's GPU snapshot and
+// joins the devices to the replicas by pod, else by host.
+func (s *Source) endGPUs(b *sources.Batch) {
+	c := s.c
 	devs, events := s.gpus.End(b.Now)
 	var reps []*replica
 	var holders []dcgm.Holder
@@ -212,7 +224,6 @@ func (s *Source) readGPUs(ctx context.Context, b *sources.Batch, ts time.Time) e
 		}
 		b.Procs = append(b.Procs, sources.TargetProcs{Target: r.name, Tree: t})
 	}
-	return nil
 }
 
 // stampQuery asks, per replica, for the time of its newest scrape: the
@@ -277,6 +288,16 @@ func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, t
 			if f.stamps, f.err = c.queryRange(fctx, s.stampQuery(), r); f.err == nil {
 				f.mats, f.err = s.queryAll(fctx, func(fm family) (model.Value, error) { return c.queryRange(fctx, c.selectFamily(fm), r) })
 			}
+			// dcgm-exporter's GPUs, one range query per metric, so the
+			// GPU rules and panel have their history too.
+			for _, n := range c.dcgm {
+				if f.err != nil {
+					break
+				}
+				var m model.Matrix
+				m, f.err = c.queryRange(fctx, `{__name__="`+n+`"}`, r)
+				f.gpus = append(f.gpus, m)
+			}
 			select {
 			case next <- f:
 			case <-fctx.Done():
@@ -323,6 +344,7 @@ type fetched struct {
 	r      v1.Range
 	stamps model.Matrix
 	mats   []model.Value
+	gpus   []model.Matrix // one per Client.dcgm name
 	err    error
 }
 
@@ -397,6 +419,22 @@ func (s *Source) sendChunk(ctx context.Context, out chan<- sources.Batch, f fetc
 			todo = append(todo, normJob{r: rp, buf: rp.buf, at: at})
 		}
 		b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
+		if len(f.gpus) > 0 {
+			s.gpus.Begin()
+			for i, m := range f.gpus {
+				for j := range m {
+					pts := m[j].Values
+					for len(pts) > 0 && pts[0].Timestamp < tm {
+						pts = pts[1:]
+					}
+					m[j].Values = pts
+					if len(pts) > 0 && pts[0].Timestamp == tm {
+						s.addGPU(c.dcgm[i], m[j].Metric, float64(pts[0].Value))
+					}
+				}
+			}
+			s.endGPUs(&b)
+		}
 		if !sources.Send(ctx, out, b) {
 			return false
 		}
