@@ -45,17 +45,16 @@ const (
 // Gauges are read only at the newest frame, so they are not in frames but
 // in the sub-series (subHistory.gauges).
 type frame struct {
-	t        time.Time
+	ns       int64 // time, Unix nanoseconds (a time.Time is three words)
 	counters [sources.NumCounters]float64
-	hists    [nTracked]hframe
-	finished []sources.LabeledValue // finished_reason counters, corrected
-	rejected []sources.LabeledValue // admission rejections by reason, corrected
-}
-
-type hframe struct {
-	sum, count float64
-	epoch      uint32 // bucket layout generation; frames of different epochs do not subtract
-	has        bool   // buckets present (their counts are in the count ring)
+	// Tracked histograms' _sum and _count, their bucket layout generation
+	// (frames of different epochs do not subtract) and whether buckets were
+	// present; side by side, not in a struct each, to leave no padding.
+	hsum, hcount [nTracked]float64
+	hepoch       [nTracked]uint16
+	hhas         [nTracked]bool
+	finished     []sources.LabeledValue // finished_reason counters, corrected
+	rejected     []sources.LabeledValue // admission rejections by reason, corrected
 }
 
 // corr tracks one counter's reset correction.
@@ -87,7 +86,7 @@ type hcorr struct {
 	sumOff   float64
 	countOff float64
 	created  float64
-	epoch    uint32
+	epoch    uint16 // wraps after 65,536 layouts; a window holds at most MaxFrames frames
 	seen     bool
 }
 
@@ -129,7 +128,7 @@ func (h *subHistory) newest() *frame  { return h.at(h.n - 1) }
 func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Duration, maxFrames int) bool {
 	slot := h.place(t, spacing, retain, maxFrames)
 	f := &h.ring[slot]
-	*f = frame{t: t}
+	*f = frame{ns: t.UnixNano()}
 	h.gauges = s.Gauges
 	// immutable snapshot data: shared, not copied
 	h.waitingReason, h.sleepState = s.Labeled[sources.LWaitingReason], s.Labeled[sources.LSleepState]
@@ -197,10 +196,10 @@ func sameFloat(a, b float64) bool { return a == b || (a != a && b != b) }
 // retention edge as the window anchor.
 func (h *subHistory) place(t time.Time, spacing, retain time.Duration, maxFrames int) int {
 	limit := t.Add(-retain)
-	for h.n >= 2 && !h.at(1).t.After(limit) {
+	for h.n >= 2 && h.at(1).ns <= limit.UnixNano() {
 		h.dropOldest()
 	}
-	if h.n >= 2 && h.newest().t.Sub(h.at(h.n-2).t) < spacing {
+	if h.n >= 2 && time.Duration(h.newest().ns-h.at(h.n-2).ns) < spacing {
 		return h.slot(h.n - 1)
 	}
 	if h.n == len(h.ring) {
@@ -231,7 +230,7 @@ func (h *subHistory) grow(capacity int) {
 
 // addHist stores tracked histogram i of a scrape at ring slot slot.
 func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
-	dst, c := &h.ring[slot].hists[i], &h.hists[i]
+	f, c := &h.ring[slot], &h.hists[i]
 	if !src.Present() {
 		return false
 	}
@@ -273,15 +272,15 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 	c.rawSum, c.rawCount, c.created, c.seen = src.Sum, src.Count, src.Created, true
 	h.counts[i].put(slot, src.Counts, c.offset, func(yield func(int) bool) {
 		for j := range h.n {
-			if f := h.at(j); f.hists[i].has && f.hists[i].epoch == c.epoch && !yield(h.slot(j)) {
+			if f := h.at(j); f.hhas[i] && f.hepoch[i] == c.epoch && !yield(h.slot(j)) {
 				return
 			}
 		}
 	})
-	dst.has = true
-	dst.sum = src.Sum + c.sumOff
-	dst.count = src.Count + c.countOff
-	dst.epoch = c.epoch
+	f.hhas[i] = true
+	f.hsum[i] = src.Sum + c.sumOff
+	f.hcount[i] = src.Count + c.countOff
+	f.hepoch[i] = c.epoch
 	return reset
 }
 
@@ -295,11 +294,11 @@ func (h *subHistory) window(now time.Time, w time.Duration) (a, b int, ok bool) 
 	}
 	b = n - 1
 	start := now.Add(-w)
-	if h.at(b).t.Before(start) {
+	if h.at(b).ns < start.UnixNano() {
 		return 0, 0, false
 	}
 	// frames are time-ordered: find the first frame after start.
-	i := sort.Search(n, func(i int) bool { return h.at(i).t.After(start) })
+	i := sort.Search(n, func(i int) bool { return h.at(i).ns > start.UnixNano() })
 	a = max(i-1, 0)
 	if a >= b {
 		return 0, 0, false

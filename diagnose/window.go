@@ -87,7 +87,7 @@ func nanMax(a, b float64) float64 {
 // cache is the sub-series' current cache config (capacity for KV weighting).
 func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig) {
 	fa, fb := h.at(a), h.at(b)
-	dt := fb.t.Sub(fa.t)
+	dt := time.Duration(fb.ns - fa.ns)
 	x.span = max(x.span, dt)
 	x.engines++
 	secs := dt.Seconds()
@@ -178,21 +178,19 @@ func (x *acc) addGauges(h *subHistory, cache *sources.CacheConfig) {
 
 func (r *histRate) add(h *subHistory, a, b, i int) {
 	fb := h.at(b)
-	hb := &fb.hists[i]
-	if !hb.has {
+	if !fb.hhas[i] {
 		return
 	}
 	// The window may start before the current bucket layout (a restart into
 	// another release): move its start to the layout's first frame.
-	for a < b && (!h.at(a).hists[i].has || h.at(a).hists[i].epoch != hb.epoch) {
+	for a < b && (!h.at(a).hhas[i] || h.at(a).hepoch[i] != fb.hepoch[i]) {
 		a++
 	}
 	if a >= b {
 		return
 	}
 	fa := h.at(a)
-	ha := &fa.hists[i]
-	secs := fb.t.Sub(fa.t).Seconds()
+	secs := time.Duration(fb.ns - fa.ns).Seconds()
 	if secs <= 0 {
 		return
 	}
@@ -207,7 +205,7 @@ func (r *histRate) add(h *subHistory, a, b, i int) {
 		rates[k] = cr.diff(sb, sa, k) / secs
 	}
 	other := histRate{bounds: bounds, rates: rates,
-		sum: (hb.sum - ha.sum) / secs, count: (hb.count - ha.count) / secs, obs: hb.count - ha.count}
+		sum: (fb.hsum[i] - fa.hsum[i]) / secs, count: (fb.hcount[i] - fa.hcount[i]) / secs, obs: fb.hcount[i] - fa.hcount[i]}
 	r.merge(&other)
 }
 

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Soak: vtop's TUI (in a detached tmux) against a `vtop sim` fleet with
-# chaos for a given time, sampling vtop's RSS, goroutines (from its --log)
-# and CPU; fails when RSS or goroutines grew more than 5 % after warm-up.
+# chaos for a given time, sampling vtop's RSS, goroutines and heap (from its
+# --log) and CPU every 10 s into OUT/samples.txt; fails when RSS or
+# goroutines grew more than 5 % after warm-up (first quarter after it
+# against the last, medians; the verdict is also in OUT/result.txt). The
+# warm-up is a tenth of the run, at least 2 min: history rings and the
+# half-hour sparkline arrays are allocated at full size (and written
+# through) when a target first answers, so nothing is still filling in.
 #
 #   scripts/soak.sh [DURATION_S] [ENDPOINTS]        # default 3600 1000
 #   OUT=/tmp/soak scripts/soak.sh 600 200           # keep samples in OUT
@@ -67,7 +72,7 @@ echo "soak: vtop pid $vpid, $fleet simulated replicas in $sims processes + $((10
 
 hz=$(getconf CLK_TCK)
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-echo "t_s rss_kib threads cpu_ticks goroutines" >"$out/samples.txt"
+echo "t_s rss_kib threads cpu_ticks goroutines heap_inuse_kib" >"$out/samples.txt"
 t0=$(date +%s)
 next_chaos=$((t0 + chaos))
 down=-1; up_at=0
@@ -83,18 +88,20 @@ while :; do
     up_at=$((now + 10)); next_chaos=$((now + chaos))
     if [ $((RANDOM % 4)) -eq 0 ]; then tmux -L "$sock" resize-window -x $((120 + RANDOM % 100)) -y $((30 + RANDOM % 30)) 2>/dev/null || true; fi
   fi
-  g=$( (grep -o 'goroutines=[0-9]*' "$out/vtop.log" 2>/dev/null || true) | tail -1 | cut -d= -f2)
-  echo "$el $(awk '/VmRSS/ {print $2}' /proc/$vpid/status) $(awk '/Threads/ {print $2}' /proc/$vpid/status) $(ticks "$vpid") ${g:-NA}" >>"$out/samples.txt"
+  rt=$( (grep 'goroutines=' "$out/vtop.log" 2>/dev/null || true) | tail -1)
+  g=$( (echo "$rt" | grep -o 'goroutines=[0-9]*' || true) | cut -d= -f2)
+  h=$( (echo "$rt" | grep -o 'heap_inuse=[0-9]*' || true) | cut -d= -f2)
+  echo "$el $(awk '/VmRSS/ {print $2}' /proc/$vpid/status) $(awk '/Threads/ {print $2}' /proc/$vpid/status) $(ticks "$vpid") ${g:-NA} $([ -n "$h" ] && echo $((h / 1024)) || echo NA)" >>"$out/samples.txt"
   sleep 10
 done
 tmux -L "$sock" send-keys q
 sleep 2
 
-python3 - "$out/samples.txt" "$duration" "$hz" "$(du -k "$out/vtop.log" | cut -f1)" <<'PY'
+python3 - "$out/samples.txt" "$duration" "$hz" "$(du -k "$out/vtop.log" | cut -f1)" <<'PY' | tee "$out/result.txt"
 import statistics, sys
 rows = [l.split() for l in open(sys.argv[1]).read().splitlines()[1:]]
 dur, hz, logk = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-rows = [(int(t), int(r), int(th), int(c), None if g == "NA" else int(g)) for t, r, th, c, g in rows]
+rows = [(int(t), int(r), int(th), int(c), None if g == "NA" else int(g), None if h == "NA" else int(h)) for t, r, th, c, g, h in rows]
 warm = max(120, dur // 10)
 after = [r for r in rows if r[0] >= warm]
 if len(after) < 8:
@@ -111,6 +118,7 @@ print("ran %d s (%d samples), warm-up %d s" % (rows[-1][0], len(rows), warm))
 print("RSS         %.0f MiB (first quarter after warm-up, median) -> %.0f MiB (last quarter); max %.0f MiB" % (rss0, rss1, max(r[1] for r in rows) / 1024))
 print("goroutines  %s -> %s; max %s" % (g0, g1, max((r[4] for r in rows if r[4] is not None), default="NA")))
 print("threads     %d -> %d" % (med(first, 2), med(last, 2)))
+print("heap in use %.0f MiB -> %.0f MiB (from --log, every 10 s)" % (med(first, 5) / 1024, med(last, 5) / 1024))
 print("CPU         %.2f cores average after warm-up" % cpu)
 print("log         %d KiB" % logk)
 bad = []

@@ -33,10 +33,6 @@ func DefaultPollerConfig() PollerConfig {
 // Nothing read from a body outlives its scrape (the normalizer copies out).
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// keepBuffer is the largest body buffer a target keeps between polls; a real
-// vLLM scrape is ~60 KiB, a 16-rank data-parallel one under 1 MiB.
-const keepBuffer = 1 << 20
-
 // Poller polls targets on their own schedules and hands results to a Mailbox.
 // Each target has one goroutine, so polls of one target never overlap; a
 // semaphore bounds how many run at once across targets, and a scrape holds
@@ -188,11 +184,12 @@ func (p *Poller) loop(ctx context.Context, i int) {
 		s := p.scrapeOnce(ctx, t, norm, &st)
 		sl.timer.Stop()
 		sl.release()
-		if st.Buf.Cap() <= keepBuffer {
+		if st.Buf.Cap() <= SmallBody {
 			// One huge or hostile body must not pin its buffer for good.
 			bodies.Put(st.Buf)
 		}
 		st.Buf = nil
+		p.fetch.Release(&st)
 		if ctx.Err() != nil {
 			return
 		}

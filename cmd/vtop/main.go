@@ -114,6 +114,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		return 3
 	}
 	defer closeLog()
+	if limit := setMemoryLimit(o, getenv); limit > 0 {
+		logger.Debug("memory limit", "bytes", limit)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if o.logFile != "" {

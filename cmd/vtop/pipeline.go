@@ -87,7 +87,17 @@ func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*promQueryTimeout)
 	defer cancel()
 	cfg := promapi.Config{URL: o.prom.url, Selector: o.prom.selector, Headers: o.prom.headers,
-		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once, KeepBody: o.record != ""}
+		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once, Log: logger,
+		KeepBody: o.record != ""}
+	// Every scrape for the window and the longest hold; a coarser step
+	// before that (the leak fit and sparklines need no more).
+	if det, err := diagnose.NewDetector(o.rules); err == nil {
+		var hold time.Duration
+		for _, r := range det.Rules() {
+			hold = max(hold, r.For)
+		}
+		cfg.FullRes = o.window + hold + time.Minute
+	}
 	if at := o.prom.at; !at.IsZero() {
 		cfg.Clock = func() time.Time { return at } // --once --at: the server's history up to then
 	}
@@ -97,7 +107,7 @@ func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) 
 	}
 	o.interval = c.Interval()
 	o.window = max(o.window, 4*o.interval)
-	logger.Debug("prometheus", "server", c.Server(), "interval", o.interval)
+	logger.Debug("prometheus", "server", c.Server(), "interval", o.interval, "federate", c.Federates())
 	p, err := newPipelineOf(o, logger, promapi.NewSource(c))
 	if p != nil {
 		p.prom = c

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/vtop-dev/vtop/sources/sim"
 )
 
@@ -22,16 +26,21 @@ import (
 //
 //	go test -run '^$' -bench 'Prometheus(Refresh2000|Backfill200)' -benchtime 1x ./cmd/vtop
 //
-// Refresh2000: 2,000 replicas, 12 scrapes a minute apart from 3 minutes ago
-// to 8 ahead (promtool is slow on a busy machine; one refresh reads the
-// newest sample of each series whatever the interval); --backfill 0.
-// Backfill200: 200 replicas, one hour (and 2 minutes ahead) at 15 s;
-// --backfill 1h.
+// Refresh2000: 2,000 replicas, 16 scrapes 4 minutes apart from 4 minutes
+// ago to an hour ahead (promtool is slow on a busy machine, so the blocks
+// are kept under $TMPDIR and reused while they cover now; a refresh reads
+// the newest sample of each series, through /federate, whatever the
+// interval); --backfill 0.
+// Backfill200: 200 replicas, one hour at 15 s, read with --at its last
+// scrape, so the same blocks serve every run; --backfill 1h.
 // The vtop process is measured whole (start, discovery, interval
 // detection, the reads, the report): wall, CPU, peak RSS; queries and
-// response bytes come from its --log.
+// response bytes come from its --log. server-s is Prometheus' own answer
+// time for the same requests, replayed one after another by a client that
+// discards the bodies, after vtop's run.
 func BenchmarkPrometheusRefresh2000(b *testing.B) {
-	benchProm(b, benchReplicas(2000), 12, time.Minute, 8*time.Minute, "--backfill", "0")
+	url, _ := benchServer(b, benchReplicas(2000), 16, 4*time.Minute, time.Hour)
+	benchProm(b, url, benchReplicas(2000), "--backfill", "0")
 }
 
 // benchReplicas lets VTOP_BENCH_REPLICAS scale a fleet benchmark down (or up).
@@ -43,28 +52,61 @@ func benchReplicas(def int) int {
 }
 
 func BenchmarkPrometheusBackfill200(b *testing.B) {
-	benchProm(b, benchReplicas(200), 249, 15*time.Second, 2*time.Minute, "--backfill", "1h")
+	url, end := benchServer(b, benchReplicas(200), 241, 15*time.Second, 0)
+	benchProm(b, url, benchReplicas(200), "--backfill", "1h", "--at", end.UTC().Format(time.RFC3339))
 }
 
-func benchProm(b *testing.B, replicas, scrapes int, step, ahead time.Duration, args ...string) {
+// benchServer starts Prometheus on blocks of replicas × scrapes, the last
+// one ahead of now. The blocks are made once and kept under
+// $TMPDIR/vtop-bench-blocks while their newest scrape is still ahead (or,
+// with ahead 0, for good: such a history is read with --at); it returns
+// the URL and the newest scrape's time.
+func benchServer(b *testing.B, replicas, scrapes int, step, ahead time.Duration) (string, time.Time) {
 	if _, err := exec.LookPath("promtool"); err != nil {
 		b.Skip("promtool not installed")
 	}
+	if url := os.Getenv("VTOP_BENCH_PROMETHEUS"); url != "" { // a server already holding the fleet
+		return url, time.Now()
+	}
+	root := filepath.Join(os.TempDir(), "vtop-bench-blocks")
+	name := fmt.Sprintf("%d-%d-%s-%s", replicas, scrapes, step, ahead)
+	if ents, _ := os.ReadDir(root); ents != nil {
+		for _, e := range ents {
+			n, endStr, ok := strings.Cut(e.Name(), "@") // "….part": unfinished, not a number
+			sec, err := strconv.ParseInt(endStr, 10, 64)
+			if !ok || n != name || err != nil {
+				continue
+			}
+			end := time.Unix(sec, 0)
+			if ahead == 0 || time.Until(end) > 2*time.Minute {
+				b.Logf("blocks: %s (cached)", e.Name())
+				return startPrometheusAt(b, filepath.Join(root, e.Name()), step), end
+			}
+			os.RemoveAll(filepath.Join(root, e.Name()))
+		}
+	}
+	end := time.Now().Add(ahead).Truncate(step)
+	om := filepath.Join(b.TempDir(), "fleet.om")
+	writeFleetOM(b, om, replicas, scrapes, step, end)
+	data := filepath.Join(root, fmt.Sprintf("%s@%d", name, end.Unix()))
+	t0 := time.Now()
+	// Written aside and renamed: a run stopped half-way leaves no blocks
+	// that a later run would take for whole.
+	if out, err := exec.Command("promtool", "tsdb", "create-blocks-from", "openmetrics", om, data+".part").CombinedOutput(); err != nil {
+		os.RemoveAll(data + ".part")
+		b.Fatalf("promtool: %v\n%s", err, out)
+	}
+	if err := os.Rename(data+".part", data); err != nil {
+		b.Fatal(err)
+	}
+	os.Remove(om)
+	b.Logf("promtool: %s for %d samples", time.Since(t0).Round(time.Second), replicas*scrapes*325)
+	return startPrometheusAt(b, data, step), end
+}
+
+func benchProm(b *testing.B, url string, replicas int, args ...string) {
 	bin := vtopBinary(b)
 	dir := b.TempDir()
-	url := os.Getenv("VTOP_BENCH_PROMETHEUS") // a server already holding the fleet
-	if url == "" {
-		om := filepath.Join(dir, "fleet.om")
-		writeFleetOM(b, om, replicas, scrapes, step, ahead)
-		data := filepath.Join(dir, "data")
-		t0 := time.Now()
-		if out, err := exec.Command("promtool", "tsdb", "create-blocks-from", "openmetrics", om, data).CombinedOutput(); err != nil {
-			b.Fatalf("promtool: %v\n%s", err, out)
-		}
-		os.Remove(om)
-		b.Logf("promtool: %s", time.Since(t0).Round(time.Second))
-		url = startPrometheusAt(b, data)
-	}
 	logf := filepath.Join(dir, "vtop.log")
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -94,19 +136,58 @@ func benchProm(b *testing.B, replicas, scrapes int, step, ahead time.Duration, a
 		if eps != replicas {
 			b.Fatalf("%d endpoints, want %d", eps, replicas)
 		}
+		b.StopTimer()
+		server := replayRequests(b, log)
+		b.StartTimer()
 		b.ReportMetric(wall.Seconds(), "wall-s")
 		b.ReportMetric(read, "read-s")
 		b.ReportMetric(cpu.Seconds(), "cpu-s")
 		b.ReportMetric(float64(ru.Maxrss)/1024, "rss-MiB")
 		b.ReportMetric(float64(q), "queries")
 		b.ReportMetric(float64(by)/(1<<20), "resp-MiB")
+		b.ReportMetric(server.Seconds(), "server-s")
 	}
+}
+
+// replayRequests sends the server the requests vtop's log lists, one after
+// another, reading and discarding each answer: the server's own time.
+func replayRequests(b *testing.B, log []byte) time.Duration {
+	re := regexp.MustCompile(`msg="prometheus request" method=(\S+) url=("(?:[^"\\]|\\.)*"|\S+) form=("(?:[^"\\]|\\.)*"|\S*) `)
+	var total time.Duration
+	for _, m := range re.FindAllSubmatch(log, -1) {
+		unq := func(s []byte) string {
+			if u, err := strconv.Unquote(string(s)); err == nil {
+				return u
+			}
+			return string(s)
+		}
+		method, u, form := string(m[1]), unq(m[2]), unq(m[3])
+		req, err := http.NewRequest(method, u, strings.NewReader(form))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if method == http.MethodPost {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		if strings.Contains(u, "/federate") {
+			req.Header.Set("Accept", "text/plain;version=0.0.4")
+		}
+		start := time.Now()
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		total += time.Since(start)
+	}
+	return total
 }
 
 // writeFleetOM writes replicas × scrapes of four simulated replicas'
 // expositions (replica i is a copy of sim replica i%4 under its own
 // instance label), counters growing between scrapes.
-func writeFleetOM(b *testing.B, path string, replicas, scrapes int, step, ahead time.Duration) {
+func writeFleetOM(b *testing.B, path string, replicas, scrapes int, step time.Duration, end time.Time) {
 	f, err := sim.NewFleet(sim.FleetConfig{Replicas: []sim.ReplicaConfig{{}, {}, {}, {}}}, 1)
 	if err != nil {
 		b.Fatal(err)
@@ -142,9 +223,6 @@ func writeFleetOM(b *testing.B, path string, replicas, scrapes int, step, ahead 
 		b.Fatal(err)
 	}
 	w := bufio.NewWriterSize(out, 1<<20)
-	// promtool takes a while: the timeline runs ahead into the future, so
-	// the newest scrape is still fresh when vtop reads.
-	end := time.Now().Add(ahead).Truncate(step)
 	for k := 0; k < scrapes; k++ {
 		at := end.Add(-time.Duration(scrapes-1-k) * step)
 		ts := strconv.FormatInt(at.Unix(), 10)
@@ -175,14 +253,16 @@ func writeFleetOM(b *testing.B, path string, replicas, scrapes int, step, ahead 
 	out.Close()
 }
 
-// startPrometheusAt serves an existing data directory.
-func startPrometheusAt(b *testing.B, data string) string {
+// startPrometheusAt serves an existing data directory whose samples are
+// step apart (its configured scrape interval, which vtop falls back on
+// when the last five minutes hold too few samples to tell).
+func startPrometheusAt(b *testing.B, data string, step time.Duration) string {
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
 		b.Skip("prometheus not installed")
 	}
 	cfg := filepath.Join(b.TempDir(), "prometheus.yml")
-	os.WriteFile(cfg, []byte("global:\n  scrape_interval: 15s\n"), 0o644)
+	os.WriteFile(cfg, []byte("global:\n  scrape_interval: "+model.Duration(step).String()+"\n"), 0o644)
 	port := freeTCPPort(b)
 	cmd := exec.Command(bin, "--config.file="+cfg, "--storage.tsdb.path="+data,
 		"--web.listen-address=127.0.0.1:"+port, "--log.level=warn", "--query.max-samples=100000000")

@@ -7,6 +7,7 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -57,14 +58,32 @@ func TestReplayOfPrometheusRun(t *testing.T) {
 	}
 
 	// The --once report, as vtop prints it, and the replay's.
-	once := filepath.Join(dir, "once.vtop")
-	code, out, errOut := runArgs(t, env, append(args(once), "-o", "json")...)
+	once, logf := filepath.Join(dir, "once.vtop"), filepath.Join(dir, "vtop.log")
+	code, out, errOut := runArgs(t, env, append(args(once), "-o", "json", "--log", logf)...)
 	if errOut != "" {
 		t.Fatalf("live: exit %d: %s", code, errOut)
 	}
 	rcode, rout, rerr := runArgs(t, nil, "replay", "--once", "-o", "json", once)
 	if rerr != "" || rcode != code || rout != out {
 		t.Fatalf("replay: exit %d (live %d), stderr %q\n--- live\n%s\n--- replay\n%s", rcode, code, rerr, out, rout)
+	}
+
+	// The --log, which has a line per request to the server, neither.
+	logText, err := os.ReadFile(logf)
+	if err != nil || !bytes.Contains(logText, []byte("prometheus request")) {
+		t.Fatalf("--log has no request lines (%v)", err)
+	}
+	for _, secret := range []string{orgID, token, queryValue} {
+		for _, line := range strings.Split(string(logText), "\n") {
+			if strings.Contains(line, secret) {
+				t.Errorf("--log holds %q: %s", secret, line)
+			}
+		}
+	}
+	// Exported, the replicas' series carry the names vtop gave them.
+	ecode, om, eerr := runArgs(t, nil, "export", "--format", "openmetrics", once)
+	if ecode != 0 || !regexp.MustCompile(`(?m)^vllm:num_requests_running\{[^}]*instance="thrashing"\} `).MatchString(om) {
+		t.Errorf("export: exit %d %s\n%.2000s", ecode, eerr, om)
 	}
 
 	for _, f := range []string{evals, once} {

@@ -10,8 +10,11 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -42,8 +45,7 @@ func (c *Client) federateSupported(ctx context.Context) bool {
 // federateGet requests /federate for the given selectors, in the text
 // format.
 func (c *Client) federateGet(ctx context.Context, matches []string) (*http.Response, error) {
-	q := url.Values{"match[]": matches}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.cfg.URL, "/")+"/federate?"+q.Encode(), nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.endpoint("/federate", url.Values{"match[]": matches}), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -136,45 +138,55 @@ func (f *federation) line(line []byte, gen uint64, known bool) error {
 			return nil
 		}
 		t.gen, t.stamp = gen, 0
-		t.buf = f.help(t.buf[:0])
+		t.buf = t.buf[:0]
+		if f.help != nil {
+			t.buf = f.help(t.buf)
+		}
+	}
+	// "… value [timestamp]": the value is kept; the running gauge's
+	// timestamp is the target's newest scrape (none: as of the answer).
+	fs := bytes.Fields(line[open+1+end:])
+	if len(fs) == 0 {
+		return fmt.Errorf("federate: no value in %q", sources.Sanitize(string(line), 120))
 	}
 	if f.running[string(name)] {
-		// "… value timestamp": the newest scrape of the target; a line
-		// without a timestamp is as of the answer.
 		ms := f.now
-		if fs := bytes.Fields(line[open+1+end:]); len(fs) == 2 {
+		if len(fs) == 2 {
 			if v, err := strconv.ParseInt(string(fs[1]), 10, 64); err == nil {
 				ms = v
 			}
 		}
 		t.stamp = max(t.stamp, ms)
 	}
-	if bytes.HasSuffix(name, infoSuffix) {
-		// An info family's labels are its data: without the target's
-		// labels, as the query API path rebuilds it.
-		t.buf = append(t.buf, name...)
-		t.buf = append(t.buf, '{')
-		n := 0
-		eachLabel(line[open+1:], func(l, raw []byte) {
-			if !targetLabels[model.LabelName(l)] {
-				if n > 0 {
-					t.buf = append(t.buf, ',')
-				}
-				t.buf = append(append(append(append(t.buf, l...), '=', '"'), raw...), '"')
-				n++
+	// Written as the target exposed it: without the labels the server
+	// added (a third of the bytes) and without the timestamp, the same
+	// text the query API path rebuilds.
+	t.buf = append(t.buf, name...)
+	t.buf = append(t.buf, '{')
+	n := 0
+	eachLabel(line[open+1:], func(l, raw []byte) {
+		if !isTarget(l) {
+			if n > 0 {
+				t.buf = append(t.buf, ',')
 			}
-		})
-		t.buf = append(t.buf, '}')
-		line = line[open+1+end:]
-	}
-	t.buf = append(t.buf, line...)
-	if line[len(line)-1] != '\n' {
-		t.buf = append(t.buf, '\n')
-	}
+			t.buf = append(append(append(append(t.buf, l...), '=', '"'), raw...), '"')
+			n++
+		}
+	})
+	t.buf = append(append(append(t.buf, '}', ' '), fs[0]...), '\n')
 	return nil
 }
 
-var infoSuffix = []byte("_info")
+// isTarget reports whether a label is one a server adds to every series
+// of a target, never vLLM's own.
+func isTarget(l []byte) bool {
+	switch string(l) {
+	case "__name__", "cluster", "namespace", "pod", "job", "instance", "container", "service", "endpoint", "node",
+		"prometheus", "prometheus_replica":
+		return true
+	}
+	return false
+}
 
 // isID reports whether a label (its bytes) identifies the replica, and
 // which of idLabels it is.
@@ -258,18 +270,56 @@ func eachLabel(lb []byte, fn func(name, raw []byte)) (int, error) {
 	}
 }
 
-// refreshFederated is refresh through /federate: the vLLM families in one
-// answer, then the process families of the jobs that serve vLLM.
+// fedGroups splits vLLM's names into up to maxParallel /federate requests
+// of about equal size (a bucket name counts as the ~20 series it holds),
+// the running gauge in the first: a server answers each on its own core.
+func (c *Client) fedGroups() [][]string {
+	weight := func(n string) int {
+		if strings.HasSuffix(n, "_bucket") {
+			return 20
+		}
+		return 1
+	}
+	names := slices.Clone(c.vllmNames())
+	slices.SortStableFunc(names, func(a, b string) int { return weight(b) - weight(a) })
+	n := min(maxParallel, max(1, len(names)/4))
+	groups, load := make([][]string, n), make([]int, n)
+	groups[0] = slices.Clone(c.running())
+	for _, name := range names {
+		if slices.Contains(groups[0][:len(c.running())], name) {
+			continue
+		}
+		i := slices.Index(load, slices.Min(load))
+		groups[i] = append(groups[i], name)
+		load[i] += weight(name)
+	}
+	return groups
+}
+
+// refreshFederated is refresh through /federate: vLLM's families in a few
+// answers read at once, then the process families of the jobs that serve
+// vLLM; the replicas are normalized in parallel.
 func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.Batch, error) {
 	c := s.c
 	b := sources.Batch{Now: now}
 	s.gen++
-	s.fed.now = now.UnixMilli()
-	if err := s.federated(ctx, []string{c.match(c.vllmNames())}, false); err != nil {
+	errs := make([]error, len(s.groups))
+	var wg sync.WaitGroup
+	for i, g := range s.groups {
+		s.feds[i].now = now.UnixMilli()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.federated(ctx, s.feds[i], []string{c.match(g)}, false)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return b, err
 	}
+	fed := s.feds[0] // every engine is there: its running gauge is
 	jobs := map[string]bool{}
-	for _, t := range s.fed.byKey {
+	for _, t := range fed.byKey {
 		if t.gen == s.gen && t.stamp > 0 {
 			jobs[regexpQuote(string(t.m["job"]))] = true
 		}
@@ -279,17 +329,26 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 		for j := range jobs {
 			js = append(js, j)
 		}
+		slices.Sort(js)
 		m := strings.TrimSuffix(c.match(sources.ProcessNames()), "}") + `,job=~"` + strings.Join(js, "|") + `"}`
-		if err := s.federated(ctx, []string{m}, true); err != nil {
+		if err := s.federated(ctx, fed, []string{m}, true); err != nil {
 			return b, err
+		}
+	}
+	for _, f := range s.feds[1:] {
+		for k, t := range f.byKey {
+			if t.gen != s.gen {
+				delete(f.byKey, k)
+			}
 		}
 	}
 	// As refresh: a target whose newest scrape is a few intervals old has
 	// departed (the server keeps answering with its last samples).
 	gone := now.Add(-lag).Add(-max(3*c.interval, 5*time.Second))
-	for k, t := range s.fed.byKey {
+	var todo []normJob
+	for k, t := range fed.byKey {
 		if t.gen != s.gen {
-			delete(s.fed.byKey, k) // not in the answer any more
+			delete(fed.byKey, k) // not in the answer any more
 			continue
 		}
 		at := time.UnixMilli(t.stamp)
@@ -305,9 +364,15 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 			continue // no new scrape since the last refresh
 		}
 		r.last = at
-		r.buf, t.buf = t.buf, r.buf
-		b.Scrapes = append(b.Scrapes, r.scrape(at, c.cfg.KeepBody))
+		j := normJob{r: r, buf: t.buf, at: at}
+		for _, f := range s.feds[1:] {
+			if u := f.byKey[k]; u != nil {
+				j.more = append(j.more, u.buf)
+			}
+		}
+		todo = append(todo, j)
 	}
+	b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
 	for _, r := range s.fleet.byKey {
 		if r.seen != s.gen {
 			b.Departed = append(b.Departed, r.name)
@@ -320,8 +385,55 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 	return b, nil
 }
 
-// federated reads one /federate answer into s.fed.
-func (s *Source) federated(ctx context.Context, matches []string, known bool) error {
+// normJob is one exposition of a replica to normalize: buf, then the
+// parts in more (its lines from the other /federate answers), joined in
+// the worker's scratch buffer so no replica holds a second copy.
+type normJob struct {
+	r    *replica
+	buf  []byte
+	more [][]byte
+	at   time.Time
+	out  sources.Scrape
+}
+
+// normalizeAll normalizes the replicas' expositions in parallel (each
+// replica has its own normalizer) and appends the scrapes to out in
+// order; keep: with their text (--record).
+func normalizeAll(todo []normJob, out []sources.Scrape, keep bool) []sources.Scrape {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(todo), runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var scratch []byte
+			for i := range next {
+				j := &todo[i]
+				body := j.buf
+				if len(j.more) > 0 {
+					scratch = append(scratch[:0], j.buf...)
+					for _, p := range j.more {
+						scratch = append(scratch, p...)
+					}
+					body = scratch
+				}
+				j.out = j.r.normalize(body, j.at, keep)
+			}
+		}()
+	}
+	for i := range todo {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i := range todo {
+		out = append(out, todo[i].out)
+	}
+	return out
+}
+
+// federated reads one /federate answer into f.
+func (s *Source) federated(ctx context.Context, f *federation, matches []string, known bool) error {
 	c := s.c
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
@@ -334,7 +446,7 @@ func (s *Source) federated(ctx context.Context, matches []string, known bool) er
 	if resp.StatusCode != http.StatusOK {
 		return c.queryErr(what, fmt.Errorf("HTTP %s", resp.Status))
 	}
-	if err := s.fed.read(resp.Body, s.gen, known); err != nil {
+	if err := f.read(resp.Body, s.gen, known); err != nil {
 		return c.queryErr(what, err)
 	}
 	return nil

@@ -7,7 +7,8 @@ import (
 
 // A federation answer is split by target: escaped quotes and commas in
 // label values do not move a line to another target, a line without a
-// timestamp is as of the answer, an info family loses the target's labels,
+// timestamp is as of the answer, lines lose the target's labels and the
+// timestamp (as the query API path rebuilds them),
 // and the process families only join targets already seen.
 func TestFederationSplit(t *testing.T) {
 	f := newFederation([]string{"vllm:num_requests_running"}, func(b []byte) []byte { return append(b, "# HELP x\n"...) })
@@ -34,10 +35,10 @@ process_resident_memory_bytes{instance="node:9100",job="vllm"} 9 1000
 		switch tg.m["instance"] {
 		case "a:1":
 			want := "# HELP x\n" +
-				`vllm:num_requests_running{instance="a:1",job="vllm",model_name="m"} 3 1000` + "\n" +
-				`vllm:cache_config_info{block_size="16"} 1 1000` + "\n" +
-				`vllm:num_requests_waiting{instance="a:1",job="vllm",model_name="m"} 1 2000` + "\n" +
-				`process_resident_memory_bytes{instance="a:1",job="vllm"} 7 1000` + "\n"
+				`vllm:num_requests_running{model_name="m"} 3` + "\n" +
+				`vllm:cache_config_info{block_size="16"} 1` + "\n" +
+				`vllm:num_requests_waiting{model_name="m"} 1` + "\n" +
+				`process_resident_memory_bytes{} 7` + "\n"
 			if string(tg.buf) != want || tg.stamp != 1000 {
 				t.Errorf("a: stamp %d\n%s", tg.stamp, tg.buf)
 			}

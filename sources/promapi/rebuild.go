@@ -15,14 +15,6 @@ import (
 // labels a scrape config adds are dropped from the rebuilt exposition.
 var idLabels = []model.LabelName{"cluster", "namespace", "pod", "job", "instance"}
 
-// targetLabels are labels a server adds to every series of a target,
-// never vLLM's own.
-var targetLabels = map[model.LabelName]bool{
-	model.MetricNameLabel: true, "cluster": true, "namespace": true, "pod": true, "job": true,
-	"instance": true, "container": true, "service": true, "endpoint": true, "node": true,
-	"prometheus": true, "prometheus_replica": true,
-}
-
 // replica is one vLLM server the TSDB holds series of.
 type replica struct {
 	key  string
@@ -118,14 +110,19 @@ func (f *fleet) header(b []byte) []byte {
 	return b
 }
 
-// appendSample adds one sample line without the target's labels. Labels
-// are written sorted, so a series renders the same every time and the
-// normalizer's series cache hits.
+// appendSample adds one sample line without the target's labels.
 func appendSample(b []byte, m model.Metric, v float64, scratch *[]model.LabelName) []byte {
+	return appendValue(appendSeries(b, m, scratch), v)
+}
+
+// appendSeries writes a series as a sample line starts: the name and the
+// labels but the target's, sorted, so a series renders the same every
+// time and the normalizer's series cache hits.
+func appendSeries(b []byte, m model.Metric, scratch *[]model.LabelName) []byte {
 	b = append(b, m[model.MetricNameLabel]...)
 	names := (*scratch)[:0]
 	for l := range m {
-		if !targetLabels[l] {
+		if !isTarget([]byte(l)) {
 			names = append(names, l)
 		}
 	}
@@ -141,7 +138,11 @@ func appendSample(b []byte, m model.Metric, v float64, scratch *[]model.LabelNam
 		b = appendEscaped(b, string(m[l]), true)
 		b = append(b, '"')
 	}
-	b = append(b, '}', ' ')
+	return append(b, '}', ' ')
+}
+
+// appendValue ends a sample line.
+func appendValue(b []byte, v float64) []byte {
 	b = strconv.AppendFloat(b, v, 'g', -1, 64)
 	return append(b, '\n')
 }
@@ -167,19 +168,19 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 // rebuiltType is the Content-Type of a rebuilt exposition.
 const rebuiltType = "text/plain; version=0.0.4"
 
-// scrape normalizes a replica's rebuilt exposition, stamped t; keep hands
-// on what a recording needs of the text too (its changed lines, as the
+// normalize reads one exposition of the replica, stamped t; keep hands on
+// what a recording needs of the text too (its changed lines, as the
 // poller does).
-func (r *replica) scrape(t time.Time, keep bool) sources.Scrape {
+func (r *replica) normalize(body []byte, t time.Time, keep bool) sources.Scrape {
 	s := sources.Scrape{Target: r.name, Time: t}
-	snap, err := r.norm.Normalize(r.buf, rebuiltType)
+	snap, err := r.norm.Normalize(body, rebuiltType)
 	if err != nil {
 		s.Err = err
 		return s
 	}
 	s.Data = snap
 	if keep {
-		s.KeepBody(r.norm, r.buf, rebuiltType)
+		s.KeepBody(r.norm, body, rebuiltType)
 	}
 	return s
 }

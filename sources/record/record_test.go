@@ -358,3 +358,15 @@ func TestTargetArrives(t *testing.T) {
 		t.Fatalf("arrived %q, scraped %q, departed %q", names, scraped, departed)
 	}
 }
+
+// A process tree's memory limit is never negative: such a frame is damage
+// (the replay stops there and says so), not a limit to project against.
+func TestNegativeMemLimitIsDamage(t *testing.T) {
+	fx := newFixture(t)
+	fx.events = []Event{{Kind: KindProcs, Target: 1, Procs: sources.ProcTree{Root: 42, MemLimit: -1}}}
+	evs, err := readAll(t, fx.bytes(t))
+	var d *Damage
+	if len(evs) != 0 || !errors.As(err, &d) || !strings.Contains(err.Error(), "memory limit") {
+		t.Fatalf("%d events, error %v", len(evs), err)
+	}
+}

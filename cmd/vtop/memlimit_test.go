@@ -1,0 +1,40 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"runtime/debug"
+	"testing"
+
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// TestMemoryLimitFromFleet: the soft memory limit grows with the fleet and
+// leaves a GOMEMLIMIT from the environment alone.
+func TestMemoryLimitFromFleet(t *testing.T) {
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
+	o := &options{maxBody: sources.DefaultMaxBody, maxParallel: 64}
+	for i := range 1000 {
+		o.targets = append(o.targets, sources.Target{Name: fmt.Sprint(i)})
+	}
+	env := func(string) string { return "" }
+	got := setMemoryLimit(o, env)
+	// 64 MiB + 1,000 × 256 KiB + 32 MiB of large bodies + 64 × 512 KiB
+	if want := int64(64<<20 + 1000*256<<10 + 32<<20 + 2 + 32<<20); got != want || debug.SetMemoryLimit(-1) != want {
+		t.Errorf("limit for 1,000 targets %d MiB, want %d MiB", got>>20, want>>20)
+	}
+	o.targets = o.targets[:10]
+	if small := setMemoryLimit(o, env); small >= got || small < 64<<20 {
+		t.Errorf("limit for 10 targets %d MiB (1,000: %d MiB)", small>>20, got>>20)
+	}
+	debug.SetMemoryLimit(math.MaxInt64)
+	setMemoryLimit(o, func(k string) string {
+		if k == "GOMEMLIMIT" {
+			return "1GiB"
+		}
+		return ""
+	})
+	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
+		t.Errorf("GOMEMLIMIT in the environment overridden: limit %d", l)
+	}
+}
