@@ -18,8 +18,8 @@ func TestCountRingExact(t *testing.T) {
 		name      string
 		start     float64
 		step      func(i int) float64 // increase of the first bucket at step i
-		width     int // bytes a count ends up stored in
-		newLayout int // step at which the layout changes (0: never)
+		width     int                 // bytes a count ends up stored in
+		newLayout int                 // step at which the layout changes (0: never)
 	}{
 		{name: "small whole", start: 0, step: func(i int) float64 { return float64(7 * (i % 5)) }, width: 2},
 		{name: "rebased past uint16", start: 1e9, step: func(int) float64 { return 300 }, width: 2},
