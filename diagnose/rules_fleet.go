@@ -175,7 +175,7 @@ func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev Severity, fd *Findi
 	mean := s / n
 	fd.Summary = fmt.Sprintf("%s requests in flight per %s vs %s on average on its %d peers in %s", dec(load, 2), unit, dec(mean, 2), len(eps)-1, u.model)
 	fd.Evidence = []Evidence{evNum("in flight here", inFlight(ep), UnitCount, 0), evNum("running here", ep.Stats.Running, UnitCount, 0),
-		evNum("waiting here", ep.Stats.Waiting, UnitCount, 0), evNum(plural(unit)+" here", capOf(ep), UnitNumber, 0),
+		evNum("waiting here", ep.Stats.Waiting, UnitCount, 0), evNum("capacity here, "+plural(unit), capOf(ep), UnitNumber, 0),
 		evNum("per "+unit+" here", load, UnitNumber, 0), evNum("peers' mean per "+unit, mean, UnitNumber, 0), evQ("TTFT p95 here", &ep.Stats.TTFT, ep.Stats.TTFT.P95, ep.Stats.Span)}
 	// Each peer's share, or on a large pool the least and the most loaded
 	// few: every finding listing every peer is quadratic in the fleet

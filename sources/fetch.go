@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -54,6 +55,7 @@ type Fetcher struct {
 	cfg        HTTPConfig
 	client     *http.Client
 	timeoutHdr string
+	budget     *bodyBudget // shared by every target this fetcher reads
 }
 
 // NewFetcher builds the HTTP client once (TLS material is loaded here, so a
@@ -100,7 +102,8 @@ func NewFetcher(cfg HTTPConfig) (*Fetcher, error) {
 	// The per-request context carries the deadline (connect, headers and a
 	// slow-drip body alike), so the client itself has no Timeout.
 	return &Fetcher{cfg: cfg, client: &http.Client{Transport: tr, CheckRedirect: checkRedirect},
-		timeoutHdr: strconv.FormatFloat(cfg.Timeout.Seconds(), 'g', -1, 64)}, nil
+		timeoutHdr: strconv.FormatFloat(cfg.Timeout.Seconds(), 'g', -1, 64),
+		budget:     &bodyBudget{limit: defaultBodyBudget(cfg.MaxBody)}}, nil
 }
 
 // MaxBodyLimit is the largest --max-body accepted: beyond it a body is not
@@ -140,20 +143,26 @@ func portOf(u *url.URL) string {
 }
 
 // FetchState is what one target reuses from scrape to scrape: the body
-// buffer and the gzip reader, so a steady target allocates neither.
+// buffer, so a steady target allocates none.
 type FetchState struct {
 	Buf      *bytes.Buffer
 	Redirect string // where the last scrape was redirected to (shown, secrets redacted); "" when it was not
 	// Plain asks for an uncompressed body: on loopback there is no network
 	// to save, and inflating costs both ends CPU on every scrape.
 	Plain bool
-	gz    *gzip.Reader
+	held  int64 // bytes of the large-body budget this scrape holds (see Release)
 }
+
+// gzipReaders are shared by all targets: only scrapes inflating a body
+// hold one (~45 KiB of inflate state each), not every remote target.
+var gzipReaders sync.Pool
 
 // Fetch GETs the target into buf (reused between scrapes) and returns the
 // body and its Content-Type. Every failure is one sanitized line.
 func (f *Fetcher) Fetch(ctx context.Context, url string, buf *bytes.Buffer) ([]byte, string, error) {
-	return f.FetchInto(ctx, url, &FetchState{Buf: buf})
+	st := &FetchState{Buf: buf}
+	defer f.Release(st) // the caller keeps buf: only scrapes in flight count
+	return f.FetchInto(ctx, url, st)
 }
 
 // FetchInto is Fetch with the target's reusable state.
@@ -213,20 +222,24 @@ func (f *Fetcher) FetchInto(ctx context.Context, rawURL string, st *FetchState) 
 	}
 	var r io.Reader = resp.Body
 	if strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
-		if st.gz == nil {
-			st.gz, err = gzip.NewReader(resp.Body)
+		gz, _ := gzipReaders.Get().(*gzip.Reader)
+		if gz == nil {
+			gz, err = gzip.NewReader(resp.Body)
 		} else {
-			err = st.gz.Reset(resp.Body)
+			err = gz.Reset(resp.Body)
 		}
 		if err != nil {
 			return nil, ct, fmt.Errorf("bad gzip body: %v", Sanitize(err.Error(), 80))
 		}
-		r = st.gz
+		defer gzipReaders.Put(gz)
+		r = gz
 	}
-	buf := st.Buf
-	buf.Reset()
-	n, err := buf.ReadFrom(io.LimitReader(r, f.cfg.MaxBody+1))
+	st.Buf.Reset()
+	n, err := f.readBody(r, st, f.cfg.MaxBody+1)
 	if err != nil {
+		if errors.Is(err, errBodyBudget) {
+			return nil, ct, err
+		}
 		if ctx.Err() != nil || isTimeout(err) {
 			return nil, ct, fmt.Errorf("timed out after %s reading the body (%d bytes so far)", f.cfg.Timeout, n)
 		}
@@ -235,7 +248,7 @@ func (f *Fetcher) FetchInto(ctx context.Context, rawURL string, st *FetchState) 
 	if n > f.cfg.MaxBody {
 		return nil, ct, fmt.Errorf("body larger than %s after decompression (limit --max-body)", byteSize(f.cfg.MaxBody))
 	}
-	body := buf.Bytes()
+	body := st.Buf.Bytes()
 	if looksHTML(ct, body) {
 		return nil, ct, errors.New("served an HTML page, not metrics (wrong port or path? vLLM serves /metrics on its API port)")
 	}

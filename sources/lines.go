@@ -61,15 +61,17 @@ type bodyPrint struct {
 	changed   []int32 // lines whose hash differs (or that are new), ascending
 	changedAt []int32 // their start offsets in the body
 
-	mini  []byte // the changed lines, to parse
-	same  []bool // per changed line: its series is unchanged and only the rest is in mini
-	chEnt []*entry
-	chVal []float64
+	mini   []byte // the changed lines, to parse
+	same   []bool // per changed line: its series is unchanged and only the rest is in mini
+	sameOK bool   // same describes this body's changed lines (it was read incrementally)
+	chEnt  []*entry
+	chVal  []float64
 }
 
 // rehash fingerprints body, noting which lines changed since the previous one.
 func (f *bodyPrint) rehash(body []byte) {
 	f.changed, f.changedAt = f.changed[:0], f.changedAt[:0]
+	f.sameOK = false
 	f.prevN = -1
 	if f.have {
 		f.prevN = len(f.hash)
@@ -227,6 +229,7 @@ func (n *Normalizer) readChanged(body []byte, ct string) (handled bool, err erro
 	}
 	n.declared, n.help = f.declared, f.help
 	n.incr++
+	f.sameOK = true
 	c := 0
 	for k, en := range f.ent {
 		if en == nil {

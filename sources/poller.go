@@ -17,8 +17,8 @@ type PollerConfig struct {
 	MaxBackoff  time.Duration // longest wait between polls of a target that stays down
 	MaxSamples  int
 	Clock       func() time.Time // time.Now when nil
-	// KeepBody copies each fetched body into Scrape.Body (for --record),
-	// before it is parsed, so a body that fails to parse is kept too.
+	// KeepBody keeps what --record needs of each body normalized without
+	// error: its changed lines (Scrape.Lines), or a copy (Scrape.Body).
 	KeepBody bool
 }
 
@@ -32,10 +32,6 @@ func DefaultPollerConfig() PollerConfig {
 // fleet of 1,000 targets keeps dozens of ~100 KiB buffers, not a thousand.
 // Nothing read from a body outlives its scrape (the normalizer copies out).
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// keepBuffer is the largest body buffer a target keeps between polls; a real
-// vLLM scrape is ~60 KiB, a 16-rank data-parallel one under 1 MiB.
-const keepBuffer = 1 << 20
 
 // Poller polls targets on their own schedules and hands results to a Mailbox.
 // Each target has one goroutine, so polls of one target never overlap; a
@@ -188,11 +184,12 @@ func (p *Poller) loop(ctx context.Context, i int) {
 		s := p.scrapeOnce(ctx, t, norm, &st)
 		sl.timer.Stop()
 		sl.release()
-		if st.Buf.Cap() <= keepBuffer {
+		if st.Buf.Cap() <= SmallBody {
 			// One huge or hostile body must not pin its buffer for good.
 			bodies.Put(st.Buf)
 		}
 		st.Buf = nil
+		p.fetch.Release(&st)
 		if ctx.Err() != nil {
 			return
 		}
@@ -247,9 +244,6 @@ func (p *Poller) scrapeOnce(ctx context.Context, t Target, n *Normalizer, st *Fe
 		s.Err = err
 		return s
 	}
-	if p.cfg.KeepBody {
-		s.Body, s.ContentType = bytes.Clone(body), ct
-	}
 	snap, err := n.Normalize(body, ct)
 	if err != nil {
 		if st.Redirect != "" {
@@ -264,6 +258,9 @@ func (p *Poller) scrapeOnce(ctx context.Context, t Target, n *Normalizer, st *Fe
 		snap.Warnings = append(snap.Warnings, "redirected to "+st.Redirect)
 	}
 	s.Data = snap
+	if p.cfg.KeepBody {
+		s.KeepBody(n, body, ct)
+	}
 	return s
 }
 
@@ -281,9 +278,13 @@ func NewMailbox(n int) *Mailbox {
 	return &Mailbox{pending: make([]Scrape, n), has: make([]bool, n), ready: make(chan struct{}, 1)}
 }
 
-// Put stores the result of target i, replacing one not yet taken.
+// Put stores the result of target i, replacing one not yet taken (whose
+// body changes s then carries, for a recording).
 func (m *Mailbox) Put(i int, s Scrape) {
 	m.mu.Lock()
+	if m.has[i] {
+		s.absorb(&m.pending[i])
+	}
 	m.pending[i], m.has[i] = s, true
 	m.mu.Unlock()
 	select {

@@ -13,9 +13,13 @@ type Scrape struct {
 	Duration time.Duration
 	Err      error     // one line, already sanitized; nil on success
 	Data     *Snapshot // nil when Err != nil
-	// Body and ContentType are the raw response as fetched, kept only when
-	// the poller is asked to (a recording replays them through the parser).
+	// Body, or Lines, and ContentType are the raw response as fetched, kept
+	// only when the poller is asked to (a recording replays them through
+	// the parser): Lines when the target's previous body was normalized,
+	// Body otherwise. A failed scrape may carry those of a successful one
+	// that it replaced before the pipeline took it.
 	Body        []byte
+	Lines       *BodyLines
 	ContentType string
 }
 

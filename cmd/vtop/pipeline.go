@@ -197,8 +197,8 @@ func (p *pipeline) apply(b *sources.Batch) {
 			p.answered++
 		}
 		p.scrapeLog.note(s)
-		p.rec.Scrape(s.Target, s.Time, s.Duration, s.ContentType, s.Body, s.Err)
-		s.Body = nil
+		p.rec.Scrape(&s)
+		s.Body, s.Lines = nil, nil
 		p.engine.Ingest(p.add(sources.Target{Name: s.Target}), s)
 	}
 	for _, t := range b.Procs {

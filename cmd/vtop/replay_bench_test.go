@@ -132,10 +132,10 @@ func BenchmarkRecordOverhead(b *testing.B) {
 				batch := sources.Batch{Now: fleet.Now(), GPU: &g}
 				for i, r := range fleet.Replicas() {
 					s := sources.Scrape{Target: r.Name(), Time: r.Now()}
-					if rec {
-						s.Body, s.ContentType = append([]byte(nil), bodies[i]...), ct // the poller's copy
-					}
 					s.Data, s.Err = norms[i].Normalize(bodies[i], ct)
+					if rec && s.Err == nil {
+						s.KeepBody(norms[i], bodies[i], ct) // what the poller keeps
+					}
 					batch.Scrapes = append(batch.Scrapes, s)
 				}
 				p.apply(&batch)

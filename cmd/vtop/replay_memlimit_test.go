@@ -39,21 +39,7 @@ func TestReplayKeepsMemoryLimit(t *testing.T) {
 	if !strings.Contains(last, "critical: ") || !strings.Contains(last, "cgroup memory limit (48 GiB) reached") {
 		t.Fatalf("live run: no critical leak projected against the limit: %q", last)
 	}
-	p, err := openPlayer([]string{path}, 0, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.close()
-	k := 0
-	for p.next() {
-		if k < len(live) && leakLine(p.frame) != live[k] {
-			t.Fatalf("evaluation %d: replay says\n%q\nlive said\n%q", k, leakLine(p.frame), live[k])
-		}
-		k++
-	}
-	if p.stop != nil || k != len(live) {
-		t.Fatalf("replay: %d of %d evaluations: %v", k, len(live), p.stop)
-	}
+	replaySays(t, path, live, leakLine)
 }
 
 // Recordings from before the limit was recorded (format 1, in testdata)

@@ -124,9 +124,11 @@ func simRunTrees(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, 
 			if !r.Reachable() {
 				s.Err = errors.New("connection refused (is vLLM running on this port?)")
 			} else {
-				s.Body, s.ContentType = r.Exposition(sim.FormatOpenMetrics), ct
-				if s.Data, s.Err = norms[i].Normalize(s.Body, ct); s.Err != nil {
+				body := r.Exposition(sim.FormatOpenMetrics)
+				if s.Data, s.Err = norms[i].Normalize(body, ct); s.Err != nil {
 					s.Data = nil
+				} else {
+					s.KeepBody(norms[i], body, ct) // what the poller keeps for --record
 				}
 			}
 			b.Scrapes = append(b.Scrapes, s)
@@ -140,6 +142,35 @@ func simRunTrees(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, 
 		if err := p.rec.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// evaluationLine is when a frame was evaluated and what its findings say.
+func evaluationLine(fr *diagnose.Frame) string {
+	return fr.Time.UTC().Format(time.RFC3339Nano) + "\n" + strings.Join(findingLines(fr), "\n")
+}
+
+// replaySays replays path and checks that say, at every evaluation, gives
+// what it gave live (live[k] for the k-th), as often as live.
+func replaySays(t *testing.T, path string, live []string, say func(*diagnose.Frame) string) {
+	t.Helper()
+	p, err := openPlayer([]string{path}, 0, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.close()
+	k := 0
+	for p.next() {
+		if k >= len(live) {
+			t.Fatalf("replay evaluates more often (%d) than the live run (%d)", k+1, len(live))
+		}
+		if got := say(p.frame); got != live[k] {
+			t.Fatalf("evaluation %d: replay\n%s\nlive\n%s", k, got, live[k])
+		}
+		k++
+	}
+	if p.stop != nil || k != len(live) {
+		t.Fatalf("replay stopped after %d of %d evaluations: %v", k, len(live), p.stop)
 	}
 }
 
@@ -171,13 +202,13 @@ func TestReplaySameFindingsAtSameTimes(t *testing.T) {
 		{Name: "replica-1", Scenarios: []sim.ScenarioSpec{{Name: "kv-thrashing", Delay: 20 * time.Second}}},
 		{Name: "replica-2", Scenarios: []sim.ScenarioSpec{{Name: "thermal-throttle", Delay: 10 * time.Second}}},
 	}
-	var live [][]string
+	var live []string
 	var times []time.Time
 	var fired time.Time
 	jsonAt := map[int]string{}
 	simRun(t, path, rcs, 100, func(fr *diagnose.Frame) {
 		k := len(live)
-		live = append(live, findingLines(fr))
+		live = append(live, evaluationLine(fr))
 		times = append(times, fr.Time)
 		if fired.IsZero() && len(fr.Findings) > 0 {
 			fired = fr.Time
@@ -189,34 +220,14 @@ func TestReplaySameFindingsAtSameTimes(t *testing.T) {
 	if fired.IsZero() {
 		t.Fatal("no finding fired live: the comparison proves little")
 	}
-	p, err := openPlayer([]string{path}, 0, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.close()
-	k := 0
-	for p.next() {
-		if k >= len(live) {
-			t.Fatalf("replay evaluates more often (%d) than the live run (%d)", k+1, len(live))
-		}
-		if !p.frame.Time.Equal(times[k]) {
-			t.Fatalf("evaluation %d at %v, live at %v", k, p.frame.Time, times[k])
-		}
-		if got := findingLines(p.frame); strings.Join(got, "\n") != strings.Join(live[k], "\n") {
-			t.Fatalf("evaluation %d (%v): replay\n%s\nlive\n%s", k, times[k], strings.Join(got, "\n"), strings.Join(live[k], "\n"))
-		}
-		k++
-	}
-	if p.stop != nil || k != len(live) {
-		t.Fatalf("replay stopped after %d of %d evaluations: %v", k, len(live), p.stop)
-	}
+	replaySays(t, path, live, evaluationLine)
 	for k, want := range jsonAt {
 		code, got, errOut := runArgs(t, nil, "replay", "--once", "-o", "json", "--at", times[k].Format(time.RFC3339Nano), path)
 		if errOut != "" || got != want {
 			t.Fatalf("--at %v: exit %d, stderr %q\n--- replay\n%s\n--- live\n%s", times[k], code, errOut, got, want)
 		}
 	}
-	t.Logf("first finding at %v; %d evaluations equal", fired.Sub(times[0]), k)
+	t.Logf("first finding at %v; %d evaluations equal", fired.Sub(times[0]), len(live))
 }
 
 // A vtop killed with SIGKILL while recording leaves a file that replays up

@@ -398,7 +398,7 @@ type normJob struct {
 
 // normalizeAll normalizes the replicas' expositions in parallel (each
 // replica has its own normalizer) and appends the scrapes to out in
-// order; keep: with their text (--record).
+// order.
 func normalizeAll(todo []normJob, out []sources.Scrape, keep bool) []sources.Scrape {
 	next := make(chan int)
 	var wg sync.WaitGroup

@@ -1,7 +1,6 @@
 package promapi
 
 import (
-	"bytes"
 	"slices"
 	"strconv"
 	"strings"
@@ -169,18 +168,19 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 // rebuiltType is the Content-Type of a rebuilt exposition.
 const rebuiltType = "text/plain; version=0.0.4"
 
-// normalize reads one exposition of the replica, stamped t; keep hands a
-// copy of the text on too (--record).
+// normalize reads one exposition of the replica, stamped t; keep hands on
+// what a recording needs of the text too (its changed lines, as the
+// poller does).
 func (r *replica) normalize(body []byte, t time.Time, keep bool) sources.Scrape {
 	s := sources.Scrape{Target: r.name, Time: t}
-	if keep {
-		s.Body, s.ContentType = bytes.Clone(body), rebuiltType
-	}
 	snap, err := r.norm.Normalize(body, rebuiltType)
 	if err != nil {
 		s.Err = err
 		return s
 	}
 	s.Data = snap
+	if keep {
+		s.KeepBody(r.norm, body, rebuiltType)
+	}
 	return s
 }

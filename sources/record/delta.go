@@ -59,11 +59,33 @@ func intValue(b []byte) (int64, bool) {
 	if v, ok := plainInt(b); ok {
 		return v, true
 	}
+	if fractional(b) {
+		return 0, false // a sum or a gauge: most values that are not counts
+	}
 	f, err := strconv.ParseFloat(string(b), 64)
 	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
 		return 0, false
 	}
 	return int64(f), true
+}
+
+// fractional reports whether b is a plain decimal with a non-zero digit
+// after its point, so no integer (without parsing it).
+func fractional(b []byte) bool {
+	dot := bytes.IndexByte(b, '.')
+	if dot < 0 {
+		return false
+	}
+	nonzero := false
+	for _, c := range b[dot+1:] {
+		switch {
+		case c >= '1' && c <= '9':
+			nonzero = true
+		case c != '0':
+			return false // an exponent, or not a number: ParseFloat decides
+		}
+	}
+	return nonzero
 }
 
 // plainInt reads -?[0-9]{1,15}(\.0)?.
@@ -125,60 +147,76 @@ func (c changedSet) has(k int) bool { return k/8 < len(c) && c[k/8]&(1<<(k%8)) !
 // and sets *last to cur's changed set.
 // spare is a buffer for the new set, swapped with *last after.
 func appendDelta(dst []byte, prev, cur [][]byte, last, spare *changedSet, scratch []byte) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(cur)))
-	nb := (len(cur) + 7) / 8
-	now := changedSet(slices.Grow((*spare)[:0], nb)[:nb])
-	clear(now)
+	now := newChangedSet(spare, len(cur))
 	for k := range cur {
 		if k >= len(prev) || !bytes.Equal(cur[k], prev[k]) {
 			now[k/8] |= 1 << (k % 8)
 		}
 	}
-	for i := 0; i < nb; i++ {
+	dst = appendChangedSet(dst, len(cur), now, *last)
+	for k, line := range cur {
+		if now.has(k) {
+			var pl []byte
+			if k < len(prev) {
+				pl = prev[k]
+			}
+			dst, scratch = appendLine(dst, line, pl, k < len(prev), scratch)
+		}
+	}
+	*last, *spare = now, *last
+	return dst
+}
+
+// newChangedSet returns an empty set for n lines in spare's memory.
+func newChangedSet(spare *changedSet, n int) changedSet {
+	nb := (n + 7) / 8
+	now := changedSet(slices.Grow((*spare)[:0], nb)[:nb])
+	clear(now)
+	return now
+}
+
+// appendChangedSet appends the line count and the set's change from last.
+func appendChangedSet(dst []byte, n int, now, last changedSet) []byte {
+	dst = binary.AppendUvarint(dst, uint64(n))
+	for i := range now {
 		var was byte
-		if i < len(*last) {
-			was = (*last)[i]
+		if i < len(last) {
+			was = last[i]
 		}
 		dst = append(dst, now[i]^was)
 	}
-	for k, line := range cur {
-		if !now.has(k) {
-			continue
-		}
-		if k < len(prev) {
-			if s := valueStart(line); s >= 0 && s == valueStart(prev[k]) && bytes.Equal(line[:s], prev[k][:s]) {
-				old, ok1 := intValue(prev[k][s:])
-				v, ok2 := intValue(line[s:])
-				// The line's head equals the previous one's, so printing
-				// the new value as the decoder will and comparing the
-				// values' text checks the whole line.
-				if ok1 && ok2 && v-old <= 1<<53 && v-old >= -(1<<53) {
-					done := false
-					for _, op := range []uint64{opIntDotZero, opInt} {
-						scratch = appendInt(scratch[:0], v, op)
-						if bytes.Equal(scratch, line[s:]) {
-							dst = binary.AppendUvarint(dst, op)
-							dst = binary.AppendVarint(dst, v-old)
-							done = true
-							break
-						}
-					}
-					if done {
-						continue
+	return dst
+}
+
+// appendLine appends the op that rebuilds line from prev (the previous
+// line at its place, if has): an integer change when only the value moved,
+// else a literal after a shared prefix.
+func appendLine(dst, line, prev []byte, has bool, scratch []byte) ([]byte, []byte) {
+	if has {
+		if s := valueStart(line); s >= 0 && s == valueStart(prev) && bytes.Equal(line[:s], prev[:s]) {
+			old, ok1 := intValue(prev[s:])
+			v, ok2 := intValue(line[s:])
+			// The line's head equals the previous one's, so printing
+			// the new value as the decoder will and comparing the
+			// values' text checks the whole line.
+			if ok1 && ok2 && v-old <= 1<<53 && v-old >= -(1<<53) {
+				for _, op := range []uint64{opIntDotZero, opInt} {
+					scratch = appendInt(scratch[:0], v, op)
+					if bytes.Equal(scratch, line[s:]) {
+						dst = binary.AppendUvarint(dst, op)
+						return binary.AppendVarint(dst, v-old), scratch
 					}
 				}
 			}
 		}
-		p := 0
-		if k < len(prev) {
-			p = commonPrefix(line, prev[k])
-		}
-		dst = binary.AppendUvarint(dst, uint64(opLiteral+p))
-		dst = binary.AppendUvarint(dst, uint64(len(line)-p))
-		dst = append(dst, line[p:]...)
 	}
-	*last, *spare = now, *last
-	return dst
+	p := 0
+	if has {
+		p = commonPrefix(line, prev)
+	}
+	dst = binary.AppendUvarint(dst, uint64(opLiteral+p))
+	dst = binary.AppendUvarint(dst, uint64(len(line)-p))
+	return append(dst, line[p:]...), scratch
 }
 
 func commonPrefix(a, b []byte) int {

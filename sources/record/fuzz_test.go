@@ -43,7 +43,7 @@ func FuzzReader(f *testing.F) {
 				return
 			}
 			printable(t, ev.Err)
-			printable(t, ev.GPU.Source+ev.GPU.Unavailable+ev.Procs.RootName+ev.Procs.Note)
+			printable(t, ev.GPU.Source+ev.GPU.Unavailable+ev.Procs.RootName+ev.Procs.Note+ev.Procs.MemLimitFrom)
 			for _, g := range ev.GPU.GPUs {
 				printable(t, g.Name+g.Problem)
 				for _, p := range g.Processes {

@@ -79,8 +79,8 @@ type Reader struct {
 	end  string // the end frame's reason once read
 	stop error  // sticky: damage or io.EOF
 
-	targets []prevBody
-	gpu     prevBody
+	targets []lastBody
+	gpu     lastBody
 	buf     []byte // frame payload
 	sub     []byte // the unread records of a batch frame
 	subOff  int64  // that frame's offset
@@ -137,7 +137,7 @@ func NewReader(in io.Reader, name string) (*Reader, error) {
 	if len(r.hdr.Targets) > maxTargets {
 		return nil, fmt.Errorf("%s: header: more than %d targets", name, maxTargets)
 	}
-	r.targets = make([]prevBody, len(r.hdr.Targets))
+	r.targets = make([]lastBody, len(r.hdr.Targets))
 	return r, nil
 }
 
@@ -313,7 +313,7 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 		}
 		t.Name, t.URL = san(t.Name), san(t.URL)
 		r.hdr.Targets = append(r.hdr.Targets, t)
-		r.targets = append(r.targets, prevBody{})
+		r.targets = append(r.targets, lastBody{})
 		return &Event{Kind: KindTarget, Time: r.last, Target: len(r.targets) - 1, TargetInfo: t}, nil
 	case typeRun:
 		return &Event{Kind: KindRun, Time: r.last, Body: p}, nil
@@ -322,7 +322,7 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 		if n <= 0 || n != len(p) || i >= uint64(len(r.targets)) {
 			return nil, errors.New("bad departure frame")
 		}
-		r.targets[i] = prevBody{}
+		r.targets[i] = lastBody{}
 		return &Event{Kind: KindDeparted, Time: r.last, Target: int(i), TargetInfo: r.hdr.Targets[i]}, nil
 	case typeHeader:
 		return nil, errors.New("a second header")
@@ -375,10 +375,19 @@ func (r *Reader) scrape(p []byte) (*Event, error) {
 	return ev, nil
 }
 
+// lastBody is the last body read for one target (or the GPUs), split into
+// lines: the next delta is decoded against it.
+type lastBody struct {
+	body  []byte
+	lines [][]byte
+	last  changedSet // the lines the last delta changed
+	ct    string     // the last Content-Type (scrapes)
+}
+
 // readBody decodes a whole or delta body against the previous one and
 // remembers the result. The returned slice is prev's own, valid until the
 // next body of any target is read.
-func (p *prevBody) readBody(enc []byte, scratch *[]byte) ([]byte, error) {
+func (p *lastBody) readBody(enc []byte, scratch *[]byte) ([]byte, error) {
 	if len(enc) == 0 {
 		return nil, errors.New("empty body")
 	}

@@ -77,7 +77,7 @@ func (fx fixture) write(t testing.TB, w *Writer) {
 			if ev.Err != "" {
 				err = errors.New(ev.Err)
 			}
-			w.Scrape(fx.live[ev.Target].Name, ev.Time, ev.Duration, ev.ContentType, ev.Body, err)
+			w.Scrape(&sources.Scrape{Target: fx.live[ev.Target].Name, Time: ev.Time, Duration: ev.Duration, ContentType: ev.ContentType, Body: ev.Body, Err: err})
 		case KindGPU:
 			w.GPU(&ev.GPU)
 		case KindProcs:
@@ -326,8 +326,8 @@ func TestTargetArrives(t *testing.T) {
 	c := sources.Target{Name: "https://c:8443/metrics?token=s3cret", URL: "https://c:8443/metrics?token=s3cret"}
 	w.Target(c)
 	w.Target(c) // known: once
-	w.Scrape(c.Name, t0.Add(time.Second), 0, "text/plain", body, nil)
-	w.Scrape("d:8000", t0.Add(time.Second), 0, "text/plain", body, nil) // first named by a scrape
+	w.Scrape(&sources.Scrape{Target: c.Name, Time: t0.Add(time.Second), ContentType: "text/plain", Body: body})
+	w.Scrape(&sources.Scrape{Target: "d:8000", Time: t0.Add(time.Second), ContentType: "text/plain", Body: body}) // first named by a scrape
 	w.Departed("d:8000")
 	w.Tick(t0.Add(time.Second))
 	if err := w.Close(); err != nil {
@@ -356,5 +356,17 @@ func TestTargetArrives(t *testing.T) {
 	want := []string{"a:8000", "b:8000", "https://c:8443/metrics?token=REDACTED", "d:8000"}
 	if !reflect.DeepEqual(names, want) || !reflect.DeepEqual(scraped, want[2:]) || !reflect.DeepEqual(departed, want[3:]) {
 		t.Fatalf("arrived %q, scraped %q, departed %q", names, scraped, departed)
+	}
+}
+
+// A process tree's memory limit is never negative: such a frame is damage
+// (the replay stops there and says so), not a limit to project against.
+func TestNegativeMemLimitIsDamage(t *testing.T) {
+	fx := newFixture(t)
+	fx.events = []Event{{Kind: KindProcs, Target: 1, Procs: sources.ProcTree{Root: 42, MemLimit: -1}}}
+	evs, err := readAll(t, fx.bytes(t))
+	var d *Damage
+	if len(evs) != 0 || !errors.As(err, &d) || !strings.Contains(err.Error(), "memory limit") {
+		t.Fatalf("%d events, error %v", len(evs), err)
 	}
 }

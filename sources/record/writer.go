@@ -37,23 +37,26 @@ type Writer struct {
 	enc  *zstd.Encoder
 	err  error
 
-	targets []prevBody
-	index   map[string]int // target name → index in this file
-	gpu     prevBody
-	raw     []byte // frame payload before compression
-	frame   []byte
-	zbuf    []byte
-	scratch []byte
-	batch   []byte // records since the last tick, written by flush
-	lines   [][]byte
+	targets   []prevBody
+	index     map[string]int // target name → index in this file
+	gpu       prevBody
+	raw       []byte // frame payload before compression
+	frame     []byte
+	zbuf      []byte
+	scratch   []byte
+	batch     []byte // records since the last tick, written by flush
+	lines     [][]byte
+	prevLines [][]byte
+	line      []byte
 	// Rotations counts files moved aside to PATH.1.
 	rotations int
 }
 
-// prevBody is the last body written for one target, split into lines.
+// prevBody is what the writer knows of one target's (or the GPUs') body.
 type prevBody struct {
-	body  []byte
-	lines [][]byte
+	store *lineStore // the latest body, as lines; kept across rotation
+	base  bool       // this file's last body of the target is store's: a delta may follow
+	hasCT bool       // this file has the target's Content-Type
 	since int        // scrapes since the last whole body
 	last  changedSet // the lines the last delta changed
 	spare changedSet // last's buffer before it
@@ -150,35 +153,69 @@ func (w *Writer) Header() Header {
 	return w.hdr
 }
 
-// Scrape records one scrape of the named target as the pipeline ingested
-// it: the raw body and its Content-Type, or the (already sanitized) error.
-// The writer keeps body (the next scrape is encoded against it): the
-// caller must not change it afterwards.
-func (w *Writer) Scrape(target string, at time.Time, d time.Duration, contentType string, body []byte, scrapeErr error) {
+// Scrape records one scrape as the pipeline ingested it: its body, whole
+// (s.Body) or as its changed lines against the target's previous body
+// (s.Lines), and Content-Type, or its (already sanitized) error. The writer
+// keeps s.Body and s.Lines' text: the caller must not change them after.
+func (w *Writer) Scrape(s *sources.Scrape) {
 	w.locked(true, func() {
-		i := w.target(sources.Target{Name: target})
+		i := w.target(sources.Target{Name: s.Target})
+		p := &w.targets[i]
 		raw := binary.AppendUvarint(w.raw[:0], uint64(i))
-		raw = binary.AppendVarint(raw, at.UnixNano())
-		raw = binary.AppendUvarint(raw, uint64(max(d, 0)))
-		if scrapeErr != nil {
+		raw = binary.AppendVarint(raw, s.Time.UnixNano())
+		raw = binary.AppendUvarint(raw, uint64(max(s.Duration, 0)))
+		switch {
+		case s.Err != nil:
+			// A body it carries (of a scrape it replaced unseen) moves the
+			// target's body without being recorded: the next is whole.
+			p.advance(s)
 			raw = append(raw, bodyError)
-			raw = appendString(raw, scrapeErr.Error())
-		} else {
+			raw = appendString(raw, s.Err.Error())
+		case s.Lines != nil && (p.store == nil || !p.store.fits(s.Lines)):
+			// Not against a body this writer knows (a bug): say so rather
+			// than record a wrong body.
+			p.store, p.base = nil, false
+			raw = append(raw, bodyError)
+			raw = appendString(raw, "body not recorded: its previous body is unknown to the recorder")
+		default:
 			// The Content-Type is written when it changes: uvarint 0 is "as
 			// before", else its length + 1 and the bytes.
-			p := &w.targets[i]
-			if p.lines != nil && contentType == p.ct {
+			if p.hasCT && s.ContentType == p.ct {
 				raw = append(raw, 0)
 			} else {
-				raw = binary.AppendUvarint(raw, uint64(len(contentType))+1)
-				raw = append(raw, contentType...)
-				p.ct = contentType
+				raw = binary.AppendUvarint(raw, uint64(len(s.ContentType))+1)
+				raw = append(raw, s.ContentType...)
+				p.ct, p.hasCT = s.ContentType, true
 			}
-			raw = p.appendBody(raw, body, &w.lines, &w.scratch)
+			if s.Lines != nil {
+				raw = p.appendLines(raw, s.Lines, w.scratch, &w.line)
+			} else {
+				raw = p.appendBody(raw, s.Body, &w.lines, &w.prevLines, &w.scratch, &w.line)
+			}
 		}
 		w.raw = raw
 		w.add(typeScrape, raw)
 	})
+}
+
+// advance moves the store to the body a failed scrape carries, if any.
+func (p *prevBody) advance(s *sources.Scrape) {
+	switch {
+	case s.Body != nil:
+		if p.store == nil {
+			p.store = &lineStore{}
+		}
+		p.store.setWhole(s.Body)
+	case s.Lines != nil:
+		if p.store != nil && p.store.fits(s.Lines) {
+			p.store.apply(s.Lines)
+		} else {
+			p.store = nil
+		}
+	default:
+		return
+	}
+	p.base = false
 }
 
 // locked runs fn under the writer's lock, unless there is no recording (a
@@ -206,14 +243,15 @@ const (
 )
 
 // appendBody appends body whole or as a delta against the previous one,
-// whichever is smaller, and remembers it.
-func (p *prevBody) appendBody(dst, body []byte, scratch *[][]byte, buf *[]byte) []byte {
+// whichever is smaller, and keeps it.
+func (p *prevBody) appendBody(dst, body []byte, scratch, prevLines *[][]byte, buf, prevBuf *[]byte) []byte {
 	start := len(dst)
-	whole := p.lines == nil || p.since >= keyEvery
+	whole := !p.base || p.since >= keyEvery
 	if !whole {
 		*scratch = splitLines(*scratch, body)
 		dst = append(dst, bodyDelta)
-		dst = appendDelta(dst, p.lines, *scratch, &p.last, &p.spare, *buf)
+		*prevLines = p.store.lines(*prevLines, prevBuf)
+		dst = appendDelta(dst, *prevLines, *scratch, &p.last, &p.spare, *buf)
 		if len(dst)-start > len(body) {
 			dst, whole = dst[:start], true
 		}
@@ -222,13 +260,35 @@ func (p *prevBody) appendBody(dst, body []byte, scratch *[][]byte, buf *[]byte) 
 		dst = append(dst, bodyWhole)
 		dst = append(dst, body...)
 		p.since, p.last = 0, nil
-		*scratch = splitLines(*scratch, body)
 	} else {
 		p.since++
 	}
-	// body is the writer's now (see Scrape): keep it and its lines, no copy.
-	p.body = body
-	p.lines, *scratch = *scratch, p.lines
+	if p.store == nil {
+		p.store = &lineStore{}
+	}
+	p.store.setWhole(body)
+	p.base = true
+	return dst
+}
+
+// appendLines appends the body d gives (against the store, which it fits)
+// as a delta from its changed lines, or whole when this file has no base or
+// a key frame is due, and moves the store to it.
+func (p *prevBody) appendLines(dst []byte, d *sources.BodyLines, scratch []byte, line *[]byte) []byte {
+	start := len(dst)
+	whole := !p.base || p.since >= keyEvery
+	if !whole {
+		dst = append(dst, bodyDelta)
+		dst = p.store.appendLinesDelta(dst, d, &p.last, &p.spare, scratch, line)
+		p.since++
+	}
+	p.store.apply(d)
+	if whole || len(dst)-start > p.store.size() {
+		dst = append(dst[:start], bodyWhole)
+		dst = p.store.appendBody(dst)
+		p.since, p.last = 0, nil
+	}
+	p.base = true
 	return dst
 }
 
@@ -248,7 +308,7 @@ func (w *Writer) GPU(s *sources.GPUSnapshot) {
 		return
 	}
 	w.rotateIfFull()
-	w.raw = w.gpu.appendBody(w.raw[:0], b, &w.lines, &w.scratch)
+	w.raw = w.gpu.appendBody(w.raw[:0], b, &w.lines, &w.prevLines, &w.scratch, &w.line)
 	w.add(typeGPU, w.raw)
 }
 
@@ -384,14 +444,19 @@ func (w *Writer) rotateIfFull() {
 		live[i], present[i] = name, true
 	}
 	var now []sources.Target
+	var stores []*lineStore // a target's next body may be given against its last
 	for i, t := range w.hdr.Targets {
 		if present[i] {
 			hdr.Targets = append(hdr.Targets, t)
 			now = append(now, sources.Target{Name: live[i]})
+			stores = append(stores, w.targets[i].store)
 		}
 	}
 	w.fail(w.open(hdr))
 	w.indexNames(now)
+	for j, st := range stores {
+		w.targets[j].store = st
+	}
 }
 
 // add appends one record to the batch that the next tick writes.

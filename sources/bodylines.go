@@ -1,0 +1,140 @@
+package sources
+
+import (
+	"bytes"
+	"slices"
+)
+
+// BodyLines is a scrape body given by its changes against the target's
+// previous body (the last one normalized without error), as the normalizer
+// found them: what a recording needs, copied out of the poller's buffer
+// without copying the body. Lines are the body split at '\n'.
+type BodyLines struct {
+	N     int      // lines of the body
+	Index []int32  // the lines that changed or are new, ascending
+	Keep  []int32  // per changed line: bytes kept from the previous line (its unchanged series), or 0
+	Text  [][]byte // per changed line: the rest of it
+}
+
+// Changes returns the body n has just normalized as its changes against
+// the previous one, copied; nil when n has no previous body to compare it
+// with (the first, one after a failed scrape, one too large to fingerprint).
+func (n *Normalizer) Changes(body []byte) *BodyLines {
+	f := &n.fp
+	if !f.have || f.prevN < 0 {
+		return nil
+	}
+	d := &BodyLines{N: len(f.hash), Index: slices.Clone(f.changed), Keep: make([]int32, len(f.changed)), Text: make([][]byte, len(f.changed))}
+	size := 0
+	for i := range f.changed {
+		line := lineAt(body, f.changedAt[i])
+		if f.sameOK && f.same[i] {
+			d.Keep[i] = f.ent[f.changed[i]].slen
+		}
+		size += len(line) - int(d.Keep[i])
+	}
+	buf := make([]byte, 0, size)
+	for i := range f.changed {
+		line := lineAt(body, f.changedAt[i])[d.Keep[i]:]
+		start := len(buf)
+		buf = append(buf, line...)
+		d.Text[i] = buf[start:len(buf):len(buf)]
+	}
+	return d
+}
+
+// lineAt is the line of body starting at offset at, without its '\n'.
+func lineAt(body []byte, at int32) []byte {
+	line := body[at:]
+	if j := bytes.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	return line
+}
+
+// KeepBody keeps in s what a recording needs of body, just normalized by n:
+// its changed lines, or a copy of it when n had no body to compare it with.
+func (s *Scrape) KeepBody(n *Normalizer, body []byte, contentType string) {
+	s.ContentType = contentType
+	if s.Lines = n.Changes(body); s.Lines == nil {
+		s.Body = bytes.Clone(body)
+	}
+}
+
+// absorb makes s, which replaces old in a mailbox before anyone took old,
+// carry old's body changes too: a recording must see every body the
+// normalizer compared the next one with.
+func (s *Scrape) absorb(old *Scrape) {
+	switch {
+	case s.Body != nil || (old.Body == nil && old.Lines == nil):
+		return // whole, or nothing to carry
+	case s.Lines == nil:
+		// A failed scrape: the body did not move; carry old's for the next.
+		s.Body, s.Lines = old.Body, old.Lines
+	case old.Body != nil:
+		s.Body, s.Lines = s.Lines.Apply(old.Body), nil
+	default:
+		s.Lines = old.Lines.then(s.Lines)
+	}
+	if s.ContentType == "" {
+		s.ContentType = old.ContentType
+	}
+}
+
+// Apply returns the body d describes, given the body it was taken against.
+func (d *BodyLines) Apply(prev []byte) []byte {
+	lines := bytes.Split(prev, []byte{'\n'})
+	out := make([]byte, 0, len(prev)+64)
+	c := 0
+	for k := 0; k < d.N; k++ {
+		if k > 0 {
+			out = append(out, '\n')
+		}
+		var old []byte
+		if k < len(lines) {
+			old = lines[k]
+		}
+		if c < len(d.Index) && int(d.Index[c]) == k {
+			out = append(out, old[:min(int(d.Keep[c]), len(old))]...)
+			out = append(out, d.Text[c]...)
+			c++
+			continue
+		}
+		out = append(out, old...)
+	}
+	return out
+}
+
+// then composes d (against some body A, giving B) with e (against B),
+// giving one description against A.
+func (d *BodyLines) then(e *BodyLines) *BodyLines {
+	out := &BodyLines{N: e.N}
+	i, j := 0, 0
+	for i < len(d.Index) || j < len(e.Index) {
+		switch {
+		case j < len(e.Index) && (i == len(d.Index) || e.Index[j] < d.Index[i]):
+			out.add(e.Index[j], e.Keep[j], e.Text[j])
+			j++
+		case j == len(e.Index) || d.Index[i] < e.Index[j]:
+			if int(d.Index[i]) < e.N {
+				out.add(d.Index[i], d.Keep[i], d.Text[i])
+			}
+			i++
+		default: // changed in both: e keeps a prefix of B's line, which is A's prefix and d's text
+			dk, ek := d.Keep[i], e.Keep[j]
+			if ek <= dk {
+				out.add(e.Index[j], ek, e.Text[j])
+			} else {
+				t := append(slices.Clip(d.Text[i][:min(int(ek-dk), len(d.Text[i]))]), e.Text[j]...)
+				out.add(e.Index[j], dk, t)
+			}
+			i++
+			j++
+		}
+	}
+	return out
+}
+
+func (d *BodyLines) add(k, keep int32, text []byte) {
+	d.Index, d.Keep, d.Text = append(d.Index, k), append(d.Keep, keep), append(d.Text, text)
+}
