@@ -56,7 +56,7 @@ func (c *Client) federateGet(ctx context.Context, matches []string) (*http.Respo
 // fedTarget is one scrape target's lines in a federation answer.
 type fedTarget struct {
 	m     model.Metric // its identifying labels
-	buf   []byte       // its sample lines, as the server wrote them
+	buf   []byte       // its sample lines, without the server's target labels
 	stamp int64        // newest timestamp of its running gauge, ms; 0: none
 	gen   uint64       // the refresh that last filled it
 }
