@@ -194,11 +194,19 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("User-Agent", "vtop")
+	// What was asked: a POST's form, a GET's query (/federate's selectors),
+	// both with the --prometheus URL's own query values hidden; the URL
+	// itself is logged with every value hidden.
 	form := ""
-	if rt.c.cfg.Log != nil && req.GetBody != nil {
-		if b, err := req.GetBody(); err == nil {
-			f, _ := io.ReadAll(io.LimitReader(b, 64<<10))
-			form = rt.c.redactForm(string(f))
+	if rt.c.cfg.Log != nil {
+		switch {
+		case req.GetBody != nil:
+			if b, err := req.GetBody(); err == nil {
+				f, _ := io.ReadAll(io.LimitReader(b, 64<<10))
+				form = rt.c.redactForm(string(f))
+			}
+		case req.URL.RawQuery != "":
+			form = rt.c.redactForm(req.URL.RawQuery)
 		}
 	}
 	start := time.Now()
