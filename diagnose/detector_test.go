@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -578,5 +579,37 @@ func TestDetectorSetSLO(t *testing.T) {
 	d.Evaluate(f)
 	if f.SLO.Name != "code" || d.SLO().Name != "code" {
 		t.Errorf("after SetSLO: frame %q, detector %q", f.SLO.Name, d.SLO().Name)
+	}
+}
+
+// On a large pool a replica_imbalance finding lists the least and the
+// most loaded few peers and counts the rest: listing all of them in every
+// finding is quadratic in the fleet.
+func TestReplicaImbalanceListsFewPeers(t *testing.T) {
+	hot, calm := healthyStats(), healthyStats()
+	hot.Running, hot.Waiting = 60, 30
+	calm.Running = 20
+	eps := []EndpointView{upEndpoint("hot", hot)}
+	for i := range 40 {
+		c := calm
+		c.Running = float64(15 + i%10)
+		eps = append(eps, upEndpoint(fmt.Sprintf("calm-%02d", i), c))
+	}
+	w := newWorld(t, chatCfg(), eps...)
+	_, fd := firstFiring(w.run(t0, 4*time.Minute, 5*time.Second, nil), "replica_imbalance")
+	if fd == nil || fd.Target != "hot" {
+		t.Fatalf("%+v", fd)
+	}
+	peers, notListed := 0, -1.0
+	for _, e := range fd.Evidence {
+		switch {
+		case strings.Contains(e.Name, " on calm-"):
+			peers++
+		case e.Name == "peers not listed":
+			notListed = e.Num
+		}
+	}
+	if peers != 2*peersListed || notListed != float64(40-2*peersListed) {
+		t.Errorf("%d peers listed, %v not listed; evidence %+v", peers, notListed, fd.Evidence)
 	}
 }

@@ -1,8 +1,10 @@
 package diagnose
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -155,6 +157,10 @@ func imbalanceCheck(x *evalCtx, f *Frame, p []float64) []fleetHit {
 	return hits
 }
 
+// peersListed is how many of the least and of the most loaded peers a
+// replica_imbalance finding lists on a large pool.
+const peersListed = 5
+
 func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 	ep, eps := u.ep, x.peers
 	capOf, unit := capacityOf(eps)
@@ -171,10 +177,22 @@ func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev Severity, fd *Findi
 	fd.Evidence = []Evidence{evNum("in flight here", inFlight(ep), UnitCount, 0), evNum("running here", ep.Stats.Running, UnitCount, 0),
 		evNum("waiting here", ep.Stats.Waiting, UnitCount, 0), evNum("capacity here, "+plural(unit), capOf(ep), UnitNumber, 0),
 		evNum("per "+unit+" here", load, UnitNumber, 0), evNum("peers' mean per "+unit, mean, UnitNumber, 0), evQ("TTFT p95 here", &ep.Stats.TTFT, ep.Stats.TTFT.P95, ep.Stats.Span)}
+	// Each peer's share, or on a large pool the least and the most loaded
+	// few: every finding listing every peer is quadratic in the fleet
+	// (2,000 replicas: half a gigabyte of evidence per evaluation).
+	peers := make([]*EndpointView, 0, len(eps)-1)
 	for _, o := range eps {
 		if o != ep {
-			fd.Evidence = append(fd.Evidence, evNum("per "+unit+" on "+o.Name, inFlight(o)/capOf(o), UnitNumber, 0))
+			peers = append(peers, o)
 		}
+	}
+	if len(peers) > 2*peersListed {
+		slices.SortStableFunc(peers, func(a, b *EndpointView) int { return cmp.Compare(inFlight(a)/capOf(a), inFlight(b)/capOf(b)) })
+		fd.Evidence = append(fd.Evidence, evNum("peers not listed", float64(len(peers)-2*peersListed), UnitCount, 0))
+		peers = append(peers[:peersListed], peers[len(peers)-peersListed:]...)
+	}
+	for _, o := range peers {
+		fd.Evidence = append(fd.Evidence, evNum("per "+unit+" on "+o.Name, inFlight(o)/capOf(o), UnitNumber, 0))
 	}
 	fd.Explain = "Replicas of one pool should carry load in proportion to their capacity. This one carries several times its peers' share per unit of capacity, so its requests queue while they have room: the balancer's policy (round-robin with uneven request sizes or unequal replicas, sticky sessions) or its health view is off."
 	fd.Action = fmt.Sprintf("rebalance: route by outstanding requests (or prefix-aware) rather than round-robin or sticky sessions; at the peers' load this replica would carry about %s requests", num(mean*capOf(ep)))

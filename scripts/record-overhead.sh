@@ -17,7 +17,8 @@ measure=${2:-120}
 pairs=${3:-3}
 scenario=${SCENARIO:-busy}
 warm=15
-base=${BENCH_BASE_PORT:-21000}
+# A random base port: two runs on one machine must not scrape each other's fleet.
+base=${BENCH_BASE_PORT:-$((20000 + RANDOM % 20000))}
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
@@ -32,6 +33,9 @@ total=$((pairs * (warm + measure + 10) + 60))
   >"$tmp/sim.out" 2>"$tmp/sim.err" &
 pids+=($!)
 for _ in $(seq 100); do grep -q "vtop sim:" "$tmp/sim.out" "$tmp/sim.err" 2>/dev/null && break; sleep 0.1; done
+if ! grep -q "vtop sim:" "$tmp/sim.out" "$tmp/sim.err"; then
+  echo "vtop sim did not start:"; cat "$tmp/sim.err"; exit 1
+fi
 {
   echo "targets:"
   for i in $(seq 0 $((replicas - 1))); do echo "  - 127.0.0.1:$((base + i))"; done
@@ -57,7 +61,10 @@ for k in $(seq "$pairs"); do
   sleep "$warm"
   off0=$(ticks "$off"); on0=$(ticks "$on"); l0=$(cut -d' ' -f1 /proc/loadavg)
   sleep "$measure"
-  off1=$(ticks "$off"); on1=$(ticks "$on"); l1=$(cut -d' ' -f1 /proc/loadavg)
+  if ! off1=$(ticks "$off") || ! on1=$(ticks "$on"); then
+    echo "a vtop --once ended before the measurement did:"; cat "$tmp/once.err"; exit 1
+  fi
+  l1=$(cut -d' ' -f1 /proc/loadavg)
   size=$(stat -c %s "$tmp/rec.vtop")
   wait "$off" "$on" || true
   r=$(awk -v a=$((on1 - on0)) -v b=$((off1 - off0)) 'BEGIN { printf "%.4f", a / b }')

@@ -3,6 +3,7 @@ package sources
 import (
 	"bytes"
 	"slices"
+	"sync"
 )
 
 // BodyLines is a scrape body given by its changes against the target's
@@ -14,6 +15,22 @@ type BodyLines struct {
 	Index []int32  // the lines that changed or are new, ascending
 	Keep  []int32  // per changed line: bytes kept from the previous line (its unchanged series), or 0
 	Text  [][]byte // per changed line: the rest of it
+
+	buf []byte // Text's bytes when Changes made d (Release gives them back)
+}
+
+// linesPool recycles what Changes makes: every scrape of a recorded target
+// makes one, and the writer is done with it once it has encoded it.
+var linesPool sync.Pool
+
+// Release gives the memory of a d that Changes made back for reuse; d must
+// not be used after. Others (a composition) are left to the collector.
+func (d *BodyLines) Release() {
+	if d == nil || d.buf == nil {
+		return
+	}
+	clear(d.Text) // holds no body alive
+	linesPool.Put(d)
 }
 
 // Changes returns the body n has just normalized as its changes against
@@ -24,32 +41,31 @@ func (n *Normalizer) Changes(body []byte) *BodyLines {
 	if !f.have || f.prevN < 0 {
 		return nil
 	}
-	d := &BodyLines{N: len(f.hash), Index: slices.Clone(f.changed), Keep: make([]int32, len(f.changed)), Text: make([][]byte, len(f.changed))}
+	d, _ := linesPool.Get().(*BodyLines)
+	if d == nil {
+		d = &BodyLines{}
+	}
+	m := len(f.changed)
+	d.N, d.Index = len(f.hash), append(d.Index[:0], f.changed...)
+	d.Keep, d.Text = slices.Grow(d.Keep[:0], m)[:m], slices.Grow(d.Text[:0], m)[:m]
+	clear(d.Keep)
 	size := 0
 	for i := range f.changed {
-		line := lineAt(body, f.changedAt[i])
+		line := f.line(body, i)
 		if f.sameOK && f.same[i] {
 			d.Keep[i] = f.ent[f.changed[i]].slen
 		}
 		size += len(line) - int(d.Keep[i])
 	}
-	buf := make([]byte, 0, size)
+	buf := slices.Grow(d.buf[:0], size)
 	for i := range f.changed {
-		line := lineAt(body, f.changedAt[i])[d.Keep[i]:]
+		line := f.line(body, i)[d.Keep[i]:]
 		start := len(buf)
 		buf = append(buf, line...)
 		d.Text[i] = buf[start:len(buf):len(buf)]
 	}
+	d.buf = buf
 	return d
-}
-
-// lineAt is the line of body starting at offset at, without its '\n'.
-func lineAt(body []byte, at int32) []byte {
-	line := body[at:]
-	if j := bytes.IndexByte(line, '\n'); j >= 0 {
-		line = line[:j]
-	}
-	return line
 }
 
 // KeepBody keeps in s what a recording needs of body, just normalized by n:

@@ -59,7 +59,7 @@ type bodyPrint struct {
 	// The current body against the previous one.
 	prevN     int     // lines of the previous body; -1 when there is none
 	changed   []int32 // lines whose hash differs (or that are new), ascending
-	changedAt []int32 // their start offsets in the body
+	changedAt []int32 // their start and end offsets in the body, two per line
 
 	mini   []byte // the changed lines, to parse
 	same   []bool // per changed line: its series is unchanged and only the rest is in mini
@@ -102,11 +102,16 @@ func (f *bodyPrint) rehash(body []byte) {
 		if k >= old || f.hash[k] != h {
 			f.hash[k] = h
 			f.changed = append(f.changed, int32(k))
-			f.changedAt = append(f.changedAt, int32(at))
+			f.changedAt = append(f.changedAt, int32(at), int32(end))
 		}
 		at = end + 1
 	}
 	f.have = true
+}
+
+// line is the i-th changed line of body (rehashed last), without its '\n'.
+func (f *bodyPrint) line(body []byte, i int) []byte {
+	return body[f.changedAt[2*i]:f.changedAt[2*i+1]]
 }
 
 // forget drops the fingerprint: the next body is compared with nothing and
@@ -204,10 +209,7 @@ func (n *Normalizer) readChanged(body []byte, ct string) (handled bool, err erro
 		if en == nil {
 			return false, nil // a HELP/TYPE/comment/blank line changed
 		}
-		line := body[f.changedAt[i]:]
-		if j := bytes.IndexByte(line, '\n'); j >= 0 {
-			line = line[:j]
-		}
+		line := f.line(body, i)
 		// Most changed lines are a new value after the same series: then
 		// only what follows the series is parsed, after a one-letter name
 		// (the lexer is in the same state after either).

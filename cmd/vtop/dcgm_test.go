@@ -96,27 +96,7 @@ func TestDCGMFeedsGPURules(t *testing.T) {
 // scraped as Kubernetes would (each replica's pod as a target label), fills
 // the GPU panel and joins each replica to its GPU by pod.
 func TestPrometheusDCGM(t *testing.T) {
-	bin := vtopBinary(t)
-	urls, dcgmURL := simFleetDCGM(t, bin, "--replicas", "2", "--scenario", "healthy")
-	var scrape strings.Builder
-	scrape.WriteString("scrape_configs:\n  - job_name: vllm\n    static_configs:\n")
-	for i, u := range urls {
-		tg, _ := sources.ParseTarget(u)
-		scrape.WriteString("      - targets: ['" + tg.Name + "']\n        labels: {namespace: " + sim.DCGMNamespace + ", pod: replica-" + string(rune('0'+i)) + "}\n")
-	}
-	du, _ := url.Parse(dcgmURL)
-	scrape.WriteString("  - job_name: dcgm\n    static_configs:\n      - targets: ['" + du.Host + "']\n")
-	srv := startPrometheus(t, nil, scrape.String())
-	waitSeries(t, srv, 2)
-	for i := 0; ; i++ {
-		if v, ok := promValue(srv, "count(DCGM_FI_DEV_FB_USED)"); ok && v == 2 {
-			break
-		}
-		if i == 300 {
-			t.Fatal("prometheus did not scrape the dcgm endpoint in 30 s")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	srv := promWithDCGM(t)
 	hb, _ := startHub(t, "--prometheus", srv, "--backfill", "0")
 	deadline := time.After(60 * time.Second)
 	for {
@@ -143,6 +123,35 @@ func TestPrometheusDCGM(t *testing.T) {
 			t.Fatal("no frame with both replicas joined to their GPUs in 60 s")
 		}
 	}
+}
+
+// promWithDCGM starts a `vtop sim` fleet of two replicas with its
+// dcgm-exporter endpoint and a Prometheus scraping both as Kubernetes
+// would (each replica's pod as a target label); it returns the server's
+// URL once it holds the GPUs' series.
+func promWithDCGM(t *testing.T) string {
+	bin := vtopBinary(t)
+	urls, dcgmURL := simFleetDCGM(t, bin, "--replicas", "2", "--scenario", "healthy")
+	var scrape strings.Builder
+	scrape.WriteString("scrape_configs:\n  - job_name: vllm\n    static_configs:\n")
+	for i, u := range urls {
+		tg, _ := sources.ParseTarget(u)
+		scrape.WriteString("      - targets: ['" + tg.Name + "']\n        labels: {namespace: " + sim.DCGMNamespace + ", pod: replica-" + string(rune('0'+i)) + "}\n")
+	}
+	du, _ := url.Parse(dcgmURL)
+	scrape.WriteString("  - job_name: dcgm\n    static_configs:\n      - targets: ['" + du.Host + "']\n")
+	srv := startPrometheus(t, nil, scrape.String())
+	waitSeries(t, srv, 2)
+	for i := 0; ; i++ {
+		if v, ok := promValue(srv, "count(DCGM_FI_DEV_FB_USED)"); ok && v == 2 {
+			break
+		}
+		if i == 300 {
+			t.Fatal("prometheus did not scrape the dcgm endpoint in 30 s")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return srv
 }
 
 // simFleetDCGM starts `vtop sim` with its dcgm-exporter endpoint and

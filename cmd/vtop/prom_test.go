@@ -378,3 +378,37 @@ func startHub(t *testing.T, args ...string) (*hub, *options) {
 	})
 	return hb, o
 }
+
+// dcgm-exporter's GPUs are backfilled like vLLM's series: `--once
+// --prometheus --backfill` (which reports on the history alone, no live
+// refresh) has both GPUs, read through the server, each joined to its
+// replica.
+func TestPrometheusDCGMBackfill(t *testing.T) {
+	srv := promWithDCGM(t)
+	time.Sleep(3 * time.Second) // a few scrapes of history
+	code, out, errOut := runArgs(t, envFor(t), "--once", "-o", "json", "--prometheus", srv, "--backfill", "1m")
+	var rep struct {
+		GPU struct {
+			Source    string `json:"source"`
+			Available bool   `json:"available"`
+		} `json:"gpu"`
+		GPUs      []map[string]any `json:"gpus"`
+		Endpoints []struct {
+			GPU *struct {
+				GPUs []int `json:"gpus"`
+			} `json:"gpu"`
+		} `json:"endpoints"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("exit %d, stderr %q: %v\n%s", code, errOut, err, out)
+	}
+	joined := 0
+	for _, e := range rep.Endpoints {
+		if e.GPU != nil && len(e.GPU.GPUs) == 1 {
+			joined++
+		}
+	}
+	if !rep.GPU.Available || !strings.Contains(rep.GPU.Source, "dcgm-exporter via") || len(rep.GPUs) != 2 || joined != 2 {
+		t.Errorf("GPU %+v, %d GPUs, %d of %d endpoints joined", rep.GPU, len(rep.GPUs), joined, len(rep.Endpoints))
+	}
+}

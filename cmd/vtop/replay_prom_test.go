@@ -7,6 +7,7 @@ import (
 	neturl "net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,12 @@ func TestReplayOfPrometheusRun(t *testing.T) {
 			}
 		}
 	}
+	// Exported, the replicas' series carry the names vtop gave them.
+	ecode, om, eerr := runArgs(t, nil, "export", "--format", "openmetrics", once)
+	if ecode != 0 || !regexp.MustCompile(`(?m)^vllm:num_requests_running\{[^}]*instance="thrashing"\} `).MatchString(om) {
+		t.Errorf("export: exit %d %s\n%.2000s", ecode, eerr, om)
+	}
+
 	for _, f := range []string{evals, once} {
 		text := recordingText(t, f)
 		for _, secret := range []string{orgID, token, queryValue} {

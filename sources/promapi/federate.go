@@ -56,7 +56,7 @@ func (c *Client) federateGet(ctx context.Context, matches []string) (*http.Respo
 // fedTarget is one scrape target's lines in a federation answer.
 type fedTarget struct {
 	m     model.Metric // its identifying labels
-	buf   []byte       // its sample lines, as the server wrote them
+	buf   []byte       // its sample lines, without the server's target labels
 	stamp int64        // newest timestamp of its running gauge, ms; 0: none
 	gen   uint64       // the refresh that last filled it
 }
@@ -364,12 +364,13 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 			continue // no new scrape since the last refresh
 		}
 		r.last = at
+		j := normJob{r: r, buf: t.buf, at: at}
 		for _, f := range s.feds[1:] {
 			if u := f.byKey[k]; u != nil {
-				t.buf = append(t.buf, u.buf...)
+				j.more = append(j.more, u.buf)
 			}
 		}
-		todo = append(todo, normJob{r: r, buf: t.buf, at: at})
+		todo = append(todo, j)
 	}
 	b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
 	for _, r := range s.fleet.byKey {
@@ -384,12 +385,15 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 	return b, nil
 }
 
-// normJob is one exposition of a replica to normalize.
+// normJob is one exposition of a replica to normalize: buf, then the
+// parts in more (its lines from the other /federate answers), joined in
+// the worker's scratch buffer so no replica holds a second copy.
 type normJob struct {
-	r   *replica
-	buf []byte
-	at  time.Time
-	out sources.Scrape
+	r    *replica
+	buf  []byte
+	more [][]byte
+	at   time.Time
+	out  sources.Scrape
 }
 
 // normalizeAll normalizes the replicas' expositions in parallel (each
@@ -402,8 +406,18 @@ func normalizeAll(todo []normJob, out []sources.Scrape, keep bool) []sources.Scr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var scratch []byte
 			for i := range next {
-				todo[i].out = todo[i].r.normalize(todo[i].buf, todo[i].at, keep)
+				j := &todo[i]
+				body := j.buf
+				if len(j.more) > 0 {
+					scratch = append(scratch[:0], j.buf...)
+					for _, p := range j.more {
+						scratch = append(scratch, p...)
+					}
+					body = scratch
+				}
+				j.out = j.r.normalize(body, j.at, keep)
 			}
 		}()
 	}

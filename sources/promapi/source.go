@@ -187,14 +187,26 @@ func (s *Source) readGPUs(ctx context.Context, b *sources.Batch, ts time.Time) e
 	s.gpus.Begin()
 	for i, v := range vecs {
 		for _, smp := range v.(model.Vector) {
-			m := smp.Metric
-			host := string(m["instance"])
-			if h, _, ok := strings.Cut(host, ":"); ok {
-				host = h
-			}
-			s.gpus.Add(c.dcgm[i], func(l string) string { return string(m[model.LabelName(l)]) }, float64(smp.Value), host)
+			s.addGPU(c.dcgm[i], smp.Metric, float64(smp.Value))
 		}
 	}
+	s.endGPUs(b)
+	return nil
+}
+
+// addGPU feeds one dcgm-exporter sample to the reader.
+func (s *Source) addGPU(name string, m model.Metric, v float64) {
+	host := string(m["instance"])
+	if h, _, ok := strings.Cut(host, ":"); ok {
+		host = h
+	}
+	s.gpus.Add(name, func(l string) string { return string(m[model.LabelName(l)]) }, v, host)
+}
+
+// endGPUs turns the samples fed since Begin into b's GPU snapshot and
+// joins the devices to the replicas by pod, else by host.
+func (s *Source) endGPUs(b *sources.Batch) {
+	c := s.c
 	devs, events := s.gpus.End(b.Now)
 	var reps []*replica
 	var holders []dcgm.Holder
@@ -212,7 +224,6 @@ func (s *Source) readGPUs(ctx context.Context, b *sources.Batch, ts time.Time) e
 		}
 		b.Procs = append(b.Procs, sources.TargetProcs{Target: r.name, Tree: t})
 	}
-	return nil
 }
 
 // stampQuery asks, per replica, for the time of its newest scrape: the
@@ -256,14 +267,56 @@ func (s *Source) queryAll(ctx context.Context, q func(family) (model.Value, erro
 // coarseStep: a fraction of the points to fetch and normalize.
 func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, to time.Time) error {
 	c := s.c
+	var ranges []v1.Range
 	split := to.Add(-c.cfg.FullRes).Truncate(c.interval)
 	if coarse := c.coarseStep(); c.cfg.FullRes > 0 && split.Sub(from) > coarse {
-		if err := s.backfillAt(ctx, out, from, split.Add(-coarse), coarse); err != nil || ctx.Err() != nil {
-			return err
-		}
+		ranges = chunks(from, split.Add(-coarse), coarse)
 		from = split
 	}
-	return s.backfillAt(ctx, out, from, to, c.interval)
+	ranges = append(ranges, chunks(from, to, c.interval)...)
+	// The next chunk is fetched while this one is rebuilt and evaluated:
+	// the server's time and vtop's overlap.
+	fctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan fetched, 1)
+	go func() {
+		defer close(next)
+		for _, r := range ranges {
+			f := fetched{r: r}
+			// A range query answers every step with the newest sample at or
+			// before it: the stamps say which steps saw a new scrape, and when.
+			if f.stamps, f.err = c.queryRange(fctx, s.stampQuery(), r); f.err == nil {
+				f.mats, f.err = s.queryAll(fctx, func(fm family) (model.Value, error) { return c.queryRange(fctx, c.selectFamily(fm), r) })
+			}
+			// dcgm-exporter's GPUs, one range query per metric, so the
+			// GPU rules and panel have their history too.
+			for _, n := range c.dcgm {
+				if f.err != nil {
+					break
+				}
+				var m model.Matrix
+				m, f.err = c.queryRange(fctx, `{__name__="`+n+`"}`, r)
+				f.gpus = append(f.gpus, m)
+			}
+			select {
+			case next <- f:
+			case <-fctx.Done():
+				return
+			}
+			if f.err != nil {
+				return
+			}
+		}
+	}()
+	for f := range next {
+		if f.err != nil {
+			return f.err
+		}
+		if !s.sendChunk(ctx, out, f) {
+			return nil
+		}
+	}
+	return nil
 }
 
 // coarseStep is the step of old history: four scrapes, at most a minute,
@@ -272,95 +325,119 @@ func (c *Client) coarseStep() time.Duration {
 	return max(c.interval, min(4*c.interval, time.Minute))
 }
 
-// backfillAt reads [from, to] at step.
-func (s *Source) backfillAt(ctx context.Context, out chan<- sources.Batch, from, to time.Time, step time.Duration) error {
-	c := s.c
-	from = from.Truncate(step)
-	for start := from; !start.After(to); start = start.Add(chunkSteps * step) {
+// chunks cuts [from, to] at step into ranges of chunkSteps steps: history
+// is read and handed on in pieces, so memory stays bounded however long.
+func chunks(from, to time.Time, step time.Duration) []v1.Range {
+	var out []v1.Range
+	for start := from.Truncate(step); !start.After(to); start = start.Add(chunkSteps * step) {
 		end := start.Add((chunkSteps - 1) * step)
 		if end.After(to) {
 			end = to
 		}
-		r := v1.Range{Start: start, End: end, Step: step}
-		// A range query answers every step with the newest sample at or
-		// before it: the stamps say which steps saw a new scrape, and when.
-		stampM, err := c.queryRange(ctx, s.stampQuery(), r)
-		if err != nil {
-			return err
+		out = append(out, v1.Range{Start: start, End: end, Step: step})
+	}
+	return out
+}
+
+// fetched is one chunk of history as the server answered it.
+type fetched struct {
+	r      v1.Range
+	stamps model.Matrix
+	mats   []model.Value
+	gpus   []model.Matrix // one per Client.dcgm name
+	err    error
+}
+
+// sendChunk rebuilds a chunk's steps and sends a batch per step; false
+// when ctx ended.
+func (s *Source) sendChunk(ctx context.Context, out chan<- sources.Batch, f fetched) bool {
+	c := s.c
+	start, end, step := f.r.Start, f.r.End, f.r.Step
+	stampM, mats := f.stamps, f.mats
+	stamps := map[*replica][]model.SamplePair{}
+	var arrived []sources.Target
+	for _, ss := range stampM {
+		rp, added := s.fleet.get(ss.Metric)
+		if added {
+			arrived = append(arrived, rp.target())
 		}
-		mats, err := s.queryAll(ctx, func(f family) (model.Value, error) { return c.queryRange(ctx, c.selectFamily(f), r) })
-		if err != nil {
-			return err
-		}
-		stamps := map[*replica][]model.SamplePair{}
-		var arrived []sources.Target
-		for _, ss := range stampM {
+		stamps[rp] = ss.Values
+	}
+	// Each replica's series, with a cursor into their points.
+	type cursor struct {
+		line []byte // the series as a sample line starts, rendered once
+		pts  []model.SamplePair
+	}
+	series := map[*replica][]cursor{}
+	var order []*replica
+	for _, m := range mats {
+		for _, ss := range m.(model.Matrix) {
 			rp, added := s.fleet.get(ss.Metric)
 			if added {
 				arrived = append(arrived, rp.target())
 			}
-			stamps[rp] = ss.Values
-		}
-		// Each replica's series, with a cursor into their points.
-		type cursor struct {
-			line []byte // the series as a sample line starts, rendered once
-			pts  []model.SamplePair
-		}
-		series := map[*replica][]cursor{}
-		var order []*replica
-		for _, m := range mats {
-			for _, ss := range m.(model.Matrix) {
-				rp, added := s.fleet.get(ss.Metric)
-				if added {
-					arrived = append(arrived, rp.target())
-				}
-				if _, ok := series[rp]; !ok {
-					order = append(order, rp)
-				}
-				series[rp] = append(series[rp], cursor{appendSeries(nil, ss.Metric, &s.names), ss.Values})
+			if _, ok := series[rp]; !ok {
+				order = append(order, rp)
 			}
-		}
-		for t := start; !t.After(end); t = t.Add(step) {
-			b := sources.Batch{Now: t, Arrived: arrived}
-			arrived = nil
-			tm := model.TimeFromUnixNano(t.UnixNano())
-			var todo []normJob
-			for _, rp := range order {
-				st := stamps[rp]
-				for len(st) > 0 && st[0].Timestamp < tm {
-					st = st[1:]
-				}
-				stamps[rp] = st
-				if len(st) == 0 || st[0].Timestamp != tm {
-					continue // not scraped by then, or gone
-				}
-				at := time.UnixMilli(int64(float64(st[0].Value) * 1000))
-				if !at.After(rp.last) {
-					continue // no new scrape since the last step
-				}
-				cs := series[rp]
-				s.fleet.begin(rp)
-				n := 0
-				for i := range cs {
-					for len(cs[i].pts) > 0 && cs[i].pts[0].Timestamp < tm {
-						cs[i].pts = cs[i].pts[1:]
-					}
-					if len(cs[i].pts) > 0 && cs[i].pts[0].Timestamp == tm {
-						rp.buf = appendValue(append(rp.buf, cs[i].line...), float64(cs[i].pts[0].Value))
-						n++
-					}
-				}
-				if n == 0 {
-					continue
-				}
-				rp.last = at
-				todo = append(todo, normJob{r: rp, buf: rp.buf, at: at})
-			}
-			b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
-			if !sources.Send(ctx, out, b) {
-				return nil
-			}
+			series[rp] = append(series[rp], cursor{appendSeries(nil, ss.Metric, &s.names), ss.Values})
 		}
 	}
-	return nil
+	for t := start; !t.After(end); t = t.Add(step) {
+		b := sources.Batch{Now: t, Arrived: arrived}
+		arrived = nil
+		tm := model.TimeFromUnixNano(t.UnixNano())
+		var todo []normJob
+		for _, rp := range order {
+			st := stamps[rp]
+			for len(st) > 0 && st[0].Timestamp < tm {
+				st = st[1:]
+			}
+			stamps[rp] = st
+			if len(st) == 0 || st[0].Timestamp != tm {
+				continue // not scraped by then, or gone
+			}
+			at := time.UnixMilli(int64(float64(st[0].Value) * 1000))
+			if !at.After(rp.last) {
+				continue // no new scrape since the last step
+			}
+			cs := series[rp]
+			s.fleet.begin(rp)
+			n := 0
+			for i := range cs {
+				for len(cs[i].pts) > 0 && cs[i].pts[0].Timestamp < tm {
+					cs[i].pts = cs[i].pts[1:]
+				}
+				if len(cs[i].pts) > 0 && cs[i].pts[0].Timestamp == tm {
+					rp.buf = appendValue(append(rp.buf, cs[i].line...), float64(cs[i].pts[0].Value))
+					n++
+				}
+			}
+			if n == 0 {
+				continue
+			}
+			rp.last = at
+			todo = append(todo, normJob{r: rp, buf: rp.buf, at: at})
+		}
+		b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
+		if len(f.gpus) > 0 {
+			s.gpus.Begin()
+			for i, m := range f.gpus {
+				for j := range m {
+					pts := m[j].Values
+					for len(pts) > 0 && pts[0].Timestamp < tm {
+						pts = pts[1:]
+					}
+					m[j].Values = pts
+					if len(pts) > 0 && pts[0].Timestamp == tm {
+						s.addGPU(c.dcgm[i], m[j].Metric, float64(pts[0].Value))
+					}
+				}
+			}
+			s.endGPUs(&b)
+		}
+		if !sources.Send(ctx, out, b) {
+			return false
+		}
+	}
+	return true
 }

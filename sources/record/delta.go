@@ -88,6 +88,36 @@ func fractional(b []byte) bool {
 	return nonzero
 }
 
+// canonInt reads b when it is exactly what appendInt prints for some v
+// (-?[1-9][0-9]*|0 within ±2⁵³, then ".0" or nothing), and says which op
+// prints it.
+func canonInt(b []byte) (v int64, op uint64, ok bool) {
+	op = opInt
+	if n := len(b); n > 2 && b[n-2] == '.' && b[n-1] == '0' {
+		b, op = b[:n-2], opIntDotZero
+	}
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 16 || (b[0] == '0' && (len(b) > 1 || neg)) {
+		return 0, 0, false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if v > 1<<53 {
+		return 0, 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, op, true
+}
+
 // plainInt reads -?[0-9]{1,15}(\.0)?.
 func plainInt(b []byte) (int64, bool) {
 	b = bytes.TrimSuffix(b, []byte(".0"))

@@ -179,7 +179,7 @@ func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spa
 	for i, k := range d.Index {
 		keep, text := int(d.Keep[i]), d.Text[i]
 		if keep > 0 && keep == len(s.head[k]) {
-			if out, ok := appendTail(dst, keep, s.tail[k], text, scratch); ok {
+			if out, ok := appendTail(dst, keep, s.tail[k], text); ok {
 				dst = out
 				continue
 			}
@@ -201,21 +201,18 @@ func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spa
 // appendTail appends the op for a line head+tail against head+prev, as
 // appendLine would from the whole lines, when the value follows a space in
 // the tails; false when it does not.
-func appendTail(dst []byte, keep int, prev, tail, scratch []byte) ([]byte, bool) {
+func appendTail(dst []byte, keep int, prev, tail []byte) ([]byte, bool) {
 	i, j := bytes.LastIndexByte(tail, ' '), bytes.LastIndexByte(prev, ' ')
 	if i < 0 || j < 0 {
 		return dst, false
 	}
 	if i == j && bytes.Equal(tail[:i], prev[:i]) {
-		old, ok1 := intValue(prev[i+1:])
-		v, ok2 := intValue(tail[i+1:])
-		if ok1 && ok2 && v-old <= 1<<53 && v-old >= -(1<<53) {
-			for _, op := range []uint64{opIntDotZero, opInt} {
-				scratch = appendInt(scratch[:0], v, op)
-				if bytes.Equal(scratch, tail[i+1:]) {
-					dst = binary.AppendUvarint(dst, op)
-					return binary.AppendVarint(dst, v-old), true
-				}
+		// The new value must be printed as the decoder prints it: only
+		// then is it worth reading the old one.
+		if v, op, ok := canonInt(tail[i+1:]); ok {
+			if old, ok := intValue(prev[i+1:]); ok && v-old <= 1<<53 && v-old >= -(1<<53) {
+				dst = binary.AppendUvarint(dst, op)
+				return binary.AppendVarint(dst, v-old), true
 			}
 		}
 	}

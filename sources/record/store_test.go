@@ -79,3 +79,22 @@ func randLine(r *rand.Rand) []byte {
 	}
 	return fmt.Appendf(nil, "m%d{a=\"%d\"} %d.0", r.IntN(5), r.IntN(100), r.IntN(10000))
 }
+
+// canonInt accepts exactly what appendInt prints.
+func TestCanonInt(t *testing.T) {
+	for _, s := range []string{"0", "0.0", "7", "7.0", "-7", "-7.0", "123456789012345", "-123456789012345.0",
+		"", "-", "-0", "-0.0", "00", "07", "1.5", "1.00", "1e3", "+1", "1234567890123456", "9007199254740993", ".0", "1.", "x", "1 "} {
+		v, op, ok := canonInt([]byte(s))
+		printed := ok && string(appendInt(nil, v, op)) == s
+		if ok != printed {
+			t.Errorf("canonInt(%q) = %d, %d, %v; appendInt prints %q", s, v, op, ok, appendInt(nil, v, op))
+		}
+		if !ok {
+			for _, op := range []uint64{opIntDotZero, opInt} {
+				if iv, ok := intValue([]byte(s)); ok && string(appendInt(nil, iv, op)) == s {
+					t.Errorf("canonInt(%q) refused what appendInt prints", s)
+				}
+			}
+		}
+	}
+}

@@ -156,9 +156,11 @@ func (w *Writer) Header() Header {
 // Scrape records one scrape as the pipeline ingested it: its body, whole
 // (s.Body) or as its changed lines against the target's previous body
 // (s.Lines), and Content-Type, or its (already sanitized) error. The writer
-// keeps s.Body and s.Lines' text: the caller must not change them after.
+// keeps s.Body, and releases s.Lines once encoded (copied into its own
+// store): the caller must not change the one or use the other after.
 func (w *Writer) Scrape(s *sources.Scrape) {
 	w.locked(true, func() {
+		defer s.Lines.Release()
 		i := w.target(sources.Target{Name: s.Target})
 		p := &w.targets[i]
 		raw := binary.AppendUvarint(w.raw[:0], uint64(i))
