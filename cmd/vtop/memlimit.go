@@ -29,9 +29,12 @@ func fleetMemoryLimit(o *options) int64 {
 // it the collector keeps the usual GOGC pace; a large fleet, whose heap
 // would otherwise be allowed to double its live size (and more after a
 // burst of hostile bodies), is collected earlier instead. A GOMEMLIMIT in
-// the environment wins; it returns 0 then.
+// the environment wins; it returns 0 then. So it does when the fleet is
+// found only after the start (--prometheus, dns+, file_sd): an estimate
+// from no targets would have the collector run without pause on the first
+// refresh of a large fleet.
 func setMemoryLimit(o *options, getenv func(string) string) int64 {
-	if getenv("GOMEMLIMIT") != "" {
+	if getenv("GOMEMLIMIT") != "" || o.prom.url != "" || len(o.discover) > 0 {
 		return 0
 	}
 	limit := fleetMemoryLimit(o)

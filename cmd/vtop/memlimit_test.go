@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/discovery"
 )
 
 // TestMemoryLimitFromFleet: the soft memory limit grows with the fleet and
@@ -36,6 +37,12 @@ func TestMemoryLimitFromFleet(t *testing.T) {
 	})
 	if l := debug.SetMemoryLimit(-1); l != math.MaxInt64 {
 		t.Errorf("GOMEMLIMIT in the environment overridden: limit %d", l)
+	}
+	// A fleet found after the start has no estimate: no limit from one.
+	for _, found := range []*options{{prom: promOptions{url: "http://127.0.0.1:9090"}}, {discover: []discovery.Spec{{Kind: "file", Path: "sd.json"}}}} {
+		if l := setMemoryLimit(found, env); l != 0 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+			t.Errorf("a limit of %d MiB for a fleet not known yet (%+v)", l>>20, found)
+		}
 	}
 }
 
