@@ -39,12 +39,12 @@ process_resident_memory_bytes{instance="node:9100",job="vllm"} 9 1000
 				`vllm:cache_config_info{block_size="16"} 1` + "\n" +
 				`vllm:num_requests_waiting{model_name="m"} 1` + "\n" +
 				`process_resident_memory_bytes{} 7` + "\n"
-			if string(tg.buf) != want || tg.stamp != 1000 {
-				t.Errorf("a: stamp %d\n%s", tg.stamp, tg.buf)
+			if got := string(f.text(nil, tg)); got != want || tg.stamp != 1000 {
+				t.Errorf("a: stamp %d\n%s", tg.stamp, got)
 			}
 		case `b "x", y:2`:
-			if tg.stamp != 5000 || strings.Count(string(tg.buf), "\n") != 2 {
-				t.Errorf("b: stamp %d\n%s", tg.stamp, tg.buf)
+			if got := string(f.text(nil, tg)); tg.stamp != 5000 || strings.Count(got, "\n") != 2 {
+				t.Errorf("b: stamp %d\n%s", tg.stamp, got)
 			}
 		default:
 			t.Errorf("unexpected target %v", tg.m)
