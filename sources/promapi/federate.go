@@ -158,14 +158,14 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 	}
 	// "… value [timestamp]": the value is kept; the running gauge's
 	// timestamp is the target's newest scrape (none: as of the answer).
-	fs := bytes.Fields(line[open+1+end:])
-	if len(fs) == 0 {
+	val, ts, nf := valueFields(line[open+1+end:])
+	if nf == 0 {
 		return fmt.Errorf("federate: no value in %q", sources.Sanitize(string(line), 120))
 	}
 	if f.running[string(name)] {
 		ms := f.now
-		if len(fs) == 2 {
-			if v, err := strconv.ParseInt(string(fs[1]), 10, 64); err == nil {
+		if nf == 2 {
+			if v, err := strconv.ParseInt(string(ts), 10, 64); err == nil {
 				ms = v
 			}
 		}
@@ -198,10 +198,38 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 		f.ids[f.series[id]] = id
 	}
 	t.recs = binary.AppendUvarint(t.recs, uint64(id))
-	t.recs = binary.AppendUvarint(t.recs, uint64(len(fs[0])))
-	t.recs = append(t.recs, fs[0]...)
+	t.recs = binary.AppendUvarint(t.recs, uint64(len(val)))
+	t.recs = append(t.recs, val...)
 	return nil
 }
+
+// valueFields splits "value [timestamp]" as bytes.Fields would, without
+// its slice per line (37 MB of garbage a 2,000-replica refresh): the first
+// two tokens and how many there are.
+func valueFields(b []byte) (val, ts []byte, n int) {
+	for i := 0; i < len(b); {
+		for i < len(b) && isSpace(b[i]) {
+			i++
+		}
+		j := i
+		for j < len(b) && !isSpace(b[j]) {
+			j++
+		}
+		if j > i {
+			switch n {
+			case 0:
+				val = b[i:j]
+			case 1:
+				ts = b[i:j]
+			}
+			n++
+		}
+		i = j
+	}
+	return val, ts, n
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // text appends a target's lines as exposition text (after the header
 // every target's text starts with, if any).

@@ -1,6 +1,7 @@
 package promapi
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -52,5 +53,16 @@ process_resident_memory_bytes{instance="node:9100",job="vllm"} 9 1000
 	}
 	if err := f.read(strings.NewReader(`vllm:x{instance="a:1,job="v"} 1`+"\n"), 2, false); err == nil {
 		t.Error("an unterminated label value was read")
+	}
+}
+
+// valueFields reads a sample's tail as bytes.Fields does.
+func TestValueFields(t *testing.T) {
+	for _, in := range []string{"", " ", "3\n", " 3 1000\n", "3\t1000", "1e+06  42 # {a=\"b\"} 1\r\n", "+Inf"} {
+		want := bytes.Fields([]byte(in))
+		val, ts, n := valueFields([]byte(in))
+		if n != len(want) || (n > 0 && string(val) != string(want[0])) || (n > 1 && string(ts) != string(want[1])) {
+			t.Errorf("%q: %q %q %d, want %q", in, val, ts, n, want)
+		}
 	}
 }
