@@ -44,7 +44,7 @@ type Normalizer struct {
 	cache  map[uint64]*entry
 	slots  map[SubKey]*subAcc
 	active []*subAcc
-	iter   uint64
+	iter   uint32 // scrapes read; wraps after 136 years of 1 s polls
 	st     *labels.SymbolTable
 	lset   labels.Labels
 	fp     bodyPrint // the previous body, for parsing only what changed
@@ -89,24 +89,24 @@ const (
 )
 
 // entry is what one raw series line resolved to. A fleet keeps hundreds of
-// thousands of them, so the hot fields are packed (64 bytes) and the rare
+// thousands of them, so the hot fields are packed (48 bytes) and the rare
 // ones sit behind rare.
 type entry struct {
-	key   uint64 // seriesKey of the series
-	slen  int32  // its length in bytes
-	iter  uint64
-	slot  *subAcc
-	le    float64 // bucket bound
-	label string  // value of the Labeled family's extra label
-	rare  *entryRare
-	fam   int32
-	kind  entryKind
-	part  part
-	pid   bool // carried a pid label (multi-API-server gauges)
+	key  uint64 // seriesKey of the series
+	slot *subAcc
+	le   float64 // bucket bound
+	rare *entryRare
+	slen int32  // its length in bytes
+	iter uint32 // the scrape that last used it
+	fam  int32
+	kind entryKind
+	part part
+	pid  bool // carried a pid label (multi-API-server gauges)
 }
 
 // entryRare holds what only a few series of a target resolve to.
 type entryRare struct {
+	label string // value of the Labeled family's extra label
 	other string // other engine name
 	cfg   *CacheConfig
 	cfgEn string
@@ -116,7 +116,7 @@ type entryRare struct {
 
 // subAcc accumulates one sub-series during a scrape.
 type subAcc struct {
-	iter     uint64
+	iter     uint32
 	sub      Sub
 	gRank    [NumGauges]uint8 // rank+1 of the alias in use, 0 = unset
 	cRank    [NumCounters]uint8
@@ -327,9 +327,9 @@ func (n *Normalizer) classify(ls labels.Labels) *entry {
 		row := &Metrics[f.rows[0]]
 		switch {
 		case ls.Has(row.Label):
-			en.label = Sanitize(ls.Get(row.Label), 40)
+			en.rare = &entryRare{label: Sanitize(ls.Get(row.Label), 40)}
 		case row.LabelAlt != "" && ls.Has(row.LabelAlt):
-			en.label = Sanitize(ls.Get(row.LabelAlt), 40)
+			en.rare = &entryRare{label: Sanitize(ls.Get(row.LabelAlt), 40)}
 		default:
 			// An unknown label layout: the family is unknown, never a
 			// series with an empty label that reads as 0 of each kind.
@@ -436,16 +436,17 @@ func (n *Normalizer) apply(en *entry, v float64) {
 			s.lRank[id] = f.rank + 1
 			s.labeled[id] = s.labeled[id][:0]
 		}
+		label := en.rare.label // a labeled series without its label has rare.bad, seen above
 		list := s.labeled[id]
-		i := slices.IndexFunc(list, func(lv LabeledValue) bool { return lv.Label == en.label })
+		i := slices.IndexFunc(list, func(lv LabeledValue) bool { return lv.Label == label })
 		if i < 0 {
-			list = append(list, LabeledValue{Label: en.label, Value: math.NaN(), Created: math.NaN()})
+			list = append(list, LabeledValue{Label: label, Value: math.NaN(), Created: math.NaN()})
 			i = len(list) - 1
 		}
 		if en.part == partCreated {
 			list[i].Created = v
 		} else if f.kind == KindCounter && !validCounter(v) {
-			n.warn(fmt.Sprintf("%s{%s} is %v; counters must be finite and ≥0 (ignored)", f.name, en.label, v))
+			n.warn(fmt.Sprintf("%s{%s} is %v; counters must be finite and ≥0 (ignored)", f.name, label, v))
 		} else if finite(v) {
 			if en.pid && !math.IsNaN(list[i].Value) {
 				v = pidMerge(f.kind, list[i].Value, v)
