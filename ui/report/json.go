@@ -1,9 +1,11 @@
 package report
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"math"
+	"reflect"
 	"strconv"
 	"time"
 
@@ -377,9 +379,55 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-// WriteJSON writes the document, indented.
+// WriteJSON writes the document, indented, as json.Encoder with
+// SetIndent("", "  ") does, but a list field an element at a time: the
+// encoder builds the whole document twice in memory (marshalled, then
+// indented), ~100 MB for 2,000 endpoints' 15 MB.
 func WriteJSON(w io.Writer, r JSONReport) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	v := reflect.ValueOf(r)
+	bw.WriteString("{\n")
+	for i := range v.NumField() {
+		name, err := json.Marshal(v.Type().Field(i).Tag.Get("json"))
+		if err != nil {
+			return err
+		}
+		bw.WriteString("  ")
+		bw.Write(name)
+		bw.WriteString(": ")
+		if err := writeIndented(bw, v.Field(i)); err != nil {
+			return err
+		}
+		if i < v.NumField()-1 {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
+}
+
+// writeIndented writes a top-level field's value at the document's second
+// level of indentation, a non-empty list an element at a time.
+func writeIndented(w *bufio.Writer, f reflect.Value) error {
+	if f.Kind() != reflect.Slice || f.Len() == 0 {
+		b, err := json.MarshalIndent(f.Interface(), "  ", "  ")
+		w.Write(b)
+		return err
+	}
+	w.WriteString("[\n")
+	for j := range f.Len() {
+		b, err := json.MarshalIndent(f.Index(j).Interface(), "    ", "  ")
+		if err != nil {
+			return err
+		}
+		w.WriteString("    ")
+		w.Write(b)
+		if j < f.Len()-1 {
+			w.WriteByte(',')
+		}
+		w.WriteByte('\n')
+	}
+	_, err := w.WriteString("  ]")
+	return err
 }
