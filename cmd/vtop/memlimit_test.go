@@ -38,3 +38,20 @@ func TestMemoryLimitFromFleet(t *testing.T) {
 		t.Errorf("GOMEMLIMIT in the environment overridden: limit %d", l)
 	}
 }
+
+// TestMemoryLimitFollowsLiveHeap: a live heap beyond the fleet's estimate
+// raises the limit to half as much again (a limit under the live heap would
+// have the collector run without pause), and it comes back down after.
+func TestMemoryLimitFollowsLiveHeap(t *testing.T) {
+	const base = 300 << 20
+	for _, c := range []struct{ live, want int64 }{
+		{live: 100 << 20, want: base},
+		{live: 200 << 20, want: base},
+		{live: 400 << 20, want: 600 << 20},
+		{live: 50 << 20, want: base},
+	} {
+		if got := limitFor(base, uint64(c.live)); got != c.want {
+			t.Errorf("live %d MiB: limit %d MiB, want %d MiB", c.live>>20, got>>20, c.want>>20)
+		}
+	}
+}
