@@ -126,3 +126,22 @@ func benchEvaluate(b *testing.B, every, wantFiring int) {
 		d.Evaluate(f)
 	}
 }
+
+// BenchmarkIngestChurn: one scrape of a target that invents 256 model names
+// each time (the soak's churning endpoint, at the MaxSubs cap): what each
+// invented sub-series costs to start.
+func BenchmarkIngestChurn(b *testing.B) {
+	one := benchSnapshot(b).Subs[0]
+	e := New(Config{Window: 60 * time.Second, Interval: time.Second}, []TargetInfo{{Name: "churn"}})
+	at := t0
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		snap := &sources.Snapshot{Subs: make([]sources.Sub, 256)}
+		for k := range snap.Subs {
+			snap.Subs[k] = one
+			snap.Subs[k].Key = sources.SubKey{Model: fmt.Sprintf("m%d-%d", i, k)}
+		}
+		at = at.Add(time.Second)
+		e.Ingest(0, sources.Scrape{Target: "churn", Time: at, Data: snap})
+	}
+}

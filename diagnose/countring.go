@@ -7,25 +7,28 @@ import (
 
 // countRing holds one tracked histogram's cumulative bucket counts for every
 // frame slot of a sub-series' ring. Counts are whole numbers that only grow
-// within a layout epoch, so they are kept as uint32 increases over a base
-// (4 bytes a bucket instead of 8, and no copy of each scrape's slice); a
-// fractional count, or one that outgrows uint32 even after rebasing, turns
-// the ring to float64 for the rest of the epoch. Differences come out exact
-// either way, so windowed rates and quantiles are what full counts give.
+// within a layout epoch, so they are kept as increases over a base: uint16
+// (2 bytes a bucket instead of 8, and no copy of each scrape's slice) while
+// a window's increase fits, which it does for per-request histograms; uint32
+// for per-token ones on busy engines; float64 for the rest of the epoch once
+// a count is fractional or outgrows uint32 even after rebasing. Differences
+// come out exact at every width, so windowed rates and quantiles are what
+// full counts give.
 type countRing struct {
 	stride int       // buckets in the current layout
 	base   []float64 // per bucket; nil until the first count of the epoch
-	vals   []uint32  // vals[slot*stride+k] = count - base[k]
-	wide   []float64 // non-nil: counts stored as they are, same indexing
+	v16    []uint16  // v16[slot*stride+k] = count - base[k] (while it fits)
+	v32    []uint32  // the same, once uint16 did not fit
+	wide   []float64 // counts as they are, same indexing
 }
 
 // reset starts a new layout of stride buckets for a ring of slots frames.
 func (c *countRing) reset(stride, slots int) {
-	c.stride, c.base, c.wide = stride, nil, nil
-	if n := stride * slots; cap(c.vals) >= n {
-		c.vals = c.vals[:n]
+	c.stride, c.base, c.v32, c.wide = stride, nil, nil, nil
+	if n := stride * slots; cap(c.v16) >= n {
+		c.v16 = c.v16[:n]
 	} else {
-		c.vals = make([]uint32, n)
+		c.v16 = make([]uint16, n)
 	}
 }
 
@@ -33,21 +36,35 @@ func (c *countRing) reset(stride, slots int) {
 // of this epoch (rebasing shifts them).
 func (c *countRing) put(slot int, raw, offset []float64, live iter.Seq[int]) {
 	st := c.stride
-	if c.wide == nil {
-		if c.base == nil {
-			c.base = make([]float64, st)
-			for k := range c.base {
-				c.base[k] = raw[k] + offset[k]
-			}
+	if c.base == nil {
+		c.base = make([]float64, st)
+		for k := range c.base {
+			c.base[k] = raw[k] + offset[k]
 		}
-		if c.fits(raw, offset) || (c.rebase(live) && c.fits(raw, offset)) {
-			row := c.vals[slot*st : (slot+1)*st]
-			for k := range row {
-				row[k] = uint32(raw[k] + offset[k] - c.base[k])
-			}
+	}
+	if c.v16 != nil {
+		if c.fits(raw, offset, math.MaxUint16) || (rebase(c.v16, st, c.base, live) && c.fits(raw, offset, math.MaxUint16)) {
+			putRow(c.v16[slot*st:(slot+1)*st], raw, offset, c.base)
 			return
 		}
-		c.widen(live)
+		c.v32 = make([]uint32, len(c.v16))
+		for i, v := range c.v16 {
+			c.v32[i] = uint32(v)
+		}
+		c.v16 = nil
+	}
+	if c.v32 != nil {
+		if c.fits(raw, offset, math.MaxUint32) || (rebase(c.v32, st, c.base, live) && c.fits(raw, offset, math.MaxUint32)) {
+			putRow(c.v32[slot*st:(slot+1)*st], raw, offset, c.base)
+			return
+		}
+		c.wide = make([]float64, len(c.v32))
+		for s := range live {
+			for k, v := range c.v32[s*st : (s+1)*st] {
+				c.wide[s*st+k] = c.base[k] + float64(v)
+			}
+		}
+		c.v32 = nil
 	}
 	row := c.wide[slot*st : (slot+1)*st]
 	for k := range row {
@@ -55,29 +72,35 @@ func (c *countRing) put(slot int, raw, offset []float64, live iter.Seq[int]) {
 	}
 }
 
-func (c *countRing) fits(raw, offset []float64) bool {
+func putRow[T uint16 | uint32](row []T, raw, offset, base []float64) {
+	for k := range row {
+		row[k] = T(raw[k] + offset[k] - base[k])
+	}
+}
+
+// fits reports whether every count is a whole number within top of its base.
+func (c *countRing) fits(raw, offset []float64, top float64) bool {
 	for k, b := range c.base {
 		d := raw[k] + offset[k] - b
-		if !(d >= 0 && d <= math.MaxUint32 && d == math.Trunc(d)) {
+		if !(d >= 0 && d <= top && d == math.Trunc(d)) {
 			return false
 		}
 	}
 	return true
 }
 
-// rebase moves each bucket's base up to its smallest stored increase, so a
-// long-running busy engine does not overflow uint32. It reports whether any
-// base moved.
-func (c *countRing) rebase(live iter.Seq[int]) bool {
-	st := c.stride
-	shift := make([]uint32, st)
+// rebase moves each bucket's base up to its smallest stored increase among
+// the live rows, so a long-running busy engine does not overflow its width.
+// It reports whether any base moved.
+func rebase[T uint16 | uint32](vals []T, st int, base []float64, live iter.Seq[int]) bool {
+	shift := make([]T, st)
 	for k := range shift {
-		shift[k] = math.MaxUint32
+		shift[k] = ^T(0)
 	}
 	any := false
 	for s := range live {
 		any = true
-		for k, v := range c.vals[s*st : (s+1)*st] {
+		for k, v := range vals[s*st : (s+1)*st] {
 			shift[k] = min(shift[k], v)
 		}
 	}
@@ -88,11 +111,11 @@ func (c *countRing) rebase(live iter.Seq[int]) bool {
 	for k, d := range shift {
 		if d > 0 {
 			moved = true
-			c.base[k] += float64(d)
+			base[k] += float64(d)
 		}
 	}
 	for s := range live {
-		row := c.vals[s*st : (s+1)*st]
+		row := vals[s*st : (s+1)*st]
 		for k := range row {
 			row[k] -= shift[k]
 		}
@@ -100,43 +123,47 @@ func (c *countRing) rebase(live iter.Seq[int]) bool {
 	return moved
 }
 
-// widen turns the ring to float64 counts.
-func (c *countRing) widen(live iter.Seq[int]) {
-	st := c.stride
-	c.wide = make([]float64, len(c.vals))
-	for s := range live {
-		for k, v := range c.vals[s*st : (s+1)*st] {
-			c.wide[s*st+k] = c.base[k] + float64(v)
-		}
-	}
-}
-
 // diff is the increase of bucket k from slot sa to slot sb.
 func (c *countRing) diff(sb, sa, k int) float64 {
-	st := c.stride
-	if c.wide != nil {
-		return c.wide[sb*st+k] - c.wide[sa*st+k]
+	i, j := sb*c.stride+k, sa*c.stride+k
+	switch {
+	case c.v16 != nil:
+		return float64(c.v16[i]) - float64(c.v16[j])
+	case c.v32 != nil:
+		return float64(c.v32[i]) - float64(c.v32[j])
 	}
-	return float64(c.vals[sb*st+k]) - float64(c.vals[sa*st+k])
+	return c.wide[i] - c.wide[j]
 }
 
 // remap moves the rows at slots (in frame order) to rows 0.. of a ring of
 // capacity frames.
 func (c *countRing) remap(slots []int, capacity int) {
-	st := c.stride
-	if st == 0 {
+	if c.stride == 0 {
 		return
 	}
-	vals := make([]uint32, capacity*st)
+	c.v16 = remapRows(c.v16, c.stride, slots, capacity)
+	c.v32 = remapRows(c.v32, c.stride, slots, capacity)
+	c.wide = remapRows(c.wide, c.stride, slots, capacity)
+}
+
+func remapRows[T any](vals []T, st int, slots []int, capacity int) []T {
+	if vals == nil {
+		return nil
+	}
+	out := make([]T, capacity*st)
 	for i, s := range slots {
-		copy(vals[i*st:(i+1)*st], c.vals[s*st:(s+1)*st])
+		copy(out[i*st:(i+1)*st], vals[s*st:(s+1)*st])
 	}
-	c.vals = vals
-	if c.wide != nil {
-		wide := make([]float64, capacity*st)
-		for i, s := range slots {
-			copy(wide[i*st:(i+1)*st], c.wide[s*st:(s+1)*st])
-		}
-		c.wide = wide
+	return out
+}
+
+// width is the bytes a stored count takes (for tests).
+func (c *countRing) width() int {
+	switch {
+	case c.v16 != nil:
+		return 2
+	case c.v32 != nil:
+		return 4
 	}
+	return 8
 }

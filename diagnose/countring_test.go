@@ -18,14 +18,16 @@ func TestCountRingExact(t *testing.T) {
 		name      string
 		start     float64
 		step      func(i int) float64 // increase of the first bucket at step i
-		wantWide  bool
-		newLayout int // step at which the layout changes (0: never)
+		width     int                 // bytes a count ends up stored in
+		newLayout int                 // step at which the layout changes (0: never)
 	}{
-		{name: "small whole", start: 0, step: func(i int) float64 { return float64(7 * (i % 5)) }},
-		{name: "rebased past uint32", start: 1e12, step: func(int) float64 { return 2e7 }},
-		{name: "window beyond uint32", start: 0, step: func(int) float64 { return 3e9 }, wantWide: true},
-		{name: "fractional", start: 0.25, step: func(int) float64 { return 0.5 }, wantWide: true},
-		{name: "layout change", start: 10, step: func(int) float64 { return 3 }, newLayout: 40},
+		{name: "small whole", start: 0, step: func(i int) float64 { return float64(7 * (i % 5)) }, width: 2},
+		{name: "rebased past uint16", start: 1e9, step: func(int) float64 { return 300 }, width: 2},
+		{name: "window beyond uint16", start: 0, step: func(int) float64 { return 1000 }, width: 4},
+		{name: "rebased past uint32", start: 1e12, step: func(int) float64 { return 2e7 }, width: 4},
+		{name: "window beyond uint32", start: 0, step: func(int) float64 { return 3e9 }, width: 8},
+		{name: "fractional", start: 0.25, step: func(int) float64 { return 0.5 }, width: 8},
+		{name: "layout change", start: 10, step: func(int) float64 { return 3 }, newLayout: 40, width: 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -77,8 +79,8 @@ func TestCountRingExact(t *testing.T) {
 			if len(h.ring) <= 8 {
 				t.Errorf("ring never grew: %d slots", len(h.ring))
 			}
-			if got := h.counts[tTTFT].wide != nil; got != c.wantWide {
-				t.Errorf("float64 counts: %v, want %v", got, c.wantWide)
+			if got := h.counts[tTTFT].width(); got != c.width {
+				t.Errorf("counts stored in %d bytes, want %d", got, c.width)
 			}
 		})
 	}

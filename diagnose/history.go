@@ -91,13 +91,14 @@ type hcorr struct {
 }
 
 // subHistory is the bounded history of one (model, engine) sub-series: a
-// ring of frames whose capacity is set once for the window (it grows only if
-// polls come faster than the interval), so a full window costs no more memory
-// than a filling one.
+// ring of frames that doubles to its size for the window while the first
+// window fills (and grows after only if polls come faster than the
+// interval), so a full window costs no more memory than the one before.
 type subHistory struct {
 	key      sources.SubKey
 	ring     []frame // capacity = len(ring); frame i (oldest first) is ring[(start+i)%len]
 	start, n int
+	full     int // the ring's size for a whole window, reached by doubling from firstRing
 	counts   [nTracked]countRing
 	counters [sources.NumCounters]corr
 	hists    [nTracked]hcorr
@@ -111,12 +112,19 @@ type subHistory struct {
 }
 
 func newSubHistory(k sources.SubKey, capacity int) *subHistory {
-	h := &subHistory{key: k, ring: make([]frame, max(capacity, 2))}
+	capacity = max(capacity, 2)
+	h := &subHistory{key: k, full: capacity, ring: make([]frame, min(capacity, firstRing))}
 	for i := range h.labeled {
 		h.labeled[i] = map[string]*corr{}
 	}
 	return h
 }
+
+// firstRing is the ring a new sub-series starts with: a target that invents
+// model names each scrape (each a sub-series seen once, up to MaxSubs of
+// them) must not allocate a whole window's ring for every name. A steady
+// sub-series doubles to its full size within the first window.
+const firstRing = 8
 
 // slot is the ring index of frame i; at returns it.
 func (h *subHistory) slot(i int) int  { return (h.start + i) % len(h.ring) }
@@ -203,9 +211,12 @@ func (h *subHistory) place(t time.Time, spacing, retain time.Duration, maxFrames
 		return h.slot(h.n - 1)
 	}
 	if h.n == len(h.ring) {
-		if len(h.ring) < maxFrames {
+		switch {
+		case len(h.ring) < h.full:
+			h.grow(min(2*len(h.ring), h.full))
+		case len(h.ring) < maxFrames:
 			h.grow(min(len(h.ring)+len(h.ring)/4+1, maxFrames))
-		} else {
+		default:
 			h.dropOldest()
 		}
 	}

@@ -58,8 +58,8 @@ vt=0; pt=0; vmax=0; pmax=0
 while [ -d "/proc/$vtop" ]; do
   x=$(ticks $vtop); [ -n "$x" ] && vt=$x
   pt=$(ticks $prom)
-  r=$(rss $vtop); [ "$r" -gt "$vmax" ] && vmax=$r
-  r=$(rss $prom); [ "$r" -gt "$pmax" ] && pmax=$r
+  r=$(rss $vtop); [ "${r:-0}" -gt "$vmax" ] && vmax=$r
+  r=$(rss $prom); [ "${r:-0}" -gt "$pmax" ] && pmax=$r
   sleep 1
 done
 t1=$(date +%s.%N)

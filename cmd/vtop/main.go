@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
@@ -114,11 +115,12 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 		return 3
 	}
 	defer closeLog()
-	if limit := setMemoryLimit(o, getenv); limit > 0 {
-		logger.Debug("memory limit", "bytes", limit)
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if limit := setMemoryLimit(o, getenv); limit > 0 {
+		logger.Debug("memory limit", "bytes", limit)
+		go followLiveHeap(ctx, limit, 10*time.Second)
+	}
 	if o.logFile != "" {
 		go logRuntime(ctx, logger, runtimeLogEvery)
 	}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"runtime/debug"
+	"runtime/metrics"
+	"time"
 
 	"github.com/vtop-dev/vtop/sources"
 )
@@ -14,19 +17,59 @@ const (
 	memPerTarget = 256 << 10
 )
 
-// setMemoryLimit gives the Go runtime a soft memory limit sized from the
-// fleet: what the targets' state, the large-body budget and the small body
-// buffers of the scrapes in flight can hold, and the runtime's base. Under
-// it the collector keeps the usual GOGC pace; a large fleet, whose heap
-// would otherwise be allowed to double its live size (and more after a burst
-// of hostile bodies), is collected earlier instead. A GOMEMLIMIT in the
-// environment wins.
-func setMemoryLimit(o *options, getenv func(string) string) int64 {
-	if getenv("GOMEMLIMIT") != "" {
-		return debug.SetMemoryLimit(-1)
-	}
+// fleetMemoryLimit is the soft memory limit for a fleet: what the targets'
+// state, the large-body budget and the small body buffers of the scrapes in
+// flight can hold, and the runtime's base.
+func fleetMemoryLimit(o *options) int64 {
 	n := int64(len(o.targets))
-	limit := memBase + n*memPerTarget + sources.BodyBudget(o.maxBody) + int64(o.maxParallel)*sources.SmallBody
+	return memBase + n*memPerTarget + sources.BodyBudget(o.maxBody) + int64(o.maxParallel)*sources.SmallBody
+}
+
+// setMemoryLimit gives the Go runtime the fleet's soft memory limit. Under
+// it the collector keeps the usual GOGC pace; a large fleet, whose heap
+// would otherwise be allowed to double its live size (and more after a
+// burst of hostile bodies), is collected earlier instead. A GOMEMLIMIT in
+// the environment wins; it returns 0 then. So it does when the fleet is
+// found only after the start (--prometheus, dns+, file_sd): an estimate
+// from no targets would have the collector run without pause on the first
+// refresh of a large fleet.
+func setMemoryLimit(o *options, getenv func(string) string) int64 {
+	if getenv("GOMEMLIMIT") != "" || o.prom.url != "" || len(o.discover) > 0 {
+		return 0
+	}
+	limit := fleetMemoryLimit(o)
 	debug.SetMemoryLimit(limit)
 	return limit
+}
+
+// limitFor keeps the limit at least half as much again as the live heap:
+// targets can cost more than the estimate (data-parallel engines, a
+// target's 256 sub-series), and a limit under the live heap would have the
+// collector run without pause.
+func limitFor(base int64, live uint64) int64 {
+	return max(base, int64(live)+int64(live)/2)
+}
+
+// followLiveHeap raises (and lowers back to base) the soft limit as the live
+// heap measured by the last collection moves, every period.
+func followLiveHeap(ctx context.Context, base int64, period time.Duration) {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	cur := base
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		metrics.Read(s)
+		if s[0].Value.Kind() != metrics.KindUint64 {
+			return
+		}
+		if want := limitFor(base, s[0].Value.Uint64()); want != cur {
+			debug.SetMemoryLimit(want)
+			cur = want
+		}
+	}
 }

@@ -54,9 +54,9 @@ type Config struct {
 	FullRes time.Duration
 	// Once stops after the backfill (vtop --once).
 	Once bool
-	// KeepBody hands on what a recording needs of each replica's rebuilt
-	// exposition (Scrape.KeepBody: its changed lines), for --record: a
-	// replay parses the same text with the same normalizer.
+	// KeepBody hands each replica's rebuilt exposition on in Scrape.Body
+	// (a copy the consumer may keep), for --record: a replay parses the
+	// same text with the same normalizer.
 	KeepBody bool
 	// QueryOnly refreshes through the query API even where the server
 	// has /federate (tests of the path Thanos and Mimir take).
@@ -79,7 +79,7 @@ type Client struct {
 	help     map[string]string // HELP texts the server keeps (metadata API)
 	interval time.Duration
 	http     *http.Client
-	base     *url.URL // the server's URL, its query kept on every request
+	base     *url.URL // the server's URL; endpoint() adds the API path to it
 	federate bool     // refresh through /federate (Prometheus, VictoriaMetrics)
 
 	queries atomic.Int64 // requests made
@@ -173,42 +173,6 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 // query API.
 func (c *Client) Federates() bool { return c.federate }
 
-// endpoint is the URL of an API path on the server, with the server URL's
-// own query (a token some proxies want) and q.
-func (c *Client) endpoint(path string, q url.Values) string {
-	u := *c.base
-	u.Path = strings.TrimSuffix(u.Path, "/") + path
-	all := u.Query()
-	for k, vs := range q {
-		all[k] = append(all[k], vs...)
-	}
-	u.RawQuery = all.Encode()
-	return u.String()
-}
-
-// redacted is a request URL for the log: the values of the server URL's
-// own query (which may be a credential) replaced.
-func (c *Client) redacted(u *url.URL) string {
-	r := *u
-	r.RawQuery = c.redactQuery(r.RawQuery)
-	return r.Redacted()
-}
-
-// redactQuery replaces, in a query or form, the values of the server
-// URL's own query (the API client copies them into its POST forms).
-func (c *Client) redactQuery(raw string) string {
-	q, err := url.ParseQuery(raw)
-	if err != nil {
-		return "(unreadable)"
-	}
-	for k := range c.base.Query() {
-		if q.Has(k) {
-			q.Set(k, "REDACTED")
-		}
-	}
-	return q.Encode()
-}
-
 // Server names the server, for messages.
 func (c *Client) Server() string { return c.name }
 
@@ -230,11 +194,19 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(k, v)
 	}
 	req.Header.Set("User-Agent", "vtop")
+	// What was asked: a POST's form, a GET's query (/federate's selectors),
+	// both with the --prometheus URL's own query values hidden; the URL
+	// itself is logged with every value hidden.
 	form := ""
-	if rt.c.cfg.Log != nil && req.GetBody != nil {
-		if b, err := req.GetBody(); err == nil {
-			f, _ := io.ReadAll(io.LimitReader(b, 64<<10))
-			form = rt.c.redactQuery(string(f))
+	if rt.c.cfg.Log != nil {
+		switch {
+		case req.GetBody != nil:
+			if b, err := req.GetBody(); err == nil {
+				f, _ := io.ReadAll(io.LimitReader(b, 64<<10))
+				form = rt.c.redactForm(string(f))
+			}
+		case req.URL.RawQuery != "":
+			form = rt.c.redactForm(req.URL.RawQuery)
 		}
 	}
 	start := time.Now()
@@ -246,12 +218,44 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	lb := &limitBody{r: resp.Body, left: rt.c.cfg.MaxBody, n: &rt.c.bytes}
 	if l := rt.c.cfg.Log; l != nil {
 		lb.done = func() {
-			l.Debug("prometheus request", "method", req.Method, "url", rt.c.redacted(req.URL), "form", form, "status", resp.StatusCode,
+			l.Debug("prometheus request", "method", req.Method, "url", sources.RedactURL(req.URL), "form", form, "status", resp.StatusCode,
 				"bytes", rt.c.cfg.MaxBody-lb.left, "seconds", time.Since(start).Seconds())
 		}
 	}
 	resp.Body = lb
 	return resp, nil
+}
+
+// endpoint is the URL of an API path on the server, below the path of
+// --prometheus and with its query values (a proxy's key) kept, as the API
+// client does for the other requests.
+func (c *Client) endpoint(p string, q url.Values) string {
+	u := *c.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + p
+	u.RawPath = ""
+	if len(q) > 0 {
+		if u.RawQuery != "" {
+			u.RawQuery += "&"
+		}
+		u.RawQuery += q.Encode()
+	}
+	return u.String()
+}
+
+// redactForm hides, in a request's form, the values of the query keys the
+// --prometheus URL carries (the API client moves them into a POST body): a
+// proxy's key must not reach the log.
+func (c *Client) redactForm(form string) string {
+	v, err := url.ParseQuery(form)
+	if err != nil {
+		return "(not shown: unreadable form)"
+	}
+	for k := range c.base.Query() {
+		if v.Has(k) {
+			v.Set(k, "xxxxx")
+		}
+	}
+	return v.Encode()
 }
 
 // errTooLarge is a response past Config.MaxBody.

@@ -56,7 +56,7 @@ func (c *Client) federateGet(ctx context.Context, matches []string) (*http.Respo
 // fedTarget is one scrape target's lines in a federation answer.
 type fedTarget struct {
 	m     model.Metric // its identifying labels
-	buf   []byte       // its sample lines, as the server wrote them
+	buf   []byte       // its sample lines, without the server's target labels
 	stamp int64        // newest timestamp of its running gauge, ms; 0: none
 	gen   uint64       // the refresh that last filled it
 }
@@ -398,7 +398,7 @@ type normJob struct {
 
 // normalizeAll normalizes the replicas' expositions in parallel (each
 // replica has its own normalizer) and appends the scrapes to out in
-// order; keep: with their text (--record).
+// order.
 func normalizeAll(todo []normJob, out []sources.Scrape, keep bool) []sources.Scrape {
 	next := make(chan int)
 	var wg sync.WaitGroup
