@@ -262,13 +262,20 @@ func TestHungTargetsDoNotStarve(t *testing.T) {
 	cfg.Interval, cfg.MaxParallel = 200*time.Millisecond, 8
 	f, _ := NewFetcher(HTTPConfig{Timeout: 2 * time.Second})
 	p := NewPoller(targets, f, cfg)
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	// Five polls, which take 1 s at the interval, within 30 s: without
+	// fairness the 700 scrapes ahead of it hold the 8 slots for 2 s each,
+	// so the healthy target waits ~175 s between polls; with it, even a
+	// loaded 2-core machine under -race polls it within a few seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p.Run(ctx)
-	// 20 polls at the interval; a quarter of that is a generous floor for a
-	// loaded machine. Without fairness it gets one or two: 700 scrapes hold
-	// the 8 slots for 2 s each.
+	done := make(chan struct{})
+	go func() { p.Run(ctx); close(done) }()
+	for good.total.Load() < 5 && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
 	if n := good.total.Load(); n < 5 {
-		t.Errorf("healthy target polled %d times in 4 s beside 700 hung ones (interval 200ms), want ≥ 5", n)
+		t.Errorf("healthy target polled %d times in 30 s beside 700 hung ones (interval 200ms), want ≥ 5", n)
 	}
 }

@@ -42,5 +42,11 @@ func evidenceValue(e diagnose.Evidence) string {
 	case diagnose.UnitWatts, diagnose.UnitMHz:
 		return f.Dec(v, 0) + " " + string(e.Unit)
 	}
-	return f.SI(v) // UnitCount, and a unit newer than this switch
+	// UnitCount, and a unit newer than this switch. A whole count under a
+	// million is written out: the flag arithmetic beside it quotes it so
+	// ("12,314 blocks"), and "12k" would not visibly agree with it.
+	if v == math.Trunc(v) && math.Abs(v) < 1e6 {
+		return f.Grouped(v)
+	}
+	return f.SI(v)
 }

@@ -125,13 +125,17 @@ func TestPrometheusDCGM(t *testing.T) {
 	}
 }
 
-// promWithDCGM starts a `vtop sim` fleet of two replicas with its
-// dcgm-exporter endpoint and a Prometheus scraping both as Kubernetes
+// promWithDCGM starts a `vtop sim` fleet of two replicas (scenario
+// healthy, unless given) with its dcgm-exporter endpoint and a Prometheus scraping both as Kubernetes
 // would (each replica's pod as a target label); it returns the server's
 // URL once it holds the GPUs' series.
-func promWithDCGM(t *testing.T) string {
+func promWithDCGM(t *testing.T, scenario ...string) string {
+	sc := "healthy"
+	if len(scenario) > 0 {
+		sc = scenario[0]
+	}
 	bin := vtopBinary(t)
-	urls, dcgmURL := simFleetDCGM(t, bin, "--replicas", "2", "--scenario", "healthy")
+	urls, dcgmURL := simFleetDCGM(t, bin, "--replicas", "2", "--scenario", sc)
 	var scrape strings.Builder
 	scrape.WriteString("scrape_configs:\n  - job_name: vllm\n    static_configs:\n")
 	for i, u := range urls {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	neturl "net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,9 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/record"
-	"github.com/vtop-dev/vtop/sources/sim"
 )
 
 // A --prometheus run (its backfill from a real Prometheus holding a
@@ -103,27 +100,7 @@ func TestReplayOfPrometheusRun(t *testing.T) {
 // newest samples, the GPUs joined to their replicas by pod) recorded and
 // replayed give the same findings and the same frame at every evaluation.
 func TestReplayOfPrometheusRefresh(t *testing.T) {
-	bin := vtopBinary(t)
-	urls, dcgmURL := simFleetDCGM(t, bin, "--replicas", "2", "--scenario", "kv-thrashing")
-	var scrape strings.Builder
-	scrape.WriteString("scrape_configs:\n  - job_name: vllm\n    static_configs:\n")
-	for i, u := range urls {
-		tg, _ := sources.ParseTarget(u)
-		scrape.WriteString("      - targets: ['" + tg.Name + "']\n        labels: {namespace: " + sim.DCGMNamespace + ", pod: replica-" + string(rune('0'+i)) + "}\n")
-	}
-	du, _ := neturl.Parse(dcgmURL)
-	scrape.WriteString("  - job_name: dcgm\n    static_configs:\n      - targets: ['" + du.Host + "']\n")
-	srv := startPrometheus(t, nil, scrape.String())
-	waitSeries(t, srv, 2)
-	for i := 0; ; i++ { // vtop finds the dcgm-exporter series when it opens
-		if v, ok := promValue(srv, "count(DCGM_FI_DEV_FB_USED)"); ok && v == 2 {
-			break
-		}
-		if i == 600 {
-			t.Fatal("prometheus did not scrape the dcgm endpoint in 60 s")
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	srv := promWithDCGM(t, "kv-thrashing")
 	path := filepath.Join(t.TempDir(), "refresh.vtop")
 	start := time.Now()
 	// The backfill, then refreshes for a while (how many does not matter).
