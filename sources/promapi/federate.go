@@ -26,7 +26,7 @@ import (
 // Prometheus and VictoriaMetrics answer /federate with the newest sample of
 // every matching series as exposition text: what the normalizer reads
 // already, without the query engine's and JSON's cost on either side. A
-// refresh splits it by replica, line by line, into each replica's buffer.
+// refresh splits it by replica, line by line, into each replica's records.
 // Thanos Query and Mimir have no /federate; they stay on the query API.
 
 // A target's lines are not kept as text between the answer and the
@@ -124,7 +124,7 @@ func (f *federation) read(r io.Reader, gen uint64, known bool) error {
 	}
 }
 
-// line files one sample line under its target.
+// sample files one sample line under its target.
 func (f *federation) sample(line []byte, gen uint64, known bool) error {
 	open := bytes.IndexByte(line, '{')
 	sp := bytes.IndexByte(line, ' ')
