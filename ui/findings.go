@@ -223,7 +223,8 @@ func (m *Model) findingLines(it findItem, withTarget, sel bool, w int) entry {
 		// Not fired yet: its own symbol and a muted severity, with how long
 		// the condition has held of the hold it needs.
 		sev, lv = symPending+" pending "+sevWord(x.Severity), lvInfo
-		since = "holding " + f.Short(x.HeldFor) + " of " + f.Short(x.Hold)
+		// Holds advance a poll at a time: "holding 0s", never "0ms".
+		since = "holding " + f.Short(x.HeldFor.Truncate(time.Second)) + " of " + f.Short(x.Hold)
 		sinceTxt = " · " + since
 	case diagnose.FindingResolving:
 		sev, lv = symOK+" resolving", lvOK

@@ -665,3 +665,21 @@ func TestKVBandFollowsConfiguredThreshold(t *testing.T) {
 		t.Errorf("kv_high 0.75 should make 80%% critical: %q", line)
 	}
 }
+
+// A rule that began holding within the last second reads "holding 0s", not
+// in milliseconds: holds advance a poll at a time.
+func TestPendingHeldUnderASecond(t *testing.T) {
+	fr := brokenFrame()
+	for i := range fr.Pending {
+		fr.Pending[i].HeldFor = 400 * time.Millisecond
+	}
+	for i := range fr.Endpoints {
+		for j := range fr.Endpoints[i].Pending {
+			fr.Endpoints[i].Pending[j].HeldFor = 400 * time.Millisecond
+		}
+	}
+	s := newTestModel(fr, 120, 40, Options{}).View()
+	if strings.Contains(s, "holding 400ms") || !strings.Contains(s, "holding 0s of") {
+		t.Errorf("a hold under a second:\n%s", s)
+	}
+}

@@ -227,7 +227,7 @@ func hourMin(h, m int) string {
 // 4m, 2h, 3d (rounded down).
 func Short(d time.Duration) string {
 	switch {
-	case d < 0:
+	case d <= 0:
 		return "0s"
 	case d < time.Second:
 		return fmt.Sprintf("%dms", d.Milliseconds())

@@ -68,6 +68,7 @@ func TestNumbers(t *testing.T) {
 func TestShort(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		-time.Second:                   "0s",
+		0:                              "0s",
 		850 * time.Millisecond:         "850ms",
 		12 * time.Second:               "12s",
 		4*time.Minute + 59*time.Second: "4m",
