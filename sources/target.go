@@ -116,8 +116,11 @@ func (t Target) IsLocal() bool {
 	return false
 }
 
+// Redacted stands in for a query value wherever one would be shown.
+const Redacted = "xxxxx"
+
 // RedactURL renders u for display: userinfo and every query value replaced
-// by "xxxxx" (query strings carry tokens: ?token=, ?api_key=, signed URLs).
+// by Redacted (query strings carry tokens: ?token=, ?api_key=, signed URLs).
 func RedactURL(u *url.URL) string {
 	c := *u
 	c.User = nil
@@ -155,7 +158,7 @@ func redactValues(q string) string {
 	parts := strings.Split(q, "&")
 	for i, p := range parts {
 		if k, _, ok := strings.Cut(p, "="); ok {
-			parts[i] = k + "=xxxxx"
+			parts[i] = k + "=" + Redacted
 		}
 	}
 	return strings.Join(parts, "&")

@@ -252,7 +252,7 @@ func (c *Client) redactForm(form string) string {
 	}
 	for k := range c.base.Query() {
 		if v.Has(k) {
-			v.Set(k, "xxxxx")
+			v.Set(k, sources.Redacted)
 		}
 	}
 	return v.Encode()
