@@ -100,8 +100,34 @@ func wrap(text string, w int) []string {
 			out = append(out, "")
 			continue
 		}
-		wrapped := ansi.Wrap(para, w, " -")
-		out = append(out, strings.Split(wrapped, "\n")...)
+		out = append(out, wrapSpaces(para, w)...)
 	}
 	return out
+}
+
+// wrapSpaces breaks one paragraph at spaces only: a flag ("--kv-cache-dtype")
+// or a negative number split at its hyphen reads as two words, and
+// ansi.Wrap breaks at hyphens whatever breakpoints it is given. A word wider
+// than w is cut hard.
+func wrapSpaces(para string, w int) []string {
+	var out []string
+	line, lw := "", 0
+	for _, word := range strings.Split(para, " ") {
+		ww := width(word)
+		switch {
+		case lw > 0 && lw+1+ww <= w:
+			line, lw = line+" "+word, lw+1+ww
+			continue
+		case lw > 0:
+			out = append(out, line)
+		}
+		if ww > w {
+			parts := strings.Split(ansi.Hardwrap(word, w, true), "\n")
+			out = append(out, parts[:len(parts)-1]...)
+			word = parts[len(parts)-1]
+			ww = width(word)
+		}
+		line, lw = word, ww
+	}
+	return append(out, line)
 }
