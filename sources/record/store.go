@@ -20,7 +20,23 @@ type lineStore struct {
 	heads, tails arena
 	live         int // bytes of all lines
 	split        bool
+	// vals caches per line the integer its tail ends in, as the last delta
+	// read it, so the next delta does not parse the old value again.
+	vals []lineVal
+	// next holds, per changed line of pending (the BodyLines just encoded
+	// and not yet applied), the new tail's lineVal for apply to keep.
+	next    []lineVal
+	pending *sources.BodyLines
 }
+
+// lineVal is a line's value when known: at ≥ 0 says its tail, from at on,
+// is v as appendInt prints it, after the tail's last space; -1: not known.
+type lineVal struct {
+	v  int64
+	at int32
+}
+
+var unknownVal = lineVal{at: -1}
 
 type arena struct {
 	buf, spare []byte
@@ -39,6 +55,16 @@ func (s *lineStore) setWhole(body []byte) {
 	s.tail = append(s.tail[:0], make([][]byte, len(s.head))...)
 	s.tails.buf = s.tails.buf[:0]
 	s.live, s.split = len(body)-len(s.head)+1, false
+	s.vals = fillVals(s.vals[:0], len(s.head))
+	s.pending = nil
+}
+
+// fillVals appends unknown values to vals up to n lines.
+func fillVals(vals []lineVal, n int) []lineVal {
+	for len(vals) < n {
+		vals = append(vals, unknownVal)
+	}
+	return vals[:n]
 }
 
 // fits reports whether d describes a body against the one the store holds.
@@ -83,8 +109,12 @@ func (s *lineStore) apply(d *sources.BodyLines) {
 		s.head, s.tail = append(s.head, nil), append(s.tail, nil)
 	}
 	s.head, s.tail = s.head[:d.N], s.tail[:d.N]
+	s.vals = fillVals(s.vals, d.N)
+	encoded := s.pending == d
+	s.pending = nil
 	for i, k := range d.Index {
 		was := len(s.head[k]) + len(s.tail[k])
+		s.vals[k] = unknownVal
 		switch keep := int(d.Keep[i]); {
 		case keep == 0:
 			s.head[k], s.tail[k] = s.heads.add(d.Text[i]), nil
@@ -96,6 +126,9 @@ func (s *lineStore) apply(d *sources.BodyLines) {
 			s.head[k] = s.heads.buf[start:len(s.heads.buf):len(s.heads.buf)]
 			s.tail[k] = s.tails.add(d.Text[i])
 		default:
+			if encoded && keep == len(s.head[k]) {
+				s.vals[k] = s.next[i] // the value appendLinesDelta read from the new tail
+			}
 			s.head[k] = s.head[k][:keep:keep]
 			s.tail[k] = s.tails.add(d.Text[i])
 		}
@@ -176,11 +209,14 @@ func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spa
 		now[k/8] |= 1 << (k % 8)
 	}
 	dst = appendChangedSet(dst, d.N, now, *last)
+	s.next = slices.Grow(s.next[:0], len(d.Index))[:len(d.Index)]
+	s.pending = d
 	for i, k := range d.Index {
 		keep, text := int(d.Keep[i]), d.Text[i]
+		s.next[i] = unknownVal
 		if keep > 0 && keep == len(s.head[k]) {
-			if out, ok := appendTail(dst, keep, s.tail[k], text); ok {
-				dst = out
+			if out, v, ok := appendTail(dst, keep, s.tail[k], s.vals[k], text); ok {
+				dst, s.next[i] = out, v
 				continue
 			}
 		}
@@ -200,24 +236,35 @@ func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spa
 
 // appendTail appends the op for a line head+tail against head+prev, as
 // appendLine would from the whole lines, when the value follows a space in
-// the tails; false when it does not.
-func appendTail(dst []byte, keep int, prev, tail []byte) ([]byte, bool) {
-	i, j := bytes.LastIndexByte(tail, ' '), bytes.LastIndexByte(prev, ' ')
-	if i < 0 || j < 0 {
-		return dst, false
+// the tails; false when it does not. was is prev's value if known; the
+// lineVal returned is tail's.
+func appendTail(dst []byte, keep int, prev []byte, was lineVal, tail []byte) ([]byte, lineVal, bool) {
+	i, j := bytes.LastIndexByte(tail, ' '), int(was.at)-1
+	if was.at < 0 {
+		j = bytes.LastIndexByte(prev, ' ')
 	}
-	if i == j && bytes.Equal(tail[:i], prev[:i]) {
-		// The new value must be printed as the decoder prints it: only
-		// then is it worth reading the old one.
-		if v, op, ok := canonInt(tail[i+1:]); ok {
-			if old, ok := intValue(prev[i+1:]); ok && v-old <= 1<<53 && v-old >= -(1<<53) {
-				dst = binary.AppendUvarint(dst, op)
-				return binary.AppendVarint(dst, v-old), true
-			}
+	if i < 0 || j < 0 {
+		return dst, unknownVal, false
+	}
+	// The new value must be printed as the decoder prints it: only then is
+	// it worth reading the old one (from the cache when known).
+	v, op, ok := canonInt(tail[i+1:])
+	now := unknownVal
+	if ok {
+		now = lineVal{v: v, at: int32(i + 1)}
+	}
+	if ok && i == j && bytes.Equal(tail[:i], prev[:i]) {
+		old, ok := was.v, was.at >= 0
+		if !ok {
+			old, ok = intValue(prev[i+1:])
+		}
+		if ok && v-old <= 1<<53 && v-old >= -(1<<53) {
+			dst = binary.AppendUvarint(dst, op)
+			return binary.AppendVarint(dst, v-old), now, true
 		}
 	}
 	c := commonPrefix(tail, prev)
 	dst = binary.AppendUvarint(dst, uint64(opLiteral+keep+c))
 	dst = binary.AppendUvarint(dst, uint64(len(tail)-c))
-	return append(dst, tail[c:]...), true
+	return append(dst, tail[c:]...), now, true
 }
