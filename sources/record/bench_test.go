@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"syscall"
 	"testing"
@@ -34,9 +35,10 @@ func BenchmarkRead(b *testing.B) {
 // What recording a scrape costs the pipeline: a busy simulated engine's
 // consecutive bodies (OpenMetrics, ~700 lines, two thirds of the samples
 // moving each second), each normalized and kept as its changed lines as
-// the poller keeps it, then written: the line delta, and a tick every 50
-// scrapes (zstd over the batch) as a 50-replica fleet ticks. The
-// normalizing is outside the timer.
+// the poller keeps it, then written as 50 targets' scrapes (each target
+// its own place in the sequence, so the writer holds 50 bodies as a
+// 50-replica fleet's does): the line delta, and a tick every 50 scrapes
+// (zstd over the batch). The normalizing is outside the timer.
 func BenchmarkRecordScrape(b *testing.B) {
 	fl, err := sim.NewFleet(sim.FleetConfig{Replicas: []sim.ReplicaConfig{{Name: "r", Scenarios: []sim.ScenarioSpec{{Name: "busy"}}}}}, 7)
 	if err != nil {
@@ -46,6 +48,7 @@ func BenchmarkRecordScrape(b *testing.B) {
 	ct := sim.FormatOpenMetrics.ContentType()
 	n := sources.NewNormalizer()
 	scrapes := make([]sources.Scrape, steps)
+	bodies := make([][]byte, steps)
 	for i := range scrapes {
 		fl.Advance(time.Second)
 		body := fl.Replicas()[0].Exposition(sim.FormatOpenMetrics)
@@ -54,6 +57,7 @@ func BenchmarkRecordScrape(b *testing.B) {
 			b.Fatal(s.Err)
 		}
 		s.KeepBody(n, body, ct)
+		bodies[i] = bytes.Clone(body) // for a target's first scrape
 		if l := s.Lines; l != nil {
 			// Written again at every pass: not one the writer releases.
 			s.Lines = &sources.BodyLines{N: l.N, Index: l.Index, Keep: l.Keep, Text: l.Text}
@@ -61,19 +65,27 @@ func BenchmarkRecordScrape(b *testing.B) {
 		scrapes[i] = s
 	}
 	var out countWriter
-	w, err := NewWriter(&out, Header{}, []sources.Target{{Name: "r"}})
+	const fleet = 50
+	var targets []sources.Target
+	for t := 0; t < fleet; t++ {
+		targets = append(targets, sources.Target{Name: fmt.Sprint("r", t)})
+	}
+	w, err := NewWriter(&out, Header{}, targets)
 	if err != nil {
 		b.Fatal(err)
 	}
 	k := 0
 	cpu0 := cpuTime()
 	for b.Loop() {
-		s := scrapes[k%steps]
-		if k%steps == 0 {
-			s.Body, s.Lines = scrapes[0].Body, nil // the first was kept whole
+		t := k % fleet
+		step := (k/fleet + 3*t) % steps
+		s := scrapes[step]
+		s.Target = targets[t].Name
+		if step == 0 || k < fleet {
+			s.Body, s.Lines = bodies[step], nil // a target's first, kept whole
 		}
 		w.Scrape(&s)
-		if k%50 == 49 {
+		if t == fleet-1 {
 			w.Tick(s.Time)
 		}
 		k++
