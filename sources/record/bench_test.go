@@ -2,6 +2,8 @@ package record
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"syscall"
@@ -107,4 +109,60 @@ type countWriter int64
 func (c *countWriter) Write(p []byte) (int, error) {
 	*c += countWriter(len(p))
 	return len(p), nil
+}
+
+// A GPU reading of an 8-GPU node (a simulated busy engine on each) as the
+// recorder encodes it, beside encoding/json's MarshalIndent of the same
+// record (what it used before), then written (the line delta against the
+// last reading) with a tick per reading.
+func BenchmarkRecordGPU(b *testing.B) {
+	var rcs []sim.ReplicaConfig
+	for i := range 8 {
+		rcs = append(rcs, sim.ReplicaConfig{Name: fmt.Sprint("r", i), Scenarios: []sim.ScenarioSpec{{Name: "busy"}}})
+	}
+	fl, err := sim.NewFleet(sim.FleetConfig{Replicas: rcs}, 7)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var snaps []sources.GPUSnapshot
+	for range 100 {
+		fl.Advance(time.Second)
+		snaps = append(snaps, fl.GPUs().Sample(context.Background()))
+	}
+	b.Run("encoding-json", func(b *testing.B) {
+		k := 0
+		for b.Loop() {
+			if _, err := json.MarshalIndent(toWire(&snaps[k%len(snaps)]), "", " "); err != nil {
+				b.Fatal(err)
+			}
+			k++
+		}
+	})
+	b.Run("appender", func(b *testing.B) {
+		var buf []byte
+		k := 0
+		for b.Loop() {
+			if buf, err = appendGPUJSON(buf[:0], &snaps[k%len(snaps)]); err != nil {
+				b.Fatal(err)
+			}
+			k++
+		}
+	})
+	b.Run("written", func(b *testing.B) {
+		var out countWriter
+		w, err := NewWriter(&out, Header{}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		k := 0
+		cpu0 := cpuTime()
+		for b.Loop() {
+			s := &snaps[k%len(snaps)]
+			w.GPU(s)
+			w.Tick(s.Time)
+			k++
+		}
+		b.ReportMetric(float64(cpuTime()-cpu0)/float64(k), "cpu-ns/reading")
+		b.ReportMetric(float64(out)/float64(k), "file-bytes/reading")
+	})
 }

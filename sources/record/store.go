@@ -212,7 +212,7 @@ func (s *lineStore) size() int { return s.live + max(len(s.ln)-1, 0) }
 // (d, against the store, before it is applied): the other lines are not
 // compared again, and a line whose head is kept is encoded from the tails.
 // line is a buffer for one line.
-func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spare *changedSet, scratch []byte, line *[]byte) []byte {
+func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spare *changedSet, line *[]byte) []byte {
 	now := newChangedSet(spare, d.N)
 	for _, k := range d.Index {
 		now[k/8] |= 1 << (k % 8)
@@ -237,7 +237,7 @@ func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spa
 		b := append(append((*line)[:0], l.head...), l.tail...)
 		prev := b[:len(b):len(b)]
 		b = append(append(b, prev[:keep]...), text...)
-		dst, scratch = appendLine(dst, b[len(prev):], prev, has, scratch)
+		dst = appendLine(dst, b[len(prev):], prev, has)
 		*line = b
 	}
 	*last, *spare = now, *last
