@@ -457,7 +457,7 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 		}
 		todo = append(todo, j)
 	}
-	b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
+	b.Scrapes = s.normalizeAll(todo, b.Scrapes)
 	for _, r := range s.fleet.byKey {
 		if r.seen != s.gen {
 			b.Departed = append(b.Departed, r.name)
@@ -489,11 +489,17 @@ type fedPart struct {
 
 // normalizeAll normalizes the replicas' expositions in parallel (each
 // replica has its own normalizer) and appends the scrapes to out in
-// order.
-func normalizeAll(todo []normJob, out []sources.Scrape, keep bool) []sources.Scrape {
+// order. Each worker keeps its own SeriesClasses: a series the worker saw
+// on one replica is not parsed again for the next.
+func (s *Source) normalizeAll(todo []normJob, out []sources.Scrape) []sources.Scrape {
+	keep := s.c.cfg.KeepBody
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(len(todo), runtime.GOMAXPROCS(0)) {
+	for w := range min(len(todo), runtime.GOMAXPROCS(0)) {
+		if w == len(s.classes) {
+			s.classes = append(s.classes, sources.NewSeriesClasses(maxClasses))
+		}
+		classes := s.classes[w]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -508,7 +514,9 @@ func normalizeAll(todo []normJob, out []sources.Scrape, keep bool) []sources.Scr
 					}
 					body = scratch
 				}
+				j.r.norm.Classes = classes
 				j.out = j.r.normalize(body, j.at, keep)
+				j.r.norm.Classes = nil
 			}
 		}()
 	}
