@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -170,6 +171,12 @@ func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, erro
 		if p == nil {
 			n.fp.forget()
 			return nil, fmt.Errorf("cannot parse Content-Type %q: %v", Sanitize(contentType, 60), perr)
+		}
+		if len(n.cache) == 0 && n.fp.have {
+			// A target's first body: the cache is sized once, not grown
+			// by doubling (a fifth of a 2,000-replica first refresh's
+			// garbage).
+			n.cache = make(map[uint64]*entry, min(len(n.fp.hash), 1<<12))
 		}
 		n.startTrack(p, body, contentType)
 		err = n.read(p)
@@ -747,26 +754,20 @@ func sortedFloats(s []float64) bool {
 	return true
 }
 
+// sortPairs sorts buckets by bound, in place (a server's answer lists le
+// values as text, "+Inf" first and "10" before "2.5"); les holds no NaN
+// (such a bucket is refused), so any stable order is this one.
 func sortPairs(les, counts []float64) {
-	idx := make([]int, len(les))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case les[a] < les[b]:
-			return -1
-		case les[a] > les[b]:
-			return 1
-		}
-		return 0
-	})
-	l2, c2 := make([]float64, len(les)), make([]float64, len(les))
-	for i, j := range idx {
-		l2[i], c2[i] = les[j], counts[j]
-	}
-	copy(les, l2)
-	copy(counts, c2)
+	sort.Stable(bucketPairs{les, counts})
+}
+
+type bucketPairs struct{ les, counts []float64 }
+
+func (p bucketPairs) Len() int           { return len(p.les) }
+func (p bucketPairs) Less(i, j int) bool { return p.les[i] < p.les[j] }
+func (p bucketPairs) Swap(i, j int) {
+	p.les[i], p.les[j] = p.les[j], p.les[i]
+	p.counts[i], p.counts[j] = p.counts[j], p.counts[i]
 }
 
 // compareEngine orders engine labels numerically when they are numbers.
