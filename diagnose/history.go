@@ -43,7 +43,8 @@ const (
 // Bucket counts are not in the frame: they live in the sub-series' count
 // rings (counts), at the frame's ring slot.
 // Gauges are read only at the newest frame, so they are not in frames but
-// in the sub-series (subHistory.gauges).
+// in the sub-series (subHistory.gauges); labeled counters (finish and
+// rejection reasons) are in its label rings, at the frame's slot too.
 type frame struct {
 	ns       int64 // time, Unix nanoseconds (a time.Time is three words)
 	counters [sources.NumCounters]float64
@@ -53,8 +54,6 @@ type frame struct {
 	hsum, hcount [nTracked]float64
 	hepoch       [nTracked]uint16
 	hhas         [nTracked]bool
-	finished     []sources.LabeledValue // finished_reason counters, corrected
-	rejected     []sources.LabeledValue // admission rejections by reason, corrected
 }
 
 // corr tracks one counter's reset correction.
@@ -102,7 +101,8 @@ type subHistory struct {
 	counts   [nTracked]countRing
 	counters [sources.NumCounters]corr
 	hists    [nTracked]hcorr
-	labeled  [sources.NumLabeled]map[string]*corr
+	finished labelRing // finished_reason counters, corrected
+	rejected labelRing // admission rejections by reason, corrected
 	lastSeen time.Time
 
 	// The newest scrape's point-in-time signals.
@@ -113,11 +113,7 @@ type subHistory struct {
 
 func newSubHistory(k sources.SubKey, capacity int) *subHistory {
 	capacity = max(capacity, 2)
-	h := &subHistory{key: k, full: capacity, ring: make([]frame, min(capacity, firstRing))}
-	for i := range h.labeled {
-		h.labeled[i] = map[string]*corr{}
-	}
-	return h
+	return &subHistory{key: k, full: capacity, ring: make([]frame, min(capacity, firstRing))}
 }
 
 // firstRing is the ring a new sub-series starts with: a target that invents
@@ -155,47 +151,12 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 		r := h.addHist(slot, i, &s.Hists[id])
 		reset = reset || r
 	}
-	var r1, r2 bool
-	f.finished, r1 = h.correct(sources.LFinished, s.Labeled[sources.LFinished])
-	f.rejected, r2 = h.correct(sources.LAdmissionRejected, s.Labeled[sources.LAdmissionRejected])
+	r1 := h.finished.put(slot, len(h.ring), s.Labeled[sources.LFinished])
+	r2 := h.rejected.put(slot, len(h.ring), s.Labeled[sources.LAdmissionRejected])
 	reset = reset || r1 || r2
 	h.lastSeen = t
 	return reset
 }
-
-// correct makes a labeled counter family monotonic across restarts. The
-// snapshot's list is shared unless a value changes.
-func (h *subHistory) correct(l sources.Labeled, list []sources.LabeledValue) ([]sources.LabeledValue, bool) {
-	var out []sources.LabeledValue
-	reset := false
-	for i, lv := range list {
-		v := math.NaN()
-		if !math.IsNaN(lv.Value) {
-			c := h.labeled[l][lv.Label]
-			if c == nil && len(h.labeled[l]) < 64 {
-				c = &corr{}
-				h.labeled[l][lv.Label] = c
-			}
-			if c != nil {
-				var r bool
-				v, r = c.step(lv.Value, lv.Created)
-				reset = reset || r
-			}
-		}
-		if out == nil && !sameFloat(v, lv.Value) {
-			out = slices.Clone(list)
-		}
-		if out != nil {
-			out[i].Value = v
-		}
-	}
-	if out == nil {
-		out = list
-	}
-	return out, reset
-}
-
-func sameFloat(a, b float64) bool { return a == b || (a != a && b != b) }
 
 // place makes room for a frame at t and returns its ring slot, thinning:
 // while the newest frame is closer than spacing to the one before it, a new
@@ -236,6 +197,8 @@ func (h *subHistory) grow(capacity int) {
 	for i := range h.counts {
 		h.counts[i].remap(slots, capacity)
 	}
+	h.finished.remap(slots, capacity)
+	h.rejected.remap(slots, capacity)
 	h.ring, h.start = ring, 0
 }
 

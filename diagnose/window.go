@@ -100,8 +100,8 @@ func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig) {
 	for i := range x.hists {
 		x.hists[i].add(h, a, b, i)
 	}
-	x.finish = addLabeledRates(x.finish, fa.finished, fb.finished, secs)
-	x.reject = addLabeledRates(x.reject, fa.rejected, fb.rejected, secs)
+	x.finish = h.finished.addRates(x.finish, h.slot(a), h.slot(b), secs)
+	x.reject = h.rejected.addRates(x.reject, h.slot(a), h.slot(b), secs)
 	x.addGauges(h, cache)
 }
 
@@ -244,31 +244,6 @@ func (r *histRate) merge(o *histRate) {
 		}
 	}
 	r.bounds, r.rates = nb, nr
-}
-
-func addLabeledRates(dst []labeledRate, a, b []sources.LabeledValue, secs float64) []labeledRate {
-	if secs <= 0 {
-		return dst
-	}
-	for _, lb := range b {
-		for _, la := range a {
-			if la.Label != lb.Label {
-				continue
-			}
-			d := lb.Value - la.Value
-			if math.IsNaN(d) {
-				break
-			}
-			i := slices.IndexFunc(dst, func(l labeledRate) bool { return l.label == lb.Label })
-			if i < 0 {
-				dst = append(dst, labeledRate{label: lb.Label})
-				i = len(dst) - 1
-			}
-			dst[i].rate += d / secs
-			break
-		}
-	}
-	return dst
 }
 
 func mergeLabeledRates(dst, src []labeledRate) []labeledRate {
