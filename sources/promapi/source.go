@@ -16,6 +16,11 @@ import (
 // maxParallel is how many family queries one refresh has in flight.
 const maxParallel = 4
 
+// maxClasses bounds the distinct series texts a normalizing worker
+// remembers across replicas: ~330 per model and vLLM release, at ~200
+// bytes each.
+const maxClasses = 1 << 15
+
 // chunkSteps is how many steps one backfill range query covers: history is
 // read and handed on in pieces, so memory stays bounded however long it is.
 const chunkSteps = 120
@@ -30,8 +35,11 @@ type Source struct {
 	groups [][]string
 	feds   []*federation
 	gpus   *dcgm.Reader
-	gen    uint64
-	names  []model.LabelName // scratch for label sorting
+	// classes are the normalizing workers' shared series classes, one
+	// per worker.
+	classes []*sources.SeriesClasses
+	gen     uint64
+	names   []model.LabelName // scratch for label sorting
 }
 
 // NewSource reads through an opened client.
@@ -162,7 +170,7 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 		r.last = t
 		todo = append(todo, normJob{r: r, buf: r.buf, at: t})
 	}
-	b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
+	b.Scrapes = s.normalizeAll(todo, b.Scrapes)
 	if err := s.readGPUs(ctx, &b, ts); err != nil {
 		return b, err
 	}
@@ -418,7 +426,7 @@ func (s *Source) sendChunk(ctx context.Context, out chan<- sources.Batch, f fetc
 			rp.last = at
 			todo = append(todo, normJob{r: rp, buf: rp.buf, at: at})
 		}
-		b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
+		b.Scrapes = s.normalizeAll(todo, b.Scrapes)
 		if len(f.gpus) > 0 {
 			s.gpus.Begin()
 			for i, m := range f.gpus {

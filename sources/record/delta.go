@@ -176,7 +176,7 @@ func (c changedSet) has(k int) bool { return k/8 < len(c) && c[k/8]&(1<<(k%8)) !
 // appendDelta appends the encoding of cur against prev (both split lines)
 // and sets *last to cur's changed set.
 // spare is a buffer for the new set, swapped with *last after.
-func appendDelta(dst []byte, prev, cur [][]byte, last, spare *changedSet, scratch []byte) []byte {
+func appendDelta(dst []byte, prev, cur [][]byte, last, spare *changedSet) []byte {
 	now := newChangedSet(spare, len(cur))
 	for k := range cur {
 		if k >= len(prev) || !bytes.Equal(cur[k], prev[k]) {
@@ -190,7 +190,7 @@ func appendDelta(dst []byte, prev, cur [][]byte, last, spare *changedSet, scratc
 			if k < len(prev) {
 				pl = prev[k]
 			}
-			dst, scratch = appendLine(dst, line, pl, k < len(prev), scratch)
+			dst = appendLine(dst, line, pl, k < len(prev))
 		}
 	}
 	*last, *spare = now, *last
@@ -221,21 +221,17 @@ func appendChangedSet(dst []byte, n int, now, last changedSet) []byte {
 // appendLine appends the op that rebuilds line from prev (the previous
 // line at its place, if has): an integer change when only the value moved,
 // else a literal after a shared prefix.
-func appendLine(dst, line, prev []byte, has bool, scratch []byte) ([]byte, []byte) {
+func appendLine(dst, line, prev []byte, has bool) []byte {
 	if has {
 		if s := valueStart(line); s >= 0 && s == valueStart(prev) && bytes.Equal(line[:s], prev[:s]) {
-			old, ok1 := intValue(prev[s:])
-			v, ok2 := intValue(line[s:])
-			// The line's head equals the previous one's, so printing
-			// the new value as the decoder will and comparing the
-			// values' text checks the whole line.
-			if ok1 && ok2 && v-old <= 1<<53 && v-old >= -(1<<53) {
-				for _, op := range []uint64{opIntDotZero, opInt} {
-					scratch = appendInt(scratch[:0], v, op)
-					if bytes.Equal(scratch, line[s:]) {
-						dst = binary.AppendUvarint(dst, op)
-						return binary.AppendVarint(dst, v-old), scratch
-					}
+			// The line's head equals the previous one's, and the new value
+			// is printed as the decoder prints it (canonInt reads nothing
+			// else): only then is the old value read. Most lines that are
+			// not counters (a sum, a JSON field) stop at the first test.
+			if v, op, ok := canonInt(line[s:]); ok {
+				if old, ok := intValue(prev[s:]); ok && v-old <= 1<<53 && v-old >= -(1<<53) {
+					dst = binary.AppendUvarint(dst, op)
+					return binary.AppendVarint(dst, v-old)
 				}
 			}
 		}
@@ -246,7 +242,7 @@ func appendLine(dst, line, prev []byte, has bool, scratch []byte) ([]byte, []byt
 	}
 	dst = binary.AppendUvarint(dst, uint64(opLiteral+p))
 	dst = binary.AppendUvarint(dst, uint64(len(line)-p))
-	return append(dst, line[p:]...), scratch
+	return append(dst, line[p:]...)
 }
 
 func commonPrefix(a, b []byte) int {

@@ -66,7 +66,7 @@ func FuzzDelta(f *testing.F) {
 		pl, cl := splitLines(nil, prev), splitLines(nil, cur)
 		var wlast, wspare, rlast changedSet
 		for i := 0; i < 2; i++ { // twice: against the first delta's changed set too
-			enc := appendDelta(nil, pl, cl, &wlast, &wspare, nil)
+			enc := appendDelta(nil, pl, cl, &wlast, &wspare)
 			got, err := applyDelta(nil, pl, enc, len(cur)+1, &rlast)
 			if err != nil || !bytes.Equal(got, cur) {
 				t.Fatalf("delta of %q against %q: %q, %v", cur, prev, got, err)

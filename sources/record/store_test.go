@@ -23,7 +23,7 @@ func TestLineStoreAndLinesDelta(t *testing.T) {
 		st := &lineStore{}
 		st.setWhole(bytes.Join(cur, []byte("\n")))
 		var last, spare, dlast changedSet
-		var scratch, line []byte
+		var line []byte
 		for step := 0; step < 40; step++ {
 			next := make([][]byte, 0, len(cur)+2)
 			for _, l := range cur {
@@ -55,7 +55,7 @@ func TestLineStoreAndLinesDelta(t *testing.T) {
 			}
 			prev := bytes.Join(cur, []byte("\n"))
 			prevLines := splitLines(nil, prev)
-			enc := st.appendLinesDelta(nil, d, &last, &spare, scratch, &line)
+			enc := st.appendLinesDelta(nil, d, &last, &spare, &line)
 			st.apply(d)
 			want := bytes.Join(next, []byte("\n"))
 			if got := st.appendBody(nil); !bytes.Equal(got, want) || st.size() != len(want) {
