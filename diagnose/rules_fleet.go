@@ -157,6 +157,23 @@ func imbalanceCheck(x *evalCtx, f *Frame, p []float64) []fleetHit {
 	return hits
 }
 
+// byLoad is a peer group ordered by load per unit of capacity (stable:
+// equal loads keep the group's order), sorted once per evaluation however
+// many of its replicas a finding describes. Leaving one replica out of it
+// is the order of the others.
+func (x *evalCtx) byLoad(eps []*EndpointView, capOf func(*EndpointView) float64) []*EndpointView {
+	if len(eps) > 0 && len(x.loadOrder) == len(eps) && x.loadOf == &eps[0] {
+		return x.loadOrder
+	}
+	s := slices.Clone(eps)
+	slices.SortStableFunc(s, func(a, b *EndpointView) int { return cmp.Compare(inFlight(a)/capOf(a), inFlight(b)/capOf(b)) })
+	x.loadOrder = s
+	if len(eps) > 0 {
+		x.loadOf = &eps[0]
+	}
+	return s
+}
+
 // peersListed is how many of the least and of the most loaded peers a
 // replica_imbalance finding lists on a large pool.
 const peersListed = 5
@@ -187,7 +204,12 @@ func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev Severity, fd *Findi
 		}
 	}
 	if len(peers) > 2*peersListed {
-		slices.SortStableFunc(peers, func(a, b *EndpointView) int { return cmp.Compare(inFlight(a)/capOf(a), inFlight(b)/capOf(b)) })
+		peers = peers[:0]
+		for _, o := range x.byLoad(eps, capOf) {
+			if o != ep {
+				peers = append(peers, o)
+			}
+		}
 		fd.Evidence = append(fd.Evidence, evNum("peers not listed", float64(len(peers)-2*peersListed), UnitCount, 0))
 		peers = append(peers[:peersListed], peers[len(peers)-peersListed:]...)
 	}
