@@ -10,6 +10,9 @@
 #
 # VTOP=path runs that binary instead of building this tree's (a reference
 # build, measured beside this one in a second run at the same time).
+# REFERENCE=path compares two recording vtops instead: "off" is that binary
+# with --record too, so a pair's ratio is this build's recording CPU over
+# the reference's, against the same fleet at the same time.
 #
 # Takes about PAIRS × (MEASURE_SECONDS + 20 s) (default 3 × 140 s).
 set -euo pipefail
@@ -31,6 +34,8 @@ cleanup() {
 trap cleanup EXIT
 
 if [ -n "${VTOP:-}" ]; then cp "$VTOP" "$tmp/vtop"; else go build -o "$tmp/vtop" ./cmd/vtop; fi
+offbin="$tmp/vtop" offrec=""
+if [ -n "${REFERENCE:-}" ]; then cp "$REFERENCE" "$tmp/ref"; offbin="$tmp/ref" offrec="$tmp/ref.vtop"; fi
 total=$((pairs * (warm + measure + 10) + 60))
 "$tmp/vtop" sim --listen "127.0.0.1:$base" --replicas "$replicas" --scenario "$scenario" --for "${total}s" \
   >"$tmp/sim.out" 2>"$tmp/sim.err" &
@@ -46,21 +51,21 @@ fi
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # utime + stime, clock ticks
 hz=$(getconf CLK_TCK)
-once() { # once VAR RECORD_FILE|"": starts a vtop --once, its pid in VAR
+once() { # once VAR RECORD_FILE|"" [BINARY]: starts a vtop --once, its pid in VAR
   local rec=()
   [ -n "$2" ] && rec=(--record "$2")
-  "$tmp/vtop" --once -o json -i 1s -w "$((warm + measure + 5))s" --gpu none --config "$tmp/targets.yaml" "${rec[@]}" \
+  "${3:-$tmp/vtop}" --once -o json -i 1s -w "$((warm + measure + 5))s" --gpu none --config "$tmp/targets.yaml" "${rec[@]}" \
     >/dev/null 2>>"$tmp/once.err" &
   pids+=($!)
   printf -v "$1" %s $!
 }
 
 ratios=()
-echo "replicas=$replicas scenario=$scenario measure=${measure}s pairs=$pairs binary=${VTOP:-this tree} $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "replicas=$replicas scenario=$scenario measure=${measure}s pairs=$pairs binary=${VTOP:-this tree} off=$([ -n "${REFERENCE:-}" ] && echo "$REFERENCE --record" || echo "no --record") $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for k in $(seq "$pairs"); do
-  rm -f "$tmp/rec.vtop"
-  if [ $((k % 2)) = 1 ]; then once off ""; once on "$tmp/rec.vtop"
-  else once on "$tmp/rec.vtop"; once off ""; fi
+  rm -f "$tmp/rec.vtop" "$tmp/ref.vtop"
+  if [ $((k % 2)) = 1 ]; then once off "$offrec" "$offbin"; once on "$tmp/rec.vtop"
+  else once on "$tmp/rec.vtop"; once off "$offrec" "$offbin"; fi
   sleep "$warm"
   off0=$(ticks "$off"); on0=$(ticks "$on"); l0=$(cut -d' ' -f1 /proc/loadavg)
   sleep "$measure"
