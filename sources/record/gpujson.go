@@ -23,39 +23,31 @@ func appendGPUJSON(dst []byte, s *sources.GPUSnapshot) ([]byte, error) {
 	w.strOmit("source", s.Source)
 	w.boolOmit("simulated", s.Simulated)
 	w.strOmit("unavailable", s.Unavailable)
-	if len(s.GPUs) > 0 {
-		w.key("gpus")
-		w.open('[')
-		for i := range s.GPUs {
-			w.elem()
-			w.gpu(&s.GPUs[i])
+	w.objects("gpus", len(s.GPUs), func(i int) error {
+		w.gpu(&s.GPUs[i])
+		return nil
+	})
+	err := w.objects("events", len(s.Events), func(i int) error {
+		e := &s.Events[i]
+		if err := w.time("time", e.Time); err != nil {
+			return err
 		}
-		w.close(']')
-	}
-	if len(s.Events) > 0 {
-		w.key("events")
-		w.open('[')
-		for _, e := range s.Events {
-			w.elem()
-			w.open('{')
-			if err := w.time("time", e.Time); err != nil {
-				return dst, err
-			}
-			w.int("gpu", int64(e.GPU))
-			w.int("xid", int64(e.XID))
-			w.str("text", e.Text)
-			w.str("level", e.Level)
-			w.close('}')
-		}
-		w.close(']')
+		w.int("gpu", int64(e.GPU))
+		w.int("xid", int64(e.XID))
+		w.str("text", e.Text)
+		w.str("level", e.Level)
+		return nil
+	})
+	if err != nil {
+		return dst, err
 	}
 	w.strs("notes", s.Notes)
 	w.close('}')
 	return w.b, nil
 }
 
+// gpu writes a GPU object's members.
 func (w *jsonWriter) gpu(g *sources.GPU) {
-	w.open('{')
 	w.int("index", int64(g.Index))
 	w.str("name", g.Name)
 	w.str("uuid", g.UUID)
@@ -80,24 +72,37 @@ func (w *jsonWriter) gpu(g *sources.GPU) {
 	w.num("pcie_tx_bps", g.PCIeTxBps)
 	w.num("pcie_rx_bps", g.PCIeRxBps)
 	w.int("mig", int64(int8(g.MIG)))
-	if len(g.Processes) > 0 {
-		w.key("processes")
-		w.open('[')
-		for _, p := range g.Processes {
-			w.elem()
-			w.open('{')
-			w.int("pid", int64(p.PID))
-			w.str("name", p.Name)
-			w.num("used_bytes", p.UsedBytes)
-			w.close('}')
-		}
-		w.close(']')
-	}
+	w.objects("processes", len(g.Processes), func(i int) error {
+		p := &g.Processes[i]
+		w.int("pid", int64(p.PID))
+		w.str("name", p.Name)
+		w.num("used_bytes", p.UsedBytes)
+		return nil
+	})
 	w.strOmit("problem", g.Problem)
 	w.strs("fields_missing", g.FieldsMissing)
 	w.boolOmit("throttled", g.Throttled)
 	w.strOmit("simulated_reason", g.SimulatedReason)
-	w.close('}')
+}
+
+// objects writes k's array of n objects, unless n is 0; obj writes the
+// members of the i-th.
+func (w *jsonWriter) objects(k string, n int, obj func(i int) error) error {
+	if n == 0 {
+		return nil
+	}
+	w.key(k)
+	w.open('[')
+	for i := range n {
+		w.elem()
+		w.open('{')
+		if err := obj(i); err != nil {
+			return err
+		}
+		w.close('}')
+	}
+	w.close(']')
+	return nil
 }
 
 // jsonWriter writes JSON indented as MarshalIndent(v, "", " ") does. It
