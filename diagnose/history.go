@@ -48,12 +48,12 @@ const (
 type frame struct {
 	ns       int64 // time, Unix nanoseconds (a time.Time is three words)
 	counters [sources.NumCounters]float64
-	// Tracked histograms' _sum and _count, their bucket layout generation
+	// Tracked histograms' _sum, their bucket layout generation
 	// (frames of different epochs do not subtract) and whether buckets were
 	// present; side by side, not in a struct each, to leave no padding.
-	hsum, hcount [nTracked]float64
-	hepoch       [nTracked]uint16
-	hhas         [nTracked]bool
+	hsum   [nTracked]float64
+	hepoch [nTracked]uint16
+	hhas   [nTracked]bool
 }
 
 // corr tracks one counter's reset correction.
@@ -76,17 +76,18 @@ func (c *corr) step(v, created float64) (float64, bool) {
 	return v + c.offset, reset
 }
 
+// hcorr tracks one histogram's reset correction. raw and offset have a
+// column per bucket and one for _count, which the count ring keeps like a
+// bucket (a whole number that only grows, no wider than the +Inf bucket).
 type hcorr struct {
-	bounds   []float64
-	raw      []float64
-	offset   []float64
-	rawSum   float64
-	rawCount float64
-	sumOff   float64
-	countOff float64
-	created  float64
-	epoch    uint16 // wraps after 65,536 layouts; a window holds at most MaxFrames frames
-	seen     bool
+	bounds  []float64
+	raw     []float64
+	offset  []float64
+	rawSum  float64
+	sumOff  float64
+	created float64
+	epoch   uint16 // wraps after 65,536 layouts; a window holds at most MaxFrames frames
+	seen    bool
 }
 
 // subHistory is the bounded history of one (model, engine) sub-series: a
@@ -216,12 +217,12 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 			c.epoch++
 		}
 		c.bounds = src.Bounds
-		c.raw = make([]float64, len(src.Bounds))
-		c.offset = make([]float64, len(src.Bounds))
-		c.sumOff, c.countOff = 0, 0
-		h.counts[i].reset(len(src.Bounds), len(h.ring))
+		c.raw = make([]float64, len(src.Bounds)+1)
+		c.offset = make([]float64, len(src.Bounds)+1)
+		c.sumOff = 0
+		h.counts[i].reset(len(src.Bounds)+1, len(h.ring))
 	} else {
-		restarted := src.Count < c.rawCount ||
+		restarted := src.Count < c.raw[len(src.Bounds)] ||
 			(src.Created == src.Created && c.created == c.created && src.Created != c.created)
 		for k := range src.Counts {
 			if src.Counts[k] < c.raw[k] {
@@ -230,21 +231,22 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 			}
 		}
 		if restarted {
-			// The whole histogram restarts together; correct every bucket.
+			// The whole histogram restarts together; correct every
+			// bucket and the count.
 			for k := range c.offset {
 				c.offset[k] += c.raw[k]
 			}
 			if !math.IsNaN(c.rawSum) {
 				c.sumOff += c.rawSum
 			}
-			c.countOff += c.rawCount
 			reset = true
 		}
 	}
 	// raw is vtop's own copy: the snapshot's counts are not kept past it.
 	copy(c.raw, src.Counts)
-	c.rawSum, c.rawCount, c.created, c.seen = src.Sum, src.Count, src.Created, true
-	h.counts[i].put(slot, src.Counts, c.offset, func(yield func(int) bool) {
+	c.raw[len(src.Bounds)] = src.Count
+	c.rawSum, c.created, c.seen = src.Sum, src.Created, true
+	h.counts[i].put(slot, c.raw, c.offset, func(yield func(int) bool) {
 		for j := range h.n {
 			if f := h.at(j); f.hhas[i] && f.hepoch[i] == c.epoch && !yield(h.slot(j)) {
 				return
@@ -253,7 +255,6 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 	})
 	f.hhas[i] = true
 	f.hsum[i] = src.Sum + c.sumOff
-	f.hcount[i] = src.Count + c.countOff
 	f.hepoch[i] = c.epoch
 	return reset
 }

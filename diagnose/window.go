@@ -196,16 +196,17 @@ func (r *histRate) add(h *subHistory, a, b, i int) {
 	}
 	bounds := h.hists[i].bounds
 	cr := &h.counts[i]
-	if len(bounds) != cr.stride {
+	if len(bounds)+1 != cr.stride { // the buckets, then _count
 		return
 	}
 	sa, sb := h.slot(a), h.slot(b)
-	rates := make([]float64, cr.stride)
+	rates := make([]float64, len(bounds))
 	for k := range rates {
 		rates[k] = cr.diff(sb, sa, k) / secs
 	}
+	obs := cr.diff(sb, sa, len(bounds))
 	other := histRate{bounds: bounds, rates: rates,
-		sum: (fb.hsum[i] - fa.hsum[i]) / secs, count: (fb.hcount[i] - fa.hcount[i]) / secs, obs: fb.hcount[i] - fa.hcount[i]}
+		sum: (fb.hsum[i] - fa.hsum[i]) / secs, count: obs / secs, obs: obs}
 	r.merge(&other)
 }
 
