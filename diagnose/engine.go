@@ -103,7 +103,7 @@ type endpoint struct {
 	win, sp   acc // whole endpoint over the window / the spark window
 	subStats  []SubView
 	stats     Stats
-	spStats   Stats
+	spStats   Stats           // only what a sparkline point draws (sparkStats)
 	modelAccs map[string]*acc // by model, when it serves more than one
 	winModel  bool            // it serves one: win is that model's acc
 }
@@ -264,7 +264,7 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 		}
 	}
 	ep.stats = ep.win.stats()
-	ep.spStats = ep.sp.stats()
+	ep.spStats = ep.sp.sparkStats()
 }
 
 // singleModel reports whether every sub-series serves the first one's model.
@@ -323,7 +323,7 @@ func (e *Engine) Frame(now time.Time) *Frame {
 	}
 	sort.Slice(f.Fleet.Models, func(i, j int) bool { return f.Fleet.Models[i].Model < f.Fleet.Models[j].Model })
 	if now.Sub(e.lastFleet) >= e.cfg.Interval*9/10 {
-		st := fleetSp.stats()
+		st := fleetSp.sparkStats()
 		e.fleetSpark.push(sparkPoint(now, &st))
 		e.lastFleet = now
 	}
