@@ -1,6 +1,7 @@
 package promapi
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -202,5 +203,48 @@ func TestSlottedReadsAsPlain(t *testing.T) {
 	}
 	if filled != p.steps-1 {
 		t.Fatalf("%d steps filled", filled)
+	}
+}
+
+// A step where a replica was scraped but none of its series has a point
+// hands on nothing for it (not an empty exposition, which reads as a failed
+// scrape); the steps around it hand on its samples.
+func TestChunkStepWithoutPoints(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	r := v1.Range{Start: start, End: start.Add(2 * 15 * time.Second), Step: 15 * time.Second}
+	at := func(k int) string { return strconv.FormatInt(start.Unix()+int64(15*k), 10) }
+	body := `{"status":"success","data":{"resultType":"matrix","result":[` +
+		`{"metric":{"__name__":"vllm:num_requests_running","instance":"a:1","model_name":"m"},"values":[[` + at(0) + `,"1"],[` + at(2) + `,"3"]]},` +
+		`{"metric":{"__name__":"vllm:num_requests_waiting","instance":"a:1","model_name":"m"},"values":[[` + at(0) + `,"0"],[` + at(2) + `,"2"]]}]}}`
+	p, err := readRange(strings.NewReader(body), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stamps model.SampleStream
+	stamps.Metric = model.Metric{"instance": "a:1"}
+	for k := 0; k < 3; k++ {
+		ts := model.TimeFromUnixNano(start.Add(time.Duration(k) * r.Step).UnixNano())
+		stamps.Values = append(stamps.Values, model.SamplePair{Timestamp: ts, Value: model.SampleValue(float64(ts) / 1000)})
+	}
+	s := &Source{c: &Client{}, fleet: newFleet(nil)}
+	out := make(chan sources.Batch, 3)
+	if !s.sendChunk(context.Background(), out, fetched{r: r, stamps: model.Matrix{&stamps}, parts: []*rangePart{p}}) {
+		t.Fatal("sendChunk stopped")
+	}
+	close(out)
+	var got []string
+	for b := range out {
+		line := ""
+		for _, sc := range b.Scrapes {
+			if sc.Err != nil {
+				line += "error " + sc.Err.Error()
+			} else {
+				line += fmt.Sprint(sc.Data.Subs[0].Gauges[sources.GRunning], " ", sc.Data.Subs[0].Gauges[sources.GWaiting])
+			}
+		}
+		got = append(got, line)
+	}
+	if want := []string{"1 0", "", "3 2"}; !slices.Equal(got, want) {
+		t.Fatalf("steps handed on %q, want %q", got, want)
 	}
 }

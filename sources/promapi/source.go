@@ -415,19 +415,21 @@ func (s *Source) sendChunk(ctx context.Context, out chan<- sources.Batch, f fetc
 			if !at.After(rp.last) {
 				continue // no new scrape since the last step
 			}
-			buf := bodies[rp].fill(k)
+			buf, n := bodies[rp].fill(k), len(series[rp])
 			if buf == nil {
 				// A series without a point at this step: its line is left out.
 				s.fleet.begin(rp)
+				n = 0
 				for _, r := range series[rp] {
 					if v := r.p.value(r.i, k); v != nil {
 						rp.buf = append(append(append(rp.buf, r.p.lineOf(r.i)...), v...), '\n')
+						n++
 					}
 				}
 				buf = rp.buf
 			}
-			if len(series[rp]) == 0 {
-				continue
+			if n == 0 {
+				continue // no series, or none with a point at this step
 			}
 			rp.last = at
 			todo = append(todo, normJob{r: rp, buf: buf, at: at})
