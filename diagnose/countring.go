@@ -5,8 +5,9 @@ import (
 	"math"
 )
 
-// countRing holds one tracked histogram's cumulative bucket counts for every
-// frame slot of a sub-series' ring. Counts are whole numbers that only grow
+// countRing holds one tracked histogram's cumulative bucket counts (and its
+// _count, as a last column) for every frame slot of a sub-series' ring.
+// Counts are whole numbers that only grow
 // within a layout epoch, so they are kept as increases over a base: uint16
 // (2 bytes a bucket instead of 8, and no copy of each scrape's slice) while
 // a window's increase fits, which it does for per-request histograms; uint32

@@ -13,6 +13,8 @@ import (
 // that outgrow uint32 (rebased, then widened when one window spans more than
 // uint32 holds), fractional counts and a bucket layout change, through ring
 // wrap-around and growth (the ring starts smaller than the window needs).
+// _count, kept as the rings' last column, comes out as the exposed _count
+// (here above the +Inf bucket), not as a bucket.
 func TestCountRingExact(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -35,6 +37,7 @@ func TestCountRingExact(t *testing.T) {
 			bounds := []float64{0.1, 1, math.Inf(1)}
 			wide := []float64{0.1, 0.5, 1, math.Inf(1)}
 			var want [][]float64 // counts as stored, by step
+			var wantCount []float64
 			cur := c.start
 			const step, w = time.Second, 20 * time.Second
 			for i := range 100 {
@@ -48,8 +51,9 @@ func TestCountRingExact(t *testing.T) {
 					counts[k] = cur * float64(k+1) // cumulative: non-decreasing
 				}
 				want = append(want, counts)
+				wantCount = append(wantCount, counts[len(counts)-1]+float64(i))
 				var s sources.Sub
-				s.Hists[sources.HTTFT] = sources.Histogram{Bounds: b, Counts: counts, Sum: cur, Count: counts[len(counts)-1]}
+				s.Hists[sources.HTTFT] = sources.Histogram{Bounds: b, Counts: counts, Sum: cur, Count: wantCount[i]}
 				now := t0.Add(time.Duration(i) * step)
 				h.add(now, &s, 0, 2*w, 512)
 				a, bi, ok := h.window(now, w)
@@ -70,6 +74,9 @@ func TestCountRingExact(t *testing.T) {
 					continue
 				}
 				secs := (time.Duration(ib-ia) * step).Seconds()
+				if obs := wantCount[ib] - wantCount[ia]; r.obs != obs || r.count != obs/secs {
+					t.Fatalf("step %d: %v observations (%v/s), want %v (%v/s)", i, r.obs, r.count, obs, obs/secs)
+				}
 				for k := range want[ib] {
 					if exp := (want[ib][k] - want[ia][k]) / secs; r.rates[k] != exp {
 						t.Fatalf("step %d bucket %d: rate %v, want %v", i, k, r.rates[k], exp)

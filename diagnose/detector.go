@@ -117,11 +117,8 @@ type evalCtx struct {
 
 	// peers are the replicas a fleet finding compares its target with.
 	peers []*EndpointView
-	// loadOrder is the peer group starting at loadOf by load (see byLoad).
-	loadOrder []*EndpointView
-	loadOf    **EndpointView
-	u         unit
-	es        *epState // the endpoint being evaluated
+	u     unit
+	es    *epState // the endpoint being evaluated
 
 	// Lazily derived from the endpoint's sparkline, once per endpoint.
 	trendEp   *EndpointView

@@ -103,8 +103,9 @@ type endpoint struct {
 	win, sp   acc // whole endpoint over the window / the spark window
 	subStats  []SubView
 	stats     Stats
-	spStats   Stats // only what a sparkline point draws (sparkStats)
-	modelAccs map[string]*acc
+	spStats   Stats           // only what a sparkline point draws (sparkStats)
+	modelAccs map[string]*acc // by model, when it serves more than one
+	winModel  bool            // it serves one: win is that model's acc
 }
 
 // TargetInfo is what the engine needs to know about a target up front.
@@ -215,7 +216,7 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 
 // derive recomputes an endpoint's cached accumulators over the window ending at t.
 func (e *Engine) derive(ep *endpoint, t time.Time) {
-	ep.dirty = false
+	ep.dirty, ep.winModel = false, false
 	ep.win, ep.sp = newAcc(), newAcc()
 	// A fresh slice: frames already handed out keep the old one.
 	ep.subStats = nil
@@ -228,6 +229,9 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 		return
 	}
 	sw := e.cfg.SparkWindow()
+	// An endpoint serving one model (most do) has that model's acc in
+	// win: the same merges in the same order. Frame reads it there.
+	single := len(ep.snap.Subs) > 0 && singleModel(ep.snap.Subs)
 	for k := range ep.snap.Subs {
 		sub := &ep.snap.Subs[k]
 		h := ep.subs[sub.Key]
@@ -242,13 +246,16 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 			one.addGauges(h, sub.Cache)
 		}
 		ep.win.merge(&one)
-		m := ep.modelAccs[sub.Key.Model]
-		if m == nil {
-			m = &acc{}
-			*m = newAcc()
-			ep.modelAccs[sub.Key.Model] = m
+		ep.winModel = single
+		if !single {
+			m := ep.modelAccs[sub.Key.Model]
+			if m == nil {
+				m = &acc{}
+				*m = newAcc()
+				ep.modelAccs[sub.Key.Model] = m
+			}
+			m.merge(&one)
 		}
-		m.merge(&one)
 		ep.subStats = append(ep.subStats, SubView{Key: sub.Key, Stats: one.stats()})
 		if a, b, ok := h.window(t, sw); ok {
 			ep.sp.addSub(h, a, b, sub.Cache)
@@ -258,6 +265,16 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 	}
 	ep.stats = ep.win.stats()
 	ep.spStats = ep.sp.sparkStats()
+}
+
+// singleModel reports whether every sub-series serves the first one's model.
+func singleModel(subs []sources.Sub) bool {
+	for i := range subs {
+		if subs[i].Key.Model != subs[0].Key.Model {
+			return false
+		}
+	}
+	return true
 }
 
 // Frame builds the picture at time now.
@@ -283,7 +300,7 @@ func (e *Engine) Frame(now time.Time) *Frame {
 		f.Fleet.Up++
 		fleet.merge(&ep.win)
 		fleetSp.merge(&ep.sp)
-		for m, a := range ep.modelAccs {
+		add := func(m string, a *acc) {
 			if modelAcc[m] == nil {
 				x := newAcc()
 				modelAcc[m] = &x
@@ -291,6 +308,12 @@ func (e *Engine) Frame(now time.Time) *Frame {
 			}
 			modelAcc[m].merge(a)
 			models[m].Endpoints++
+		}
+		if ep.winModel {
+			add(ep.snap.Subs[0].Key.Model, &ep.win)
+		}
+		for m, a := range ep.modelAccs {
+			add(m, a)
 		}
 	}
 	f.Fleet.Stats = fleet.stats()

@@ -43,18 +43,17 @@ const (
 // Bucket counts are not in the frame: they live in the sub-series' count
 // rings (counts), at the frame's ring slot.
 // Gauges are read only at the newest frame, so they are not in frames but
-// in the sub-series (subHistory.gauges).
+// in the sub-series (subHistory.gauges); labeled counters (finish and
+// rejection reasons) are in its label rings, at the frame's slot too.
 type frame struct {
 	ns       int64 // time, Unix nanoseconds (a time.Time is three words)
 	counters [sources.NumCounters]float64
-	// Tracked histograms' _sum and _count, their bucket layout generation
+	// Tracked histograms' _sum, their bucket layout generation
 	// (frames of different epochs do not subtract) and whether buckets were
 	// present; side by side, not in a struct each, to leave no padding.
-	hsum, hcount [nTracked]float64
-	hepoch       [nTracked]uint16
-	hhas         [nTracked]bool
-	finished     []sources.LabeledValue // finished_reason counters, corrected
-	rejected     []sources.LabeledValue // admission rejections by reason, corrected
+	hsum   [nTracked]float64
+	hepoch [nTracked]uint16
+	hhas   [nTracked]bool
 }
 
 // corr tracks one counter's reset correction.
@@ -77,17 +76,18 @@ func (c *corr) step(v, created float64) (float64, bool) {
 	return v + c.offset, reset
 }
 
+// hcorr tracks one histogram's reset correction. raw and offset have a
+// column per bucket and one for _count, which the count ring keeps like a
+// bucket (a whole number that only grows, no wider than the +Inf bucket).
 type hcorr struct {
-	bounds   []float64
-	raw      []float64
-	offset   []float64
-	rawSum   float64
-	rawCount float64
-	sumOff   float64
-	countOff float64
-	created  float64
-	epoch    uint16 // wraps after 65,536 layouts; a window holds at most MaxFrames frames
-	seen     bool
+	bounds  []float64
+	raw     []float64
+	offset  []float64
+	rawSum  float64
+	sumOff  float64
+	created float64
+	epoch   uint16 // wraps after 65,536 layouts; a window holds at most MaxFrames frames
+	seen    bool
 }
 
 // subHistory is the bounded history of one (model, engine) sub-series: a
@@ -102,7 +102,8 @@ type subHistory struct {
 	counts   [nTracked]countRing
 	counters [sources.NumCounters]corr
 	hists    [nTracked]hcorr
-	labeled  [sources.NumLabeled]map[string]*corr
+	finished labelRing // finished_reason counters, corrected
+	rejected labelRing // admission rejections by reason, corrected
 	lastSeen time.Time
 
 	// The newest scrape's point-in-time signals.
@@ -113,11 +114,7 @@ type subHistory struct {
 
 func newSubHistory(k sources.SubKey, capacity int) *subHistory {
 	capacity = max(capacity, 2)
-	h := &subHistory{key: k, full: capacity, ring: make([]frame, min(capacity, firstRing))}
-	for i := range h.labeled {
-		h.labeled[i] = map[string]*corr{}
-	}
-	return h
+	return &subHistory{key: k, full: capacity, ring: make([]frame, min(capacity, firstRing))}
 }
 
 // firstRing is the ring a new sub-series starts with: a target that invents
@@ -155,47 +152,12 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 		r := h.addHist(slot, i, &s.Hists[id])
 		reset = reset || r
 	}
-	var r1, r2 bool
-	f.finished, r1 = h.correct(sources.LFinished, s.Labeled[sources.LFinished])
-	f.rejected, r2 = h.correct(sources.LAdmissionRejected, s.Labeled[sources.LAdmissionRejected])
+	r1 := h.finished.put(slot, len(h.ring), s.Labeled[sources.LFinished])
+	r2 := h.rejected.put(slot, len(h.ring), s.Labeled[sources.LAdmissionRejected])
 	reset = reset || r1 || r2
 	h.lastSeen = t
 	return reset
 }
-
-// correct makes a labeled counter family monotonic across restarts. The
-// snapshot's list is shared unless a value changes.
-func (h *subHistory) correct(l sources.Labeled, list []sources.LabeledValue) ([]sources.LabeledValue, bool) {
-	var out []sources.LabeledValue
-	reset := false
-	for i, lv := range list {
-		v := math.NaN()
-		if !math.IsNaN(lv.Value) {
-			c := h.labeled[l][lv.Label]
-			if c == nil && len(h.labeled[l]) < 64 {
-				c = &corr{}
-				h.labeled[l][lv.Label] = c
-			}
-			if c != nil {
-				var r bool
-				v, r = c.step(lv.Value, lv.Created)
-				reset = reset || r
-			}
-		}
-		if out == nil && !sameFloat(v, lv.Value) {
-			out = slices.Clone(list)
-		}
-		if out != nil {
-			out[i].Value = v
-		}
-	}
-	if out == nil {
-		out = list
-	}
-	return out, reset
-}
-
-func sameFloat(a, b float64) bool { return a == b || (a != a && b != b) }
 
 // place makes room for a frame at t and returns its ring slot, thinning:
 // while the newest frame is closer than spacing to the one before it, a new
@@ -236,6 +198,8 @@ func (h *subHistory) grow(capacity int) {
 	for i := range h.counts {
 		h.counts[i].remap(slots, capacity)
 	}
+	h.finished.remap(slots, capacity)
+	h.rejected.remap(slots, capacity)
 	h.ring, h.start = ring, 0
 }
 
@@ -253,12 +217,12 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 			c.epoch++
 		}
 		c.bounds = src.Bounds
-		c.raw = make([]float64, len(src.Bounds))
-		c.offset = make([]float64, len(src.Bounds))
-		c.sumOff, c.countOff = 0, 0
-		h.counts[i].reset(len(src.Bounds), len(h.ring))
+		c.raw = make([]float64, len(src.Bounds)+1)
+		c.offset = make([]float64, len(src.Bounds)+1)
+		c.sumOff = 0
+		h.counts[i].reset(len(src.Bounds)+1, len(h.ring))
 	} else {
-		restarted := src.Count < c.rawCount ||
+		restarted := src.Count < c.raw[len(src.Bounds)] ||
 			(src.Created == src.Created && c.created == c.created && src.Created != c.created)
 		for k := range src.Counts {
 			if src.Counts[k] < c.raw[k] {
@@ -267,21 +231,22 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 			}
 		}
 		if restarted {
-			// The whole histogram restarts together; correct every bucket.
+			// The whole histogram restarts together; correct every
+			// bucket and the count.
 			for k := range c.offset {
 				c.offset[k] += c.raw[k]
 			}
 			if !math.IsNaN(c.rawSum) {
 				c.sumOff += c.rawSum
 			}
-			c.countOff += c.rawCount
 			reset = true
 		}
 	}
 	// raw is vtop's own copy: the snapshot's counts are not kept past it.
 	copy(c.raw, src.Counts)
-	c.rawSum, c.rawCount, c.created, c.seen = src.Sum, src.Count, src.Created, true
-	h.counts[i].put(slot, src.Counts, c.offset, func(yield func(int) bool) {
+	c.raw[len(src.Bounds)] = src.Count
+	c.rawSum, c.created, c.seen = src.Sum, src.Created, true
+	h.counts[i].put(slot, c.raw, c.offset, func(yield func(int) bool) {
 		for j := range h.n {
 			if f := h.at(j); f.hhas[i] && f.hepoch[i] == c.epoch && !yield(h.slot(j)) {
 				return
@@ -290,7 +255,6 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 	})
 	f.hhas[i] = true
 	f.hsum[i] = src.Sum + c.sumOff
-	f.hcount[i] = src.Count + c.countOff
 	f.hepoch[i] = c.epoch
 	return reset
 }

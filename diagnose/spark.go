@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"slices"
 	"time"
 )
 
@@ -107,22 +108,27 @@ func (r *sparkRing) push(p SparkPoint) {
 	}
 }
 
-// appendRing appends p to a ring of at most max points, starting a fresh
-// array when the current one is full. The spare quarter bounds how often a
-// fresh array is made (each copies max-1 points); the array is written
-// through at once so its pages are resident from the start, not over the
-// half hour the long history takes to fill (a soak sees flat memory sooner).
+// appendRing appends p to a ring of at most limit points, starting a fresh
+// array when the current one is full. The spare (a sixteenth, at least 8
+// points, then up to the allocation's size class, which the heap spends
+// anyway) bounds how often a fresh array is made, each copying limit-1
+// points: every 16 polls of the 240-point ring (16 KiB), every 120 s of
+// the long history (12 KiB). A spare quarter cost 8 KiB a target more,
+// held for good. The array is written through at once so its pages are
+// resident from the start, not over the half hour the long history takes
+// to fill (a soak sees flat memory sooner).
 // A ring's first array holds a few points only: a report of 2,000 replicas
 // read once through Prometheus holds one point each, not 62 MB of empty
 // half hours; the full array follows at the fifth point.
-func appendRing(pts []SparkPoint, p SparkPoint, max int) []SparkPoint {
+func appendRing(pts []SparkPoint, p SparkPoint, limit int) []SparkPoint {
 	if len(pts) == cap(pts) {
-		size := max + max/4 + 1
+		size := limit + max(limit/16, 8)
 		if len(pts) == 0 {
 			size = min(size, firstSpark)
 		}
-		keep := min(len(pts), max-1)
-		fresh := make([]SparkPoint, size)
+		keep := min(len(pts), limit-1)
+		fresh := slices.Grow([]SparkPoint(nil), size)
+		fresh = fresh[:cap(fresh)]
 		clear(fresh)
 		pts = append(fresh[:0], pts[len(pts)-keep:]...)
 	}

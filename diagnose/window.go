@@ -100,8 +100,8 @@ func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig) {
 	for i := range x.hists {
 		x.hists[i].add(h, a, b, i)
 	}
-	x.finish = addLabeledRates(x.finish, fa.finished, fb.finished, secs)
-	x.reject = addLabeledRates(x.reject, fa.rejected, fb.rejected, secs)
+	x.finish = h.finished.addRates(x.finish, h.slot(a), h.slot(b), secs)
+	x.reject = h.rejected.addRates(x.reject, h.slot(a), h.slot(b), secs)
 	x.addGauges(h, cache)
 }
 
@@ -196,16 +196,17 @@ func (r *histRate) add(h *subHistory, a, b, i int) {
 	}
 	bounds := h.hists[i].bounds
 	cr := &h.counts[i]
-	if len(bounds) != cr.stride {
+	if len(bounds)+1 != cr.stride { // the buckets, then _count
 		return
 	}
 	sa, sb := h.slot(a), h.slot(b)
-	rates := make([]float64, cr.stride)
+	rates := make([]float64, len(bounds))
 	for k := range rates {
 		rates[k] = cr.diff(sb, sa, k) / secs
 	}
+	obs := cr.diff(sb, sa, len(bounds))
 	other := histRate{bounds: bounds, rates: rates,
-		sum: (fb.hsum[i] - fa.hsum[i]) / secs, count: (fb.hcount[i] - fa.hcount[i]) / secs, obs: fb.hcount[i] - fa.hcount[i]}
+		sum: (fb.hsum[i] - fa.hsum[i]) / secs, count: obs / secs, obs: obs}
 	r.merge(&other)
 }
 
@@ -244,31 +245,6 @@ func (r *histRate) merge(o *histRate) {
 		}
 	}
 	r.bounds, r.rates = nb, nr
-}
-
-func addLabeledRates(dst []labeledRate, a, b []sources.LabeledValue, secs float64) []labeledRate {
-	if secs <= 0 {
-		return dst
-	}
-	for _, lb := range b {
-		for _, la := range a {
-			if la.Label != lb.Label {
-				continue
-			}
-			d := lb.Value - la.Value
-			if math.IsNaN(d) {
-				break
-			}
-			i := slices.IndexFunc(dst, func(l labeledRate) bool { return l.label == lb.Label })
-			if i < 0 {
-				dst = append(dst, labeledRate{label: lb.Label})
-				i = len(dst) - 1
-			}
-			dst[i].rate += d / secs
-			break
-		}
-	}
-	return dst
 }
 
 func mergeLabeledRates(dst, src []labeledRate) []labeledRate {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/maphash"
 	"io"
+	"sync"
 
 	"github.com/prometheus/prometheus/model/textparse"
 )
@@ -61,11 +62,32 @@ type bodyPrint struct {
 	changed   []int32 // lines whose hash differs (or that are new), ascending
 	changedAt []int32 // their start and end offsets in the body, two per line
 
-	mini   []byte // the changed lines, to parse
-	same   []bool // per changed line: its series is unchanged and only the rest is in mini
+	same   []bool // per changed line: its series is unchanged and only the rest is parsed
 	sameOK bool   // same describes this body's changed lines (it was read incrementally)
-	chEnt  []*entry
-	chVal  []float64
+	sc     *changedScratch
+}
+
+// changedScratch is what reading a body's changed lines needs only while it
+// runs: pooled, not kept per target (1,000 targets held ~9 MB of it between
+// their scrapes).
+type changedScratch struct {
+	mini []byte // the changed lines, to parse
+	ent  []*entry
+	val  []float64
+}
+
+var changedPool = sync.Pool{New: func() any { return new(changedScratch) }}
+
+// releaseScratch gives the scratch back, holding no entry alive.
+func (f *bodyPrint) releaseScratch() {
+	sc := f.sc
+	f.sc = nil
+	clear(sc.ent)
+	sc.mini, sc.ent, sc.val = sc.mini[:0], sc.ent[:0], sc.val[:0]
+	if cap(sc.mini) > 64<<10 {
+		sc.mini = nil // a huge body's lines: not pooled for good
+	}
+	changedPool.Put(sc)
 }
 
 // rehash fingerprints body, noting which lines changed since the previous one.
@@ -207,7 +229,10 @@ func (n *Normalizer) readChanged(body []byte, ct string) (handled bool, err erro
 	if n.full || !f.reuse || f.prevN != len(f.hash) || ct != f.ct {
 		return false, nil
 	}
-	f.mini, f.same = f.mini[:0], f.same[:0]
+	f.same = f.same[:0]
+	f.sc = changedPool.Get().(*changedScratch)
+	defer f.releaseScratch()
+	sc := f.sc
 	for i, k := range f.changed {
 		en := f.ent[k]
 		if en == nil {
@@ -219,17 +244,14 @@ func (n *Normalizer) readChanged(body []byte, ct string) (handled bool, err erro
 		// (the lexer is in the same state after either).
 		same := int(en.slen) < len(line) && seriesKey(line[:en.slen]) == en.key
 		if same {
-			f.mini = append(append(f.mini, 'x'), line[en.slen:]...)
+			sc.mini = append(append(sc.mini, 'x'), line[en.slen:]...)
 		} else {
-			f.mini = append(f.mini, line...)
+			sc.mini = append(sc.mini, line...)
 		}
-		f.mini = append(f.mini, '\n')
+		sc.mini = append(sc.mini, '\n')
 		f.same = append(f.same, same)
 	}
 	ok := len(f.changed) == 0 || n.parseChanged(ct)
-	if cap(f.mini) > 16<<10 {
-		f.mini = nil // a body whose every line changed: not kept for good
-	}
 	if !ok {
 		return false, nil
 	}
@@ -243,7 +265,7 @@ func (n *Normalizer) readChanged(body []byte, ct string) (handled bool, err erro
 		}
 		v := f.val[k]
 		if c < len(f.changed) && int(f.changed[c]) == k {
-			en, v = f.chEnt[c], f.chVal[c]
+			en, v = sc.ent[c], sc.val[c]
 			f.ent[k], f.val[k] = en, v
 			c++
 		}
@@ -255,15 +277,16 @@ func (n *Normalizer) readChanged(body []byte, ct string) (handled bool, err erro
 	return true, nil
 }
 
-// parseChanged parses the changed lines (f.mini) with the target's parser
+// parseChanged parses the changed lines (f.sc.mini) with the target's parser
 // and looks their series up; false unless each line is one sample of a
 // series already known.
 func (n *Normalizer) parseChanged(ct string) bool {
 	f := &n.fp
+	sc := f.sc
 	if f.om {
-		f.mini = append(f.mini, "# EOF\n"...)
+		sc.mini = append(sc.mini, "# EOF\n"...)
 	}
-	p, _ := textparse.New(f.mini, ct, n.st, parserOptions)
+	p, _ := textparse.New(sc.mini, ct, n.st, parserOptions)
 	switch p.(type) {
 	case *textparse.PromParser:
 		if f.om {
@@ -276,22 +299,21 @@ func (n *Normalizer) parseChanged(ct string) bool {
 	default:
 		return false
 	}
-	f.chEnt, f.chVal = f.chEnt[:0], f.chVal[:0]
-	pos := 0 // where the next changed line starts in f.mini
+	pos := 0 // where the next changed line starts in sc.mini
 	for {
 		e, err := p.Next()
 		if err == io.EOF {
 			break
 		}
-		if err != nil || e != textparse.EntrySeries || len(f.chEnt) == len(f.changed) {
+		if err != nil || e != textparse.EntrySeries || len(sc.ent) == len(f.changed) {
 			return false
 		}
 		series, _, v := p.Series()
-		off := cap(f.mini) - cap(series)
-		if len(series) == 0 || off != pos || &f.mini[off] != &series[0] || bytes.IndexByte(series, '\n') >= 0 {
+		off := cap(sc.mini) - cap(series)
+		if len(series) == 0 || off != pos || &sc.mini[off] != &series[0] || bytes.IndexByte(series, '\n') >= 0 {
 			return false
 		}
-		i := len(f.chEnt)
+		i := len(sc.ent)
 		var en *entry
 		if f.same[i] {
 			// The name must end where the series did: "x_total 1" is
@@ -303,8 +325,8 @@ func (n *Normalizer) parseChanged(ct string) bool {
 		} else if en = n.cache[seriesKey(series)]; en == nil {
 			return false // a new series: classified by the full parse, in order
 		}
-		f.chEnt, f.chVal = append(f.chEnt, en), append(f.chVal, v)
-		pos += bytes.IndexByte(f.mini[pos:], '\n') + 1
+		sc.ent, sc.val = append(sc.ent, en), append(sc.val, v)
+		pos += bytes.IndexByte(sc.mini[pos:], '\n') + 1
 	}
-	return len(f.chEnt) == len(f.changed)
+	return len(sc.ent) == len(f.changed)
 }

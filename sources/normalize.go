@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -35,6 +36,9 @@ const maxWarnings = 16
 type Normalizer struct {
 	MaxSamples int
 	MaxSubs    int // sub-series kept; samples of more are ignored with a warning
+	// Classes, when set, is consulted before a first-seen series' labels
+	// are parsed, and told what they resolved to (see SeriesClasses).
+	Classes *SeriesClasses
 
 	// cache maps the 64-bit hash of a raw series (seriesKey) to what it
 	// resolved to. Keyed by hash, not by the line: a 1,000-target fleet keeps
@@ -168,6 +172,14 @@ func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, erro
 			n.fp.forget()
 			return nil, fmt.Errorf("cannot parse Content-Type %q: %v", Sanitize(contentType, 60), perr)
 		}
+		if len(n.cache) == 0 && n.fp.have {
+			// A target's first body: the cache is sized once, not grown
+			// by doubling (a fifth of a 2,000-replica first refresh's
+			// garbage), for its sample lines: sized for every line (a
+			// vLLM body is a third HELP and TYPE) the map doubles to
+			// 1,024 slots for ~360 series, 9 KB a target held for good.
+			n.cache = make(map[uint64]*entry, min(sampleLines(body, len(n.fp.hash)), 1<<12))
+		}
 		n.startTrack(p, body, contentType)
 		err = n.read(p)
 		n.trk = tracker{} // holds no pooled body buffer
@@ -186,6 +198,16 @@ func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, erro
 		n.fp.forget()
 	}
 	return snap, err
+}
+
+// sampleLines is about how many of body's lines are samples: its lines
+// less those starting with '#'.
+func sampleLines(body []byte, lines int) int {
+	comments := bytes.Count(body, []byte("\n#"))
+	if len(body) > 0 && body[0] == '#' {
+		comments++
+	}
+	return max(lines-comments, 0)
 }
 
 func (n *Normalizer) begin() {
@@ -237,8 +259,7 @@ func (n *Normalizer) read(p textparse.Parser) error {
 			key := seriesKey(series)
 			en := n.cache[key]
 			if en == nil {
-				p.Labels(&n.lset)
-				en = n.classify(n.lset)
+				en = n.entryFor(n.firstSight(p, series, key))
 				en.key, en.slen = key, int32(min(len(series), math.MaxInt32))
 				n.cache[key] = en
 			}
@@ -285,65 +306,77 @@ func (n *Normalizer) use(en *entry, v float64) {
 	n.apply(en, v)
 }
 
-// classify resolves a series seen for the first time. Only this path looks at
-// label values, and it sanitizes every one it keeps.
-func (n *Normalizer) classify(ls labels.Labels) *entry {
+// classOf resolves a series seen for the first time from its labels alone,
+// so what it returns holds for every target exposing that series (see
+// SeriesClasses). Only this path looks at label values, and it sanitizes
+// every one it keeps.
+func classOf(ls labels.Labels) class {
 	name := ls.Get(model.MetricNameLabel)
-	en := &entry{}
+	var c class
 	w, ok := byWire[name]
 	if !ok {
 		if o := otherEngine(name); o != "" {
-			en.kind, en.rare = eOther, &entryRare{other: o}
+			c.kind, c.rare = eOther, &entryRare{other: o}
 		}
-		return en
+		return c
 	}
-	en.fam, en.part = int32(w.fam), w.part
+	c.fam, c.part = int32(w.fam), w.part
 	f := &families[w.fam]
 	switch f.role {
 	case RoleRouter:
-		en.kind = eRouter
-		return en
+		c.kind = eRouter
+		return c
 	case RoleProc:
-		en.kind = eProc
-		return en
+		c.kind = eProc
+		return c
 	case RoleCacheInfo:
-		en.kind = eCacheInfo
+		c.kind = eCacheInfo
 		cfg, cfgEn := parseCacheConfig(ls)
-		en.rare = &entryRare{cfg: cfg, cfgEn: cfgEn}
-		return en
+		c.rare = &entryRare{cfg: cfg, cfgEn: cfgEn}
+		return c
 	case RoleLoraInfo:
-		en.kind = eLoraInfo
-		en.rare = &entryRare{lora: parseLora(ls)}
-		return en
+		c.kind = eLoraInfo
+		c.rare = &entryRare{lora: parseLora(ls)}
+		return c
 	}
-	en.kind = eSignal
+	c.kind = eSignal
 	model := ls.Get(LabelModel)
 	if model == "" {
 		model = ls.Get(LabelModelAlt)
 	}
-	key := SubKey{Model: KeyLabel(model, MaxLabelLen), Engine: KeyLabel(ls.Get(LabelEngine), 16)}
-	en.pid = ls.Has(LabelPID)
+	c.sub = SubKey{Model: KeyLabel(model, MaxLabelLen), Engine: KeyLabel(ls.Get(LabelEngine), 16)}
+	c.pid = ls.Has(LabelPID)
 	if f.role == RoleLabeled {
 		row := &Metrics[f.rows[0]]
 		switch {
 		case ls.Has(row.Label):
-			en.rare = &entryRare{label: Sanitize(ls.Get(row.Label), 40)}
+			c.rare = &entryRare{label: Sanitize(ls.Get(row.Label), 40)}
 		case row.LabelAlt != "" && ls.Has(row.LabelAlt):
-			en.rare = &entryRare{label: Sanitize(ls.Get(row.LabelAlt), 40)}
+			c.rare = &entryRare{label: Sanitize(ls.Get(row.LabelAlt), 40)}
 		default:
 			// An unknown label layout: the family is unknown, never a
 			// series with an empty label that reads as 0 of each kind.
-			en.rare = &entryRare{bad: fmt.Sprintf("%s has a series without its %s label (ignored: read as unknown)", f.name, row.Label)}
+			c.rare = &entryRare{bad: fmt.Sprintf("%s has a series without its %s label (ignored: read as unknown)", f.name, row.Label)}
 		}
 	}
-	if en.part == partBucket {
+	if c.part == partBucket {
 		le, err := strconv.ParseFloat(ls.Get(LabelLe), 64)
 		if err != nil || math.IsNaN(le) {
-			en.rare = &entryRare{bad: fmt.Sprintf("%s has a bucket with le=%q", f.name, Sanitize(ls.Get(LabelLe), 20))}
+			c.rare = &entryRare{bad: fmt.Sprintf("%s has a bucket with le=%q", f.name, Sanitize(ls.Get(LabelLe), 20))}
 		}
-		en.le = le
+		c.le = le
 	}
-	slot := n.slots[key]
+	return c
+}
+
+// entryFor is a class as this target's cache entry: a signal's sample
+// feeds the target's slot of its sub-series, if it may have one.
+func (n *Normalizer) entryFor(c class) *entry {
+	en := &entry{kind: c.kind, fam: c.fam, part: c.part, pid: c.pid, le: c.le, rare: c.rare}
+	if c.kind != eSignal {
+		return en
+	}
+	slot := n.slots[c.sub]
 	if slot == nil && len(n.active) >= n.MaxSubs {
 		// Counted among this scrape's sub-series: stale slots of an earlier scrape
 		// are swept at its end and must not lock new ones out.
@@ -352,8 +385,8 @@ func (n *Normalizer) classify(ls labels.Labels) *entry {
 	}
 	if slot == nil {
 		slot = &subAcc{}
-		n.slots[key] = slot
-		slot.sub.Key = key
+		n.slots[c.sub] = slot
+		slot.sub.Key = c.sub
 	}
 	en.slot = slot
 	return en
@@ -733,26 +766,20 @@ func sortedFloats(s []float64) bool {
 	return true
 }
 
+// sortPairs sorts buckets by bound, in place (a server's answer lists le
+// values as text, "+Inf" first and "10" before "2.5"); les holds no NaN
+// (such a bucket is refused), so any stable order is this one.
 func sortPairs(les, counts []float64) {
-	idx := make([]int, len(les))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortStableFunc(idx, func(a, b int) int {
-		switch {
-		case les[a] < les[b]:
-			return -1
-		case les[a] > les[b]:
-			return 1
-		}
-		return 0
-	})
-	l2, c2 := make([]float64, len(les)), make([]float64, len(les))
-	for i, j := range idx {
-		l2[i], c2[i] = les[j], counts[j]
-	}
-	copy(les, l2)
-	copy(counts, c2)
+	sort.Stable(bucketPairs{les, counts})
+}
+
+type bucketPairs struct{ les, counts []float64 }
+
+func (p bucketPairs) Len() int           { return len(p.les) }
+func (p bucketPairs) Less(i, j int) bool { return p.les[i] < p.les[j] }
+func (p bucketPairs) Swap(i, j int) {
+	p.les[i], p.les[j] = p.les[j], p.les[i]
+	p.counts[i], p.counts[j] = p.counts[j], p.counts[i]
 }
 
 // compareEngine orders engine labels numerically when they are numbers.

@@ -132,9 +132,33 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 		return nil // no labels: no target to file it under
 	}
 	name := line[:open]
-	ids, end, err := idValues(line[open+1:], f.key[:0])
+	// One walk of the labels: the target's identity, and the series as
+	// the target exposed it (without the labels the server added, a third
+	// of the bytes, and without the timestamp: the text the query API
+	// path rebuilds).
+	var vals [5][]byte
+	ser := append(append(f.line[:0], name...), '{')
+	n := 0
+	end, err := eachLabel(line[open+1:], func(l, raw []byte) {
+		if i := isID(l); i >= 0 {
+			vals[i] = raw
+		}
+		if !isTarget(l) {
+			if n > 0 {
+				ser = append(ser, ',')
+			}
+			ser = append(append(append(append(ser, l...), '=', '"'), raw...), '"')
+			n++
+		}
+	})
 	if err != nil {
 		return fmt.Errorf("federate: %v in %q", err, sources.Sanitize(string(line), 120))
+	}
+	ser = append(ser, '}', ' ')
+	f.line = ser
+	ids := f.key[:0]
+	for _, v := range vals {
+		ids = append(append(ids, v...), 0xff)
 	}
 	f.key = ids
 	t := f.byKey[string(ids)]
@@ -171,22 +195,6 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 		}
 		t.stamp = max(t.stamp, ms)
 	}
-	// Read back as the target exposed it: without the labels the server
-	// added (a third of the bytes) and without the timestamp, the same
-	// text the query API path rebuilds.
-	ser := append(append(f.line[:0], name...), '{')
-	n := 0
-	eachLabel(line[open+1:], func(l, raw []byte) {
-		if !isTarget(l) {
-			if n > 0 {
-				ser = append(ser, ',')
-			}
-			ser = append(append(append(append(ser, l...), '=', '"'), raw...), '"')
-			n++
-		}
-	})
-	ser = append(ser, '}', ' ')
-	f.line = ser
 	if f.idsGen != gen {
 		// Numbers live for one refresh: series that vanished are not kept.
 		f.ids, f.series, f.idsGen = map[string]uint32{}, nil, gen
@@ -277,25 +285,6 @@ func isID(l []byte) int {
 		}
 	}
 	return -1
-}
-
-// idValues appends the identifying labels' raw values to key, in idLabels
-// order, and returns where the label block ends (the byte after '}').
-func idValues(lb []byte, key []byte) ([]byte, int, error) {
-	var vals [5][]byte
-	end, err := eachLabel(lb, func(name, raw []byte) {
-		if i := isID(name); i >= 0 {
-			vals[i] = raw
-		}
-	})
-	if err != nil {
-		return key, 0, err
-	}
-	for _, v := range vals {
-		key = append(key, v...)
-		key = append(key, 0xff)
-	}
-	return key, end, nil
 }
 
 // idMetric is the identifying labels of a label block, unescaped.
@@ -457,7 +446,7 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 		}
 		todo = append(todo, j)
 	}
-	b.Scrapes = normalizeAll(todo, b.Scrapes, c.cfg.KeepBody)
+	b.Scrapes = s.normalizeAll(todo, b.Scrapes)
 	for _, r := range s.fleet.byKey {
 		if r.seen != s.gen {
 			b.Departed = append(b.Departed, r.name)
@@ -489,11 +478,17 @@ type fedPart struct {
 
 // normalizeAll normalizes the replicas' expositions in parallel (each
 // replica has its own normalizer) and appends the scrapes to out in
-// order.
-func normalizeAll(todo []normJob, out []sources.Scrape, keep bool) []sources.Scrape {
+// order. Each worker keeps its own SeriesClasses: a series the worker saw
+// on one replica is not parsed again for the next.
+func (s *Source) normalizeAll(todo []normJob, out []sources.Scrape) []sources.Scrape {
+	keep := s.c.cfg.KeepBody
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(len(todo), runtime.GOMAXPROCS(0)) {
+	for w := range min(len(todo), runtime.GOMAXPROCS(0)) {
+		if w == len(s.classes) {
+			s.classes = append(s.classes, sources.NewSeriesClasses(maxClasses))
+		}
+		classes := s.classes[w]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -508,7 +503,9 @@ func normalizeAll(todo []normJob, out []sources.Scrape, keep bool) []sources.Scr
 					}
 					body = scratch
 				}
+				j.r.norm.Classes = classes
 				j.out = j.r.normalize(body, j.at, keep)
+				j.r.norm.Classes = nil
 			}
 		}()
 	}

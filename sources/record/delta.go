@@ -33,14 +33,32 @@ func splitLines(dst [][]byte, b []byte) [][]byte {
 	}
 }
 
-// Per changed line, the op tag: the value's integer change printed as
+// Per changed line, the op kind: the value's integer change printed as
 // "123.0" (Python's float repr, vLLM's exporter) or "123" (Go's), or a
-// literal after a shared prefix of tag-opLiteral bytes.
+// literal after a prefix shared with the previous line. Since format 4 the
+// kind is the low two bits of the op's first uvarint, above them the
+// change zig-zag encoded (a change under 16, most of a busy engine's, in
+// one byte) or the shared prefix's length; before, the first uvarint was
+// the kind, or opLiteral plus the prefix, and a varint change followed.
 const (
 	opIntDotZero = 0
 	opInt        = 1
 	opLiteral    = 2
 )
+
+// appendNumOp appends a numeric op (format 4).
+func appendNumOp(dst []byte, op uint64, diff int64) []byte {
+	z := uint64(diff<<1) ^ uint64(diff>>63)
+	return binary.AppendUvarint(dst, z<<2|op)
+}
+
+// appendLitOp appends a literal op: the first p bytes of the previous line,
+// then lit (format 4).
+func appendLitOp(dst []byte, p int, lit []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(p)<<2|opLiteral)
+	dst = binary.AppendUvarint(dst, uint64(len(lit)))
+	return append(dst, lit...)
+}
 
 // valueStart is where the sample value of a text-format line begins: after
 // its last space. -1 when the line has none.
@@ -176,7 +194,7 @@ func (c changedSet) has(k int) bool { return k/8 < len(c) && c[k/8]&(1<<(k%8)) !
 // appendDelta appends the encoding of cur against prev (both split lines)
 // and sets *last to cur's changed set.
 // spare is a buffer for the new set, swapped with *last after.
-func appendDelta(dst []byte, prev, cur [][]byte, last, spare *changedSet, scratch []byte) []byte {
+func appendDelta(dst []byte, prev, cur [][]byte, last, spare *changedSet) []byte {
 	now := newChangedSet(spare, len(cur))
 	for k := range cur {
 		if k >= len(prev) || !bytes.Equal(cur[k], prev[k]) {
@@ -190,7 +208,7 @@ func appendDelta(dst []byte, prev, cur [][]byte, last, spare *changedSet, scratc
 			if k < len(prev) {
 				pl = prev[k]
 			}
-			dst, scratch = appendLine(dst, line, pl, k < len(prev), scratch)
+			dst = appendLine(dst, line, pl, k < len(prev))
 		}
 	}
 	*last, *spare = now, *last
@@ -221,21 +239,16 @@ func appendChangedSet(dst []byte, n int, now, last changedSet) []byte {
 // appendLine appends the op that rebuilds line from prev (the previous
 // line at its place, if has): an integer change when only the value moved,
 // else a literal after a shared prefix.
-func appendLine(dst, line, prev []byte, has bool, scratch []byte) ([]byte, []byte) {
+func appendLine(dst, line, prev []byte, has bool) []byte {
 	if has {
 		if s := valueStart(line); s >= 0 && s == valueStart(prev) && bytes.Equal(line[:s], prev[:s]) {
-			old, ok1 := intValue(prev[s:])
-			v, ok2 := intValue(line[s:])
-			// The line's head equals the previous one's, so printing
-			// the new value as the decoder will and comparing the
-			// values' text checks the whole line.
-			if ok1 && ok2 && v-old <= 1<<53 && v-old >= -(1<<53) {
-				for _, op := range []uint64{opIntDotZero, opInt} {
-					scratch = appendInt(scratch[:0], v, op)
-					if bytes.Equal(scratch, line[s:]) {
-						dst = binary.AppendUvarint(dst, op)
-						return binary.AppendVarint(dst, v-old), scratch
-					}
+			// The line's head equals the previous one's, and the new value
+			// is printed as the decoder prints it (canonInt reads nothing
+			// else): only then is the old value read. Most lines that are
+			// not counters (a sum, a JSON field) stop at the first test.
+			if v, op, ok := canonInt(line[s:]); ok {
+				if old, ok := intValue(prev[s:]); ok && v-old <= 1<<53 && v-old >= -(1<<53) {
+					return appendNumOp(dst, op, v-old)
 				}
 			}
 		}
@@ -244,9 +257,7 @@ func appendLine(dst, line, prev []byte, has bool, scratch []byte) ([]byte, []byt
 	if has {
 		p = commonPrefix(line, prev)
 	}
-	dst = binary.AppendUvarint(dst, uint64(opLiteral+p))
-	dst = binary.AppendUvarint(dst, uint64(len(line)-p))
-	return append(dst, line[p:]...), scratch
+	return appendLitOp(dst, p, line[p:])
 }
 
 func commonPrefix(a, b []byte) int {
@@ -261,10 +272,10 @@ func commonPrefix(a, b []byte) int {
 
 var errDelta = errors.New("bad delta encoding")
 
-// applyDelta decodes enc against prev into dst (reset first) and updates
-// *last. The output is bounded by limit, so a hostile file cannot make it
-// grow without bound.
-func applyDelta(dst []byte, prev [][]byte, enc []byte, limit int, last *changedSet) ([]byte, error) {
+// applyDelta decodes enc, of format version, against prev into dst (reset
+// first) and updates *last. The output is bounded by limit, so a hostile
+// file cannot make it grow without bound.
+func applyDelta(dst []byte, prev [][]byte, enc []byte, limit int, last *changedSet, version byte) ([]byte, error) {
 	dst = dst[:0]
 	n, w := binary.Uvarint(enc)
 	if w <= 0 || n > uint64(limit)+1 {
@@ -301,18 +312,31 @@ func applyDelta(dst []byte, prev [][]byte, enc []byte, limit int, last *changedS
 				return nil, errDelta
 			}
 			enc = enc[w:]
-			if op < opLiteral {
-				diff, w := binary.Varint(enc)
-				if w <= 0 || k >= len(prev) {
+			arg := op - opLiteral // an old literal's prefix
+			if version >= packedOps {
+				op, arg = op&3, op>>2
+				if op > opLiteral {
 					return nil, errDelta
 				}
-				enc = enc[w:]
+			}
+			if op < opLiteral {
+				var diff int64
+				if version >= packedOps {
+					diff = int64(arg>>1) ^ -int64(arg&1)
+				} else if diff, w = binary.Varint(enc); w > 0 {
+					enc = enc[w:]
+				} else {
+					return nil, errDelta
+				}
+				if k >= len(prev) {
+					return nil, errDelta
+				}
 				if dst, ok = numericLine(dst, prev[k], op, diff); !ok {
 					return nil, errDelta
 				}
 				break
 			}
-			p := op - opLiteral
+			p := arg
 			l, w := binary.Uvarint(enc)
 			if w <= 0 || l > uint64(len(enc)-w) {
 				return nil, errDelta

@@ -2,7 +2,6 @@ package record
 
 import (
 	"bytes"
-	"encoding/binary"
 	"slices"
 
 	"github.com/vtop-dev/vtop/sources"
@@ -13,14 +12,37 @@ import (
 // two arenas. A scrape given by its changed lines mostly replaces tails:
 // a few bytes a line are copied, never the body. When an arena is full, its
 // live slices move to a second buffer twice their size and the two swap,
-// so after warm-up nothing is allocated and an arena holds at most ~2× its
+// so after warm-up nothing is allocated and an arena holds at most ~4× its
 // live bytes.
 type lineStore struct {
-	head, tail   [][]byte // per line; the line is head+tail
+	// One entry per line, head, tail and value side by side: a scrape
+	// touches a third of a fleet's lines, and the stores of 50 targets do
+	// not fit a cache, so a changed line should cost one cache miss.
+	ln           []storedLine
 	heads, tails arena
 	live         int // bytes of all lines
 	split        bool
+	// next holds, per changed line of pending (the BodyLines just encoded
+	// and not yet applied), the new tail's lineVal for apply to keep.
+	next    []lineVal
+	pending *sources.BodyLines
 }
+
+type storedLine struct {
+	head, tail []byte // the line is head+tail
+	// val caches the integer the tail ends in, as the last delta read it,
+	// so the next delta does not parse the old value again.
+	val lineVal
+}
+
+// lineVal is a line's value when known: at ≥ 0 says its tail, from at on,
+// is v as appendInt prints it, after the tail's last space; -1: not known.
+type lineVal struct {
+	v  int64
+	at int32
+}
+
+var unknownVal = lineVal{at: -1}
 
 type arena struct {
 	buf, spare []byte
@@ -35,10 +57,19 @@ func (s *lineStore) setWhole(body []byte) {
 		spare = s.heads.buf[:0] // no line points into it any more
 	}
 	s.heads = arena{buf: body[:len(body):len(body)], spare: spare, adopted: true}
-	s.head = splitLines(s.head, s.heads.buf)
-	s.tail = append(s.tail[:0], make([][]byte, len(s.head))...)
+	s.ln = s.ln[:0]
+	for b := s.heads.buf; ; {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			s.ln = append(s.ln, storedLine{head: b, val: unknownVal})
+			break
+		}
+		s.ln = append(s.ln, storedLine{head: b[:i:i], val: unknownVal})
+		b = b[i+1:]
+	}
 	s.tails.buf = s.tails.buf[:0]
-	s.live, s.split = len(body)-len(s.head)+1, false
+	s.live, s.split = len(body)-len(s.ln)+1, false
+	s.pending = nil
 }
 
 // fits reports whether d describes a body against the one the store holds.
@@ -46,60 +77,54 @@ func (s *lineStore) fits(d *sources.BodyLines) bool {
 	if len(d.Keep) != len(d.Index) || len(d.Text) != len(d.Index) {
 		return false
 	}
+	n := len(s.ln)
 	for i, k := range d.Index {
 		keep := int(d.Keep[i])
-		if k < 0 || int(k) >= d.N || (i > 0 && k <= d.Index[i-1]) || keep < 0 || (keep > 0 && (int(k) >= len(s.head) || keep > len(s.head[k])+len(s.tail[k]))) {
+		if k < 0 || int(k) >= d.N || (i > 0 && k <= d.Index[i-1]) || keep < 0 || (keep > 0 && (int(k) >= n || keep > len(s.ln[k].head)+len(s.ln[k].tail))) {
 			return false
 		}
 	}
 	// Every line beyond the store's is given.
-	return d.N <= len(s.head) || (len(d.Index) >= d.N-len(s.head) && int(d.Index[len(d.Index)-d.N+len(s.head)]) == len(s.head))
+	return d.N <= n || (len(d.Index) >= d.N-n && int(d.Index[len(d.Index)-d.N+n]) == n)
 }
 
 // apply moves the store to the body d describes (d fits it).
 func (s *lineStore) apply(d *sources.BodyLines) {
-	needH, needT := 0, 0
+	for k := d.N; k < len(s.ln); k++ {
+		s.live -= len(s.ln[k].head) + len(s.ln[k].tail)
+	}
+	for len(s.ln) < d.N {
+		s.ln = append(s.ln, storedLine{val: unknownVal})
+	}
+	s.ln = s.ln[:d.N]
+	encoded := s.pending == d
+	s.pending = nil
 	for i, k := range d.Index {
-		switch keep := int(d.Keep[i]); {
+		l := &s.ln[k]
+		was, val := len(l.head)+len(l.tail), unknownVal
+		switch keep, text := int(d.Keep[i]), d.Text[i]; {
 		case keep == 0:
-			needH += len(d.Text[i])
-		case keep > len(s.head[k]):
-			needH += keep
-			needT += len(d.Text[i])
-		default:
-			needT += len(d.Text[i])
-		}
-	}
-	if len(s.heads.buf)+needH > cap(s.heads.buf) {
-		s.heads.compact(s.head, needH)
-	}
-	if len(s.tails.buf)+needT > cap(s.tails.buf) {
-		s.tails.compact(s.tail, needT)
-	}
-	for k := d.N; k < len(s.head); k++ {
-		s.live -= len(s.head[k]) + len(s.tail[k])
-	}
-	for len(s.head) < d.N {
-		s.head, s.tail = append(s.head, nil), append(s.tail, nil)
-	}
-	s.head, s.tail = s.head[:d.N], s.tail[:d.N]
-	for i, k := range d.Index {
-		was := len(s.head[k]) + len(s.tail[k])
-		switch keep := int(d.Keep[i]); {
-		case keep == 0:
-			s.head[k], s.tail[k] = s.heads.add(d.Text[i]), nil
-		case keep > len(s.head[k]):
+			s.heads.reserve(s.ln, false, len(text))
+			l.head, l.tail = s.heads.add(text), nil
+		case keep > len(l.head):
 			// The kept part runs into the old tail: it becomes the head.
+			s.heads.reserve(s.ln, false, keep)
 			start := len(s.heads.buf)
-			s.heads.buf = append(s.heads.buf, s.head[k]...)
-			s.heads.buf = append(s.heads.buf, s.tail[k][:keep-len(s.head[k])]...)
-			s.head[k] = s.heads.buf[start:len(s.heads.buf):len(s.heads.buf)]
-			s.tail[k] = s.tails.add(d.Text[i])
+			s.heads.buf = append(s.heads.buf, l.head...)
+			s.heads.buf = append(s.heads.buf, l.tail[:keep-len(l.head)]...)
+			l.head = s.heads.buf[start:len(s.heads.buf):len(s.heads.buf)]
+			s.tails.reserve(s.ln, true, len(text))
+			l.tail = s.tails.add(text)
 		default:
-			s.head[k] = s.head[k][:keep:keep]
-			s.tail[k] = s.tails.add(d.Text[i])
+			if encoded && keep == len(l.head) {
+				val = s.next[i] // the value appendLinesDelta read from the new tail
+			}
+			l.head = l.head[:keep:keep]
+			s.tails.reserve(s.ln, true, len(text))
+			l.tail = s.tails.add(text)
 		}
-		s.live += len(s.head[k]) + len(s.tail[k]) - was
+		l.val = val
+		s.live += len(l.head) + len(l.tail) - was
 	}
 	s.split = true
 }
@@ -111,23 +136,35 @@ func (a *arena) add(b []byte) []byte {
 	return a.buf[start:len(a.buf):len(a.buf)]
 }
 
-// compact moves the live slices into the spare buffer, with room for need
-// more bytes and as many again, and swaps the buffers.
-func (a *arena) compact(live [][]byte, need int) {
-	n := 0
-	for _, l := range live {
-		n += len(l)
+// reserve makes room for need more bytes, moving the live slices (the
+// lines' tails, or heads) into the spare buffer with room for need more
+// bytes and as many again when it is full, and swapping the buffers.
+func (a *arena) reserve(lines []storedLine, tails bool, need int) {
+	if len(a.buf)+need <= cap(a.buf) {
+		return
 	}
-	size := 2 * (n + need)
+	part := func(l *storedLine) *[]byte {
+		if tails {
+			return &l.tail
+		}
+		return &l.head
+	}
+	n := 0
+	for k := range lines {
+		n += len(*part(&lines[k]))
+	}
+	// Four times the live bytes: a scrape replaces a third of a body's
+	// tails, so a tighter arena would be compacted every other scrape.
+	size := 4 * (n + need)
 	dst := a.spare[:0]
-	if cap(dst) < n+need || cap(dst) > 4*size+4096 {
+	if cap(dst) < n+need || cap(dst) > 2*size+4096 {
 		dst = make([]byte, 0, size)
 	}
-	for k, l := range live {
-		if l != nil {
+	for k := range lines {
+		if p := part(&lines[k]); *p != nil {
 			start := len(dst)
-			dst = append(dst, l...)
-			live[k] = dst[start:len(dst):len(dst)]
+			dst = append(dst, *p...)
+			*p = dst[start:len(dst):len(dst)]
 		}
 	}
 	if a.adopted {
@@ -139,13 +176,17 @@ func (a *arena) compact(live [][]byte, need int) {
 // lines returns the lines as slices, joined into buf only where a line is
 // in two parts.
 func (s *lineStore) lines(dst [][]byte, buf *[]byte) [][]byte {
+	dst = dst[:0]
 	if !s.split {
-		return append(dst[:0], s.head...)
+		for _, l := range s.ln {
+			dst = append(dst, l.head)
+		}
+		return dst
 	}
-	dst, b := dst[:0], slices.Grow((*buf)[:0], s.live)
-	for k, h := range s.head {
+	b := slices.Grow((*buf)[:0], s.live)
+	for _, l := range s.ln {
 		start := len(b)
-		b = append(append(b, h...), s.tail[k]...)
+		b = append(append(b, l.head...), l.tail...)
 		dst = append(dst, b[start:len(b):len(b)])
 	}
 	*buf = b
@@ -154,45 +195,49 @@ func (s *lineStore) lines(dst [][]byte, buf *[]byte) [][]byte {
 
 // appendBody appends the body the store holds.
 func (s *lineStore) appendBody(dst []byte) []byte {
-	for k, h := range s.head {
+	for k, l := range s.ln {
 		if k > 0 {
 			dst = append(dst, '\n')
 		}
-		dst = append(append(dst, h...), s.tail[k]...)
+		dst = append(append(dst, l.head...), l.tail...)
 	}
 	return dst
 }
 
 // size is the length of the body the store holds.
-func (s *lineStore) size() int { return s.live + max(len(s.head)-1, 0) }
+func (s *lineStore) size() int { return s.live + max(len(s.ln)-1, 0) }
 
 // appendLinesDelta is appendDelta for a body given by its changed lines
 // (d, against the store, before it is applied): the other lines are not
 // compared again, and a line whose head is kept is encoded from the tails.
 // line is a buffer for one line.
-func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spare *changedSet, scratch []byte, line *[]byte) []byte {
+func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spare *changedSet, line *[]byte) []byte {
 	now := newChangedSet(spare, d.N)
 	for _, k := range d.Index {
 		now[k/8] |= 1 << (k % 8)
 	}
 	dst = appendChangedSet(dst, d.N, now, *last)
+	s.next = slices.Grow(s.next[:0], len(d.Index))[:len(d.Index)]
+	s.pending = d
 	for i, k := range d.Index {
 		keep, text := int(d.Keep[i]), d.Text[i]
-		if keep > 0 && keep == len(s.head[k]) {
-			if out, ok := appendTail(dst, keep, s.tail[k], text); ok {
-				dst = out
+		s.next[i] = unknownVal
+		has := int(k) < len(s.ln)
+		l := &storedLine{}
+		if has {
+			l = &s.ln[k]
+		}
+		if keep > 0 && keep == len(l.head) {
+			if out, v, ok := appendTail(dst, keep, l.tail, l.val, text); ok {
+				dst, s.next[i] = out, v
 				continue
 			}
 		}
-		l := (*line)[:0]
-		has := int(k) < len(s.head)
-		if has {
-			l = append(append(l, s.head[k]...), s.tail[k]...)
-		}
-		prev := l[:len(l):len(l)]
-		l = append(append(l, prev[:keep]...), text...)
-		dst, scratch = appendLine(dst, l[len(prev):], prev, has, scratch)
-		*line = l
+		b := append(append((*line)[:0], l.head...), l.tail...)
+		prev := b[:len(b):len(b)]
+		b = append(append(b, prev[:keep]...), text...)
+		dst = appendLine(dst, b[len(prev):], prev, has)
+		*line = b
 	}
 	*last, *spare = now, *last
 	return dst
@@ -200,24 +245,47 @@ func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spa
 
 // appendTail appends the op for a line head+tail against head+prev, as
 // appendLine would from the whole lines, when the value follows a space in
-// the tails; false when it does not.
-func appendTail(dst []byte, keep int, prev, tail []byte) ([]byte, bool) {
-	i, j := bytes.LastIndexByte(tail, ' '), bytes.LastIndexByte(prev, ' ')
-	if i < 0 || j < 0 {
-		return dst, false
+// the tails; false when it does not. was is prev's value if known; the
+// lineVal returned is tail's.
+func appendTail(dst []byte, keep int, prev []byte, was lineVal, tail []byte) ([]byte, lineVal, bool) {
+	i, j := -1, int(was.at)-1
+	var v int64
+	var op uint64
+	ok := false
+	if j >= 0 && j < len(tail) && tail[j] == ' ' {
+		// Where the old value started: the last space still if canonInt
+		// reads the rest (it reads no space), as it does for most lines.
+		if v, op, ok = canonInt(tail[j+1:]); ok {
+			i = j
+		}
 	}
-	if i == j && bytes.Equal(tail[:i], prev[:i]) {
+	if i < 0 {
+		i = bytes.LastIndexByte(tail, ' ')
+		if i < 0 {
+			return dst, unknownVal, false
+		}
 		// The new value must be printed as the decoder prints it: only
 		// then is it worth reading the old one.
-		if v, op, ok := canonInt(tail[i+1:]); ok {
-			if old, ok := intValue(prev[i+1:]); ok && v-old <= 1<<53 && v-old >= -(1<<53) {
-				dst = binary.AppendUvarint(dst, op)
-				return binary.AppendVarint(dst, v-old), true
-			}
+		v, op, ok = canonInt(tail[i+1:])
+	}
+	if was.at < 0 {
+		if j = bytes.LastIndexByte(prev, ' '); j < 0 {
+			return dst, unknownVal, false
+		}
+	}
+	now := unknownVal
+	if ok {
+		now = lineVal{v: v, at: int32(i + 1)}
+	}
+	if ok && i == j && bytes.Equal(tail[:i], prev[:i]) {
+		old, ok := was.v, was.at >= 0
+		if !ok {
+			old, ok = intValue(prev[i+1:])
+		}
+		if ok && v-old <= 1<<53 && v-old >= -(1<<53) {
+			return appendNumOp(dst, op, v-old), now, true
 		}
 	}
 	c := commonPrefix(tail, prev)
-	dst = binary.AppendUvarint(dst, uint64(opLiteral+keep+c))
-	dst = binary.AppendUvarint(dst, uint64(len(tail)-c))
-	return append(dst, tail[c:]...), true
+	return appendLitOp(dst, keep+c, tail[c:]), now, true
 }

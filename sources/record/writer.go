@@ -40,11 +40,12 @@ type Writer struct {
 	targets   []prevBody
 	index     map[string]int // target name → index in this file
 	gpu       prevBody
-	raw       []byte // frame payload before compression
+	gpuBufs   [2][]byte // GPU records: the next one's buffer, the last one
+	raw       []byte    // frame payload before compression
 	frame     []byte
 	zbuf      []byte
-	scratch   []byte
-	batch     []byte // records since the last tick, written by flush
+	batch     []byte    // records not yet written, by flush
+	flushed   time.Time // the tick that last flushed the batch
 	lines     [][]byte
 	prevLines [][]byte
 	line      []byte
@@ -190,9 +191,9 @@ func (w *Writer) Scrape(s *sources.Scrape) {
 				p.ct, p.hasCT = s.ContentType, true
 			}
 			if s.Lines != nil {
-				raw = p.appendLines(raw, s.Lines, w.scratch, &w.line)
+				raw = p.appendLines(raw, s.Lines, &w.line)
 			} else {
-				raw = p.appendBody(raw, s.Body, &w.lines, &w.prevLines, &w.scratch, &w.line)
+				raw = p.appendBody(raw, s.Body, &w.lines, &w.prevLines, &w.line)
 			}
 		}
 		w.raw = raw
@@ -246,14 +247,14 @@ const (
 
 // appendBody appends body whole or as a delta against the previous one,
 // whichever is smaller, and keeps it.
-func (p *prevBody) appendBody(dst, body []byte, scratch, prevLines *[][]byte, buf, prevBuf *[]byte) []byte {
+func (p *prevBody) appendBody(dst, body []byte, lines, prevLines *[][]byte, prevBuf *[]byte) []byte {
 	start := len(dst)
 	whole := !p.base || p.since >= keyEvery
 	if !whole {
-		*scratch = splitLines(*scratch, body)
+		*lines = splitLines(*lines, body)
 		dst = append(dst, bodyDelta)
 		*prevLines = p.store.lines(*prevLines, prevBuf)
-		dst = appendDelta(dst, *prevLines, *scratch, &p.last, &p.spare, *buf)
+		dst = appendDelta(dst, *prevLines, *lines, &p.last, &p.spare)
 		if len(dst)-start > len(body) {
 			dst, whole = dst[:start], true
 		}
@@ -276,12 +277,12 @@ func (p *prevBody) appendBody(dst, body []byte, scratch, prevLines *[][]byte, bu
 // appendLines appends the body d gives (against the store, which it fits)
 // as a delta from its changed lines, or whole when this file has no base or
 // a key frame is due, and moves the store to it.
-func (p *prevBody) appendLines(dst []byte, d *sources.BodyLines, scratch []byte, line *[]byte) []byte {
+func (p *prevBody) appendLines(dst []byte, d *sources.BodyLines, line *[]byte) []byte {
 	start := len(dst)
 	whole := !p.base || p.since >= keyEvery
 	if !whole {
 		dst = append(dst, bodyDelta)
-		dst = p.store.appendLinesDelta(dst, d, &p.last, &p.spare, scratch, line)
+		dst = p.store.appendLinesDelta(dst, d, &p.last, &p.spare, line)
 		p.since++
 	}
 	p.store.apply(d)
@@ -296,22 +297,18 @@ func (p *prevBody) appendLines(dst []byte, d *sources.BodyLines, scratch []byte,
 
 // GPU records one reading of the local GPUs.
 func (w *Writer) GPU(s *sources.GPUSnapshot) {
-	if w == nil {
-		return
-	}
-	b, err := json.MarshalIndent(toWire(s), "", " ")
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.err != nil {
-		return
-	}
-	if err != nil {
-		w.fail(err)
-		return
-	}
-	w.rotateIfFull()
-	w.raw = w.gpu.appendBody(w.raw[:0], b, &w.lines, &w.prevLines, &w.scratch, &w.line)
-	w.add(typeGPU, w.raw)
+	w.locked(true, func() {
+		// The store keeps the body it is given until the next one: two
+		// buffers in turn.
+		b, err := appendGPUJSON(w.gpuBufs[0][:0], s)
+		if err != nil {
+			w.fail(err)
+			return
+		}
+		w.gpuBufs[0], w.gpuBufs[1] = w.gpuBufs[1], b
+		w.raw = w.gpu.appendBody(w.raw[:0], b, &w.lines, &w.prevLines, &w.line)
+		w.add(typeGPU, w.raw)
+	})
 }
 
 // Target records a target that arrived (discovered, or first named by a
@@ -386,7 +383,12 @@ func (w *Writer) Tick(t time.Time) {
 	w.locked(true, func() {
 		w.raw = binary.AppendVarint(w.raw[:0], t.UnixNano())
 		w.add(typeTick, w.raw)
-		w.flush()
+		// A small fleet's tick is a few hundred bytes, which zstd packs
+		// poorly alone: its ticks share a frame for up to batchSpan.
+		if len(w.batch) >= batchBytes || t.Sub(w.flushed) >= batchSpan || t.Before(w.flushed) {
+			w.flush()
+			w.flushed = t
+		}
 	})
 }
 
@@ -472,8 +474,8 @@ func (w *Writer) add(typ byte, payload []byte) {
 }
 
 // flush writes the pending records as one compressed batch frame: one zstd
-// call and one write per evaluation, and the records of all targets
-// compress together.
+// call and one write per batch, and the records of all targets compress
+// together.
 func (w *Writer) flush() {
 	if len(w.batch) == 0 || w.err != nil {
 		return
