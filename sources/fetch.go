@@ -92,14 +92,15 @@ func NewFetcher(cfg HTTPConfig) (*Fetcher, error) {
 	}
 	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second, Resolver: cfg.Resolver}
 	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
-		TLSClientConfig:       tlsCfg,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   cfg.Timeout,
-		ResponseHeaderTimeout: cfg.Timeout,
-		DisableCompression:    true, // we ask for gzip ourselves and bound the inflated size
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            dialer.DialContext,
+		TLSClientConfig:        tlsCfg,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    cfg.Timeout,
+		ResponseHeaderTimeout:  cfg.Timeout,
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		DisableCompression:     true, // we ask for gzip ourselves and bound the inflated size
 	}
 	// The per-request context carries the deadline (connect, headers and a
 	// slow-drip body alike), so the client itself has no Timeout.

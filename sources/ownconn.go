@@ -22,6 +22,7 @@ import (
 // informational status goes through the client from then on.
 type ownConn struct {
 	c      net.Conn
+	lr     headerLimit // under br: bounds an answer's head
 	br     *bufio.Reader
 	reused bool // a request went over it already
 }
@@ -76,7 +77,9 @@ func (f *Fetcher) roundTrip(ctx context.Context, req *http.Request, st *FetchSta
 			if err != nil {
 				return nil, err
 			}
-			st.conn = &ownConn{c: c, br: bufio.NewReaderSize(c, 4<<10)}
+			oc := &ownConn{c: c, lr: headerLimit{r: c, n: -1}}
+			oc.br = bufio.NewReaderSize(&oc.lr, 4<<10)
+			st.conn = oc
 		}
 		reused := st.conn.reused
 		resp, silent, err := f.exchange(ctx, deadline, req, st, st.conn)
@@ -108,11 +111,16 @@ func (f *Fetcher) exchange(ctx context.Context, deadline time.Time, req *http.Re
 		stop()
 		return nil, true, err
 	}
+	oc.lr.n = maxHeaderBytes - int64(oc.br.Buffered())
 	resp, err := http.ReadResponse(oc.br, req)
 	if err != nil {
 		stop()
+		if oc.lr.n == 0 {
+			err = errHeaderSize
+		}
 		return nil, false, err
 	}
+	oc.lr.n = -1
 	if resp.StatusCode < 200 || (resp.StatusCode >= 300 && resp.StatusCode < 400) {
 		// Redirects (followed under checkRedirect) and 1xx: the client's.
 		stop()
@@ -156,6 +164,34 @@ func (b *ownBody) Close() error {
 		b.st.closeConn()
 	}
 	return nil
+}
+
+// maxHeaderBytes bounds an answer's status line and headers, on both paths
+// (the Transport's own default is 10 MB): a metrics endpoint sends a few
+// hundred bytes, and http.ReadResponse alone would read headers without end.
+const maxHeaderBytes = 1 << 20
+
+var errHeaderSize = errors.New("response headers larger than 1 MiB")
+
+// headerLimit lets n more bytes through while an answer's head is read (n
+// negative: no limit, for the body, which --max-body bounds).
+type headerLimit struct {
+	r io.Reader
+	n int64
+}
+
+func (l *headerLimit) Read(p []byte) (int, error) {
+	if l.n == 0 {
+		return 0, io.EOF
+	}
+	if l.n > 0 && int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	n, err := l.r.Read(p)
+	if l.n > 0 {
+		l.n -= int64(n)
+	}
+	return n, err
 }
 
 // canonicalAddr is u's host:port, with the scheme's port when u names none.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestOwnConnection: a loopback target's scrapes reuse one connection; one
@@ -154,5 +155,49 @@ func TestOwnConnectionCredentials(t *testing.T) {
 	want := "Bearer one|identity|vtop-test,Bearer one|identity|vtop-test,Bearer two|identity|vtop-test"
 	if strings.Join(got, ",") != want {
 		t.Errorf("requests %q, want %q", strings.Join(got, ","), want)
+	}
+}
+
+// TestEndlessResponseHeaders: a target that sends header lines without end
+// fails on the header bound, through the client and over a loopback
+// target's own connection, not at the timeout after holding all it sent
+// (net/http's ReadResponse alone has no bound).
+func TestEndlessResponseHeaders(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.Read(make([]byte, 4096)) // the request
+				line := []byte("X-Junk: " + strings.Repeat("a", 1000) + "\r\n")
+				c.Write([]byte("HTTP/1.1 200 OK\r\n"))
+				for range 16 << 10 { // 16 MiB of headers, then silence
+					if _, err := c.Write(line); err != nil {
+						return
+					}
+				}
+				c.Read(make([]byte, 1)) // until the client gives up
+			}()
+		}
+	}()
+	f := testFetcher(t, 5*time.Minute)
+	for _, own := range []bool{false, true} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		st := FetchState{Buf: new(bytes.Buffer), Plain: own}
+		_, _, err := f.FetchInto(ctx, "http://"+ln.Addr().String()+"/metrics", &st)
+		cancel()
+		st.Close()
+		f.Release(&st)
+		if err == nil || !strings.Contains(err.Error(), "header") {
+			t.Errorf("own connection %v: error %v, want one about the headers' size", own, err)
+		}
 	}
 }
