@@ -3,6 +3,7 @@ package diagnose
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -611,5 +612,45 @@ func TestReplicaImbalanceListsFewPeers(t *testing.T) {
 	}
 	if peers != 2*peersListed || notListed != float64(40-2*peersListed) {
 		t.Errorf("%d peers listed, %v not listed; evidence %+v", peers, notListed, fd.Evidence)
+	}
+}
+
+// Two hot replicas in one large pool: the peers are ordered once per
+// evaluation for both findings, and each lists the least and the most
+// loaded of the others, itself never among them.
+func TestReplicaImbalanceTwoHotListEachOther(t *testing.T) {
+	hot, calm := healthyStats(), healthyStats()
+	hot.Running, hot.Waiting = 60, 30
+	eps := []EndpointView{upEndpoint("hot-a", hot)}
+	for i := range 40 {
+		c := calm
+		c.Running = float64(15 + i%10)
+		eps = append(eps, upEndpoint(fmt.Sprintf("calm-%02d", i), c))
+	}
+	hot.Waiting = 35
+	eps = append(eps, upEndpoint("hot-b", hot))
+	w := newWorld(t, chatCfg(), eps...)
+	frames := w.run(t0, 4*time.Minute, 5*time.Second, nil)
+	other := map[string]string{"hot-a": "hot-b", "hot-b": "hot-a"}
+	seen := 0
+	for i := range frames[len(frames)-1].Findings {
+		fd := &frames[len(frames)-1].Findings[i]
+		if fd.Rule != "replica_imbalance" {
+			continue
+		}
+		seen++
+		var names []string
+		var loads []float64
+		for _, e := range fd.Evidence {
+			if _, name, ok := strings.Cut(e.Name, " on "); ok && strings.HasPrefix(e.Name, "per ") {
+				names, loads = append(names, name), append(loads, e.Num)
+			}
+		}
+		if len(names) != 2*peersListed || !slices.IsSorted(loads) || slices.Contains(names, fd.Target) || names[len(names)-1] != other[fd.Target] {
+			t.Errorf("%s lists %v with loads %v", fd.Target, names, loads)
+		}
+	}
+	if seen != 2 {
+		t.Errorf("%d replica_imbalance findings, want 2", seen)
 	}
 }

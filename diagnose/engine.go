@@ -109,7 +109,7 @@ type endpoint struct {
 	win, sp   acc // whole endpoint over the window / the spark window
 	subStats  []SubView
 	stats     Stats
-	spStats   Stats
+	spStats   Stats           // only what a sparkline point draws (sparkStats)
 	modelAccs map[string]*acc // by model, when it serves more than one
 	winModel  bool            // it serves one: win is that model's acc
 }
@@ -275,7 +275,7 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 		}
 	}
 	ep.stats = ep.win.stats()
-	ep.spStats = ep.sp.stats()
+	ep.spStats = ep.sp.sparkStats()
 }
 
 // subRef is a sub-series of the newest snapshot: what derive and view read.
@@ -351,7 +351,7 @@ func (e *Engine) Frame(now time.Time) *Frame {
 	}
 	sort.Slice(f.Fleet.Models, func(i, j int) bool { return f.Fleet.Models[i].Model < f.Fleet.Models[j].Model })
 	if now.Sub(e.lastFleet) >= e.cfg.Interval*9/10 {
-		st := fleetSp.stats()
+		st := fleetSp.sparkStats()
 		e.fleetSpark.push(sparkPoint(now, &st))
 		e.lastFleet = now
 	}

@@ -315,19 +315,7 @@ func (x *acc) stats() Stats {
 	s.Prefill = x.hists[tPrefill].quantiles()
 	s.Decode = x.hists[tDecode].quantiles()
 
-	// KV usage weighted by capacity. Engines whose capacity is unknown count
-	// with the mean capacity of the others (or equally when none is known).
-	switch {
-	case x.kvKnownN > 0 && x.kvPlainN == 0:
-		s.KVUsage = x.kvWeighted / x.kvCap
-	case x.kvKnownN > 0:
-		mean := x.kvCap / float64(x.kvKnownN)
-		s.KVUsage = (x.kvWeighted + x.kvPlain*mean) / (x.kvCap + mean*float64(x.kvPlainN))
-	case x.kvPlainN > 0:
-		s.KVUsage = x.kvPlain / float64(x.kvPlainN)
-	default:
-		s.KVUsage = math.NaN()
-	}
+	s.KVUsage = x.kvUsage()
 	s.KVUsageMax = x.kvMax
 	s.KVCapacityTokens = orNaN(x.capTokens)
 	s.NumGPUBlocks = orNaN(x.blocks)
@@ -342,16 +330,8 @@ func (x *acc) stats() Stats {
 	case x.prefixNo > 0:
 		s.PrefixCaching = sources.TriNo
 	}
-	q, h := x.rates[sources.CPrefixQueries], x.rates[sources.CPrefixHits]
-	s.PrefixQueryRate = q
-	switch {
-	case q > 0 && !math.IsNaN(h):
-		s.PrefixHitRatio = h / q
-	case x.prefixGaugeN > 0:
-		s.PrefixHitRatio = x.prefixGauge / x.prefixGaugeN
-	default:
-		s.PrefixHitRatio = math.NaN()
-	}
+	s.PrefixQueryRate = x.rates[sources.CPrefixQueries]
+	s.PrefixHitRatio = x.prefixHitRatio()
 	s.PreemptionsRate = x.rates[sources.CPreemptions]
 	s.Swapped = x.swapped
 	s.CPUKVUsage = x.cpuKV
@@ -361,13 +341,11 @@ func (x *acc) stats() Stats {
 	s.GenTokRate = x.rates[sources.CGenTokens]
 	s.PromptCachedRate = x.rates[sources.CPromptCached]
 
-	s.ReqRate = math.NaN()
-	s.AbortShare = math.NaN()
-	s.ErrorShare = math.NaN()
+	s.ReqRate, s.AbortShare, s.ErrorShare = x.requestRates()
+	x.sortLabeled()
 	s.RejectRate = math.NaN()
 	if len(x.reject) > 0 {
 		s.RejectRate = 0
-		sort.Slice(x.reject, func(i, j int) bool { return x.reject[i].rate > x.reject[j].rate })
 		for _, r := range x.reject {
 			s.RejectRate += r.rate
 			s.Rejects = append(s.Rejects, FinishShare{Reason: r.label, PerSec: r.rate})
@@ -387,32 +365,15 @@ func (x *acc) stats() Stats {
 		s.Paused = sources.TriNo
 	}
 	if len(x.finish) > 0 {
-		total := 0.0
-		for _, f := range x.finish {
-			total += f.rate
-		}
-		s.ReqRate = total
-		sort.Slice(x.finish, func(i, j int) bool { return x.finish[i].label < x.finish[j].label })
+		total := s.ReqRate
 		s.Finish = make([]FinishShare, len(x.finish))
-		abort := 0.0
 		for i, f := range x.finish {
 			share := math.NaN()
 			if total > 0 {
 				share = f.rate / total
 			}
 			s.Finish[i] = FinishShare{Reason: f.label, PerSec: f.rate, Share: share}
-			if f.label == sources.FinishAbort {
-				abort = f.rate
-			}
-			if f.label == sources.FinishError && total > 0 {
-				s.ErrorShare = f.rate / total // no error series (before 0.14): unknown
-			}
 		}
-		if total > 0 {
-			s.AbortShare = abort / total
-		}
-	} else if e2e := x.hists[tE2E]; e2e.bounds != nil {
-		s.ReqRate = e2e.count
 	}
 	s.AvgPromptLen = x.hists[tPromptLen].mean()
 	s.AvgGenLen = x.hists[tGenLen].mean()
@@ -421,6 +382,89 @@ func (x *acc) stats() Stats {
 	byToken := x.hists[tIter].weighted()
 	s.IterTokensByToken = byToken.quantiles()
 	return s
+}
+
+// sparkStats is stats for what a sparkline point draws (sparkPoint) and
+// nothing else: the point is taken at every scrape of every endpoint, and
+// the other quantiles, the finish list and the size distributions cost
+// most of a full stats there. Fields sparkPoint does not read are zero.
+func (x *acc) sparkStats() Stats {
+	var s Stats
+	s.TTFT, s.ITL = x.hists[tTTFT].p95(), x.hists[tITL].p95()
+	s.E2E, s.Queue = x.hists[tE2E].p95(), x.hists[tQueue].p95()
+	s.KVUsage = x.kvUsage()
+	s.PrefixHitRatio = x.prefixHitRatio()
+	s.PreemptionsRate = x.rates[sources.CPreemptions]
+	s.Running, s.Waiting, s.Swapped = x.running, x.waiting, x.swapped
+	s.PromptTokRate = x.rates[sources.CPromptTokens]
+	s.GenTokRate = x.rates[sources.CGenTokens]
+	s.ReqRate, s.AbortShare, _ = x.requestRates()
+	x.sortLabeled()
+	return s
+}
+
+// kvUsage is KV usage weighted by capacity. Engines whose capacity is
+// unknown count with the mean capacity of the others (or equally when none
+// is known).
+func (x *acc) kvUsage() float64 {
+	switch {
+	case x.kvKnownN > 0 && x.kvPlainN == 0:
+		return x.kvWeighted / x.kvCap
+	case x.kvKnownN > 0:
+		mean := x.kvCap / float64(x.kvKnownN)
+		return (x.kvWeighted + x.kvPlain*mean) / (x.kvCap + mean*float64(x.kvPlainN))
+	case x.kvPlainN > 0:
+		return x.kvPlain / float64(x.kvPlainN)
+	}
+	return math.NaN()
+}
+
+func (x *acc) prefixHitRatio() float64 {
+	q, h := x.rates[sources.CPrefixQueries], x.rates[sources.CPrefixHits]
+	switch {
+	case q > 0 && !math.IsNaN(h):
+		return h / q
+	case x.prefixGaugeN > 0:
+		return x.prefixGauge / x.prefixGaugeN
+	}
+	return math.NaN()
+}
+
+// requestRates is the requests finished per second and the aborted and
+// failed shares of them (NaN unknown: no error series before 0.14), summed
+// in the acc's current order (before sortLabeled, as stats always did).
+func (x *acc) requestRates() (reqRate, abortShare, errorShare float64) {
+	reqRate, abortShare, errorShare = math.NaN(), math.NaN(), math.NaN()
+	if len(x.finish) == 0 {
+		if e2e := x.hists[tE2E]; e2e.bounds != nil {
+			reqRate = e2e.count
+		}
+		return reqRate, abortShare, errorShare
+	}
+	total, abort := 0.0, 0.0
+	for _, f := range x.finish {
+		total += f.rate
+		if f.label == sources.FinishAbort {
+			abort = f.rate
+		}
+	}
+	if total > 0 {
+		abortShare = abort / total
+		for _, f := range x.finish {
+			if f.label == sources.FinishError {
+				errorShare = f.rate / total
+			}
+		}
+	}
+	return total, abortShare, errorShare
+}
+
+// sortLabeled orders the rejections by rate and the finish reasons by
+// name, as stats reports them; an acc merged into a larger one later adds
+// its rates up in this order.
+func (x *acc) sortLabeled() {
+	sort.Slice(x.reject, func(i, j int) bool { return x.reject[i].rate > x.reject[j].rate })
+	sort.Slice(x.finish, func(i, j int) bool { return x.finish[i].label < x.finish[j].label })
 }
 
 func orNaN(v float64) float64 {
@@ -481,6 +525,19 @@ func (r *histRate) weighted() histRate {
 		w[i] *= scale
 	}
 	return histRate{bounds: r.bounds, rates: w, sum: math.NaN(), count: r.sum, obs: r.obs}
+}
+
+// p95 is quantiles' P95 and Lowest only (what a sparkline draws).
+func (r *histRate) p95() Quantiles {
+	nan := math.NaN()
+	q := Quantiles{P95: nan, Lowest: nan}
+	if n := len(r.bounds); n >= 2 {
+		q.Lowest = r.bounds[0]
+	}
+	if r.bounds != nil && r.count > 0 {
+		q.P95 = bucketQuantile(0.95, r.bounds, r.rates)
+	}
+	return q
 }
 
 func (r *histRate) mean() float64 {

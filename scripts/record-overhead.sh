@@ -8,6 +8,9 @@
 #
 #   scripts/record-overhead.sh [REPLICAS] [MEASURE_SECONDS] [PAIRS]
 #
+# VTOP=path runs that binary instead of building this tree's (a reference
+# build, measured beside this one in a second run at the same time).
+#
 # Takes about PAIRS × (MEASURE_SECONDS + 20 s) (default 3 × 140 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +30,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$tmp/vtop" ./cmd/vtop
+if [ -n "${VTOP:-}" ]; then cp "$VTOP" "$tmp/vtop"; else go build -o "$tmp/vtop" ./cmd/vtop; fi
 total=$((pairs * (warm + measure + 10) + 60))
 "$tmp/vtop" sim --listen "127.0.0.1:$base" --replicas "$replicas" --scenario "$scenario" --for "${total}s" \
   >"$tmp/sim.out" 2>"$tmp/sim.err" &
@@ -53,7 +56,7 @@ once() { # once VAR RECORD_FILE|"": starts a vtop --once, its pid in VAR
 }
 
 ratios=()
-echo "replicas=$replicas scenario=$scenario measure=${measure}s pairs=$pairs $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "replicas=$replicas scenario=$scenario measure=${measure}s pairs=$pairs binary=${VTOP:-this tree} $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for k in $(seq "$pairs"); do
   rm -f "$tmp/rec.vtop"
   if [ $((k % 2)) = 1 ]; then once off ""; once on "$tmp/rec.vtop"

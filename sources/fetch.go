@@ -54,6 +54,7 @@ type HTTPConfig struct {
 type Fetcher struct {
 	cfg        HTTPConfig
 	client     *http.Client
+	dialer     *net.Dialer // the client's, for loopback targets' own connections (ownconn.go)
 	timeoutHdr string
 	budget     *bodyBudget // shared by every target this fetcher reads
 }
@@ -89,15 +90,17 @@ func NewFetcher(cfg HTTPConfig) (*Fetcher, error) {
 		}
 		tlsCfg.Certificates = []tls.Certificate{cert}
 	}
+	dialer := &net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second, Resolver: cfg.Resolver}
 	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: cfg.Timeout, KeepAlive: 30 * time.Second, Resolver: cfg.Resolver}).DialContext,
-		TLSClientConfig:       tlsCfg,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   cfg.Timeout,
-		ResponseHeaderTimeout: cfg.Timeout,
-		DisableCompression:    true, // we ask for gzip ourselves and bound the inflated size
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            dialer.DialContext,
+		TLSClientConfig:        tlsCfg,
+		MaxIdleConnsPerHost:    2,
+		IdleConnTimeout:        90 * time.Second,
+		TLSHandshakeTimeout:    cfg.Timeout,
+		ResponseHeaderTimeout:  cfg.Timeout,
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		DisableCompression:     true, // we ask for gzip ourselves and bound the inflated size
 		// A scrape request is a few hundred bytes (a long token is
 		// written through): the default 4 KiB buffer per kept
 		// connection is 3 MB more at 1,000 targets.
@@ -105,7 +108,7 @@ func NewFetcher(cfg HTTPConfig) (*Fetcher, error) {
 	}
 	// The per-request context carries the deadline (connect, headers and a
 	// slow-drip body alike), so the client itself has no Timeout.
-	return &Fetcher{cfg: cfg, client: &http.Client{Transport: tr, CheckRedirect: checkRedirect},
+	return &Fetcher{cfg: cfg, client: &http.Client{Transport: tr, CheckRedirect: checkRedirect}, dialer: dialer,
 		timeoutHdr: strconv.FormatFloat(cfg.Timeout.Seconds(), 'g', -1, 64),
 		budget:     &bodyBudget{limit: BodyBudget(cfg.MaxBody)}}, nil
 }
@@ -147,14 +150,17 @@ func portOf(u *url.URL) string {
 }
 
 // FetchState is what one target reuses from scrape to scrape: the body
-// buffer, so a steady target allocates none.
+// buffer, so a steady target allocates none, and a loopback target's own
+// connection (Close it when the target is done).
 type FetchState struct {
 	Buf      *bytes.Buffer
 	Redirect string // where the last scrape was redirected to (shown, secrets redacted); "" when it was not
 	// Plain asks for an uncompressed body: on loopback there is no network
 	// to save, and inflating costs both ends CPU on every scrape.
-	Plain bool
-	held  int64 // bytes of the large-body budget this scrape holds (see Release)
+	Plain     bool
+	held      int64    // bytes of the large-body budget this scrape holds (see Release)
+	conn      *ownConn // a plain target's own connection, nil between a failure and the next scrape
+	viaClient bool     // the target redirected: its scrapes go through the client
 }
 
 // gzipReaders are shared by all targets: only scrapes inflating a body
@@ -191,7 +197,12 @@ func (f *Fetcher) FetchInto(ctx context.Context, rawURL string, st *FetchState) 
 	if err := f.auth(req); err != nil {
 		return nil, "", err
 	}
-	resp, err := f.client.Do(req)
+	var resp *http.Response
+	if ownConnFor(st, req.URL) {
+		resp, err = f.roundTrip(ctx, req, st)
+	} else {
+		resp, err = f.client.Do(req)
+	}
 	if err != nil {
 		// The client's error names the request that failed: after a
 		// redirect, that is not the target's own URL.

@@ -151,38 +151,52 @@ func testFetcher(t *testing.T, timeout time.Duration) *Fetcher {
 	return f
 }
 
-// TestBadTargets: each broken endpoint gives one clear, printable line.
+// TestBadTargets: each broken endpoint gives one clear, printable line,
+// through the HTTP client and through a loopback target's own connection.
 // Only the cases about timing out run under the short timeout: a size or
 // content check must not turn into a timeout on a loaded 2-core machine
 // (reading 8 MiB under -race there took over a second).
 func TestBadTargets(t *testing.T) {
 	const short = time.Second
 	quick, patient := testFetcher(t, short), testFetcher(t, 5*time.Minute)
-	for _, bt := range badTargets(t, short) {
-		t.Run(bt.name, func(t *testing.T) {
-			t.Parallel()
-			f := patient
-			if strings.Contains(bt.want, "timed out") {
-				f = quick
+	bad := badTargets(t, short)
+	for _, own := range []bool{false, true} {
+		for _, bt := range bad {
+			name := bt.name
+			if own {
+				name += " (own connection)"
 			}
-			var buf bytes.Buffer
-			body, ct, err := f.Fetch(context.Background(), bt.url, &buf)
-			if err == nil {
-				_, err = NewNormalizer().Normalize(body, ct)
-			}
-			if err == nil {
-				t.Fatal("no error")
-			}
-			msg := err.Error()
-			if !strings.Contains(msg, bt.want) {
-				t.Errorf("error %q does not say %q", msg, bt.want)
-			}
-			if strings.ContainsAny(msg, "\n\r") || len(msg) > 240 {
-				t.Errorf("not one short line: %q", msg)
-			}
-			assertPrintable(t, msg)
-		})
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				f := patient
+				if strings.Contains(bt.want, "timed out") {
+					f = quick
+				}
+				checkBadTarget(t, f, bt.url, bt.want, own)
+			})
+		}
 	}
+}
+
+func checkBadTarget(t *testing.T, f *Fetcher, url, want string, own bool) {
+	st := FetchState{Buf: new(bytes.Buffer), Plain: own}
+	defer st.Close()
+	defer f.Release(&st)
+	body, ct, err := f.FetchInto(context.Background(), url, &st)
+	if err == nil {
+		_, err = NewNormalizer().Normalize(body, ct)
+	}
+	if err == nil {
+		t.Fatal("no error")
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, want) {
+		t.Errorf("error %q does not say %q", msg, want)
+	}
+	if strings.ContainsAny(msg, "\n\r") || len(msg) > 240 {
+		t.Errorf("not one short line: %q", msg)
+	}
+	assertPrintable(t, msg)
 }
 
 // TestBadTargetsDoNotStallOthers polls a good endpoint beside every bad one:
@@ -308,16 +322,19 @@ func TestRedirectKeepsCredentials(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, from := range []string{tlsSrv.URL + "/metrics", plain} {
-			st := FetchState{Buf: new(bytes.Buffer)}
-			if _, _, err := f.FetchInto(context.Background(), from, &st); err != nil {
-				t.Fatal(err)
-			}
-			if !strings.HasPrefix(sink, st.Redirect) || st.Redirect == "" {
-				t.Errorf("%s: redirect shown as %q, want %q", from, st.Redirect, sink)
+			for _, own := range []bool{false, true} { // through the client; a loopback target's own connection
+				st := FetchState{Buf: new(bytes.Buffer), Plain: own}
+				if _, _, err := f.FetchInto(context.Background(), from, &st); err != nil {
+					t.Fatal(err)
+				}
+				st.Close()
+				if !strings.HasPrefix(sink, st.Redirect) || st.Redirect == "" {
+					t.Errorf("%s: redirect shown as %q, want %q", from, st.Redirect, sink)
+				}
 			}
 		}
 	}
-	if strings.Join(got, "") != "" || len(got) != 4 {
+	if strings.Join(got, "") != "" || len(got) != 8 {
 		t.Errorf("the redirected requests carried %q", got)
 	}
 	// A redirect to where nothing answers says so in the error.

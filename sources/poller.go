@@ -146,6 +146,7 @@ func (p *Poller) loop(ctx context.Context, i int) {
 	norm := NewNormalizer()
 	norm.MaxSamples = p.cfg.MaxSamples
 	st := FetchState{Plain: t.IsLoopback()}
+	defer st.Close()
 	sl := &slot{sem: p.sem}
 	sl.timer = time.AfterFunc(time.Hour, sl.release)
 	sl.timer.Stop()

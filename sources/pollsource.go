@@ -40,12 +40,28 @@ func (s *PollSource) Run(ctx context.Context, out chan<- Batch) error {
 	tick := time.NewTicker(s.P.cfg.Interval)
 	defer tick.Stop()
 	box := s.P.Mailbox()
+	gather := s.P.gatherFor()
+	pause := time.NewTimer(time.Hour)
+	pause.Stop()
+	defer pause.Stop()
 	var taken []Indexed
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-box.Ready():
+			if gather > 0 {
+				pause.Reset(gather)
+				select {
+				case <-ctx.Done():
+					return nil
+				case <-pause.C:
+				}
+				select { // what arrived meanwhile is taken now
+				case <-box.Ready():
+				default:
+				}
+			}
 		case <-tick.C:
 		}
 		taken = box.Take(taken[:0])
@@ -61,3 +77,18 @@ func (s *PollSource) Run(ctx context.Context, out chan<- Batch) error {
 		}
 	}
 }
+
+// gatherFor is how long a large fleet's first new scrape waits for others
+// before they go on as one batch: the hand-off then wakes this goroutine and
+// the pipeline once per handful of scrapes, not twice per scrape (a tenth
+// of vtop's CPU at 200 endpoints went to those wake-ups). A small fleet's
+// scrapes rarely meet, so they go on at once.
+func (p *Poller) gatherFor() time.Duration {
+	if len(p.targets) < gatherFleet {
+		return 0
+	}
+	return min(p.cfg.Interval/20, 50*time.Millisecond)
+}
+
+// gatherFleet is the fleet size from which scrapes are gathered.
+const gatherFleet = 20

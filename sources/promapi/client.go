@@ -355,16 +355,7 @@ func (c *Client) query(ctx context.Context, q string, ts time.Time) (model.Value
 func (c *Client) queryRange(ctx context.Context, q string, r v1.Range) (model.Matrix, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
-	sec := func(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', -1, 64) }
-	form := url.Values{"query": {q}, "start": {sec(r.Start)}, "end": {sec(r.End)},
-		"step": {strconv.FormatFloat(r.Step.Seconds(), 'f', -1, 64)}, "timeout": {c.cfg.Timeout.String()},
-		"limit": {strconv.Itoa(c.cfg.MaxSeries)}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint("/api/v1/query_range", nil), strings.NewReader(form.Encode()))
-	if err != nil {
-		return nil, c.queryErr(q, err)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := c.http.Do(req)
+	resp, err := c.postRange(ctx, q, r)
 	if err != nil {
 		return nil, c.queryErr(q, err)
 	}
@@ -391,6 +382,40 @@ func (c *Client) queryRange(ctx context.Context, q string, r v1.Range) (model.Ma
 		return nil, fmt.Errorf("prometheus %s: query %s: got a %s, not a range", c.name, sources.Sanitize(q, 200), sources.Sanitize(res.Data.ResultType, 20))
 	}
 	return res.Data.Result, nil
+}
+
+// queryRangeText runs a range query whose answer is read as a rangePart
+// (the vLLM families of a backfill).
+func (c *Client) queryRangeText(ctx context.Context, q string, r v1.Range) (*rangePart, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	resp, err := c.postRange(ctx, q, r)
+	if err != nil {
+		return nil, c.queryErr(q, err)
+	}
+	defer resp.Body.Close()
+	p, err := readRange(resp.Body, r)
+	if err != nil {
+		if resp.StatusCode/100 != 2 {
+			err = fmt.Errorf("HTTP %s: %v", resp.Status, err)
+		}
+		return nil, c.queryErr(q, err)
+	}
+	return p, nil
+}
+
+// postRange sends a range query, bounded as every query is.
+func (c *Client) postRange(ctx context.Context, q string, r v1.Range) (*http.Response, error) {
+	sec := func(t time.Time) string { return strconv.FormatFloat(float64(t.UnixMilli())/1000, 'f', -1, 64) }
+	form := url.Values{"query": {q}, "start": {sec(r.Start)}, "end": {sec(r.End)},
+		"step": {strconv.FormatFloat(r.Step.Seconds(), 'f', -1, 64)}, "timeout": {c.cfg.Timeout.String()},
+		"limit": {strconv.Itoa(c.cfg.MaxSeries)}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint("/api/v1/query_range", nil), strings.NewReader(form.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return c.http.Do(req)
 }
 
 func (c *Client) queryErr(q string, err error) error {

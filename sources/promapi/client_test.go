@@ -55,7 +55,7 @@ func TestOpenErrors(t *testing.T) {
 func TestAppendSample(t *testing.T) {
 	m := model.Metric{"__name__": "vllm:num_requests_running", "instance": "a:1", "job": "vllm", "pod": "p",
 		"model_name": "m\"x\\y\nz", "engine": "0"}
-	var scratch []model.LabelName
+	var scratch []labelPair
 	got := string(appendSample(nil, m, 3, &scratch))
 	want := `vllm:num_requests_running{engine="0",model_name="m\"x\\y\nz"} 3` + "\n"
 	if got != want {

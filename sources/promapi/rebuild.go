@@ -111,32 +111,44 @@ func (f *fleet) header(b []byte) []byte {
 }
 
 // appendSample adds one sample line without the target's labels.
-func appendSample(b []byte, m model.Metric, v float64, scratch *[]model.LabelName) []byte {
+func appendSample(b []byte, m model.Metric, v float64, scratch *[]labelPair) []byte {
 	return appendValue(appendSeries(b, m, scratch), v)
 }
 
 // appendSeries writes a series as a sample line starts: the name and the
 // labels but the target's, sorted, so a series renders the same every
 // time and the normalizer's series cache hits.
-func appendSeries(b []byte, m model.Metric, scratch *[]model.LabelName) []byte {
-	b = append(b, m[model.MetricNameLabel]...)
-	names := (*scratch)[:0]
-	for l := range m {
-		if !isTarget([]byte(l)) {
-			names = append(names, l)
+func appendSeries(b []byte, m model.Metric, scratch *[]labelPair) []byte {
+	pairs := (*scratch)[:0]
+	for l, v := range m {
+		pairs = append(pairs, labelPair{string(l), string(v)})
+	}
+	*scratch = pairs
+	return appendPairs(b, pairs)
+}
+
+// appendPairs is appendSeries for labels as decoded; it sorts pairs.
+func appendPairs(b []byte, pairs []labelPair) []byte {
+	slices.SortFunc(pairs, func(a, b labelPair) int { return strings.Compare(a.name, b.name) })
+	for _, l := range pairs {
+		if l.name == model.MetricNameLabel {
+			b = append(b, l.value...)
 		}
 	}
-	slices.Sort(names)
-	*scratch = names
 	b = append(b, '{')
-	for i, l := range names {
-		if i > 0 {
+	n := 0
+	for _, l := range pairs {
+		if isTarget([]byte(l.name)) {
+			continue
+		}
+		if n > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, l...)
+		b = append(b, l.name...)
 		b = append(b, '=', '"')
-		b = appendEscaped(b, string(m[l]), true)
+		b = appendEscaped(b, l.value, true)
 		b = append(b, '"')
+		n++
 	}
 	return append(b, '}', ' ')
 }

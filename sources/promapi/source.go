@@ -39,7 +39,7 @@ type Source struct {
 	// per worker.
 	classes []*sources.SeriesClasses
 	gen     uint64
-	names   []model.LabelName // scratch for label sorting
+	names   []labelPair // scratch for label sorting
 }
 
 // NewSource reads through an opened client.
@@ -146,7 +146,7 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 			s.fleet.drop(r)
 		}
 	}
-	vecs, err := s.queryAll(ctx, func(f family) (model.Value, error) { return c.query(ctx, c.selectFamily(f), ts) })
+	vecs, err := queryAll(c.families, func(f family) (model.Value, error) { return c.query(ctx, c.selectFamily(f), ts) })
 	if err != nil {
 		return b, err
 	}
@@ -242,9 +242,8 @@ func (s *Source) stampQuery() string {
 
 // queryAll runs one query per family, a few at a time, and returns the
 // results in family order.
-func (s *Source) queryAll(ctx context.Context, q func(family) (model.Value, error)) ([]model.Value, error) {
-	fams := s.c.families
-	res := make([]model.Value, len(fams))
+func queryAll[T any](fams []family, q func(family) (T, error)) ([]T, error) {
+	res := make([]T, len(fams))
 	errs := make([]error, len(fams))
 	sem := make(chan struct{}, maxParallel)
 	var wg sync.WaitGroup
@@ -294,7 +293,7 @@ func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, t
 			// A range query answers every step with the newest sample at or
 			// before it: the stamps say which steps saw a new scrape, and when.
 			if f.stamps, f.err = c.queryRange(fctx, s.stampQuery(), r); f.err == nil {
-				f.mats, f.err = s.queryAll(fctx, func(fm family) (model.Value, error) { return c.queryRange(fctx, c.selectFamily(fm), r) })
+				f.parts, f.err = queryAll(c.families, func(fm family) (*rangePart, error) { return c.queryRangeText(fctx, c.selectFamily(fm), r) })
 			}
 			// dcgm-exporter's GPUs, one range query per metric, so the
 			// GPU rules and panel have their history too.
@@ -351,7 +350,7 @@ func chunks(from, to time.Time, step time.Duration) []v1.Range {
 type fetched struct {
 	r      v1.Range
 	stamps model.Matrix
-	mats   []model.Value
+	parts  []*rangePart   // one per family
 	gpus   []model.Matrix // one per Client.dcgm name
 	err    error
 }
@@ -361,36 +360,39 @@ type fetched struct {
 func (s *Source) sendChunk(ctx context.Context, out chan<- sources.Batch, f fetched) bool {
 	c := s.c
 	start, end, step := f.r.Start, f.r.End, f.r.Step
-	stampM, mats := f.stamps, f.mats
 	stamps := map[*replica][]model.SamplePair{}
 	var arrived []sources.Target
-	for _, ss := range stampM {
+	for _, ss := range f.stamps {
 		rp, added := s.fleet.get(ss.Metric)
 		if added {
 			arrived = append(arrived, rp.target())
 		}
 		stamps[rp] = ss.Values
 	}
-	// Each replica's series, with a cursor into their points.
-	type cursor struct {
-		line []byte // the series as a sample line starts, rendered once
-		pts  []model.SamplePair
+	// Each replica's series: which answer, which series in it.
+	type ref struct {
+		p *rangePart
+		i int
 	}
-	series := map[*replica][]cursor{}
+	series := map[*replica][]ref{}
 	var order []*replica
-	for _, m := range mats {
-		for _, ss := range m.(model.Matrix) {
-			rp, added := s.fleet.get(ss.Metric)
-			if added {
-				arrived = append(arrived, rp.target())
+	for _, p := range f.parts {
+		for i := range p.series {
+			rp := s.fleet.byKey[p.series[i].key]
+			if rp == nil {
+				var added bool
+				if rp, added = s.fleet.get(metricOfKey(p.series[i].key)); added {
+					arrived = append(arrived, rp.target())
+				}
 			}
 			if _, ok := series[rp]; !ok {
 				order = append(order, rp)
 			}
-			series[rp] = append(series[rp], cursor{appendSeries(nil, ss.Metric, &s.names), ss.Values})
+			series[rp] = append(series[rp], ref{p, i})
 		}
 	}
-	for t := start; !t.After(end); t = t.Add(step) {
+	k := 0
+	for t := start; !t.After(end); t, k = t.Add(step), k+1 {
 		b := sources.Batch{Now: t, Arrived: arrived}
 		arrived = nil
 		tm := model.TimeFromUnixNano(t.UnixNano())
@@ -408,15 +410,11 @@ func (s *Source) sendChunk(ctx context.Context, out chan<- sources.Batch, f fetc
 			if !at.After(rp.last) {
 				continue // no new scrape since the last step
 			}
-			cs := series[rp]
 			s.fleet.begin(rp)
 			n := 0
-			for i := range cs {
-				for len(cs[i].pts) > 0 && cs[i].pts[0].Timestamp < tm {
-					cs[i].pts = cs[i].pts[1:]
-				}
-				if len(cs[i].pts) > 0 && cs[i].pts[0].Timestamp == tm {
-					rp.buf = appendValue(append(rp.buf, cs[i].line...), float64(cs[i].pts[0].Value))
+			for _, r := range series[rp] {
+				if v := r.p.value(r.i, k); v != nil {
+					rp.buf = append(append(append(rp.buf, r.p.lineOf(r.i)...), v...), '\n')
 					n++
 				}
 			}

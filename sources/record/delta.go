@@ -33,14 +33,32 @@ func splitLines(dst [][]byte, b []byte) [][]byte {
 	}
 }
 
-// Per changed line, the op tag: the value's integer change printed as
+// Per changed line, the op kind: the value's integer change printed as
 // "123.0" (Python's float repr, vLLM's exporter) or "123" (Go's), or a
-// literal after a shared prefix of tag-opLiteral bytes.
+// literal after a prefix shared with the previous line. Since format 4 the
+// kind is the low two bits of the op's first uvarint, above them the
+// change zig-zag encoded (a change under 16, most of a busy engine's, in
+// one byte) or the shared prefix's length; before, the first uvarint was
+// the kind, or opLiteral plus the prefix, and a varint change followed.
 const (
 	opIntDotZero = 0
 	opInt        = 1
 	opLiteral    = 2
 )
+
+// appendNumOp appends a numeric op (format 4).
+func appendNumOp(dst []byte, op uint64, diff int64) []byte {
+	z := uint64(diff<<1) ^ uint64(diff>>63)
+	return binary.AppendUvarint(dst, z<<2|op)
+}
+
+// appendLitOp appends a literal op: the first p bytes of the previous line,
+// then lit (format 4).
+func appendLitOp(dst []byte, p int, lit []byte) []byte {
+	dst = binary.AppendUvarint(dst, uint64(p)<<2|opLiteral)
+	dst = binary.AppendUvarint(dst, uint64(len(lit)))
+	return append(dst, lit...)
+}
 
 // valueStart is where the sample value of a text-format line begins: after
 // its last space. -1 when the line has none.
@@ -230,8 +248,7 @@ func appendLine(dst, line, prev []byte, has bool) []byte {
 			// not counters (a sum, a JSON field) stop at the first test.
 			if v, op, ok := canonInt(line[s:]); ok {
 				if old, ok := intValue(prev[s:]); ok && v-old <= 1<<53 && v-old >= -(1<<53) {
-					dst = binary.AppendUvarint(dst, op)
-					return binary.AppendVarint(dst, v-old)
+					return appendNumOp(dst, op, v-old)
 				}
 			}
 		}
@@ -240,9 +257,7 @@ func appendLine(dst, line, prev []byte, has bool) []byte {
 	if has {
 		p = commonPrefix(line, prev)
 	}
-	dst = binary.AppendUvarint(dst, uint64(opLiteral+p))
-	dst = binary.AppendUvarint(dst, uint64(len(line)-p))
-	return append(dst, line[p:]...)
+	return appendLitOp(dst, p, line[p:])
 }
 
 func commonPrefix(a, b []byte) int {
@@ -257,10 +272,10 @@ func commonPrefix(a, b []byte) int {
 
 var errDelta = errors.New("bad delta encoding")
 
-// applyDelta decodes enc against prev into dst (reset first) and updates
-// *last. The output is bounded by limit, so a hostile file cannot make it
-// grow without bound.
-func applyDelta(dst []byte, prev [][]byte, enc []byte, limit int, last *changedSet) ([]byte, error) {
+// applyDelta decodes enc, of format version, against prev into dst (reset
+// first) and updates *last. The output is bounded by limit, so a hostile
+// file cannot make it grow without bound.
+func applyDelta(dst []byte, prev [][]byte, enc []byte, limit int, last *changedSet, version byte) ([]byte, error) {
 	dst = dst[:0]
 	n, w := binary.Uvarint(enc)
 	if w <= 0 || n > uint64(limit)+1 {
@@ -297,18 +312,31 @@ func applyDelta(dst []byte, prev [][]byte, enc []byte, limit int, last *changedS
 				return nil, errDelta
 			}
 			enc = enc[w:]
-			if op < opLiteral {
-				diff, w := binary.Varint(enc)
-				if w <= 0 || k >= len(prev) {
+			arg := op - opLiteral // an old literal's prefix
+			if version >= packedOps {
+				op, arg = op&3, op>>2
+				if op > opLiteral {
 					return nil, errDelta
 				}
-				enc = enc[w:]
+			}
+			if op < opLiteral {
+				var diff int64
+				if version >= packedOps {
+					diff = int64(arg>>1) ^ -int64(arg&1)
+				} else if diff, w = binary.Varint(enc); w > 0 {
+					enc = enc[w:]
+				} else {
+					return nil, errDelta
+				}
+				if k >= len(prev) {
+					return nil, errDelta
+				}
 				if dst, ok = numericLine(dst, prev[k], op, diff); !ok {
 					return nil, errDelta
 				}
 				break
 			}
-			p := op - opLiteral
+			p := arg
 			l, w := binary.Uvarint(enc)
 			if w <= 0 || l > uint64(len(enc)-w) {
 				return nil, errDelta

@@ -18,11 +18,19 @@ import (
 // and a process tree's gpus: a format-1 reader would replay such a file
 // with the GPUs of remote endpoints lost, so it refuses it instead. 3 added
 // a process tree's memory limit, which memory_leak projects against: an
-// older reader would replay a different projection.
-const Version = 3
+// older reader would replay a different projection. 4 packs a delta op's
+// kind into its first varint (packedOps), a third fewer bytes to compress.
+const Version = 4
+
+// packedOps is the first version whose delta ops are packed.
+const packedOps = 4
 
 // magic opens every recording file; its last byte is the format version.
 var magic = [8]byte{'V', 'T', 'O', 'P', 'R', 'E', 'C', Version}
+
+// batchSpan bounds what a vtop killed with SIGKILL loses of a small
+// fleet's recording (see batchBytes).
+const batchSpan = 5 * time.Second
 
 // Record types (the low 7 bits of a frame's type byte).
 const (
@@ -52,6 +60,10 @@ const (
 	maxDecoded = 24 << 20
 	maxTargets = 100000
 	maxBatch   = 4 << 20 // a batch is written early past this size
+	// A batch is written at the first tick that makes it this large, or
+	// batchSpan after the tick that wrote the last: a 50-replica fleet's
+	// tick (~45 KiB) is a frame of its own, a small fleet's ticks share one.
+	batchBytes = 32 << 10
 )
 
 // Header is the first frame of every file: who wrote it, what was polled

@@ -67,13 +67,14 @@ func FuzzDelta(f *testing.F) {
 		var wlast, wspare, rlast changedSet
 		for i := 0; i < 2; i++ { // twice: against the first delta's changed set too
 			enc := appendDelta(nil, pl, cl, &wlast, &wspare)
-			got, err := applyDelta(nil, pl, enc, len(cur)+1, &rlast)
+			got, err := applyDelta(nil, pl, enc, len(cur)+1, &rlast, Version)
 			if err != nil || !bytes.Equal(got, cur) {
 				t.Fatalf("delta of %q against %q: %q, %v", cur, prev, got, err)
 			}
 		}
 		// Decoding arbitrary bytes against prev never panics.
-		_, _ = applyDelta(nil, pl, cur, 1<<16, &rlast)
+		_, _ = applyDelta(nil, pl, cur, 1<<16, &rlast, Version)
+		_, _ = applyDelta(nil, pl, cur, 1<<16, &rlast, packedOps-1)
 	})
 }
 

@@ -79,6 +79,7 @@ type Reader struct {
 	end  string // the end frame's reason once read
 	stop error  // sticky: damage or io.EOF
 
+	version byte // the file's format
 	targets []lastBody
 	gpu     lastBody
 	buf     []byte // frame payload
@@ -118,7 +119,7 @@ func NewReader(in io.Reader, name string) (*Reader, error) {
 	if m[7] == 0 || m[7] > Version {
 		return nil, fmt.Errorf("%s: recording format %d; this vtop reads format 1 to %d", name, m[7], Version)
 	}
-	r.off = int64(len(m))
+	r.off, r.version = int64(len(m)), m[7]
 	typ, payload, err := r.frame()
 	if err != nil {
 		return nil, fmt.Errorf("%s: header: %v", name, err)
@@ -280,7 +281,7 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 	case typeScrape:
 		return r.scrape(p)
 	case typeGPU:
-		b, err := r.gpu.readBody(p, &r.body)
+		b, err := r.gpu.readBody(p, &r.body, r.version)
 		if err != nil {
 			return nil, fmt.Errorf("GPU frame: %v", err)
 		}
@@ -367,7 +368,7 @@ func (r *Reader) scrape(p []byte) (*Event, error) {
 		return nil, errors.New("a scrape with no Content-Type")
 	}
 	ev.ContentType = pb.ct
-	b, err := pb.readBody(p[n+int(max(l, 1))-1:], &r.body)
+	b, err := pb.readBody(p[n+int(max(l, 1))-1:], &r.body, r.version)
 	if err != nil {
 		return nil, fmt.Errorf("scrape of %s: %v", r.hdr.Targets[i].Name, err)
 	}
@@ -387,7 +388,7 @@ type lastBody struct {
 // readBody decodes a whole or delta body against the previous one and
 // remembers the result. The returned slice is prev's own, valid until the
 // next body of any target is read.
-func (p *lastBody) readBody(enc []byte, scratch *[]byte) ([]byte, error) {
+func (p *lastBody) readBody(enc []byte, scratch *[]byte, version byte) ([]byte, error) {
 	if len(enc) == 0 {
 		return nil, errors.New("empty body")
 	}
@@ -399,7 +400,7 @@ func (p *lastBody) readBody(enc []byte, scratch *[]byte) ([]byte, error) {
 			return nil, errors.New("a delta with no previous body")
 		}
 		var err error
-		if *scratch, err = applyDelta(*scratch, p.lines, enc[1:], maxDecoded, &p.last); err != nil {
+		if *scratch, err = applyDelta(*scratch, p.lines, enc[1:], maxDecoded, &p.last, version); err != nil {
 			return nil, err
 		}
 		// The new body is prev's now; the old one (its lines are about

@@ -370,3 +370,41 @@ func TestNegativeMemLimitIsDamage(t *testing.T) {
 		t.Fatalf("%d events, error %v", len(evs), err)
 	}
 }
+
+// A small fleet's ticks share a frame for up to batchSpan, and each frame
+// reads on its own: what a file cut after any frame replays ends at a tick.
+func TestSmallTicksShareAFrame(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{}, []sources.Target{{Name: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Unix(1795521360, 0)
+	var ends []int // the file's size after each tick
+	for s := range 12 {
+		at := start.Add(time.Duration(s) * time.Second)
+		w.Scrape(&sources.Scrape{Target: "a", Time: at, ContentType: "text/plain", Body: fmt.Appendf(nil, "x %d", s)})
+		w.Tick(at)
+		ends = append(ends, buf.Len())
+	}
+	// Written at the first tick, then 5 s after each written one.
+	want := []int{0, 5, 10}
+	var got []int
+	for s := range ends {
+		if s == 0 || ends[s] != ends[s-1] {
+			got = append(got, s)
+		}
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("batches written at ticks %v, want %v", got, want)
+	}
+	for _, s := range want {
+		evs, err := readAll(t, buf.Bytes()[:ends[s]])
+		if err != nil && !strings.Contains(err.Error(), "ends without an end frame") {
+			t.Fatalf("cut after tick %d: %v", s, err)
+		}
+		if last := evs[len(evs)-1]; last.Kind != KindTick || !last.Time.Equal(start.Add(time.Duration(s)*time.Second)) {
+			t.Fatalf("cut after tick %d: the last event is %+v", s, last)
+		}
+	}
+}

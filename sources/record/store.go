@@ -2,7 +2,6 @@ package record
 
 import (
 	"bytes"
-	"encoding/binary"
 	"slices"
 
 	"github.com/vtop-dev/vtop/sources"
@@ -284,12 +283,9 @@ func appendTail(dst []byte, keep int, prev []byte, was lineVal, tail []byte) ([]
 			old, ok = intValue(prev[i+1:])
 		}
 		if ok && v-old <= 1<<53 && v-old >= -(1<<53) {
-			dst = binary.AppendUvarint(dst, op)
-			return binary.AppendVarint(dst, v-old), now, true
+			return appendNumOp(dst, op, v-old), now, true
 		}
 	}
 	c := commonPrefix(tail, prev)
-	dst = binary.AppendUvarint(dst, uint64(opLiteral+keep+c))
-	dst = binary.AppendUvarint(dst, uint64(len(tail)-c))
-	return append(dst, tail[c:]...), now, true
+	return appendLitOp(dst, keep+c, tail[c:]), now, true
 }

@@ -61,7 +61,7 @@ func TestLineStoreAndLinesDelta(t *testing.T) {
 			if got := st.appendBody(nil); !bytes.Equal(got, want) || st.size() != len(want) {
 				t.Fatalf("run %d step %d: store holds %q (size %d), want %q", run, step, got, st.size(), want)
 			}
-			got, err := applyDelta(nil, prevLines, enc, 1<<20, &dlast)
+			got, err := applyDelta(nil, prevLines, enc, 1<<20, &dlast, Version)
 			if err != nil || !bytes.Equal(got, want) {
 				t.Fatalf("run %d step %d: delta decodes to %q, %v; want %q", run, step, got, err, want)
 			}
@@ -96,5 +96,30 @@ func TestCanonInt(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// One delta in both op layouts: format 4's packed ops are what the writer
+// writes, and a format-3 file's ops still decode.
+func TestDeltaOpLayouts(t *testing.T) {
+	prev, cur := splitLines(nil, []byte("a 1\nb x")), []byte("a 5\nb y")
+	for _, c := range []struct {
+		version byte
+		enc     []byte
+	}{
+		// 2 lines, both changed; "a": +4 printed as an integer; "b": the
+		// first 2 bytes of the old line and "y".
+		{3, []byte{2, 0b11, opInt, 4 << 1, opLiteral + 2, 1, 'y'}},
+		{4, []byte{2, 0b11, 4<<1<<2 | opInt, 2<<2 | opLiteral, 1, 'y'}},
+	} {
+		var last changedSet
+		got, err := applyDelta(nil, prev, c.enc, 100, &last, c.version)
+		if err != nil || !bytes.Equal(got, cur) {
+			t.Errorf("format %d: %q decodes to %q, %v; want %q", c.version, c.enc, got, err, cur)
+		}
+	}
+	var last, spare changedSet
+	if enc := appendDelta(nil, prev, splitLines(nil, cur), &last, &spare); !bytes.Equal(enc, []byte{2, 0b11, 0x21, 0x0a, 1, 'y'}) {
+		t.Errorf("the writer encodes % x", enc)
 	}
 }

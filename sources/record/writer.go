@@ -44,7 +44,8 @@ type Writer struct {
 	raw       []byte    // frame payload before compression
 	frame     []byte
 	zbuf      []byte
-	batch     []byte // records since the last tick, written by flush
+	batch     []byte    // records not yet written, by flush
+	flushed   time.Time // the tick that last flushed the batch
 	lines     [][]byte
 	prevLines [][]byte
 	line      []byte
@@ -382,7 +383,12 @@ func (w *Writer) Tick(t time.Time) {
 	w.locked(true, func() {
 		w.raw = binary.AppendVarint(w.raw[:0], t.UnixNano())
 		w.add(typeTick, w.raw)
-		w.flush()
+		// A small fleet's tick is a few hundred bytes, which zstd packs
+		// poorly alone: its ticks share a frame for up to batchSpan.
+		if len(w.batch) >= batchBytes || t.Sub(w.flushed) >= batchSpan || t.Before(w.flushed) {
+			w.flush()
+			w.flushed = t
+		}
 	})
 }
 
@@ -468,8 +474,8 @@ func (w *Writer) add(typ byte, payload []byte) {
 }
 
 // flush writes the pending records as one compressed batch frame: one zstd
-// call and one write per evaluation, and the records of all targets
-// compress together.
+// call and one write per batch, and the records of all targets compress
+// together.
 func (w *Writer) flush() {
 	if len(w.batch) == 0 || w.err != nil {
 		return
