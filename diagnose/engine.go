@@ -274,7 +274,7 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 			ep.sp.addGauges(h, sub.cache)
 		}
 	}
-	if len(ep.subStats) == 1 && len(ep.snap.Subs) == 1 {
+	if len(ep.subStats) == 1 && len(ep.refs) == 1 {
 		// One sub-series (most endpoints): win is its acc merged into an
 		// empty one, the same numbers, so its stats are the endpoint's.
 		// win's labeled rates still take stats' order: Frame merges win on.

@@ -45,17 +45,17 @@ func TestOneSubStatsAsWin(t *testing.T) {
 	checked := 0
 	scenarioEngine(t, func(e *Engine, i int, name string, at time.Time) {
 		ep := e.eps[i]
-		if ep.snap == nil || len(ep.snap.Subs) != 1 {
+		if ep.snap == nil || len(ep.refs) != 1 {
 			return
 		}
-		sub := &ep.snap.Subs[0]
-		h := ep.subs[sub.Key]
+		sub := ep.refs[0]
+		h := ep.subs[sub.key]
 		one := newAcc()
 		if a, b, ok := h.window(at, e.cfg.Window); ok {
-			one.addSub(h, a, b, sub.Cache)
+			one.addSub(h, a, b, sub.cache)
 		} else if h.n > 0 {
 			one.engines++
-			one.addGauges(h, sub.Cache)
+			one.addGauges(h, sub.cache)
 		}
 		win := newAcc()
 		win.merge(&one)
