@@ -93,10 +93,16 @@ type endpoint struct {
 	dur         time.Duration
 	restartedAt time.Time
 	procStart   float64
-	snap        *sources.Snapshot
-	subs        map[sources.SubKey]*subHistory
-	spark       sparkRing
-	gpu         endpointGPU
+	// What the engine reads of the newest snapshot once it is ingested:
+	// its header (snap points at head; Subs nil) and its sub-series' keys
+	// and cache configs. Its samples live in history; the snapshot itself
+	// is not kept (a busy target's is ~7 KB).
+	snap  *sources.Snapshot
+	head  sources.Snapshot
+	refs  []subRef
+	subs  map[sources.SubKey]*subHistory
+	spark sparkRing
+	gpu   endpointGPU
 
 	// Derived at ingest (work happens when data arrives), reused by frames.
 	dirty     bool
@@ -209,7 +215,13 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 		}
 	}
 	evictOldest(ep.subs, e.cfg.MaxSubs)
-	ep.snap = snap
+	ep.head = *snap
+	ep.head.Subs = nil
+	ep.snap = &ep.head
+	ep.refs = ep.refs[:0]
+	for k := range snap.Subs {
+		ep.refs = append(ep.refs, subRef{key: snap.Subs[k].Key, cache: snap.Subs[k].Cache})
+	}
 	e.derive(ep, s.Time)
 	ep.spark.push(sparkPoint(s.Time, &ep.spStats))
 }
@@ -231,50 +243,74 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 	sw := e.cfg.SparkWindow()
 	// An endpoint serving one model (most do) has that model's acc in
 	// win: the same merges in the same order. Frame reads it there.
-	single := len(ep.snap.Subs) > 0 && singleModel(ep.snap.Subs)
-	for k := range ep.snap.Subs {
-		sub := &ep.snap.Subs[k]
-		h := ep.subs[sub.Key]
+	single := len(ep.refs) > 0 && singleModel(ep.refs)
+	for _, sub := range ep.refs {
+		h := ep.subs[sub.key]
 		if h == nil {
 			continue
 		}
 		one := newAcc()
 		if a, b, ok := h.window(t, e.cfg.Window); ok {
-			one.addSub(h, a, b, sub.Cache)
+			one.addSub(h, a, b, sub.cache)
 		} else if h.n > 0 {
 			one.engines++
-			one.addGauges(h, sub.Cache)
+			one.addGauges(h, sub.cache)
 		}
 		ep.win.merge(&one)
 		ep.winModel = single
 		if !single {
-			m := ep.modelAccs[sub.Key.Model]
+			m := ep.modelAccs[sub.key.Model]
 			if m == nil {
 				m = &acc{}
 				*m = newAcc()
-				ep.modelAccs[sub.Key.Model] = m
+				ep.modelAccs[sub.key.Model] = m
 			}
 			m.merge(&one)
 		}
-		ep.subStats = append(ep.subStats, SubView{Key: sub.Key, Stats: one.stats()})
+		ep.subStats = append(ep.subStats, SubView{Key: sub.key, Stats: one.stats()})
 		if a, b, ok := h.window(t, sw); ok {
-			ep.sp.addSub(h, a, b, sub.Cache)
+			ep.sp.addSub(h, a, b, sub.cache)
 		} else if h.n > 0 {
-			ep.sp.addGauges(h, sub.Cache)
+			ep.sp.addGauges(h, sub.cache)
 		}
 	}
-	ep.stats = ep.win.stats()
+	if len(ep.subStats) == 1 && len(ep.refs) == 1 {
+		// One sub-series (most endpoints): win is its acc merged into an
+		// empty one, the same numbers, so its stats are the endpoint's.
+		// win's labeled rates still take stats' order: Frame merges win on.
+		ep.stats = ep.subStats[0].Stats
+		ep.win.sortLabeled()
+	} else {
+		ep.stats = ep.win.stats()
+	}
 	ep.spStats = ep.sp.sparkStats()
 }
 
+// subRef is a sub-series of the newest snapshot: what derive and view read.
+type subRef struct {
+	key   sources.SubKey
+	cache *sources.CacheConfig
+}
+
 // singleModel reports whether every sub-series serves the first one's model.
-func singleModel(subs []sources.Sub) bool {
-	for i := range subs {
-		if subs[i].Key.Model != subs[0].Key.Model {
+func singleModel(refs []subRef) bool {
+	for i := range refs {
+		if refs[i].key.Model != refs[0].key.Model {
 			return false
 		}
 	}
 	return true
+}
+
+// models lists the models served, in the snapshot's order (Snapshot.Models).
+func models(refs []subRef) []string {
+	var out []string
+	for _, r := range refs {
+		if len(out) == 0 || out[len(out)-1] != r.key.Model {
+			out = append(out, r.key.Model)
+		}
+	}
+	return out
 }
 
 // Frame builds the picture at time now.
@@ -310,7 +346,7 @@ func (e *Engine) Frame(now time.Time) *Frame {
 			models[m].Endpoints++
 		}
 		if ep.winModel {
-			add(ep.snap.Subs[0].Key.Model, &ep.win)
+			add(ep.refs[0].key.Model, &ep.win)
 		}
 		for m, a := range ep.modelAccs {
 			add(m, a)
@@ -358,12 +394,12 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 		v.RestartedAt = ep.restartedAt
 	}
 	if s := ep.snap; s != nil {
-		v.Kind, v.Version, v.Models, v.Warnings, v.Samples = s.Kind, s.Version, s.Models(), s.Warnings, s.Samples
+		v.Kind, v.Version, v.Models, v.Warnings, v.Samples = s.Kind, s.Version, models(ep.refs), s.Warnings, s.Samples
 		v.RSS = s.Proc[sources.PRSS]
 		v.Lora = s.Lora
-		for k := range s.Subs {
-			if s.Subs[k].Cache != nil {
-				v.Cache = s.Subs[k].Cache
+		for _, r := range ep.refs {
+			if r.cache != nil {
+				v.Cache = r.cache
 				break
 			}
 		}

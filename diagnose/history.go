@@ -9,13 +9,14 @@ import (
 	"github.com/vtop-dev/vtop/sources"
 )
 
-// tracked are the histograms history keeps; the request-parameter ones are
-// not shown or used by rules.
+// tracked are the histograms history keeps: those a statistic reads. The
+// request-parameter ones, inference time, prefill KV computed and KV block
+// lifetime are neither shown nor used by rules; kept, they cost a fifth of
+// history's bucket counts.
 var tracked = [...]sources.Hist{
 	sources.HTTFT, sources.HITL, sources.HTPOT, sources.HE2E, sources.HQueue,
-	sources.HPrefill, sources.HDecode, sources.HInference, sources.HPromptLen,
-	sources.HGenLen, sources.HIterTokens, sources.HPrefillKVComputed,
-	sources.HKVBlockLifetime,
+	sources.HPrefill, sources.HDecode, sources.HPromptLen,
+	sources.HGenLen, sources.HIterTokens,
 }
 
 const nTracked = len(tracked)
@@ -29,12 +30,9 @@ const (
 	tQueue
 	tPrefill
 	tDecode
-	tInference
 	tPromptLen
 	tGenLen
 	tIter
-	tPrefillKV
-	tKVLifetime
 )
 
 // frame is one scrape of one sub-series with counters made monotonic:

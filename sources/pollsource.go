@@ -69,6 +69,9 @@ func (s *PollSource) Run(ctx context.Context, out chan<- Batch) error {
 		for _, t := range taken {
 			b.Scrapes = append(b.Scrapes, t.Scrape)
 		}
+		// taken's array is reused: past a smaller batch's length it
+		// would keep older scrapes' snapshots alive (~8 KB a target).
+		clear(taken)
 		if !Send(ctx, out, b) {
 			return nil
 		}

@@ -9,12 +9,18 @@ import (
 	"github.com/vtop-dev/vtop/sources"
 )
 
-// Memory a target costs at most, measured (BENCHMARKS.md, issue 13): its
-// history for the 60 s window, sparklines, normalizer cache and connection,
-// about 200 KiB for a busy single-engine replica, with room to spare.
+// What a target costs, measured (BENCHMARKS.md, issue 13): its history for
+// the 60 s window, sparklines, normalizer cache and connection, ~180 KiB
+// live for a busy single-engine replica. The base is the runtime's own
+// memory beside the heap (span fragmentation, GC metadata, stacks: ~60 MB
+// at 1,000 targets); the body allowances below leave the collector room.
+// At 1,000 targets this keeps the heap ~100 MiB over the live one (a
+// collection every ~3 s at 1,000 scrapes a second) instead of the 2× the
+// runtime's default pace allows; a fleet costing more is followed (see
+// followLiveHeap).
 const (
 	memBase      = 64 << 20
-	memPerTarget = 256 << 10
+	memPerTarget = 180 << 10
 )
 
 // fleetMemoryLimit is the soft memory limit for a fleet: what the targets'
