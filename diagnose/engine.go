@@ -274,7 +274,15 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 			ep.sp.addGauges(h, sub.cache)
 		}
 	}
-	ep.stats = ep.win.stats()
+	if len(ep.subStats) == 1 && len(ep.refs) == 1 {
+		// One sub-series (most endpoints): win is its acc merged into an
+		// empty one, the same numbers, so its stats are the endpoint's.
+		// win's labeled rates still take stats' order: Frame merges win on.
+		ep.stats = ep.subStats[0].Stats
+		ep.win.sortLabeled()
+	} else {
+		ep.stats = ep.win.stats()
+	}
 	ep.spStats = ep.sp.sparkStats()
 }
 

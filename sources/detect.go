@@ -173,7 +173,7 @@ func (n *Normalizer) bucketBounds(snap *Snapshot, g Gen, narrow func(min, max Ve
 			if !hist.Present() {
 				continue
 			}
-			b := histBuckets(Hist(h))
+			b := histLayouts[h]
 			if b == BNone || b == B125 || done[b] {
 				continue
 			}
@@ -207,6 +207,16 @@ func (n *Normalizer) bucketBounds(snap *Snapshot, g Gen, narrow func(min, max Ve
 		}
 	}
 }
+
+// histLayouts is each canonical histogram's layout family (its rank-0 row's),
+// looked up once: a walk of the metric table per histogram per scrape was
+// most of detectVersion's cost.
+var histLayouts = func() (l [NumHists]Buckets) {
+	for h := range l {
+		l[h] = histBuckets(Hist(h))
+	}
+	return l
+}()
 
 // histBuckets returns the layout family of a canonical histogram.
 func histBuckets(h Hist) Buckets {

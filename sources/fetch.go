@@ -160,7 +160,13 @@ type FetchState struct {
 	Plain     bool
 	held      int64    // bytes of the large-body budget this scrape holds (see Release)
 	conn      *ownConn // a plain target's own connection, nil between a failure and the next scrape
-	viaClient bool     // the target redirected: its scrapes go through the client
+	viaClient bool     // the target redirected (or is https): its scrapes go through the client
+	// req is a plain target's GET for reqURL, and head that request as
+	// Request.Write renders it with the credentials in headAuth.
+	req      *http.Request
+	reqURL   string
+	head     []byte
+	headAuth string
 }
 
 // gzipReaders are shared by all targets: only scrapes inflating a body
@@ -178,31 +184,7 @@ func (f *Fetcher) Fetch(ctx context.Context, url string, buf *bytes.Buffer) ([]b
 // FetchInto is Fetch with the target's reusable state.
 func (f *Fetcher) FetchInto(ctx context.Context, rawURL string, st *FetchState) ([]byte, string, error) {
 	st.Redirect = ""
-	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
-	if err != nil {
-		return nil, "", err
-	}
-	enc := "gzip"
-	if st.Plain {
-		enc = "identity"
-	}
-	req.Header = http.Header{
-		"Accept":                              {acceptHeaderVal},
-		"Accept-Encoding":                     {enc},
-		"User-Agent":                          {f.userAgent()},
-		"X-Prometheus-Scrape-Timeout-Seconds": {f.timeoutHdr},
-	}
-	if err := f.auth(req); err != nil {
-		return nil, "", err
-	}
-	var resp *http.Response
-	if ownConnFor(st, req.URL) {
-		resp, err = f.roundTrip(ctx, req, st)
-	} else {
-		resp, err = f.client.Do(req)
-	}
+	resp, err := f.send(ctx, rawURL, st)
 	if err != nil {
 		// The client's error names the request that failed: after a
 		// redirect, that is not the target's own URL.
@@ -217,7 +199,7 @@ func (f *Fetcher) FetchInto(ctx context.Context, rawURL string, st *FetchState) 
 		return nil, "", err
 	}
 	defer resp.Body.Close()
-	if resp.Request != nil && resp.Request.URL.String() != rawURL {
+	if resp.Request != nil && resp.Request != st.req && resp.Request.URL.String() != rawURL {
 		st.Redirect = RedactURL(resp.Request.URL)
 	}
 	ct := resp.Header.Get("Content-Type")
@@ -270,6 +252,71 @@ func (f *Fetcher) FetchInto(ctx context.Context, rawURL string, st *FetchState) 
 	return body, ct, nil
 }
 
+// send GETs rawURL over a loopback target's own connection (ownconn.go),
+// else through the client; the timeout bounds either, and closing the
+// answer's body ends the request.
+func (f *Fetcher) send(ctx context.Context, rawURL string, st *FetchState) (*http.Response, error) {
+	if st.Plain && !st.viaClient {
+		req, err := f.ownRequest(rawURL, st)
+		if err != nil {
+			return nil, err
+		}
+		if req.URL.Scheme == "http" {
+			return f.roundTrip(ctx, req, st)
+		}
+		st.viaClient = true // TLS: the client's
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	req.Header = f.header(st.Plain)
+	if err := f.auth(req); err != nil {
+		cancel()
+		return nil, err
+	}
+	return f.do(req, cancel)
+}
+
+// do sends req through the client; cancel ends its context once the
+// answer's body is closed (or at once on failure).
+func (f *Fetcher) do(req *http.Request, cancel context.CancelFunc) (*http.Response, error) {
+	resp, err := f.client.Do(req)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = cancelBody{resp.Body, cancel}
+	return resp, nil
+}
+
+type cancelBody struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
+
+// header is a scrape's request header, before credentials.
+func (f *Fetcher) header(plain bool) http.Header {
+	enc := "gzip"
+	if plain {
+		enc = "identity"
+	}
+	return http.Header{
+		"Accept":                              {acceptHeaderVal},
+		"Accept-Encoding":                     {enc},
+		"User-Agent":                          {f.userAgent()},
+		"X-Prometheus-Scrape-Timeout-Seconds": {f.timeoutHdr},
+	}
+}
+
 func (f *Fetcher) userAgent() string {
 	if f.cfg.UserAgent == "" {
 		return "vtop"
@@ -297,7 +344,11 @@ func looksHTML(ct string, body []byte) bool {
 	if strings.HasPrefix(strings.ToLower(ct), "text/html") {
 		return true
 	}
-	head := bytes.ToLower(bytes.TrimSpace(body[:min(len(body), 256)]))
+	head := bytes.TrimSpace(body[:min(len(body), 256)])
+	if len(head) == 0 || head[0] != '<' {
+		return false // metrics, not markup: no lower-cased copy per scrape
+	}
+	head = bytes.ToLower(head)
 	return bytes.HasPrefix(head, []byte("<!doctype html")) || bytes.HasPrefix(head, []byte("<html"))
 }
 

@@ -2,6 +2,7 @@ package sources
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -23,13 +24,33 @@ type ownConn struct {
 	c      net.Conn
 	lr     headerLimit // under br: bounds an answer's head
 	br     *bufio.Reader
-	bw     *bufio.Writer
 	reused bool // a request went over it already
 }
 
-// ownConnFor says whether a scrape of u takes the target's own connection.
-func ownConnFor(st *FetchState, u *url.URL) bool {
-	return st.Plain && !st.viaClient && u.Scheme == "http"
+// ownRequest is the target's GET, built once, and rendered once by
+// Request.Write into st.head; rendered again only when the credentials
+// change (a rotated bearer token file).
+func (f *Fetcher) ownRequest(rawURL string, st *FetchState) (*http.Request, error) {
+	if st.req == nil || st.reqURL != rawURL {
+		req, err := http.NewRequest(http.MethodGet, rawURL, nil)
+		if err != nil {
+			return nil, err
+		}
+		req.Header = f.header(true)
+		st.req, st.reqURL, st.head = req, rawURL, nil
+	}
+	req := st.req
+	if err := f.auth(req); err != nil {
+		return nil, err
+	}
+	if a := req.Header.Get("Authorization"); st.head == nil || a != st.headAuth {
+		var b bytes.Buffer
+		if err := req.Write(&b); err != nil {
+			return nil, err
+		}
+		st.head, st.headAuth = b.Bytes(), a
+	}
+	return req, nil
 }
 
 // closeConn drops the target's own connection, if it has one.
@@ -47,18 +68,21 @@ func (st *FetchState) Close() { st.closeConn() }
 // has none. A kept connection the server closed while idle fails before any
 // answer: that is retried once on a new one, as the Transport does.
 func (f *Fetcher) roundTrip(ctx context.Context, req *http.Request, st *FetchState) (*http.Response, error) {
+	deadline := time.Now().Add(f.cfg.Timeout) // the whole scrape's, redial included
 	for {
 		if st.conn == nil {
-			c, err := f.dialer.DialContext(ctx, "tcp", canonicalAddr(req.URL))
+			dctx, cancel := context.WithDeadline(ctx, deadline)
+			c, err := f.dialer.DialContext(dctx, "tcp", canonicalAddr(req.URL))
+			cancel()
 			if err != nil {
 				return nil, err
 			}
-			oc := &ownConn{c: c, lr: headerLimit{r: c, n: -1}, bw: bufio.NewWriterSize(c, 1<<10)}
+			oc := &ownConn{c: c, lr: headerLimit{r: c, n: -1}}
 			oc.br = bufio.NewReaderSize(&oc.lr, 4<<10)
 			st.conn = oc
 		}
 		reused := st.conn.reused
-		resp, silent, err := f.exchange(ctx, req, st, st.conn)
+		resp, silent, err := f.exchange(ctx, deadline, req, st, st.conn)
 		if err == nil {
 			return resp, nil
 		}
@@ -72,19 +96,14 @@ func (f *Fetcher) roundTrip(ctx context.Context, req *http.Request, st *FetchSta
 // exchange writes req and reads the answer's head; the body is read from
 // the connection as the caller reads it (see ownBody). silent says the
 // server sent nothing at all before the failure.
-func (f *Fetcher) exchange(ctx context.Context, req *http.Request, st *FetchState, oc *ownConn) (_ *http.Response, silent bool, _ error) {
+func (f *Fetcher) exchange(ctx context.Context, deadline time.Time, req *http.Request, st *FetchState, oc *ownConn) (_ *http.Response, silent bool, _ error) {
 	oc.reused = true
-	deadline, _ := ctx.Deadline()
 	if err := oc.c.SetDeadline(deadline); err != nil {
 		return nil, true, err
 	}
 	// Ending the poller ends a scrape in flight at once, not at its timeout.
 	stop := context.AfterFunc(ctx, func() { oc.c.SetDeadline(time.Unix(1, 0)) })
-	if err := req.Write(oc.bw); err != nil {
-		stop()
-		return nil, true, err
-	}
-	if err := oc.bw.Flush(); err != nil {
+	if _, err := oc.c.Write(st.head); err != nil {
 		stop()
 		return nil, true, err
 	}
@@ -107,7 +126,8 @@ func (f *Fetcher) exchange(ctx context.Context, req *http.Request, st *FetchStat
 		stop()
 		st.closeConn()
 		st.viaClient = true
-		resp, err = f.client.Do(req)
+		rctx, cancel := context.WithDeadline(ctx, deadline)
+		resp, err = f.do(req.WithContext(rctx), cancel)
 		return resp, false, err
 	}
 	resp.Body = &ownBody{body: resp.Body, st: st, oc: oc, keep: !resp.Close, stop: stop}

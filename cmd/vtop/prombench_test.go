@@ -108,6 +108,10 @@ func benchProm(b *testing.B, url string, replicas int, args ...string) {
 	bin := vtopBinary(b)
 	dir := b.TempDir()
 	logf := filepath.Join(dir, "vtop.log")
+	// Each run's figures are logged, and their means reported (a metric
+	// reported in every iteration keeps only the last).
+	names := []string{"wall-s", "read-s", "cpu-s", "rss-MiB", "queries", "resp-MiB", "server-s"}
+	sum := make([]float64, len(names))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		os.Remove(logf)
@@ -139,13 +143,16 @@ func benchProm(b *testing.B, url string, replicas int, args ...string) {
 		b.StopTimer()
 		server := replayRequests(b, log)
 		b.StartTimer()
-		b.ReportMetric(wall.Seconds(), "wall-s")
-		b.ReportMetric(read, "read-s")
-		b.ReportMetric(cpu.Seconds(), "cpu-s")
-		b.ReportMetric(float64(ru.Maxrss)/1024, "rss-MiB")
-		b.ReportMetric(float64(q), "queries")
-		b.ReportMetric(float64(by)/(1<<20), "resp-MiB")
-		b.ReportMetric(server.Seconds(), "server-s")
+		run := []float64{wall.Seconds(), read, cpu.Seconds(), float64(ru.Maxrss) / 1024, float64(q), float64(by) / (1 << 20), server.Seconds()}
+		line := fmt.Sprintf("run %d/%d:", i+1, b.N)
+		for j, v := range run {
+			sum[j] += v
+			line += fmt.Sprintf(" %.3g %s", v, names[j])
+		}
+		b.Log(line)
+	}
+	for j, name := range names {
+		b.ReportMetric(sum[j]/float64(b.N), name)
 	}
 }
 

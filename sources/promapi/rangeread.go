@@ -1,10 +1,12 @@
 package promapi
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	jsoniter "github.com/json-iterator/go"
@@ -21,23 +23,25 @@ import (
 // rebuilt from it: each series' line start rendered once, and its values
 // as the server wrote them, by step.
 
-// rangePart is one range query's answer.
+// rangePart is one range query's answer, stored by step: a step reads its
+// series' values in order, not one cache miss each (stored by series, a
+// step's values lay a whole row apart: half the backfill's CPU waited on
+// memory).
 type rangePart struct {
 	steps  int
 	series []rangeSeries
-	// vals holds each series' values by step: vals[i*steps+k] is series
-	// i at the range's k-th step.
-	vals  []valRef
-	arena []byte // value texts and line starts
+	at     [][]valRef // at[k][i]: series i at the k-th step (none past the end)
+	text   [][]byte   // text[k]: the value texts at[k] points into
+	lines  []byte     // line starts
 }
 
 // rangeSeries is one series of a rangePart.
 type rangeSeries struct {
 	key        string // its replica's identity (keyOf)
-	line, size uint32 // its line start (name, labels but the target's, a space) in arena
+	line, size uint32 // its line start (name, labels but the target's, a space) in lines
 }
 
-// valRef is a value's text in arena; n == 0: no point at that step.
+// valRef is a value's text in its step's text; n == 0: no point.
 type valRef struct {
 	off uint32
 	n   uint16
@@ -46,16 +50,34 @@ type valRef struct {
 // lineOf is series i's line start.
 func (p *rangePart) lineOf(i int) []byte {
 	s := &p.series[i]
-	return p.arena[s.line : s.line+s.size]
+	return p.lines[s.line : s.line+s.size]
+}
+
+// ref is series i's value at step k; n == 0 when it has none.
+func (p *rangePart) ref(i, k int) valRef {
+	if i < len(p.at[k]) {
+		return p.at[k][i]
+	}
+	return valRef{}
 }
 
 // value is series i's value text at step k, or nil.
 func (p *rangePart) value(i, k int) []byte {
-	v := p.vals[i*p.steps+k]
+	v := p.ref(i, k)
 	if v.n == 0 {
 		return nil
 	}
-	return p.arena[v.off : v.off+uint32(v.n)]
+	return p.text[k][v.off : v.off+uint32(v.n)]
+}
+
+// add stores series i's value text at step k.
+func (p *rangePart) add(i, k int, v []byte) {
+	r, t := p.at[k], p.text[k]
+	if len(r) <= i {
+		r = append(r, make([]valRef, i+1-len(r))...)
+	}
+	r[i] = valRef{uint32(len(t)), uint16(len(v))}
+	p.at[k], p.text[k] = r, append(t, v...)
 }
 
 // rangeSteps is how many steps a range query answers: start, start+step, …
@@ -72,6 +94,7 @@ func rangeSteps(r v1.Range) int {
 // its own time, as model.Matrix was read before).
 func readRange(body io.Reader, r v1.Range) (*rangePart, error) {
 	p := &rangePart{steps: rangeSteps(r)}
+	p.at, p.text = make([][]valRef, p.steps), make([][]byte, p.steps)
 	start, step := r.Start.UnixMilli(), r.Step.Milliseconds()
 	it := jsoniter.Parse(jsoniter.ConfigDefault, body, 64<<10)
 	var status, errType, errMsg, resultType string
@@ -80,8 +103,6 @@ func readRange(body io.Reader, r v1.Range) (*rangePart, error) {
 	series := func(it *jsoniter.Iterator) bool {
 		i := len(p.series)
 		p.series = append(p.series, rangeSeries{})
-		p.vals = append(p.vals, make([]valRef, p.steps)...)
-		row := p.vals[i*p.steps : (i+1)*p.steps]
 		pairs = pairs[:0]
 		it.ReadObjectCB(func(it *jsoniter.Iterator, field string) bool {
 			switch field {
@@ -107,9 +128,8 @@ func readRange(body io.Reader, r v1.Range) (*rangePart, error) {
 						bad = fmt.Errorf("value %q is not a number", v)
 						return false
 					}
-					if k := (ms - start) / step; (ms-start)%step == 0 && k >= 0 && k < int64(len(row)) {
-						row[k] = valRef{uint32(len(p.arena)), uint16(len(v))}
-						p.arena = append(p.arena, v...)
+					if k := (ms - start) / step; (ms-start)%step == 0 && k >= 0 && k < int64(p.steps) {
+						p.add(i, int(k), v)
 					}
 					if it.ReadArray() {
 						bad = errors.New("a point is not [time, value]")
@@ -124,9 +144,9 @@ func readRange(body io.Reader, r v1.Range) (*rangePart, error) {
 		})
 		s := &p.series[i]
 		s.key = pairsKey(pairs)
-		s.line = uint32(len(p.arena))
-		p.arena = appendPairs(p.arena, pairs)
-		s.size = uint32(len(p.arena)) - s.line
+		s.line = uint32(len(p.lines))
+		p.lines = appendPairs(p.lines, pairs)
+		s.size = uint32(len(p.lines)) - s.line
 		return bad == nil
 	}
 	it.ReadObjectCB(func(it *jsoniter.Iterator, field string) bool {
@@ -164,7 +184,7 @@ func readRange(body io.Reader, r v1.Range) (*rangePart, error) {
 	if it.Error != nil && it.Error != io.EOF {
 		return nil, it.Error
 	}
-	if len(p.arena) > math.MaxUint32 {
+	if len(p.lines) > math.MaxUint32 || slices.ContainsFunc(p.text, func(t []byte) bool { return len(t) > math.MaxUint32 }) {
 		return nil, errors.New("answer too large")
 	}
 	if status != "success" {
@@ -226,4 +246,52 @@ func metricOfKey(key string) model.Metric {
 		}
 	}
 	return m
+}
+
+// seriesRef is a series of a chunk: which answer, which series in it.
+type seriesRef struct {
+	p *rangePart
+	i int
+}
+
+// slotted is a replica's exposition over one chunk: its lines with a
+// value slot each, as wide as the series' widest value in the chunk.
+type slotted struct {
+	text  []byte
+	refs  []seriesRef
+	slots []int // where each series' value slot starts in text
+	width []int
+}
+
+// slotted writes the exposition of a replica's series, value slots blank.
+func (s *Source) slotted(refs []seriesRef) *slotted {
+	b := &slotted{text: s.fleet.header(nil), refs: refs}
+	for _, r := range refs {
+		w := 0
+		for k := range r.p.steps {
+			w = max(w, int(r.p.ref(r.i, k).n))
+		}
+		b.text = append(b.text, r.p.lineOf(r.i)...)
+		b.slots, b.width = append(b.slots, len(b.text)), append(b.width, w)
+		b.text = append(b.text, bytes.Repeat([]byte{' '}, w)...)
+		b.text = append(b.text, '\n')
+	}
+	return b
+}
+
+// fill writes step k's values into the slots and returns the text, or nil
+// when a series has no point at k.
+func (b *slotted) fill(k int) []byte {
+	for _, r := range b.refs {
+		if r.p.ref(r.i, k).n == 0 {
+			return nil
+		}
+	}
+	for j, r := range b.refs {
+		slot := b.text[b.slots[j] : b.slots[j]+b.width[j]]
+		for x := copy(slot, r.p.value(r.i, k)); x < len(slot); x++ {
+			slot[x] = ' '
+		}
+	}
+	return b.text
 }

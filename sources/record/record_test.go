@@ -408,3 +408,38 @@ func TestSmallTicksShareAFrame(t *testing.T) {
 		}
 	}
 }
+
+// A scrape whose changed lines do not fit the target's last body (a bug
+// upstream) is recorded as an error, and the scrapes after it as they
+// were, their Content-Type too.
+func TestScrapeThatDoesNotFitIsAnError(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{}, []sources.Target{{Name: "a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Unix(1795521360, 0)
+	const om = "application/openmetrics-text"
+	w.Scrape(&sources.Scrape{Target: "a", Time: at, ContentType: "text/plain", Body: []byte("x 1\ny 2")})
+	w.Scrape(&sources.Scrape{Target: "a", Time: at.Add(time.Second), ContentType: om,
+		Lines: &sources.BodyLines{N: 2, Index: []int32{1}, Keep: []int32{100}, Text: [][]byte{[]byte("3")}}})
+	w.Scrape(&sources.Scrape{Target: "a", Time: at.Add(2 * time.Second), ContentType: om, Body: []byte("x 1\ny 4")})
+	w.Tick(at.Add(2 * time.Second))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := readAll(t, buf.Bytes())
+	if err != io.EOF {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range evs {
+		if ev.Kind == KindScrape {
+			got = append(got, fmt.Sprintf("%s %q %s", ev.ContentType, ev.Body, ev.Err))
+		}
+	}
+	want := []string{`text/plain "x 1\ny 2" `, ` "" body not recorded: its previous body is unknown to the recorder`, om + ` "x 1\ny 4" `}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("read back\n%q\nwant\n%q", got, want)
+	}
+}

@@ -74,19 +74,37 @@ func (s *lineStore) setWhole(body []byte) {
 
 // fits reports whether d describes a body against the one the store holds.
 func (s *lineStore) fits(d *sources.BodyLines) bool {
+	if !s.fitsIndex(d) {
+		return false
+	}
+	for i, k := range d.Index {
+		if d.Keep[i] > 0 && !s.ln[k].keeps(d.Keep[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// fitsIndex is fits but for whether each line has the bytes d keeps of it,
+// which appendLinesDelta checks where it reads the line anyway: the store
+// is read once a scrape, and most of it is not in a cache.
+func (s *lineStore) fitsIndex(d *sources.BodyLines) bool {
 	if len(d.Keep) != len(d.Index) || len(d.Text) != len(d.Index) {
 		return false
 	}
 	n := len(s.ln)
 	for i, k := range d.Index {
 		keep := int(d.Keep[i])
-		if k < 0 || int(k) >= d.N || (i > 0 && k <= d.Index[i-1]) || keep < 0 || (keep > 0 && (int(k) >= n || keep > len(s.ln[k].head)+len(s.ln[k].tail))) {
+		if k < 0 || int(k) >= d.N || (i > 0 && k <= d.Index[i-1]) || keep < 0 || (keep > 0 && int(k) >= n) {
 			return false
 		}
 	}
 	// Every line beyond the store's is given.
 	return d.N <= n || (len(d.Index) >= d.N-n && int(d.Index[len(d.Index)-d.N+n]) == n)
 }
+
+// keeps reports whether the line has keep bytes.
+func (l *storedLine) keeps(keep int32) bool { return int(keep) <= len(l.head)+len(l.tail) }
 
 // apply moves the store to the body d describes (d fits it).
 func (s *lineStore) apply(d *sources.BodyLines) {
@@ -208,10 +226,12 @@ func (s *lineStore) appendBody(dst []byte) []byte {
 func (s *lineStore) size() int { return s.live + max(len(s.ln)-1, 0) }
 
 // appendLinesDelta is appendDelta for a body given by its changed lines
-// (d, against the store, before it is applied): the other lines are not
-// compared again, and a line whose head is kept is encoded from the tails.
-// line is a buffer for one line.
-func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spare *changedSet, line *[]byte) []byte {
+// (d, against the store, before it is applied; fitsIndex(d)): the other
+// lines are not compared again, and a line whose head is kept is encoded
+// from the tails. line is a buffer for one line. False, with dst and *last
+// as they were, when d does not fit the store after all.
+func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spare *changedSet, line *[]byte) ([]byte, bool) {
+	start := len(dst)
 	now := newChangedSet(spare, d.N)
 	for _, k := range d.Index {
 		now[k/8] |= 1 << (k % 8)
@@ -227,6 +247,10 @@ func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spa
 		if has {
 			l = &s.ln[k]
 		}
+		if !l.keeps(d.Keep[i]) {
+			s.pending = nil
+			return dst[:start], false
+		}
 		if keep > 0 && keep == len(l.head) {
 			if out, v, ok := appendTail(dst, keep, l.tail, l.val, text); ok {
 				dst, s.next[i] = out, v
@@ -240,7 +264,7 @@ func (s *lineStore) appendLinesDelta(dst []byte, d *sources.BodyLines, last, spa
 		*line = b
 	}
 	*last, *spare = now, *last
-	return dst
+	return dst, true
 }
 
 // appendTail appends the op for a line head+tail against head+prev, as

@@ -55,7 +55,10 @@ func TestLineStoreAndLinesDelta(t *testing.T) {
 			}
 			prev := bytes.Join(cur, []byte("\n"))
 			prevLines := splitLines(nil, prev)
-			enc := st.appendLinesDelta(nil, d, &last, &spare, &line)
+			enc, ok := st.appendLinesDelta(nil, d, &last, &spare, &line)
+			if !ok {
+				t.Fatalf("run %d step %d: the delta of a body that fits is refused", run, step)
+			}
 			st.apply(d)
 			want := bytes.Join(next, []byte("\n"))
 			if got := st.appendBody(nil); !bytes.Equal(got, want) || st.size() != len(want) {
@@ -121,5 +124,56 @@ func TestDeltaOpLayouts(t *testing.T) {
 	var last, spare changedSet
 	if enc := appendDelta(nil, prev, splitLines(nil, cur), &last, &spare); !bytes.Equal(enc, []byte{2, 0b11, 0x21, 0x0a, 1, 'y'}) {
 		t.Errorf("the writer encodes % x", enc)
+	}
+}
+
+// A description that does not fit the store (a bug upstream) is refused
+// whole, by fits and by fitsIndex then appendLinesDelta alike, and leaves
+// the store and the changed set as they were.
+func TestLinesThatDoNotFit(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	refused := 0
+	for run := 0; run < 2000; run++ {
+		var lines [][]byte
+		for range 1 + r.IntN(8) {
+			lines = append(lines, randLine(r))
+		}
+		body := bytes.Join(lines, []byte("\n"))
+		st := &lineStore{}
+		st.setWhole(bytes.Clone(body))
+		d := &sources.BodyLines{N: len(lines) + r.IntN(3) - 1}
+		for k := range d.N {
+			if r.IntN(3) == 0 || k >= len(lines) {
+				keep := 0
+				if k < len(lines) {
+					keep = r.IntN(len(lines[k]) + 3) // sometimes past the line
+				} else if r.IntN(4) == 0 {
+					keep = 1 // a line the store does not have
+				}
+				d.Index, d.Keep, d.Text = append(d.Index, int32(k)), append(d.Keep, int32(keep)), append(d.Text, []byte("7"))
+			}
+		}
+		if r.IntN(10) == 0 && len(d.Index) > 1 {
+			d.Index[0], d.Index[1] = d.Index[1], d.Index[0]
+		}
+		last := changedSet{0xff}
+		var spare changedSet
+		var line []byte
+		enc, ok := []byte("x"), st.fitsIndex(d)
+		if ok {
+			enc, ok = st.appendLinesDelta(enc, d, &last, &spare, &line)
+		}
+		if ok != st.fits(d) {
+			t.Fatalf("run %d: fits says %v, fitsIndex and appendLinesDelta %v for %+v against %q", run, st.fits(d), ok, d, body)
+		}
+		if !ok {
+			refused++
+			if string(enc) != "x" || !bytes.Equal(last, changedSet{0xff}) || !bytes.Equal(st.appendBody(nil), body) {
+				t.Fatalf("run %d: a refused description left %q, %v, store %q", run, enc, last, st.appendBody(nil))
+			}
+		}
+	}
+	if refused < 200 {
+		t.Fatalf("only %d of 2000 refused: the test does not reach the refusal", refused)
 	}
 }

@@ -174,15 +174,12 @@ func (w *Writer) Scrape(s *sources.Scrape) {
 			p.advance(s)
 			raw = append(raw, bodyError)
 			raw = appendString(raw, s.Err.Error())
-		case s.Lines != nil && (p.store == nil || !p.store.fits(s.Lines)):
-			// Not against a body this writer knows (a bug): say so rather
-			// than record a wrong body.
-			p.store, p.base = nil, false
-			raw = append(raw, bodyError)
-			raw = appendString(raw, "body not recorded: its previous body is unknown to the recorder")
+		case s.Lines != nil && (p.store == nil || !p.store.fitsIndex(s.Lines)):
+			raw = p.notRecorded(raw)
 		default:
 			// The Content-Type is written when it changes: uvarint 0 is "as
 			// before", else its length + 1 and the bytes.
+			mark, ct, hasCT := len(raw), p.ct, p.hasCT
 			if p.hasCT && s.ContentType == p.ct {
 				raw = append(raw, 0)
 			} else {
@@ -190,15 +187,27 @@ func (w *Writer) Scrape(s *sources.Scrape) {
 				raw = append(raw, s.ContentType...)
 				p.ct, p.hasCT = s.ContentType, true
 			}
-			if s.Lines != nil {
-				raw = p.appendLines(raw, s.Lines, &w.line)
-			} else {
+			if s.Lines == nil {
 				raw = p.appendBody(raw, s.Body, &w.lines, &w.prevLines, &w.line)
+			} else if out, ok := p.appendLines(raw, s.Lines, &w.line); ok {
+				raw = out
+			} else {
+				p.ct, p.hasCT = ct, hasCT
+				raw = p.notRecorded(raw[:mark])
 			}
 		}
 		w.raw = raw
 		w.add(typeScrape, raw)
 	})
+}
+
+// notRecorded appends, for a body given against one this writer does not
+// know (a bug), an error saying so rather than a wrong body; the next body
+// of the target is whole.
+func (p *prevBody) notRecorded(raw []byte) []byte {
+	p.store, p.base = nil, false
+	raw = append(raw, bodyError)
+	return appendString(raw, "body not recorded: its previous body is unknown to the recorder")
 }
 
 // advance moves the store to the body a failed scrape carries, if any.
@@ -274,15 +283,21 @@ func (p *prevBody) appendBody(dst, body []byte, lines, prevLines *[][]byte, prev
 	return dst
 }
 
-// appendLines appends the body d gives (against the store, which it fits)
+// appendLines appends the body d gives (against the store; fitsIndex(d))
 // as a delta from its changed lines, or whole when this file has no base or
-// a key frame is due, and moves the store to it.
-func (p *prevBody) appendLines(dst []byte, d *sources.BodyLines, line *[]byte) []byte {
+// a key frame is due, and moves the store to it. False, with nothing
+// appended or moved, when d does not fit the store.
+func (p *prevBody) appendLines(dst []byte, d *sources.BodyLines, line *[]byte) ([]byte, bool) {
 	start := len(dst)
 	whole := !p.base || p.since >= keyEvery
+	if whole && !p.store.fits(d) {
+		return dst, false
+	}
 	if !whole {
-		dst = append(dst, bodyDelta)
-		dst = p.store.appendLinesDelta(dst, d, &p.last, &p.spare, line)
+		var ok bool
+		if dst, ok = p.store.appendLinesDelta(append(dst, bodyDelta), d, &p.last, &p.spare, line); !ok {
+			return dst[:start], false
+		}
 		p.since++
 	}
 	p.store.apply(d)
@@ -292,7 +307,7 @@ func (p *prevBody) appendLines(dst []byte, d *sources.BodyLines, line *[]byte) [
 		p.since, p.last = 0, nil
 	}
 	p.base = true
-	return dst
+	return dst, true
 }
 
 // GPU records one reading of the local GPUs.
