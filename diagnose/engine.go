@@ -249,13 +249,7 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 		if h == nil {
 			continue
 		}
-		one := newAcc()
-		if a, b, ok := h.window(t, e.cfg.Window); ok {
-			one.addSub(h, a, b, sub.cache)
-		} else if h.n > 0 {
-			one.engines++
-			one.addGauges(h, sub.cache)
-		}
+		one := subWindow(h, t, e.cfg.Window, sub.cache)
 		ep.win.merge(&one)
 		ep.winModel = single
 		if !single {
@@ -284,6 +278,19 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 		ep.stats = ep.win.stats()
 	}
 	ep.spStats = ep.sp.sparkStats()
+}
+
+// subWindow is one sub-series' acc over the window ending at t: its gauges
+// alone while the window holds a single frame.
+func subWindow(h *subHistory, t time.Time, w time.Duration, cache *sources.CacheConfig) acc {
+	one := newAcc()
+	if a, b, ok := h.window(t, w); ok {
+		one.addSub(h, a, b, cache)
+	} else if h.n > 0 {
+		one.engines++
+		one.addGauges(h, cache)
+	}
+	return one
 }
 
 // subRef is a sub-series of the newest snapshot: what derive and view read.

@@ -49,14 +49,7 @@ func TestOneSubStatsAsWin(t *testing.T) {
 			return
 		}
 		sub := ep.refs[0]
-		h := ep.subs[sub.key]
-		one := newAcc()
-		if a, b, ok := h.window(at, e.cfg.Window); ok {
-			one.addSub(h, a, b, sub.cache)
-		} else if h.n > 0 {
-			one.engines++
-			one.addGauges(h, sub.cache)
-		}
+		one := subWindow(ep.subs[sub.key], at, e.cfg.Window, sub.cache)
 		win := newAcc()
 		win.merge(&one)
 		if got, want := fmt.Sprintf("%+v", ep.stats), fmt.Sprintf("%+v", win.stats()); got != want {

@@ -270,6 +270,9 @@ func TestBadTargetsDoNotStallOthers(t *testing.T) {
 	}
 }
 
+// TestAuthHeaders: each kind of credentials goes out, through the client
+// and over a loopback target's own connection (whose request is rendered
+// once: a rotated token file renders it again).
 func TestAuthHeaders(t *testing.T) {
 	var got []string
 	var mu sync.Mutex
@@ -280,18 +283,31 @@ func TestAuthHeaders(t *testing.T) {
 		fmt.Fprint(w, "vllm:num_requests_running 1\n")
 	})
 	tok := filepath.Join(t.TempDir(), "token")
-	os.WriteFile(tok, []byte("s3cret\n"), 0o600)
-	for _, cfg := range []HTTPConfig{{BearerTokenFile: tok}, {BearerToken: "envtok"}, {BasicUser: "u", BasicPassword: "p"}} {
-		f, err := NewFetcher(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if _, _, err := f.Fetch(context.Background(), url, &buf); err != nil {
-			t.Fatal(err)
+	for _, own := range []bool{false, true} {
+		for _, cfg := range []HTTPConfig{{BearerTokenFile: tok}, {BearerToken: "envtok"}, {BasicUser: "u", BasicPassword: "p"}} {
+			f, err := NewFetcher(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := FetchState{Buf: new(bytes.Buffer), Plain: own}
+			tokens := []string{""}
+			if cfg.BearerTokenFile != "" {
+				tokens = []string{"s3cret\n", "s3cret\n", "rotated"}
+			}
+			for _, tk := range tokens {
+				if tk != "" {
+					os.WriteFile(tok, []byte(tk), 0o600)
+				}
+				if _, _, err := f.FetchInto(context.Background(), url, &st); err != nil {
+					t.Fatal(err)
+				}
+				f.Release(&st)
+			}
+			st.Close()
 		}
 	}
-	want := "Bearer s3cret|gzip,Bearer envtok|gzip,Basic dTpw|gzip"
+	want := "Bearer s3cret|gzip,Bearer s3cret|gzip,Bearer rotated|gzip,Bearer envtok|gzip,Basic dTpw|gzip," +
+		"Bearer s3cret|identity,Bearer s3cret|identity,Bearer rotated|identity,Bearer envtok|identity,Basic dTpw|identity"
 	if strings.Join(got, ",") != want {
 		t.Errorf("headers %q, want %q", strings.Join(got, ","), want)
 	}

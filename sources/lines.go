@@ -84,8 +84,8 @@ func (f *bodyPrint) releaseScratch() {
 	f.sc = nil
 	clear(sc.ent)
 	sc.mini, sc.ent, sc.val = sc.mini[:0], sc.ent[:0], sc.val[:0]
-	if cap(sc.mini) > 64<<10 {
-		sc.mini = nil // a huge body's lines: not pooled for good
+	if cap(sc.mini) > 16<<10 {
+		sc.mini = nil // a body whose every line changed: not pooled for good
 	}
 	changedPool.Put(sc)
 }

@@ -6,8 +6,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -122,39 +120,6 @@ func TestOwnConnectionEndsWithThePoller(t *testing.T) {
 	}
 	if st.conn != nil {
 		t.Error("the connection of a cancelled scrape is kept")
-	}
-}
-
-// TestOwnConnectionCredentials: the request rendered once for a target's
-// own connection is rendered again when the bearer token file changes
-// (rotation), and carries the same headers the client sends.
-func TestOwnConnectionCredentials(t *testing.T) {
-	var mu sync.Mutex
-	var got []string
-	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = append(got, r.Header.Get("Authorization")+"|"+r.Header.Get("Accept-Encoding")+"|"+r.Header.Get("User-Agent"))
-		mu.Unlock()
-		w.Write([]byte("vllm:num_requests_running 1\n"))
-	})
-	file := filepath.Join(t.TempDir(), "token")
-	f, err := NewFetcher(HTTPConfig{BearerTokenFile: file, UserAgent: "vtop-test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := FetchState{Buf: new(bytes.Buffer), Plain: true}
-	defer st.Close()
-	for _, tok := range []string{"one", "one", "two\n"} {
-		if err := os.WriteFile(file, []byte(tok), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if _, _, err := f.FetchInto(context.Background(), url, &st); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want := "Bearer one|identity|vtop-test,Bearer one|identity|vtop-test,Bearer two|identity|vtop-test"
-	if strings.Join(got, ",") != want {
-		t.Errorf("requests %q, want %q", strings.Join(got, ","), want)
 	}
 }
 
