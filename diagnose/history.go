@@ -21,6 +21,18 @@ var tracked = [...]sources.Hist{
 
 const nTracked = len(tracked)
 
+// counted are the counters history keeps in frames: those a statistic
+// reads (acc.rates). Every counter is still corrected, so a reset of any
+// one is a restart; the other eight (external prefix cache, multimodal
+// cache, recomputed prompt tokens, speculative decoding) would cost a
+// third of a frame and are never read.
+var counted = [...]sources.Counter{
+	sources.CPromptTokens, sources.CGenTokens, sources.CPreemptions,
+	sources.CPrefixQueries, sources.CPrefixHits, sources.CPromptCached,
+}
+
+const nCounted = len(counted)
+
 // Tracked histogram slots, by meaning.
 const (
 	tTTFT = iota
@@ -45,14 +57,16 @@ const (
 // rejection reasons) are in its label rings, at the frame's slot too.
 type frame struct {
 	ns       int64 // time, Unix nanoseconds (a time.Time is three words)
-	counters [sources.NumCounters]float64
-	// Tracked histograms' _sum, their bucket layout generation
-	// (frames of different epochs do not subtract) and whether buckets were
-	// present; side by side, not in a struct each, to leave no padding.
-	hsum   [nTracked]float64
-	hepoch [nTracked]uint16
-	hhas   [nTracked]bool
+	counters [nCounted]float64
+	// Tracked histograms' _sum, and which of them were present (bit i).
+	// Which bucket layout a frame's counts are in is not kept per frame:
+	// a layout's frames follow one another (hcorr.epochSeq).
+	hsum [nTracked]float64
+	hhas uint16
 }
+
+// has reports whether tracked histogram i was present in the frame.
+func (f *frame) has(i int) bool { return f.hhas&(1<<i) != 0 }
 
 // corr tracks one counter's reset correction.
 type corr struct {
@@ -84,8 +98,11 @@ type hcorr struct {
 	rawSum  float64
 	sumOff  float64
 	created float64
-	epoch   uint16 // wraps after 65,536 layouts; a window holds at most MaxFrames frames
-	seen    bool
+	// epochSeq is the sequence number (subHistory.seq0 + index) of the
+	// first frame in the current layout: frames before it are of older
+	// layouts and do not subtract from the current one's.
+	epochSeq uint64
+	seen     bool
 }
 
 // subHistory is the bounded history of one (model, engine) sub-series: a
@@ -96,7 +113,8 @@ type subHistory struct {
 	key      sources.SubKey
 	ring     []frame // capacity = len(ring); frame i (oldest first) is ring[(start+i)%len]
 	start, n int
-	full     int // the ring's size for a whole window, reached by doubling from firstRing
+	seq0     uint64 // sequence number of frame 0: frames are numbered as they are added
+	full     int    // the ring's size for a whole window, reached by doubling from firstRing
 	counts   [nTracked]countRing
 	counters [sources.NumCounters]corr
 	hists    [nTracked]hcorr
@@ -124,7 +142,7 @@ const firstRing = 8
 // slot is the ring index of frame i; at returns it.
 func (h *subHistory) slot(i int) int  { return (h.start + i) % len(h.ring) }
 func (h *subHistory) at(i int) *frame { return &h.ring[h.slot(i)] }
-func (h *subHistory) dropOldest()     { h.start, h.n = (h.start+1)%len(h.ring), h.n-1 }
+func (h *subHistory) dropOldest()     { h.start, h.n, h.seq0 = (h.start+1)%len(h.ring), h.n-1, h.seq0+1 }
 func (h *subHistory) newest() *frame  { return h.at(h.n - 1) }
 
 // add appends a scrape. It reports a counter reset (an engine restart).
@@ -136,15 +154,18 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 	// immutable snapshot data: shared, not copied
 	h.waitingReason, h.sleepState = s.Labeled[sources.LWaitingReason], s.Labeled[sources.LSleepState]
 	reset := false
-	for c := range f.counters {
-		v := s.Counters[c]
+	var corrected [sources.NumCounters]float64
+	for c, v := range s.Counters {
 		if math.IsNaN(v) {
-			f.counters[c] = math.NaN()
+			corrected[c] = math.NaN()
 			continue
 		}
 		cv, r := h.counters[c].step(v, s.Created[c])
-		f.counters[c] = cv
+		corrected[c] = cv
 		reset = reset || r
+	}
+	for j, c := range counted {
+		f.counters[j] = corrected[c]
 	}
 	for i, id := range tracked {
 		r := h.addHist(slot, i, &s.Hists[id])
@@ -211,9 +232,7 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 	if !c.seen || !slices.Equal(c.bounds, src.Bounds) {
 		// A new layout (first scrape, or a restart into another release):
 		// start a new epoch; windows never subtract across it.
-		if c.seen {
-			c.epoch++
-		}
+		c.epochSeq = h.seq0 + uint64(h.n-1) // this frame's
 		c.bounds = src.Bounds
 		c.raw = make([]float64, len(src.Bounds)+1)
 		c.offset = make([]float64, len(src.Bounds)+1)
@@ -246,15 +265,20 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 	c.rawSum, c.created, c.seen = src.Sum, src.Created, true
 	h.counts[i].put(slot, c.raw, c.offset, func(yield func(int) bool) {
 		for j := range h.n {
-			if f := h.at(j); f.hhas[i] && f.hepoch[i] == c.epoch && !yield(h.slot(j)) {
+			if h.inEpoch(j, i) && !yield(h.slot(j)) {
 				return
 			}
 		}
 	})
-	f.hhas[i] = true
+	f.hhas |= 1 << i
 	f.hsum[i] = src.Sum + c.sumOff
-	f.hepoch[i] = c.epoch
 	return reset
+}
+
+// inEpoch reports whether frame j holds tracked histogram i in its current
+// bucket layout.
+func (h *subHistory) inEpoch(j, i int) bool {
+	return h.at(j).has(i) && h.seq0+uint64(j) >= h.hists[i].epochSeq
 }
 
 // window returns the frame indexes spanning [now-w, now]: b is the newest

@@ -91,8 +91,8 @@ func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig) {
 	x.span = max(x.span, dt)
 	x.engines++
 	secs := dt.Seconds()
-	for c := range x.rates {
-		d := fb.counters[c] - fa.counters[c]
+	for j, c := range counted {
+		d := fb.counters[j] - fa.counters[j]
 		if !math.IsNaN(d) && secs > 0 {
 			x.rates[c] = nanAdd(x.rates[c], d/secs)
 		}
@@ -178,12 +178,12 @@ func (x *acc) addGauges(h *subHistory, cache *sources.CacheConfig) {
 
 func (r *histRate) add(h *subHistory, a, b, i int) {
 	fb := h.at(b)
-	if !fb.hhas[i] {
+	if !h.inEpoch(b, i) {
 		return
 	}
 	// The window may start before the current bucket layout (a restart into
 	// another release): move its start to the layout's first frame.
-	for a < b && (!h.at(a).hhas[i] || h.at(a).hepoch[i] != fb.hepoch[i]) {
+	for a < b && !h.inEpoch(a, i) {
 		a++
 	}
 	if a >= b {
