@@ -13,6 +13,7 @@ import (
 // that outgrow uint32 (rebased, then widened when one window spans more than
 // uint32 holds), fractional counts and a bucket layout change, through ring
 // wrap-around and growth (the ring starts smaller than the window needs).
+// Each bucket's own count (here each moves by the step) sets the width.
 // _count, kept as the rings' last column, comes out as the exposed _count
 // (here above the +Inf bucket), not as a bucket.
 func TestCountRingExact(t *testing.T) {
@@ -25,11 +26,11 @@ func TestCountRingExact(t *testing.T) {
 	}{
 		{name: "small whole", start: 0, step: func(i int) float64 { return float64(7 * (i % 5)) }, width: 2},
 		{name: "rebased past uint16", start: 1e9, step: func(int) float64 { return 300 }, width: 2},
-		{name: "window beyond uint16", start: 0, step: func(int) float64 { return 1000 }, width: 4},
+		{name: "window beyond uint16", start: 0, step: func(int) float64 { return 2000 }, width: 4},
 		{name: "rebased past uint32", start: 1e12, step: func(int) float64 { return 2e7 }, width: 4},
 		{name: "window beyond uint32", start: 0, step: func(int) float64 { return 3e9 }, width: 8},
 		{name: "fractional", start: 0.25, step: func(int) float64 { return 0.5 }, width: 8},
-		{name: "layout change", start: 10, step: func(int) float64 { return 3 }, newLayout: 40, width: 2},
+		{name: "layout change", start: 10, step: func(int) float64 { return 3 }, newLayout: 40, width: 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -86,9 +87,75 @@ func TestCountRingExact(t *testing.T) {
 			if len(h.ring) <= 8 {
 				t.Errorf("ring never grew: %d slots", len(h.ring))
 			}
-			if got := h.counts[tTTFT].width(); got != c.width {
+			if got := h.counts[tTTFT].bytesPerCount(); got != c.width {
 				t.Errorf("counts stored in %d bytes, want %d", got, c.width)
 			}
 		})
+	}
+}
+
+// TestCountRingSparse: of a latency layout, only the buckets requests fall
+// in within the ring are stored, in the narrowest width their increases
+// fit; a burst into a far bucket widens the ring and adds the column, and
+// once the burst has left the ring the column and the width go again.
+// Windowed rates stay those of the full counts throughout.
+func TestCountRingSparse(t *testing.T) {
+	bounds := []float64{0.01, 0.05, 0.1, 0.5, 1, 5, 10, 50, math.Inf(1)}
+	own := make([]float64, len(bounds)) // observations per bucket so far
+	h := newSubHistory(sources.SubKey{Model: "m"}, 32)
+	const w = 20 * time.Second
+	var want [][]float64 // cumulative counts by step
+	check := func(i int, now time.Time) {
+		t.Helper()
+		a, b, ok := h.window(now, w)
+		if !ok {
+			return
+		}
+		var r histRate
+		r.add(h, a, b, tTTFT)
+		ia, ib := i-(h.n-1-a), i-(h.n-1-b)
+		secs := float64(ib - ia)
+		for k := range bounds {
+			if exp := (want[ib][k] - want[ia][k]) / secs; r.rates[k] != exp {
+				t.Fatalf("step %d bucket %d: rate %v, want %v", i, k, r.rates[k], exp)
+			}
+		}
+		if exp := want[ib][len(bounds)-1] - want[ia][len(bounds)-1]; r.obs != exp {
+			t.Fatalf("step %d: %v observations, want %v", i, r.obs, exp)
+		}
+	}
+	stored := func(when string, cols, width int) {
+		t.Helper()
+		c := &h.counts[tTTFT]
+		if len(c.cols) != cols || c.bytesPerCount() != width {
+			t.Errorf("%s: %d columns of %d stored (%v) in %d bytes, want %d in %d", when, len(c.cols), c.stride, c.cols, c.bytesPerCount(), cols, width)
+		}
+	}
+	for i := range 200 {
+		own[1] += 3 // (0.01, 0.05]
+		own[3] += 1 // (0.1, 0.5]
+		if i >= 100 && i < 105 {
+			own[7] += 400 // a burst in (10, 50]
+		}
+		cum := make([]float64, len(bounds))
+		run := 0.0
+		for k, v := range own {
+			run += v
+			cum[k] = run
+		}
+		want = append(want, cum)
+		var s sources.Sub
+		s.Hists[sources.HTTFT] = sources.Histogram{Bounds: bounds, Counts: cum, Sum: run, Count: run}
+		now := t0.Add(time.Duration(i) * time.Second)
+		h.add(now, &s, 0, w+time.Second, 512)
+		check(i, now)
+		switch i {
+		case 99:
+			stored("steady", 2, 1)
+		case 104:
+			stored("in the burst", 3, 2)
+		case 199:
+			stored("after the burst", 2, 1)
+		}
 	}
 }

@@ -33,6 +33,16 @@ var counted = [...]sources.Counter{
 
 const nCounted = len(counted)
 
+// kept is the first of a tracked histogram's cols columns (the buckets,
+// then _count) its count ring keeps: of the prompt and generation lengths
+// only the means are read (_sum over _count), so their buckets are not kept.
+func kept(i, cols int) int {
+	if i == tPromptLen || i == tGenLen {
+		return cols - 1
+	}
+	return 0
+}
+
 // Tracked histogram slots, by meaning.
 const (
 	tTTFT = iota
@@ -93,8 +103,8 @@ func (c *corr) step(v, created float64) (float64, bool) {
 // bucket (a whole number that only grows, no wider than the +Inf bucket).
 type hcorr struct {
 	bounds  []float64
-	raw     []float64
-	offset  []float64
+	raw     []float64 // the buckets, then _count
+	offset  []float64 // the same; nil until a reset
 	rawSum  float64
 	sumOff  float64
 	created float64
@@ -235,9 +245,8 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 		c.epochSeq = h.seq0 + uint64(h.n-1) // this frame's
 		c.bounds = src.Bounds
 		c.raw = make([]float64, len(src.Bounds)+1)
-		c.offset = make([]float64, len(src.Bounds)+1)
-		c.sumOff = 0
-		h.counts[i].reset(len(src.Bounds)+1, len(h.ring))
+		c.offset, c.sumOff = nil, 0
+		h.counts[i].reset(len(c.raw)-kept(i, len(c.raw)), len(h.ring))
 	} else {
 		restarted := src.Count < c.raw[len(src.Bounds)] ||
 			(src.Created == src.Created && c.created == c.created && src.Created != c.created)
@@ -250,6 +259,9 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 		if restarted {
 			// The whole histogram restarts together; correct every
 			// bucket and the count.
+			if c.offset == nil {
+				c.offset = make([]float64, len(c.raw))
+			}
 			for k := range c.offset {
 				c.offset[k] += c.raw[k]
 			}
@@ -263,7 +275,11 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 	copy(c.raw, src.Counts)
 	c.raw[len(src.Bounds)] = src.Count
 	c.rawSum, c.created, c.seen = src.Sum, src.Created, true
-	h.counts[i].put(slot, c.raw, c.offset, func(yield func(int) bool) {
+	from, offset := kept(i, len(c.raw)), c.offset
+	if offset != nil {
+		offset = offset[from:]
+	}
+	h.counts[i].put(slot, c.raw[from:], offset, func(yield func(int) bool) {
 		for j := range h.n {
 			if h.inEpoch(j, i) && !yield(h.slot(j)) {
 				return

@@ -196,15 +196,18 @@ func (r *histRate) add(h *subHistory, a, b, i int) {
 	}
 	bounds := h.hists[i].bounds
 	cr := &h.counts[i]
-	if len(bounds)+1 != cr.stride { // the buckets, then _count
+	from := kept(i, len(bounds)+1)
+	if len(bounds)+1-from != cr.stride { // the buckets kept, then _count
 		return
 	}
-	sa, sb := h.slot(a), h.slot(b)
-	rates := make([]float64, len(bounds))
-	for k := range rates {
-		rates[k] = cr.diff(sb, sa, k) / secs
+	var rates []float64 // nil: the buckets are not kept, only _count
+	if from == 0 {
+		rates = make([]float64, len(bounds))
 	}
-	obs := cr.diff(sb, sa, len(bounds))
+	obs := cr.diffs(h.slot(b), h.slot(a), rates)
+	for k := range rates {
+		rates[k] /= secs
+	}
 	other := histRate{bounds: bounds, rates: rates,
 		sum: (fb.hsum[i] - fa.hsum[i]) / secs, count: obs / secs, obs: obs}
 	r.merge(&other)
@@ -239,7 +242,9 @@ func (r *histRate) merge(o *histRate) {
 			j++
 		default:
 			nb = append(nb, r.bounds[i])
-			nr = append(nr, r.rates[i]+o.rates[j])
+			if r.rates != nil { // nil: only _count and _sum kept (kept)
+				nr = append(nr, r.rates[i]+o.rates[j])
+			}
 			i++
 			j++
 		}
