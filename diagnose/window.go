@@ -83,9 +83,18 @@ func nanMax(a, b float64) float64 {
 	return math.Max(a, b)
 }
 
-// addSub folds one sub-series' window [a, b] of history h into the acc.
-// cache is the sub-series' current cache config (capacity for KV weighting).
-func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig) {
+// Sets of tracked histograms (bit i: tracked[i]) an acc folds in: all of
+// them, or what a sparkline point draws (sparkStats: the p95s, and E2E's
+// _count for the request rate of releases without finish reasons).
+const (
+	allHists   = 1<<nTracked - 1
+	sparkHists = 1<<tTTFT | 1<<tITL | 1<<tE2E | 1<<tQueue
+)
+
+// addSub folds one sub-series' window [a, b] of history h into the acc,
+// of its histograms those in the set hists. cache is the sub-series'
+// current cache config (capacity for KV weighting).
+func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig, hists uint16) {
 	fa, fb := h.at(a), h.at(b)
 	dt := time.Duration(fb.ns - fa.ns)
 	x.span = max(x.span, dt)
@@ -98,7 +107,9 @@ func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig) {
 		}
 	}
 	for i := range x.hists {
-		x.hists[i].add(h, a, b, i)
+		if hists&(1<<i) != 0 {
+			x.hists[i].add(h, a, b, i)
+		}
 	}
 	x.finish = h.finished.addRates(x.finish, h.slot(a), h.slot(b), secs)
 	x.reject = h.rejected.addRates(x.reject, h.slot(a), h.slot(b), secs)
