@@ -16,7 +16,8 @@ import (
 // within a window (the buckets no request fell in: most of a latency
 // layout, and _count, which equals the +Inf bucket): a column is stored only
 // while its own count moves within the ring, as an increase over a base,
-// in the narrowest of 1, 2 and 4 bytes that holds the ring's increases.
+// in the narrowest of 1, 2 and 4 bytes that holds the column's increases
+// in the ring (a busy engine's inter-token buckets take from 1 to 4).
 // Differences are sums of whole numbers, exact in float64, so windowed
 // rates and quantiles are what full counts give. A fractional count, an
 // increase beyond uint32 within the ring or a bucket below the one under it
@@ -25,11 +26,17 @@ type countRing struct {
 	stride int       // columns: the buckets kept (kept), then _count
 	slots  int       // rows: the frame ring's capacity
 	base   []float64 // own count per column at the base; nil until the first row of the epoch
-	cols   []uint16  // the columns stored, ascending; the others are at their base in every live row
-	width  int       // bytes a stored increase takes: 1, 2 or 4
-	vals   []byte    // little-endian increases over base: row s, stored column j at (s*len(cols)+j)*width
+	cols   []column  // the columns stored, ascending; the others are at their base in every live row
+	row    int       // bytes a row takes: the stored columns' widths
+	vals   []byte    // row s at vals[s*row:]: its stored columns' increases over base, in order, little-endian
 	wide   []float64 // cumulative counts as they are, wide[s*stride+k], once they are not whole
 	puts   int       // rows written since the layout was last tidied
+}
+
+// column is a stored column and the bytes its increases take.
+type column struct {
+	k     uint16
+	width uint8 // 1, 2 or 4
 }
 
 // reset starts a new layout of stride columns for a ring of slots frames.
@@ -106,30 +113,30 @@ func (c *countRing) putOwn(slot int, d []float64, live iter.Seq[int]) bool {
 	c.puts++
 	if c.puts >= c.slots || !c.fits(d) {
 		// Once a ring's worth of rows, and whenever a row does not fit:
-		// store the columns that move among the live rows and this one, in
-		// the narrowest width, from their lowest value.
+		// store the columns that move among the live rows and this one,
+		// each in the narrowest width, from their lowest value.
 		if !c.tidy(d, live) {
 			return false
 		}
 		c.puts = 0
 	}
-	n := len(c.cols)
-	for j, k := range c.cols {
-		c.set(slot*n+j, uint32(d[k]))
+	off := slot * c.row
+	for _, col := range c.cols {
+		putInc(c.vals[off:], col.width, uint32(d[col.k]))
+		off += int(col.width)
 	}
 	return true
 }
 
 // fits reports whether a row of increases d fits the stored layout.
 func (c *countRing) fits(d []float64) bool {
-	top := float64(uint64(1)<<(8*c.width) - 1)
 	j := 0
 	for k, v := range d {
-		if j < len(c.cols) && int(c.cols[j]) == k {
-			j++
-			if v > top {
+		if j < len(c.cols) && int(c.cols[j].k) == k {
+			if v > top(c.cols[j].width) {
 				return false
 			}
+			j++
 		} else if v != 0 {
 			return false
 		}
@@ -138,68 +145,80 @@ func (c *countRing) fits(d []float64) bool {
 }
 
 // tidy rewrites the live rows for the columns that move among them and the
-// row d (which it rebases too), from each column's lowest value, at the
-// narrowest width; false when an increase outgrows uint32.
+// row d (which it rebases too), from each column's lowest value, each at
+// the narrowest width; false when an increase outgrows uint32.
 func (c *countRing) tidy(d []float64, live iter.Seq[int]) bool {
-	st, n := c.stride, len(c.cols)
+	st := c.stride
 	lo, hi := slices.Clone(d), slices.Clone(d)
 	anyLive := false
 	for s := range live {
 		anyLive = true
-		for j, k := range c.cols {
-			v := float64(c.get(s*n + j))
-			lo[k], hi[k] = min(lo[k], v), max(hi[k], v)
+		off := s * c.row
+		for _, col := range c.cols {
+			v := float64(getInc(c.vals[off:], col.width))
+			off += int(col.width)
+			lo[col.k], hi[col.k] = min(lo[col.k], v), max(hi[col.k], v)
 		}
 	}
 	if anyLive { // the columns not stored are at their base (0) in every live row
 		j := 0
 		for k := range st {
-			if j < n && int(c.cols[j]) == k {
+			if j < len(c.cols) && int(c.cols[j].k) == k {
 				j++
 				continue
 			}
 			lo[k], hi[k] = min(lo[k], 0), max(hi[k], 0)
 		}
 	}
-	var cols []uint16
-	span := 0.0
+	var cols []column
+	row := 0
 	for k := range st {
-		if hi[k] > lo[k] {
-			cols = append(cols, uint16(k))
-			span = max(span, hi[k]-lo[k])
+		span := hi[k] - lo[k]
+		switch {
+		case span > math.MaxUint32:
+			return false
+		case span > 0:
+			w := uint8(1)
+			for span > top(w) {
+				w *= 2
+			}
+			cols = append(cols, column{uint16(k), w})
+			row += int(w)
 		}
 	}
-	if span > math.MaxUint32 {
-		return false
-	}
-	width := 1
-	for span > float64(uint64(1)<<(8*width)-1) {
-		width *= 2
-	}
-	same := slices.Equal(cols, c.cols) && width == c.width
+	same := slices.Equal(cols, c.cols)
 	if same && c.fits(d) {
 		return true // nothing to gain: leave the base where it is
 	}
-	vals := c.vals
+	vals := c.vals // the same layout: rebased in place
 	if !same {
-		vals = make([]byte, c.slots*len(cols)*width)
+		vals = make([]byte, c.slots*row)
 	}
 	for s := range live {
-		for j, k := range cols {
-			v := 0.0
-			if i, ok := slices.BinarySearch(c.cols, k); ok {
-				v = float64(c.get(s*n + i))
+		from, to, i := s*c.row, s*row, 0
+		for _, col := range cols {
+			for i < len(c.cols) && c.cols[i].k < col.k {
+				from += int(c.cols[i].width)
+				i++
 			}
-			putWidth(vals, width, s*len(cols)+j, uint32(v-lo[k]))
+			v := 0.0
+			if i < len(c.cols) && c.cols[i].k == col.k {
+				v = float64(getInc(c.vals[from:], c.cols[i].width))
+			}
+			putInc(vals[to:], col.width, uint32(v-lo[col.k]))
+			to += int(col.width)
 		}
 	}
-	c.cols, c.width, c.vals = cols, width, vals
+	c.cols, c.row, c.vals = cols, row, vals
 	for k := range st {
 		c.base[k] += lo[k]
 		d[k] -= lo[k]
 	}
 	return true
 }
+
+// top is the largest increase width bytes hold.
+func top(width uint8) float64 { return float64(uint64(1)<<(8*width) - 1) }
 
 // toWide turns the live rows into cumulative counts in float64.
 func (c *countRing) toWide(live iter.Seq[int]) {
@@ -221,31 +240,31 @@ func (c *countRing) toWide(live iter.Seq[int]) {
 // ownRow writes the own counts of slot s into row.
 func (c *countRing) ownRow(s int, row []float64) {
 	copy(row, c.base)
-	for j, k := range c.cols {
-		row[k] += float64(c.get(s*len(c.cols) + j))
+	off := s * c.row
+	for _, col := range c.cols {
+		row[col.k] += float64(getInc(c.vals[off:], col.width))
+		off += int(col.width)
 	}
 }
 
-func (c *countRing) get(i int) uint32 {
-	switch c.width {
-	case 1:
-		return uint32(c.vals[i])
-	case 2:
-		return uint32(binary.LittleEndian.Uint16(c.vals[2*i:]))
-	}
-	return binary.LittleEndian.Uint32(c.vals[4*i:])
-}
-
-func (c *countRing) set(i int, v uint32) { putWidth(c.vals, c.width, i, v) }
-
-func putWidth(vals []byte, width, i int, v uint32) {
+func getInc(b []byte, width uint8) uint32 {
 	switch width {
 	case 1:
-		vals[i] = uint8(v)
+		return uint32(b[0])
 	case 2:
-		binary.LittleEndian.PutUint16(vals[2*i:], uint16(v))
+		return uint32(binary.LittleEndian.Uint16(b))
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func putInc(b []byte, width uint8, v uint32) {
+	switch width {
+	case 1:
+		b[0] = uint8(v)
+	case 2:
+		binary.LittleEndian.PutUint16(b, uint16(v))
 	default:
-		binary.LittleEndian.PutUint32(vals[4*i:], v)
+		binary.LittleEndian.PutUint32(b, v)
 	}
 }
 
@@ -259,11 +278,12 @@ func (c *countRing) diffs(sb, sa int, buckets []float64) float64 {
 		}
 		return c.wide[sb*st+st-1] - c.wide[sa*st+st-1]
 	}
-	n, run, j := len(c.cols), 0.0, 0
+	ob, oa, run, j := sb*c.row, sa*c.row, 0.0, 0
 	for k := range st {
-		if j < n && int(c.cols[j]) == k {
-			run += float64(c.get(sb*n+j)) - float64(c.get(sa*n+j))
-			j++
+		if j < len(c.cols) && int(c.cols[j].k) == k {
+			w := c.cols[j].width
+			run += float64(getInc(c.vals[ob:], w)) - float64(getInc(c.vals[oa:], w))
+			ob, oa, j = ob+int(w), oa+int(w), j+1
 		}
 		if k < len(buckets) {
 			buckets[k] = run
@@ -279,7 +299,7 @@ func (c *countRing) remap(slots []int, capacity int) {
 		return
 	}
 	if c.vals != nil {
-		c.vals = remapRows(c.vals, len(c.cols)*c.width, slots, capacity)
+		c.vals = remapRows(c.vals, c.row, slots, capacity)
 	}
 	c.wide = remapRows(c.wide, c.stride, slots, capacity)
 	c.slots = capacity
@@ -296,14 +316,15 @@ func remapRows[T any](vals []T, st int, slots []int, capacity int) []T {
 	return out
 }
 
-// bytesPerCount is the bytes a stored count takes (for tests): 0 while no
-// column moves, 8 once counts are kept as they are.
+// bytesPerCount is the bytes the widest stored count takes (for tests): 0
+// while no column moves, 8 once counts are kept as they are.
 func (c *countRing) bytesPerCount() int {
-	switch {
-	case c.wide != nil:
+	if c.wide != nil {
 		return 8
-	case len(c.cols) == 0:
-		return 0
 	}
-	return c.width
+	w := 0
+	for _, col := range c.cols {
+		w = max(w, int(col.width))
+	}
+	return w
 }

@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -95,9 +96,9 @@ func TestCountRingExact(t *testing.T) {
 }
 
 // TestCountRingSparse: of a latency layout, only the buckets requests fall
-// in within the ring are stored, in the narrowest width their increases
-// fit; a burst into a far bucket widens the ring and adds the column, and
-// once the burst has left the ring the column and the width go again.
+// in within the ring are stored, each in the narrowest width its increases
+// fit; a burst into a far bucket adds its column, wider than the others,
+// and once the burst has left the ring the column goes again.
 // Windowed rates stay those of the full counts throughout.
 func TestCountRingSparse(t *testing.T) {
 	bounds := []float64{0.01, 0.05, 0.1, 0.5, 1, 5, 10, 50, math.Inf(1)}
@@ -124,11 +125,10 @@ func TestCountRingSparse(t *testing.T) {
 			t.Fatalf("step %d: %v observations, want %v", i, r.obs, exp)
 		}
 	}
-	stored := func(when string, cols, width int) {
+	stored := func(when string, want ...column) {
 		t.Helper()
-		c := &h.counts[tTTFT]
-		if len(c.cols) != cols || c.bytesPerCount() != width {
-			t.Errorf("%s: %d columns of %d stored (%v) in %d bytes, want %d in %d", when, len(c.cols), c.stride, c.cols, c.bytesPerCount(), cols, width)
+		if c := &h.counts[tTTFT]; !slices.Equal(c.cols, want) {
+			t.Errorf("%s: columns stored (column, bytes) %v, want %v", when, c.cols, want)
 		}
 	}
 	for i := range 200 {
@@ -151,11 +151,11 @@ func TestCountRingSparse(t *testing.T) {
 		check(i, now)
 		switch i {
 		case 99:
-			stored("steady", 2, 1)
+			stored("steady", column{1, 1}, column{3, 1})
 		case 104:
-			stored("in the burst", 3, 2)
+			stored("in the burst", column{1, 1}, column{3, 1}, column{7, 2})
 		case 199:
-			stored("after the burst", 2, 1)
+			stored("after the burst", column{1, 1}, column{3, 1})
 		}
 	}
 }
