@@ -31,6 +31,11 @@ type countRing struct {
 	vals   []byte    // row s at vals[s*row:]: its stored columns' increases over base, in order, little-endian
 	wide   []float64 // cumulative counts as they are, wide[s*stride+k], once they are not whole
 	puts   int       // rows written since the layout was last tidied
+	// flat: the columns are separate counters (a frame's counters, a
+	// labeled family's), each kept as it is, not as a histogram's
+	// cumulative buckets; they only grow too, and may be NaN (unknown:
+	// the row is then kept in float64, as the others once not whole).
+	flat bool
 }
 
 // column is a stored column and the bytes its increases take.
@@ -40,8 +45,8 @@ type column struct {
 }
 
 // reset starts a new layout of stride columns for a ring of slots frames.
-func (c *countRing) reset(stride, slots int) {
-	*c = countRing{stride: stride, slots: slots}
+func (c *countRing) reset(stride, slots int, flat bool) {
+	*c = countRing{stride: stride, slots: slots, flat: flat}
 }
 
 // put stores the counts raw+offset at slot (offset nil: none); live lists
@@ -64,7 +69,9 @@ func (c *countRing) put(slot int, raw, offset []float64, live iter.Seq[int]) {
 		for k := range st {
 			v := cum(k)
 			d = append(d, v-prev)
-			prev = v
+			if !c.flat {
+				prev = v
+			}
 		}
 		if c.base == nil {
 			if !whole(d) {
@@ -220,7 +227,7 @@ func (c *countRing) tidy(d []float64, live iter.Seq[int]) bool {
 // top is the largest increase width bytes hold.
 func top(width uint8) float64 { return float64(uint64(1)<<(8*width) - 1) }
 
-// toWide turns the live rows into cumulative counts in float64.
+// toWide turns the live rows into counts as they are, in float64.
 func (c *countRing) toWide(live iter.Seq[int]) {
 	st := c.stride
 	c.wide = make([]float64, c.slots*st)
@@ -230,7 +237,7 @@ func (c *countRing) toWide(live iter.Seq[int]) {
 	for s := range live {
 		row := c.wide[s*st : (s+1)*st]
 		c.ownRow(s, row)
-		for k := 1; k < st; k++ {
+		for k := 1; k < st && !c.flat; k++ {
 			row[k] += row[k-1]
 		}
 	}
@@ -290,6 +297,45 @@ func (c *countRing) diffs(sb, sa int, buckets []float64) float64 {
 		}
 	}
 	return run
+}
+
+// flatDiffs writes each column's increase from slot sa to slot sb into
+// out (len(out) = stride; NaN: unknown at either end) of a flat ring.
+func (c *countRing) flatDiffs(sb, sa int, out []float64) {
+	st := c.stride
+	if c.wide != nil {
+		for k := range out {
+			out[k] = c.wide[sb*st+k] - c.wide[sa*st+k]
+		}
+		return
+	}
+	clear(out)
+	ob, oa := sb*c.row, sa*c.row
+	for _, col := range c.cols {
+		out[col.k] = float64(getInc(c.vals[ob:], col.width)) - float64(getInc(c.vals[oa:], col.width))
+		ob, oa = ob+int(col.width), oa+int(col.width)
+	}
+}
+
+// insert adds a column at k to a flat ring, unknown (NaN) in the rows
+// already kept: they are kept in float64 from then on.
+func (c *countRing) insert(k int, live iter.Seq[int]) {
+	if c.base == nil && c.wide == nil { // no row yet
+		c.stride++
+		return
+	}
+	if c.wide == nil {
+		c.toWide(live)
+	}
+	st := c.stride
+	wide := make([]float64, c.slots*(st+1))
+	for s := range c.slots {
+		row := wide[s*(st+1) : (s+1)*(st+1)]
+		copy(row, c.wide[s*st:s*st+k])
+		row[k] = math.NaN()
+		copy(row[k+1:], c.wide[s*st+k:(s+1)*st])
+	}
+	c.wide, c.stride = wide, st+1
 }
 
 // remap moves the rows at slots (in frame order) to rows 0.. of a ring of

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -156,6 +157,62 @@ func TestCountRingSparse(t *testing.T) {
 			stored("in the burst", column{1, 1}, column{3, 1}, column{7, 2})
 		case 199:
 			stored("after the burst", column{1, 1}, column{3, 1})
+		}
+	}
+}
+
+// TestLabelRingExact: finish-reason rates from a label ring are those of
+// the values themselves: a window reaching back before the first frame
+// with reasons gives none, labels present from then on are kept in a byte,
+// and once a label appears later (unknown before) or one is missing from a
+// scrape the ring keeps float64 values; a label missing at either end of a
+// window is skipped.
+func TestLabelRingExact(t *testing.T) {
+	h := newSubHistory(sources.SubKey{Model: "m"}, 32)
+	const w = 20 * time.Second
+	var seen []map[string]float64 // the values by step
+	for i := range 120 {
+		m := map[string]float64{}
+		if i >= 3 {
+			m["length"], m["stop"] = float64(i), float64(5*i)
+		}
+		if i >= 60 {
+			m["abort"] = float64(i - 60)
+		}
+		if i == 90 {
+			delete(m, "length")
+		}
+		seen = append(seen, m)
+		var s sources.Sub
+		for _, l := range slices.Sorted(maps.Keys(m)) {
+			s.Labeled[sources.LFinished] = append(s.Labeled[sources.LFinished], sources.LabeledValue{Label: l, Value: m[l], Created: math.NaN()})
+		}
+		now := t0.Add(time.Duration(i) * time.Second)
+		h.add(now, &s, 0, w+time.Second, 512)
+		switch i {
+		case 59:
+			if got := h.finished.vals.bytesPerCount(); got != 1 {
+				t.Errorf("step %d: values kept in %d bytes, want 1", i, got)
+			}
+		case 60:
+			if got := h.finished.vals.bytesPerCount(); got != 8 {
+				t.Errorf("step %d: values kept in %d bytes after a new label, want 8", i, got)
+			}
+		}
+		a, b, ok := h.window(now, w)
+		if !ok {
+			continue
+		}
+		ia, ib := i-(h.n-1-a), i-(h.n-1-b)
+		secs := float64(ib - ia)
+		var want []labeledRate
+		for _, l := range slices.Sorted(maps.Keys(seen[ib])) {
+			if va, ok := seen[ia][l]; ok {
+				want = append(want, labeledRate{label: l, rate: (seen[ib][l] - va) / secs})
+			}
+		}
+		if got := h.finished.addRates(nil, h, a, b, secs); !slices.Equal(got, want) {
+			t.Fatalf("step %d: rates %v, want %v", i, got, want)
 		}
 	}
 }

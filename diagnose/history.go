@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -21,11 +22,11 @@ var tracked = [...]sources.Hist{
 
 const nTracked = len(tracked)
 
-// counted are the counters history keeps in frames: those a statistic
-// reads (acc.rates). Every counter is still corrected, so a reset of any
-// one is a restart; the other eight (external prefix cache, multimodal
-// cache, recomputed prompt tokens, speculative decoding) would cost a
-// third of a frame and are never read.
+// counted are the counters history keeps (subHistory.totals): those a
+// statistic reads (acc.rates). Every counter is still corrected, so a
+// reset of any one is a restart; the other eight (external prefix cache,
+// multimodal cache, recomputed prompt tokens, speculative decoding) are
+// never read.
 var counted = [...]sources.Counter{
 	sources.CPromptTokens, sources.CGenTokens, sources.CPreemptions,
 	sources.CPrefixQueries, sources.CPrefixHits, sources.CPromptCached,
@@ -60,14 +61,13 @@ const (
 // frame is one scrape of one sub-series with counters made monotonic:
 // every counter and bucket carries the increase since vtop started, so the
 // increase over any window is last - first, even across engine restarts.
-// Bucket counts are not in the frame: they live in the sub-series' count
-// rings (counts), at the frame's ring slot.
+// Counters and bucket counts are not in the frame: they live in the
+// sub-series' count rings (totals, counts), at the frame's ring slot.
 // Gauges are read only at the newest frame, so they are not in frames but
 // in the sub-series (subHistory.gauges); labeled counters (finish and
 // rejection reasons) are in its label rings, at the frame's slot too.
 type frame struct {
-	ns       int64 // time, Unix nanoseconds (a time.Time is three words)
-	counters [nCounted]float64
+	ns int64 // time, Unix nanoseconds (a time.Time is three words)
 	// Tracked histograms' _sum, and which of them were present (bit i).
 	// Which bucket layout a frame's counts are in is not kept per frame:
 	// a layout's frames follow one another (hcorr.epochSeq).
@@ -126,6 +126,7 @@ type subHistory struct {
 	seq0     uint64 // sequence number of frame 0: frames are numbered as they are added
 	full     int    // the ring's size for a whole window, reached by doubling from firstRing
 	counts   [nTracked]countRing
+	totals   countRing // the counted counters, corrected (flat)
 	counters [sources.NumCounters]corr
 	hists    [nTracked]hcorr
 	finished labelRing // finished_reason counters, corrected
@@ -140,7 +141,9 @@ type subHistory struct {
 
 func newSubHistory(k sources.SubKey, capacity int) *subHistory {
 	capacity = max(capacity, 2)
-	return &subHistory{key: k, full: capacity, ring: make([]frame, min(capacity, firstRing))}
+	h := &subHistory{key: k, full: capacity, ring: make([]frame, min(capacity, firstRing))}
+	h.totals.reset(nCounted, len(h.ring), true)
+	return h
 }
 
 // firstRing is the ring a new sub-series starts with: a target that invents
@@ -174,15 +177,18 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 		corrected[c] = cv
 		reset = reset || r
 	}
+	var totals [nCounted]float64
 	for j, c := range counted {
-		f.counters[j] = corrected[c]
+		totals[j] = corrected[c]
 	}
+	h.totals.put(slot, totals[:], nil, h.older())
 	for i, id := range tracked {
 		r := h.addHist(slot, i, &s.Hists[id])
 		reset = reset || r
 	}
-	r1 := h.finished.put(slot, len(h.ring), s.Labeled[sources.LFinished])
-	r2 := h.rejected.put(slot, len(h.ring), s.Labeled[sources.LAdmissionRejected])
+	seq := h.seq0 + uint64(h.n-1)
+	r1 := h.finished.put(slot, len(h.ring), seq, s.Labeled[sources.LFinished], h.finished.live(h))
+	r2 := h.rejected.put(slot, len(h.ring), seq, s.Labeled[sources.LAdmissionRejected], h.rejected.live(h))
 	reset = reset || r1 || r2
 	h.lastSeen = t
 	return reset
@@ -227,6 +233,7 @@ func (h *subHistory) grow(capacity int) {
 	for i := range h.counts {
 		h.counts[i].remap(slots, capacity)
 	}
+	h.totals.remap(slots, capacity)
 	h.finished.remap(slots, capacity)
 	h.rejected.remap(slots, capacity)
 	h.ring, h.start = ring, 0
@@ -246,7 +253,7 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 		c.bounds = src.Bounds
 		c.raw = make([]float64, len(src.Bounds)+1)
 		c.offset, c.sumOff = nil, 0
-		h.counts[i].reset(len(c.raw)-kept(i, len(c.raw)), len(h.ring))
+		h.counts[i].reset(len(c.raw)-kept(i, len(c.raw)), len(h.ring), false)
 	} else {
 		restarted := src.Count < c.raw[len(src.Bounds)] ||
 			(src.Created == src.Created && c.created == c.created && src.Created != c.created)
@@ -289,6 +296,17 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 	f.hhas |= 1 << i
 	f.hsum[i] = src.Sum + c.sumOff
 	return reset
+}
+
+// older lists the slots of the frames before the newest.
+func (h *subHistory) older() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for j := range h.n - 1 {
+			if !yield(h.slot(j)) {
+				return
+			}
+		}
+	}
 }
 
 // inEpoch reports whether frame j holds tracked histogram i in its current

@@ -100,10 +100,11 @@ func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig, hists 
 	x.span = max(x.span, dt)
 	x.engines++
 	secs := dt.Seconds()
+	var d [nCounted]float64
+	h.totals.flatDiffs(h.slot(b), h.slot(a), d[:])
 	for j, c := range counted {
-		d := fb.counters[j] - fa.counters[j]
-		if !math.IsNaN(d) && secs > 0 {
-			x.rates[c] = nanAdd(x.rates[c], d/secs)
+		if !math.IsNaN(d[j]) && secs > 0 {
+			x.rates[c] = nanAdd(x.rates[c], d[j]/secs)
 		}
 	}
 	for i := range x.hists {
@@ -111,8 +112,8 @@ func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig, hists 
 			x.hists[i].add(h, a, b, i)
 		}
 	}
-	x.finish = h.finished.addRates(x.finish, h.slot(a), h.slot(b), secs)
-	x.reject = h.rejected.addRates(x.reject, h.slot(a), h.slot(b), secs)
+	x.finish = h.finished.addRates(x.finish, h, a, b, secs)
+	x.reject = h.rejected.addRates(x.reject, h, a, b, secs)
 	x.addGauges(h, cache)
 }
 
