@@ -22,15 +22,17 @@ import (
 // rates and quantiles are what full counts give. A fractional count, an
 // increase beyond uint32 within the ring or a bucket below the one under it
 // keeps the rest of the epoch's rows as they are, in float64.
+//
+// A sub-series holds thirteen of these: the sizes are int32, so that its
+// history struct stays in the 3,456-byte size class, not 4,096.
 type countRing struct {
-	stride int       // columns: the buckets kept (kept), then _count
-	slots  int       // rows: the frame ring's capacity
+	stride int32     // columns: the buckets kept (kept), then _count
+	slots  int32     // rows: the frame ring's capacity
 	base   []float64 // own count per column at the base; nil until the first row of the epoch
 	cols   []column  // the columns stored, ascending; the others are at their base in every live row
-	row    int       // bytes a row takes: the stored columns' widths
 	vals   []byte    // row s at vals[s*row:]: its stored columns' increases over base, in order, little-endian
 	wide   []float64 // cumulative counts as they are, wide[s*stride+k], once they are not whole
-	puts   int       // rows written since the layout was last tidied
+	row    int32     // bytes a row takes: the stored columns' widths
 	// flat: the columns are separate counters (a frame's counters, a
 	// labeled family's), each kept as it is, not as a histogram's
 	// cumulative buckets; they only grow too, and may be NaN (unknown:
@@ -46,13 +48,13 @@ type column struct {
 
 // reset starts a new layout of stride columns for a ring of slots frames.
 func (c *countRing) reset(stride, slots int, flat bool) {
-	*c = countRing{stride: stride, slots: slots, flat: flat}
+	*c = countRing{stride: int32(stride), slots: int32(slots), flat: flat}
 }
 
 // put stores the counts raw+offset at slot (offset nil: none); live lists
 // the other slots holding rows of this epoch.
 func (c *countRing) put(slot int, raw, offset []float64, live iter.Seq[int]) {
-	st := c.stride
+	st := int(c.stride)
 	cum := func(k int) float64 {
 		if offset == nil {
 			return raw[k]
@@ -93,7 +95,8 @@ func (c *countRing) put(slot int, raw, offset []float64, live iter.Seq[int]) {
 }
 
 func (c *countRing) putWide(slot int, cum func(int) float64) {
-	row := c.wide[slot*c.stride : (slot+1)*c.stride]
+	st := int(c.stride)
+	row := c.wide[slot*st : (slot+1)*st]
 	for k := range row {
 		row[k] = cum(k)
 	}
@@ -117,17 +120,15 @@ func (c *countRing) putOwn(slot int, d []float64, live iter.Seq[int]) bool {
 			return false
 		}
 	}
-	c.puts++
-	if c.puts >= c.slots || !c.fits(d) {
-		// Once a ring's worth of rows, and whenever a row does not fit:
-		// store the columns that move among the live rows and this one,
-		// each in the narrowest width, from their lowest value.
+	if slot == 0 || !c.fits(d) {
+		// Once a turn of the ring, and whenever a row does not fit: store
+		// the columns that move among the live rows and this one, each in
+		// the narrowest width, from their lowest value.
 		if !c.tidy(d, live) {
 			return false
 		}
-		c.puts = 0
 	}
-	off := slot * c.row
+	off := slot * int(c.row)
 	for _, col := range c.cols {
 		putInc(c.vals[off:], col.width, uint32(d[col.k]))
 		off += int(col.width)
@@ -155,12 +156,12 @@ func (c *countRing) fits(d []float64) bool {
 // row d (which it rebases too), from each column's lowest value, each at
 // the narrowest width; false when an increase outgrows uint32.
 func (c *countRing) tidy(d []float64, live iter.Seq[int]) bool {
-	st := c.stride
+	st, oldRow := int(c.stride), int(c.row)
 	lo, hi := slices.Clone(d), slices.Clone(d)
 	anyLive := false
 	for s := range live {
 		anyLive = true
-		off := s * c.row
+		off := s * oldRow
 		for _, col := range c.cols {
 			v := float64(getInc(c.vals[off:], col.width))
 			off += int(col.width)
@@ -199,10 +200,10 @@ func (c *countRing) tidy(d []float64, live iter.Seq[int]) bool {
 	}
 	vals := c.vals // the same layout: rebased in place
 	if !same {
-		vals = make([]byte, c.slots*row)
+		vals = make([]byte, int(c.slots)*row)
 	}
 	for s := range live {
-		from, to, i := s*c.row, s*row, 0
+		from, to, i := s*oldRow, s*row, 0
 		for _, col := range cols {
 			for i < len(c.cols) && c.cols[i].k < col.k {
 				from += int(c.cols[i].width)
@@ -216,7 +217,7 @@ func (c *countRing) tidy(d []float64, live iter.Seq[int]) bool {
 			to += int(col.width)
 		}
 	}
-	c.cols, c.row, c.vals = cols, row, vals
+	c.cols, c.row, c.vals = cols, int32(row), vals
 	for k := range st {
 		c.base[k] += lo[k]
 		d[k] -= lo[k]
@@ -229,8 +230,8 @@ func top(width uint8) float64 { return float64(uint64(1)<<(8*width) - 1) }
 
 // toWide turns the live rows into counts as they are, in float64.
 func (c *countRing) toWide(live iter.Seq[int]) {
-	st := c.stride
-	c.wide = make([]float64, c.slots*st)
+	st := int(c.stride)
+	c.wide = make([]float64, int(c.slots)*st)
 	if live == nil {
 		return
 	}
@@ -247,7 +248,7 @@ func (c *countRing) toWide(live iter.Seq[int]) {
 // ownRow writes the own counts of slot s into row.
 func (c *countRing) ownRow(s int, row []float64) {
 	copy(row, c.base)
-	off := s * c.row
+	off := s * int(c.row)
 	for _, col := range c.cols {
 		row[col.k] += float64(getInc(c.vals[off:], col.width))
 		off += int(col.width)
@@ -278,14 +279,14 @@ func putInc(b []byte, width uint8, v uint32) {
 // diffs writes each bucket's increase from slot sa to slot sb into buckets
 // (cumulative, as exposed; len(buckets) = stride-1) and returns _count's.
 func (c *countRing) diffs(sb, sa int, buckets []float64) float64 {
-	st := c.stride
+	st := int(c.stride)
 	if c.wide != nil {
 		for k := range buckets {
 			buckets[k] = c.wide[sb*st+k] - c.wide[sa*st+k]
 		}
 		return c.wide[sb*st+st-1] - c.wide[sa*st+st-1]
 	}
-	ob, oa, run, j := sb*c.row, sa*c.row, 0.0, 0
+	ob, oa, run, j := sb*int(c.row), sa*int(c.row), 0.0, 0
 	for k := range st {
 		if j < len(c.cols) && int(c.cols[j].k) == k {
 			w := c.cols[j].width
@@ -302,7 +303,7 @@ func (c *countRing) diffs(sb, sa int, buckets []float64) float64 {
 // flatDiffs writes each column's increase from slot sa to slot sb into
 // out (len(out) = stride; NaN: unknown at either end) of a flat ring.
 func (c *countRing) flatDiffs(sb, sa int, out []float64) {
-	st := c.stride
+	st := int(c.stride)
 	if c.wide != nil {
 		for k := range out {
 			out[k] = c.wide[sb*st+k] - c.wide[sa*st+k]
@@ -310,7 +311,7 @@ func (c *countRing) flatDiffs(sb, sa int, out []float64) {
 		return
 	}
 	clear(out)
-	ob, oa := sb*c.row, sa*c.row
+	ob, oa := sb*int(c.row), sa*int(c.row)
 	for _, col := range c.cols {
 		out[col.k] = float64(getInc(c.vals[ob:], col.width)) - float64(getInc(c.vals[oa:], col.width))
 		ob, oa = ob+int(col.width), oa+int(col.width)
@@ -327,15 +328,15 @@ func (c *countRing) insert(k int, live iter.Seq[int]) {
 	if c.wide == nil {
 		c.toWide(live)
 	}
-	st := c.stride
-	wide := make([]float64, c.slots*(st+1))
-	for s := range c.slots {
+	st := int(c.stride)
+	wide := make([]float64, int(c.slots)*(st+1))
+	for s := range int(c.slots) {
 		row := wide[s*(st+1) : (s+1)*(st+1)]
 		copy(row, c.wide[s*st:s*st+k])
 		row[k] = math.NaN()
 		copy(row[k+1:], c.wide[s*st+k:(s+1)*st])
 	}
-	c.wide, c.stride = wide, st+1
+	c.wide, c.stride = wide, int32(st+1)
 }
 
 // remap moves the rows at slots (in frame order) to rows 0.. of a ring of
@@ -345,10 +346,10 @@ func (c *countRing) remap(slots []int, capacity int) {
 		return
 	}
 	if c.vals != nil {
-		c.vals = remapRows(c.vals, c.row, slots, capacity)
+		c.vals = remapRows(c.vals, int(c.row), slots, capacity)
 	}
-	c.wide = remapRows(c.wide, c.stride, slots, capacity)
-	c.slots = capacity
+	c.wide = remapRows(c.wide, int(c.stride), slots, capacity)
+	c.slots = int32(capacity)
 }
 
 func remapRows[T any](vals []T, st int, slots []int, capacity int) []T {

@@ -209,7 +209,7 @@ func (r *histRate) add(h *subHistory, a, b, i int) {
 	bounds := h.hists[i].bounds
 	cr := &h.counts[i]
 	from := kept(i, len(bounds)+1)
-	if len(bounds)+1-from != cr.stride { // the buckets kept, then _count
+	if len(bounds)+1-from != int(cr.stride) { // the buckets kept, then _count
 		return
 	}
 	var rates []float64 // nil: the buckets are not kept, only _count
