@@ -3,6 +3,7 @@ package diagnose
 import (
 	"maps"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"time"
@@ -213,6 +214,89 @@ func TestLabelRingExact(t *testing.T) {
 		}
 		if got := h.finished.addRates(nil, h, a, b, secs); !slices.Equal(got, want) {
 			t.Fatalf("step %d: rates %v, want %v", i, got, want)
+		}
+	}
+}
+
+// TestCountRingRandom: windowed bucket rates, _count and counter rates
+// from the compact rings equal those of the counts themselves, over random
+// fleets of observations: quiet buckets, bursts (some beyond uint16 and
+// uint32 within a window), fractional counts now and then, jittered polls
+// that the history thins, and the ring growing from its first size.
+func TestCountRingRandom(t *testing.T) {
+	bounds := []float64{0.01, 0.1, 0.5, 1, 5, 10, 60, math.Inf(1)}
+	widths := map[int]bool{} // bytes per count seen: every width is exercised
+	for seed := range uint64(40) {
+		rng := rand.New(rand.NewPCG(seed, 7))
+		h := newSubHistory(sources.SubKey{Model: "m"}, 16)
+		const w = 20 * time.Second
+		own := make([]float64, len(bounds))
+		var prompt, above float64
+		seen := map[int64][]float64{} // counts by frame time: buckets, _count, prompt tokens
+		now := t0
+		for i := range 300 {
+			now = now.Add(time.Duration(300+rng.IntN(1200)) * time.Millisecond)
+			for k := range own {
+				switch r := rng.IntN(100); {
+				case r < 50 || k >= 5: // most buckets stay quiet
+				case r < 90:
+					own[k] += float64(rng.IntN(20))
+				case r < 98:
+					own[k] += float64(rng.IntN(5000))
+				case r < 99 && seed%4 == 0:
+					own[k] += float64(rng.IntN(1 << 30))
+				case seed%8 == 1:
+					own[k] += 0.5
+				}
+			}
+			prompt += float64(rng.IntN(100000))
+			cum := make([]float64, len(bounds))
+			run := 0.0
+			for k, v := range own {
+				run += v
+				cum[k] = run
+			}
+			above += float64(rng.IntN(2))
+			count := run + above // _count may run above +Inf
+			var s sources.Sub
+			for c := range s.Counters {
+				s.Counters[c], s.Created[c] = math.NaN(), math.NaN()
+			}
+			s.Counters[sources.CPromptTokens] = prompt
+			s.Hists[sources.HTTFT] = sources.Histogram{Bounds: bounds, Counts: cum, Sum: run, Count: count, Created: math.NaN()}
+			h.add(now, &s, 600*time.Millisecond, w+time.Second, 512)
+			seen[now.UnixNano()] = append(slices.Clone(cum), count, prompt)
+			widths[h.counts[tTTFT].bytesPerCount()] = true
+			a, b, ok := h.window(now, w)
+			if !ok {
+				continue
+			}
+			fa, fb := h.at(a), h.at(b)
+			va, vb := seen[fa.ns], seen[fb.ns]
+			secs := time.Duration(fb.ns - fa.ns).Seconds()
+			var r histRate
+			r.add(h, a, b, tTTFT)
+			for k := range bounds {
+				if exp := (vb[k] - va[k]) / secs; r.rates[k] != exp {
+					t.Fatalf("seed %d step %d bucket %d: rate %v, want %v", seed, i, k, r.rates[k], exp)
+				}
+			}
+			if exp := vb[len(bounds)] - va[len(bounds)]; r.obs != exp {
+				t.Fatalf("seed %d step %d: %v observations, want %v", seed, i, r.obs, exp)
+			}
+			x := newAcc()
+			x.addSub(h, a, b, nil, 0)
+			if got, exp := x.rates[sources.CPromptTokens], (vb[len(bounds)+1]-va[len(bounds)+1])/secs; got != exp {
+				t.Fatalf("seed %d step %d: prompt tokens %v/s, want %v/s", seed, i, got, exp)
+			}
+		}
+		if len(h.ring) <= 16 {
+			t.Errorf("seed %d: the ring never grew (%d slots)", seed, len(h.ring))
+		}
+	}
+	for _, w := range []int{1, 2, 4, 8} {
+		if !widths[w] {
+			t.Errorf("no count kept in %d bytes: %v", w, widths)
 		}
 	}
 }
