@@ -108,8 +108,7 @@ type endpoint struct {
 	dirty     bool
 	win, sp   acc // whole endpoint over the window / the spark window
 	subStats  []SubView
-	stats     Stats
-	spStats   Stats           // only what a sparkline point draws (sparkStats)
+	stats     *Stats          // its one sub-series' (in subStats), or from win
 	modelAccs map[string]*acc // by model, when it serves more than one
 	winModel  bool            // it serves one: win is that model's acc
 }
@@ -223,7 +222,8 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 		ep.refs = append(ep.refs, subRef{key: snap.Subs[k].Key, cache: snap.Subs[k].Cache})
 	}
 	e.derive(ep, s.Time)
-	ep.spark.push(sparkPoint(s.Time, &ep.spStats))
+	sp := ep.sp.sparkStats() // only what a sparkline point draws
+	ep.spark.push(sparkPoint(s.Time, &sp))
 }
 
 // derive recomputes an endpoint's cached accumulators over the window ending at t.
@@ -237,7 +237,8 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 		ep.modelAccs = map[string]*acc{}
 	}
 	if ep.snap == nil {
-		ep.stats = ep.win.stats()
+		st := ep.win.stats()
+		ep.stats = &st
 		return
 	}
 	sw := e.cfg.SparkWindow()
@@ -263,7 +264,7 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 		}
 		ep.subStats = append(ep.subStats, SubView{Key: sub.key, Stats: one.stats()})
 		if a, b, ok := h.window(t, sw); ok {
-			ep.sp.addSub(h, a, b, sub.cache)
+			ep.sp.addSub(h, a, b, sub.cache, sparkHists)
 		} else if h.n > 0 {
 			ep.sp.addGauges(h, sub.cache)
 		}
@@ -272,12 +273,12 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 		// One sub-series (most endpoints): win is its acc merged into an
 		// empty one, the same numbers, so its stats are the endpoint's.
 		// win's labeled rates still take stats' order: Frame merges win on.
-		ep.stats = ep.subStats[0].Stats
+		ep.stats = &ep.subStats[0].Stats
 		ep.win.sortLabeled()
 	} else {
-		ep.stats = ep.win.stats()
+		st := ep.win.stats()
+		ep.stats = &st
 	}
-	ep.spStats = ep.sp.sparkStats()
 }
 
 // subWindow is one sub-series' acc over the window ending at t: its gauges
@@ -285,7 +286,7 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 func subWindow(h *subHistory, t time.Time, w time.Duration, cache *sources.CacheConfig) acc {
 	one := newAcc()
 	if a, b, ok := h.window(t, w); ok {
-		one.addSub(h, a, b, cache)
+		one.addSub(h, a, b, cache, allHists)
 	} else if h.n > 0 {
 		one.engines++
 		one.addGauges(h, cache)
@@ -381,7 +382,10 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr, NotVLLM: ep.notVLLM,
 		LastAttempt: ep.lastAttempt, LastSuccess: ep.lastSuccess, ScrapeDuration: ep.dur,
 		MaxNumSeqs: ep.maxNumSeqs, Pool: ep.pool, RSS: math.NaN(),
-		Stats: ep.stats, Subs: ep.subStats, Spark: ep.spark.view(), SparkLong: ep.spark.longView(), GPU: ep.gpu.joined,
+		Subs: ep.subStats, Spark: ep.spark.view(), SparkLong: ep.spark.longView(), GPU: ep.gpu.joined,
+	}
+	if ep.stats != nil {
+		v.Stats = *ep.stats
 	}
 	if !ep.gpu.set {
 		v.GPU = EndpointGPU{MemBytes: math.NaN(), UtilGPU: math.NaN()}

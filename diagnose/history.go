@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"iter"
 	"math"
 	"slices"
 	"sort"
@@ -21,6 +22,28 @@ var tracked = [...]sources.Hist{
 
 const nTracked = len(tracked)
 
+// counted are the counters history keeps (subHistory.totals): those a
+// statistic reads (acc.rates). Every counter is still corrected, so a
+// reset of any one is a restart; the other eight (external prefix cache,
+// multimodal cache, recomputed prompt tokens, speculative decoding) are
+// never read.
+var counted = [...]sources.Counter{
+	sources.CPromptTokens, sources.CGenTokens, sources.CPreemptions,
+	sources.CPrefixQueries, sources.CPrefixHits, sources.CPromptCached,
+}
+
+const nCounted = len(counted)
+
+// kept is the first of a tracked histogram's cols columns (the buckets,
+// then _count) its count ring keeps: of the prompt and generation lengths
+// only the means are read (_sum over _count), so their buckets are not kept.
+func kept(i, cols int) int {
+	if i == tPromptLen || i == tGenLen {
+		return cols - 1
+	}
+	return 0
+}
+
 // Tracked histogram slots, by meaning.
 const (
 	tTTFT = iota
@@ -38,21 +61,22 @@ const (
 // frame is one scrape of one sub-series with counters made monotonic:
 // every counter and bucket carries the increase since vtop started, so the
 // increase over any window is last - first, even across engine restarts.
-// Bucket counts are not in the frame: they live in the sub-series' count
-// rings (counts), at the frame's ring slot.
+// Counters and bucket counts are not in the frame: they live in the
+// sub-series' count rings (totals, counts), at the frame's ring slot.
 // Gauges are read only at the newest frame, so they are not in frames but
 // in the sub-series (subHistory.gauges); labeled counters (finish and
 // rejection reasons) are in its label rings, at the frame's slot too.
 type frame struct {
-	ns       int64 // time, Unix nanoseconds (a time.Time is three words)
-	counters [sources.NumCounters]float64
-	// Tracked histograms' _sum, their bucket layout generation
-	// (frames of different epochs do not subtract) and whether buckets were
-	// present; side by side, not in a struct each, to leave no padding.
-	hsum   [nTracked]float64
-	hepoch [nTracked]uint16
-	hhas   [nTracked]bool
+	ns int64 // time, Unix nanoseconds (a time.Time is three words)
+	// Tracked histograms' _sum, and which of them were present (bit i).
+	// Which bucket layout a frame's counts are in is not kept per frame:
+	// a layout's frames follow one another (hcorr.epochSeq).
+	hsum [nTracked]float64
+	hhas uint16
 }
+
+// has reports whether tracked histogram i was present in the frame.
+func (f *frame) has(i int) bool { return f.hhas&(1<<i) != 0 }
 
 // corr tracks one counter's reset correction.
 type corr struct {
@@ -79,13 +103,16 @@ func (c *corr) step(v, created float64) (float64, bool) {
 // bucket (a whole number that only grows, no wider than the +Inf bucket).
 type hcorr struct {
 	bounds  []float64
-	raw     []float64
-	offset  []float64
+	raw     []float64 // the buckets, then _count
+	offset  []float64 // the same; nil until a reset
 	rawSum  float64
 	sumOff  float64
 	created float64
-	epoch   uint16 // wraps after 65,536 layouts; a window holds at most MaxFrames frames
-	seen    bool
+	// epochSeq is the sequence number (subHistory.seq0 + index) of the
+	// first frame in the current layout: frames before it are of older
+	// layouts and do not subtract from the current one's.
+	epochSeq uint64
+	seen     bool
 }
 
 // subHistory is the bounded history of one (model, engine) sub-series: a
@@ -96,8 +123,10 @@ type subHistory struct {
 	key      sources.SubKey
 	ring     []frame // capacity = len(ring); frame i (oldest first) is ring[(start+i)%len]
 	start, n int
-	full     int // the ring's size for a whole window, reached by doubling from firstRing
+	seq0     uint64 // sequence number of frame 0: frames are numbered as they are added
+	full     int    // the ring's size for a whole window, reached by doubling from firstRing
 	counts   [nTracked]countRing
+	totals   countRing // the counted counters, corrected (flat)
 	counters [sources.NumCounters]corr
 	hists    [nTracked]hcorr
 	finished labelRing // finished_reason counters, corrected
@@ -112,7 +141,9 @@ type subHistory struct {
 
 func newSubHistory(k sources.SubKey, capacity int) *subHistory {
 	capacity = max(capacity, 2)
-	return &subHistory{key: k, full: capacity, ring: make([]frame, min(capacity, firstRing))}
+	h := &subHistory{key: k, full: capacity, ring: make([]frame, min(capacity, firstRing))}
+	h.totals.reset(nCounted, len(h.ring), true)
+	return h
 }
 
 // firstRing is the ring a new sub-series starts with: a target that invents
@@ -124,7 +155,7 @@ const firstRing = 8
 // slot is the ring index of frame i; at returns it.
 func (h *subHistory) slot(i int) int  { return (h.start + i) % len(h.ring) }
 func (h *subHistory) at(i int) *frame { return &h.ring[h.slot(i)] }
-func (h *subHistory) dropOldest()     { h.start, h.n = (h.start+1)%len(h.ring), h.n-1 }
+func (h *subHistory) dropOldest()     { h.start, h.n, h.seq0 = (h.start+1)%len(h.ring), h.n-1, h.seq0+1 }
 func (h *subHistory) newest() *frame  { return h.at(h.n - 1) }
 
 // add appends a scrape. It reports a counter reset (an engine restart).
@@ -136,22 +167,28 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 	// immutable snapshot data: shared, not copied
 	h.waitingReason, h.sleepState = s.Labeled[sources.LWaitingReason], s.Labeled[sources.LSleepState]
 	reset := false
-	for c := range f.counters {
-		v := s.Counters[c]
+	var corrected [sources.NumCounters]float64
+	for c, v := range s.Counters {
 		if math.IsNaN(v) {
-			f.counters[c] = math.NaN()
+			corrected[c] = math.NaN()
 			continue
 		}
 		cv, r := h.counters[c].step(v, s.Created[c])
-		f.counters[c] = cv
+		corrected[c] = cv
 		reset = reset || r
 	}
+	var totals [nCounted]float64
+	for j, c := range counted {
+		totals[j] = corrected[c]
+	}
+	h.totals.put(slot, totals[:], nil, h.older())
 	for i, id := range tracked {
 		r := h.addHist(slot, i, &s.Hists[id])
 		reset = reset || r
 	}
-	r1 := h.finished.put(slot, len(h.ring), s.Labeled[sources.LFinished])
-	r2 := h.rejected.put(slot, len(h.ring), s.Labeled[sources.LAdmissionRejected])
+	seq := h.seq0 + uint64(h.n-1)
+	r1 := h.finished.put(slot, len(h.ring), seq, s.Labeled[sources.LFinished], h.finished.live(h))
+	r2 := h.rejected.put(slot, len(h.ring), seq, s.Labeled[sources.LAdmissionRejected], h.rejected.live(h))
 	reset = reset || r1 || r2
 	h.lastSeen = t
 	return reset
@@ -196,6 +233,7 @@ func (h *subHistory) grow(capacity int) {
 	for i := range h.counts {
 		h.counts[i].remap(slots, capacity)
 	}
+	h.totals.remap(slots, capacity)
 	h.finished.remap(slots, capacity)
 	h.rejected.remap(slots, capacity)
 	h.ring, h.start = ring, 0
@@ -211,14 +249,11 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 	if !c.seen || !slices.Equal(c.bounds, src.Bounds) {
 		// A new layout (first scrape, or a restart into another release):
 		// start a new epoch; windows never subtract across it.
-		if c.seen {
-			c.epoch++
-		}
+		c.epochSeq = h.seq0 + uint64(h.n-1) // this frame's
 		c.bounds = src.Bounds
 		c.raw = make([]float64, len(src.Bounds)+1)
-		c.offset = make([]float64, len(src.Bounds)+1)
-		c.sumOff = 0
-		h.counts[i].reset(len(src.Bounds)+1, len(h.ring))
+		c.offset, c.sumOff = nil, 0
+		h.counts[i].reset(len(c.raw)-kept(i, len(c.raw)), len(h.ring), false)
 	} else {
 		restarted := src.Count < c.raw[len(src.Bounds)] ||
 			(src.Created == src.Created && c.created == c.created && src.Created != c.created)
@@ -231,6 +266,9 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 		if restarted {
 			// The whole histogram restarts together; correct every
 			// bucket and the count.
+			if c.offset == nil {
+				c.offset = make([]float64, len(c.raw))
+			}
 			for k := range c.offset {
 				c.offset[k] += c.raw[k]
 			}
@@ -244,17 +282,37 @@ func (h *subHistory) addHist(slot, i int, src *sources.Histogram) bool {
 	copy(c.raw, src.Counts)
 	c.raw[len(src.Bounds)] = src.Count
 	c.rawSum, c.created, c.seen = src.Sum, src.Created, true
-	h.counts[i].put(slot, c.raw, c.offset, func(yield func(int) bool) {
+	from, offset := kept(i, len(c.raw)), c.offset
+	if offset != nil {
+		offset = offset[from:]
+	}
+	h.counts[i].put(slot, c.raw[from:], offset, func(yield func(int) bool) {
 		for j := range h.n {
-			if f := h.at(j); f.hhas[i] && f.hepoch[i] == c.epoch && !yield(h.slot(j)) {
+			if h.inEpoch(j, i) && !yield(h.slot(j)) {
 				return
 			}
 		}
 	})
-	f.hhas[i] = true
+	f.hhas |= 1 << i
 	f.hsum[i] = src.Sum + c.sumOff
-	f.hepoch[i] = c.epoch
 	return reset
+}
+
+// older lists the slots of the frames before the newest.
+func (h *subHistory) older() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for j := range h.n - 1 {
+			if !yield(h.slot(j)) {
+				return
+			}
+		}
+	}
+}
+
+// inEpoch reports whether frame j holds tracked histogram i in its current
+// bucket layout.
+func (h *subHistory) inEpoch(j, i int) bool {
+	return h.at(j).has(i) && h.seq0+uint64(j) >= h.hists[i].epochSeq
 }
 
 // window returns the frame indexes spanning [now-w, now]: b is the newest

@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"iter"
 	"math"
 	"slices"
 
@@ -14,18 +15,21 @@ const maxLabels = 64
 
 // labelRing holds a labeled counter family's corrected values for every
 // frame slot of a sub-series' ring, one column per label (sorted, as the
-// snapshot lists them), NaN where a frame lacks the label. One array per
-// sub-series instead of a list of (label, value, created) per frame: 8
-// bytes a value instead of 32, and no allocation per scrape.
+// snapshot lists them), NaN where a frame lacks the label: whole numbers
+// in a flat count ring (a byte or two a value while they are; float64 once
+// a value is not, or a label appears after the first row).
 type labelRing struct {
 	labels []string
-	vals   []float64 // vals[slot*len(labels)+k]
-	corr   []corr    // reset correction per column
+	vals   countRing
+	corr   []corr // reset correction per column
+	// first is 1 + the sequence number (subHistory.seq0 + index) of the
+	// first frame with a row, 0 before: frames before it lack every label.
+	first uint64
 }
 
-// column returns label's column, adding it (for a ring of slots frames)
-// while there is room; -1 when the family already has maxLabels.
-func (r *labelRing) column(label string, slots int) int {
+// column returns label's column, adding it (unknown in the rows already
+// kept) while there is room; -1 when the family already has maxLabels.
+func (r *labelRing) column(label string, slots int, live iter.Seq[int]) int {
 	k, found := slices.BinarySearch(r.labels, label)
 	if found {
 		return k
@@ -33,32 +37,30 @@ func (r *labelRing) column(label string, slots int) int {
 	if len(r.labels) >= maxLabels {
 		return -1
 	}
-	st := len(r.labels)
-	vals := make([]float64, slots*(st+1))
-	for s := range slots {
-		row := vals[s*(st+1) : (s+1)*(st+1)]
-		if st > 0 {
-			copy(row, r.vals[s*st:s*st+k])
-			copy(row[k+1:], r.vals[s*st+k:(s+1)*st])
-		}
-		row[k] = math.NaN()
+	if len(r.labels) == 0 {
+		r.vals.reset(0, slots, true)
 	}
-	r.vals = vals
+	r.vals.insert(k, live)
 	r.labels = slices.Insert(r.labels, k, label)
 	r.corr = slices.Insert(r.corr, k, corr{})
 	return k
 }
 
-// put stores a scrape's list at slot, correcting each counter for resets;
-// it reports whether one reset.
-func (r *labelRing) put(slot, slots int, list []sources.LabeledValue) bool {
+// put stores a scrape's list at slot, frame number seq (live: the other
+// slots holding rows), correcting each counter for resets; it reports
+// whether one reset.
+func (r *labelRing) put(slot, slots int, seq uint64, list []sources.LabeledValue, live iter.Seq[int]) bool {
 	for _, lv := range list {
 		if !math.IsNaN(lv.Value) {
-			r.column(lv.Label, slots)
+			r.column(lv.Label, slots, live)
 		}
 	}
 	st := len(r.labels)
-	row := r.vals[slot*st : (slot+1)*st]
+	if st == 0 {
+		return false
+	}
+	var buf [maxLabels]float64
+	row := buf[:st]
 	for k := range row {
 		row[k] = math.NaN()
 	}
@@ -72,28 +74,31 @@ func (r *labelRing) put(slot, slots int, list []sources.LabeledValue) bool {
 		row[k] = v
 		reset = reset || rs
 	}
+	if r.first == 0 {
+		r.first = seq + 1
+	}
+	r.vals.put(slot, row, nil, live)
 	return reset
 }
 
 // remap moves the rows at slots (in frame order) to rows 0.. of a ring of
 // capacity frames.
 func (r *labelRing) remap(slots []int, capacity int) {
-	if len(r.labels) == 0 {
-		return
-	}
-	r.vals = remapRows(r.vals, len(r.labels), slots, capacity)
+	r.vals.remap(slots, capacity)
 }
 
-// addRates adds each label's increase from slot sa to slot sb, per second,
-// into dst (labels in sorted order; a label missing at either end is
-// skipped).
-func (r *labelRing) addRates(dst []labeledRate, sa, sb int, secs float64) []labeledRate {
-	if secs <= 0 {
+// addRates adds each label's increase from frame a to frame b of h, per
+// second, into dst (labels in sorted order; a label missing at either end
+// is skipped).
+func (r *labelRing) addRates(dst []labeledRate, h *subHistory, a, b int, secs float64) []labeledRate {
+	if secs <= 0 || len(r.labels) == 0 || !r.has(h, a) {
 		return dst
 	}
-	st := len(r.labels)
+	var buf [maxLabels]float64
+	diffs := buf[:len(r.labels)]
+	r.vals.flatDiffs(h.slot(b), h.slot(a), diffs)
 	for k, label := range r.labels {
-		d := r.vals[sb*st+k] - r.vals[sa*st+k]
+		d := diffs[k]
 		if math.IsNaN(d) {
 			continue
 		}
@@ -105,4 +110,20 @@ func (r *labelRing) addRates(dst []labeledRate, sa, sb int, secs float64) []labe
 		dst[i].rate += d / secs
 	}
 	return dst
+}
+
+// has reports whether frame j of h has a row.
+func (r *labelRing) has(h *subHistory, j int) bool {
+	return r.first != 0 && h.seq0+uint64(j)+1 >= r.first
+}
+
+// live lists the slots of h's frames before the newest that have a row.
+func (r *labelRing) live(h *subHistory) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for j := range h.n - 1 {
+			if r.has(h, j) && !yield(h.slot(j)) {
+				return
+			}
+		}
+	}
 }

@@ -52,7 +52,7 @@ func TestOneSubStatsAsWin(t *testing.T) {
 		one := subWindow(ep.subs[sub.key], at, e.cfg.Window, sub.cache)
 		win := newAcc()
 		win.merge(&one)
-		if got, want := fmt.Sprintf("%+v", ep.stats), fmt.Sprintf("%+v", win.stats()); got != want {
+		if got, want := fmt.Sprintf("%+v", *ep.stats), fmt.Sprintf("%+v", win.stats()); got != want {
 			t.Fatalf("%s at %s: stats\n%s\nwant\n%s", name, at, got, want)
 		}
 		checked++

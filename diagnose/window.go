@@ -83,25 +83,37 @@ func nanMax(a, b float64) float64 {
 	return math.Max(a, b)
 }
 
-// addSub folds one sub-series' window [a, b] of history h into the acc.
-// cache is the sub-series' current cache config (capacity for KV weighting).
-func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig) {
+// Sets of tracked histograms (bit i: tracked[i]) an acc folds in: all of
+// them, or what a sparkline point draws (sparkStats: the p95s, and E2E's
+// _count for the request rate of releases without finish reasons).
+const (
+	allHists   = 1<<nTracked - 1
+	sparkHists = 1<<tTTFT | 1<<tITL | 1<<tE2E | 1<<tQueue
+)
+
+// addSub folds one sub-series' window [a, b] of history h into the acc,
+// of its histograms those in the set hists. cache is the sub-series'
+// current cache config (capacity for KV weighting).
+func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig, hists uint16) {
 	fa, fb := h.at(a), h.at(b)
 	dt := time.Duration(fb.ns - fa.ns)
 	x.span = max(x.span, dt)
 	x.engines++
 	secs := dt.Seconds()
-	for c := range x.rates {
-		d := fb.counters[c] - fa.counters[c]
-		if !math.IsNaN(d) && secs > 0 {
-			x.rates[c] = nanAdd(x.rates[c], d/secs)
+	var d [nCounted]float64
+	h.totals.flatDiffs(h.slot(b), h.slot(a), d[:])
+	for j, c := range counted {
+		if !math.IsNaN(d[j]) && secs > 0 {
+			x.rates[c] = nanAdd(x.rates[c], d[j]/secs)
 		}
 	}
 	for i := range x.hists {
-		x.hists[i].add(h, a, b, i)
+		if hists&(1<<i) != 0 {
+			x.hists[i].add(h, a, b, i)
+		}
 	}
-	x.finish = h.finished.addRates(x.finish, h.slot(a), h.slot(b), secs)
-	x.reject = h.rejected.addRates(x.reject, h.slot(a), h.slot(b), secs)
+	x.finish = h.finished.addRates(x.finish, h, a, b, secs)
+	x.reject = h.rejected.addRates(x.reject, h, a, b, secs)
 	x.addGauges(h, cache)
 }
 
@@ -178,12 +190,12 @@ func (x *acc) addGauges(h *subHistory, cache *sources.CacheConfig) {
 
 func (r *histRate) add(h *subHistory, a, b, i int) {
 	fb := h.at(b)
-	if !fb.hhas[i] {
+	if !h.inEpoch(b, i) {
 		return
 	}
 	// The window may start before the current bucket layout (a restart into
 	// another release): move its start to the layout's first frame.
-	for a < b && (!h.at(a).hhas[i] || h.at(a).hepoch[i] != fb.hepoch[i]) {
+	for a < b && !h.inEpoch(a, i) {
 		a++
 	}
 	if a >= b {
@@ -196,15 +208,18 @@ func (r *histRate) add(h *subHistory, a, b, i int) {
 	}
 	bounds := h.hists[i].bounds
 	cr := &h.counts[i]
-	if len(bounds)+1 != cr.stride { // the buckets, then _count
+	from := kept(i, len(bounds)+1)
+	if len(bounds)+1-from != int(cr.stride) { // the buckets kept, then _count
 		return
 	}
-	sa, sb := h.slot(a), h.slot(b)
-	rates := make([]float64, len(bounds))
-	for k := range rates {
-		rates[k] = cr.diff(sb, sa, k) / secs
+	var rates []float64 // nil: the buckets are not kept, only _count
+	if from == 0 {
+		rates = make([]float64, len(bounds))
 	}
-	obs := cr.diff(sb, sa, len(bounds))
+	obs := cr.diffs(h.slot(b), h.slot(a), rates)
+	for k := range rates {
+		rates[k] /= secs
+	}
 	other := histRate{bounds: bounds, rates: rates,
 		sum: (fb.hsum[i] - fa.hsum[i]) / secs, count: obs / secs, obs: obs}
 	r.merge(&other)
@@ -239,7 +254,9 @@ func (r *histRate) merge(o *histRate) {
 			j++
 		default:
 			nb = append(nb, r.bounds[i])
-			nr = append(nr, r.rates[i]+o.rates[j])
+			if r.rates != nil { // nil: only _count and _sum kept (kept)
+				nr = append(nr, r.rates[i]+o.rates[j])
+			}
 			i++
 			j++
 		}
