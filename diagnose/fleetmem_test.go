@@ -89,8 +89,13 @@ func TestFleetHeap(t *testing.T) {
 	if at90/n > bound {
 		t.Errorf("%d KiB per endpoint, want under %d KiB", at90/n>>10, bound>>10)
 	}
-	if float64(at330) > float64(at90)*1.05 {
-		t.Errorf("live heap grew %.1f %% between 90 s and 330 s of polls", 100*(float64(at330)/float64(at90)-1))
+	// Growth allowed: 5 %, or 8 KiB an endpoint where that is more. The
+	// simulator's own heap moves by a few KiB a replica over these 240 s
+	// (its request pool; a twin fleet never scraped moved by −23 KiB), and
+	// only its start is subtracted; vtop keeping 35 bytes more an endpoint
+	// per poll would pass 8 KiB.
+	if grown, allowed := float64(at330)-float64(at90), max(float64(at90)*0.05, 8<<10*n); grown > allowed {
+		t.Errorf("live heap grew %.1f %% (%d KiB an endpoint) between 90 s and 330 s of polls", 100*grown/float64(at90), int(grown)/n>>10)
 	}
 	runtime.KeepAlive(r)
 }
