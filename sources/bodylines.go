@@ -52,7 +52,7 @@ func (n *Normalizer) Changes(body []byte) *BodyLines {
 	size := 0
 	for i := range f.changed {
 		line := f.line(body, i)
-		if f.sameOK && f.same[i] {
+		if f.sameOK {
 			d.Keep[i] = f.ent[f.changed[i]].slen
 		}
 		size += len(line) - int(d.Keep[i])

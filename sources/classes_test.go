@@ -27,7 +27,7 @@ func TestSharedClassesMatchAlone(t *testing.T) {
 			// Each body is a target's first; the next one its second.
 			for k := 0; k+1 < len(bodies); k++ {
 				shared, alone := NewNormalizer(), NewNormalizer()
-				shared.Classes = classes
+				shared.Classes, alone.Classes = classes, NewSeriesClasses(1<<15)
 				for _, b := range bodies[k : k+2] {
 					for _, ct := range []string{textCT0, omCT} {
 						s1, e1 := shared.Normalize(b, ct)
@@ -42,7 +42,7 @@ func TestSharedClassesMatchAlone(t *testing.T) {
 				}
 			}
 		}
-		hits += classes.hits
+		hits += classes.hits.Load()
 	}
 	if hits == 0 {
 		t.Fatal("no first sight was answered from the shared classes: the comparison says nothing")
@@ -61,7 +61,7 @@ func TestSharedClassesCompareText(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The running gauge's class, as if the waiting gauge's text hashed alike.
-	classes.m[seriesKey([]byte(waiting))] = &sharedClass{series: running, class: classes.m[seriesKey([]byte(running))].class}
+	classes.m[seriesKey([]byte(waiting))] = sharedClass{series: running, class: classes.m[seriesKey([]byte(running))].class}
 	m := NewNormalizer()
 	m.Classes = classes
 	snap, err := m.Normalize([]byte(waiting+" 5\n"), textCT0)
