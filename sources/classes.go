@@ -1,7 +1,10 @@
 package sources
 
 import (
+	"encoding/binary"
+	"hash/maphash"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -124,4 +127,55 @@ func (n *Normalizer) classify(p textparse.Parser, series []byte, key uint64) *cl
 	n.lset = labels.EmptyLabels() // holds no target's label text between scrapes
 	c.key, c.slen = key, int32(min(len(series), math.MaxInt32))
 	return &c
+}
+
+// Bucket layouts are shared the same way: every replica of a model exposes
+// its histograms with the same bounds, and a snapshot's Bounds are
+// read-only, so targets keep one copy of each layout, not one each
+// (~2 KB a target; history keeps references to them too).
+var layouts = struct {
+	mu sync.RWMutex
+	m  map[uint64][]float64
+}{m: map[uint64][]float64{}}
+
+// maxLayouts bounds the layouts remembered; when full it starts over.
+const maxLayouts = 1 << 12
+
+// sharedBounds returns a read-only copy of les, bit for bit, shared with
+// other targets that have the same layout.
+func sharedBounds(les []float64) []float64 {
+	var h maphash.Hash
+	h.SetSeed(lineSeed)
+	var b [8]byte
+	for _, le := range les {
+		binary.LittleEndian.PutUint64(b[:], math.Float64bits(le))
+		h.Write(b[:])
+	}
+	key := h.Sum64()
+	layouts.mu.RLock()
+	got := layouts.m[key]
+	layouts.mu.RUnlock()
+	if sameBits(got, les) {
+		return got
+	}
+	got = slices.Clip(slices.Clone(les))
+	layouts.mu.Lock()
+	if len(layouts.m) >= maxLayouts {
+		clear(layouts.m)
+	}
+	layouts.m[key] = got
+	layouts.mu.Unlock()
+	return got
+}
+
+func sameBits(a, b []float64) bool {
+	if len(a) != len(b) || a == nil {
+		return false
+	}
+	for i := range a {
+		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+			return false
+		}
+	}
+	return true
 }

@@ -73,3 +73,29 @@ func TestSharedClassesCompareText(t *testing.T) {
 		t.Fatalf("waiting %v, running %v: the other text's class was taken", g[GWaiting], g[GRunning])
 	}
 }
+
+// Targets with the same bucket layout share one Bounds array; another
+// layout keeps its own.
+func TestSharedBounds(t *testing.T) {
+	hist := func(le string) []byte {
+		return []byte("# TYPE vllm:time_to_first_token_seconds histogram\n" +
+			"vllm:time_to_first_token_seconds_bucket{le=\"" + le + "\",model_name=\"m\"} 1\n" +
+			"vllm:time_to_first_token_seconds_bucket{le=\"+Inf\",model_name=\"m\"} 2\n" +
+			"vllm:time_to_first_token_seconds_sum{model_name=\"m\"} 1\n" +
+			"vllm:time_to_first_token_seconds_count{model_name=\"m\"} 2\n")
+	}
+	bounds := func(body []byte) []float64 {
+		s, err := NewNormalizer().Normalize(body, textCT0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.Subs[0].Hists[HTTFT].Bounds
+	}
+	a, b := bounds(hist("0.5")), bounds(hist("0.50"))
+	if &a[0] != &b[0] || cap(a) != len(a) {
+		t.Error("two targets with one layout keep two copies of it (or may append to it)")
+	}
+	if c := bounds(hist("0.25")); c[0] != 0.25 || a[0] != 0.5 {
+		t.Errorf("bounds %v and %v: another layout was taken for this one", a, c)
+	}
+}

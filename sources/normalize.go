@@ -106,17 +106,48 @@ type entryRare struct {
 	bad   string // why the sample is unusable (sanitized), or ""
 }
 
-// subAcc accumulates one sub-series during a scrape.
+// subAcc is one sub-series of a target. Between scrapes it keeps its key
+// and bucket layouts; what a scrape accumulates (~10 KB) is borrowed from
+// subPool while the scrape runs.
 type subAcc struct {
 	iter     uint32
-	sub      Sub
-	gRank    [NumGauges]uint8 // rank+1 of the alias in use, 0 = unset
-	cRank    [NumCounters]uint8
-	hRank    [NumHists]uint8
-	lRank    [NumLabeled]uint8
-	hist     [NumHists]histAcc
-	labeled  [NumLabeled][]LabeledValue
+	key      SubKey
 	prevBnds [NumHists][]float64 // last layout, to share Bounds between snapshots
+	*subScratch
+}
+
+// subScratch accumulates one sub-series during a scrape.
+type subScratch struct {
+	sub     Sub
+	gRank   [NumGauges]uint8 // rank+1 of the alias in use, 0 = unset
+	cRank   [NumCounters]uint8
+	hRank   [NumHists]uint8
+	lRank   [NumLabeled]uint8
+	hist    [NumHists]histAcc
+	labeled [NumLabeled][]LabeledValue
+}
+
+var subPool = sync.Pool{New: func() any { return new(subScratch) }}
+
+// releaseSubs gives back what this scrape's sub-series accumulated, once
+// the snapshot holds copies of it.
+func (n *Normalizer) releaseSubs() {
+	for _, s := range n.active {
+		sc := s.subScratch
+		if sc == nil {
+			continue
+		}
+		s.subScratch = nil
+		sc.sub = Sub{}
+		clear(sc.labeled[:])
+		for i := range sc.hist {
+			h := &sc.hist[i]
+			if cap(h.les) > 1<<10 {
+				h.les, h.counts = nil, nil // a huge histogram: not pooled for good
+			}
+		}
+		subPool.Put(sc)
+	}
 }
 
 type histAcc struct {
@@ -150,6 +181,7 @@ var parserOptions = textparse.ParserOptions{FallbackContentType: "text/plain"}
 // Lines unchanged since the target's previous body are not parsed again
 // (see lines.go); the snapshot is the one a full parse gives.
 func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, error) {
+	defer n.releaseSubs()
 	n.fp.rehash(body)
 	n.begin()
 	handled, err := n.readChanged(body, contentType)
@@ -346,7 +378,7 @@ func classOf(ls labels.Labels) class {
 // per sample, in body order, on either path: classes are shared, slots
 // are the target's.
 func (n *Normalizer) slotOf(c *class) *subAcc {
-	if s := n.last; s != nil && s.sub.Key == c.sub {
+	if s := n.last; s != nil && s.key == c.sub {
 		return s
 	}
 	slot := n.slots[c.sub]
@@ -356,9 +388,8 @@ func (n *Normalizer) slotOf(c *class) *subAcc {
 			// scrape are swept at its end and must not lock new ones out.
 			return nil
 		}
-		slot = &subAcc{}
+		slot = &subAcc{key: c.sub}
 		n.slots[c.sub] = slot
-		slot.sub.Key = c.sub
 	}
 	n.last = slot
 	return slot
@@ -536,8 +567,10 @@ func takeRank(cur *uint8, r uint8) bool {
 }
 
 func (n *Normalizer) resetSlot(s *subAcc) {
-	key := s.sub.Key
-	s.sub = newSub(key)
+	if s.subScratch == nil {
+		s.subScratch = subPool.Get().(*subScratch)
+	}
+	s.sub = newSub(s.key)
 	s.iter = n.iter
 	s.gRank, s.cRank, s.hRank, s.lRank = [NumGauges]uint8{}, [NumCounters]uint8{}, [NumHists]uint8{}, [NumLabeled]uint8{}
 	for i := range s.hist {
@@ -602,7 +635,7 @@ func (n *Normalizer) finish() (*Snapshot, error) {
 // a router that also re-exports engine gauges is still recognised as a router.
 func (n *Normalizer) hasEngineCore() bool {
 	for _, s := range n.active {
-		if !math.IsNaN(s.sub.Gauges[GRunning]) && s.hist[HTTFT].les != nil {
+		if !math.IsNaN(s.sub.Gauges[GRunning]) && len(s.hist[HTTFT].les) > 0 {
 			return true
 		}
 	}
@@ -674,7 +707,7 @@ func (n *Normalizer) finishSub(s *subAcc) {
 		}
 		bounds := s.prevBnds[i]
 		if !slices.Equal(bounds, h.les) {
-			bounds = slices.Clone(h.les)
+			bounds = sharedBounds(h.les)
 			s.prevBnds[i] = bounds
 		}
 		start := len(backing)
