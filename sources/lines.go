@@ -62,6 +62,12 @@ type bodyPrint struct {
 	prevN     int     // lines of the previous body; -1 when there is none
 	changed   []int32 // lines whose hash differs (or that are new), ascending
 	changedAt []int32 // their start and end offsets in the body, two per line
+	// lists holds changed and changedAt while the normalizer reads the
+	// body, and after it only for a normalizer whose caller records the
+	// changes (keepLines, see Changes): pooled, not kept per target
+	// between scrapes (1,000 targets held 7.5 MB of them).
+	lists  *changeLists
+	listed bool // changed and changedAt describe the body last read
 
 	sameOK bool // the body was read incrementally: its changed lines kept their series
 	sc     *changedScratch
@@ -77,6 +83,26 @@ type changedScratch struct {
 
 var changedPool = sync.Pool{New: func() any { return new(changedScratch) }}
 
+type changeLists struct{ changed, at []int32 }
+
+var listsPool = sync.Pool{New: func() any { return new(changeLists) }}
+
+// releaseLists gives the changed-line lists back: nothing reads them
+// before the next rehash.
+func (f *bodyPrint) releaseLists() {
+	cl := f.lists
+	if cl == nil {
+		return
+	}
+	f.lists, f.listed = nil, false
+	cl.changed, cl.at = f.changed[:0], f.changedAt[:0]
+	f.changed, f.changedAt = nil, nil
+	if cap(cl.at) > 16<<10 {
+		cl.changed, cl.at = nil, nil // a body whose every line changed: not pooled for good
+	}
+	listsPool.Put(cl)
+}
+
 // releaseScratch gives the scratch back, holding no entry alive.
 func (f *bodyPrint) releaseScratch() {
 	sc := f.sc
@@ -90,6 +116,11 @@ func (f *bodyPrint) releaseScratch() {
 
 // rehash fingerprints body, noting which lines changed since the previous one.
 func (f *bodyPrint) rehash(body []byte) {
+	if f.lists == nil {
+		f.lists = listsPool.Get().(*changeLists)
+		f.changed, f.changedAt = f.lists.changed, f.lists.at
+	}
+	f.listed = true
 	f.changed, f.changedAt = f.changed[:0], f.changedAt[:0]
 	f.sameOK = false
 	f.prevN = -1

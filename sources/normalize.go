@@ -58,8 +58,10 @@ type Normalizer struct {
 	lset   labels.Labels
 	fp     bodyPrint // the previous body, for parsing only what changed
 	trk    tracker
-	full   bool   // parse every body in full (what tests compare the incremental path with)
-	incr   uint64 // bodies read incrementally, for tests and benchmarks
+	full   bool // parse every body in full (what tests compare the incremental path with)
+	// keepLines: the caller records the bodies' changes (see Changes).
+	keepLines bool
+	incr      uint64 // bodies read incrementally, for tests and benchmarks
 
 	// per-scrape state
 	present    []bool // by family index
@@ -129,6 +131,14 @@ type subScratch struct {
 
 var subPool = sync.Pool{New: func() any { return new(subScratch) }}
 
+// done gives back what reading a body borrowed.
+func (n *Normalizer) done() {
+	n.releaseSubs()
+	if !n.keepLines {
+		n.fp.releaseLists()
+	}
+}
+
 // releaseSubs gives back what this scrape's sub-series accumulated, once
 // the snapshot holds copies of it.
 func (n *Normalizer) releaseSubs() {
@@ -181,7 +191,7 @@ var parserOptions = textparse.ParserOptions{FallbackContentType: "text/plain"}
 // Lines unchanged since the target's previous body are not parsed again
 // (see lines.go); the snapshot is the one a full parse gives.
 func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, error) {
-	defer n.releaseSubs()
+	defer n.done()
 	n.fp.rehash(body)
 	n.begin()
 	handled, err := n.readChanged(body, contentType)
