@@ -76,7 +76,7 @@ func liveHeap() uint64 {
 // Measured as live heap after GC (no timing), the simulator's own memory
 // subtracted.
 func TestFleetHeap(t *testing.T) {
-	const n, bound = 20, 200 << 10 // bytes per endpoint: 171–175 KiB (label rings, _count in the count rings, untracked unread histograms, no snapshot kept), 219–226 KiB before (53d210e), 402 KiB before the compact history
+	const n, bound = 20, 133 << 10 // bytes per endpoint: 114–121 KiB (kmemA: classes shared across targets, pooled per-scrape state), 168 before, 219–226 KiB at 53d210e, 402 KiB before the compact history
 	r := newFleetRun(t, n)
 	r.run(90)
 	simOnly := liveHeap()
