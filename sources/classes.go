@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"unique"
 
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/model/textparse"
@@ -29,8 +30,9 @@ type class struct {
 	key  uint64     // seriesKey of the text
 	rare *entryRare // never written after either
 	le   float64
-	sub  SubKey // the sub-series of an eSignal
-	slen int32  // the text's length in bytes
+	sub  SubKey                // the sub-series of an eSignal
+	subH unique.Handle[SubKey] // keeps sub's interned strings the ones later classes get
+	slen int32                 // the text's length in bytes
 	fam  int32
 	kind entryKind
 	part part
@@ -127,38 +129,13 @@ func (n *Normalizer) classify(p textparse.Parser, series []byte, key uint64) *cl
 	n.lset = labels.EmptyLabels() // holds no target's label text between scrapes
 	c.key, c.slen = key, int32(min(len(series), math.MaxInt32))
 	if c.kind == eSignal {
-		c.sub = subKeys.intern(c.sub)
+		// The classes of one sub-series share its key's strings, so the
+		// per-sample check that a sample feeds the previous sample's slot
+		// (slotOf) compares pointers, not model names.
+		c.subH = unique.Make(c.sub)
+		c.sub = c.subH.Value()
 	}
 	return &c
-}
-
-// subKeys makes the classes of one sub-series share its key's strings, so
-// the per-sample check that a sample feeds the previous sample's slot
-// (slotOf) compares pointers, not model names.
-var subKeys = internTable{m: map[SubKey]SubKey{}}
-
-type internTable struct {
-	mu sync.RWMutex
-	m  map[SubKey]SubKey
-}
-
-// maxSubKeys bounds the keys remembered; when full it starts over.
-const maxSubKeys = 1 << 12
-
-func (t *internTable) intern(k SubKey) SubKey {
-	t.mu.RLock()
-	got, ok := t.m[k]
-	t.mu.RUnlock()
-	if ok {
-		return got
-	}
-	t.mu.Lock()
-	if len(t.m) >= maxSubKeys {
-		clear(t.m)
-	}
-	t.m[k] = k
-	t.mu.Unlock()
-	return k
 }
 
 // Bucket layouts are shared the same way: every replica of a model exposes

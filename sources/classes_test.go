@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 // Targets sharing SeriesClasses get the snapshots (and errors) they get
@@ -97,5 +98,33 @@ func TestSharedBounds(t *testing.T) {
 	}
 	if c := bounds(hist("0.25")); c[0] != 0.25 || a[0] != 0.5 {
 		t.Errorf("bounds %v and %v: another layout was taken for this one", a, c)
+	}
+}
+
+// The classes of one sub-series share the strings of its key, so slotOf's
+// check per sample compares pointers.
+func TestClassesShareSubKeys(t *testing.T) {
+	n := NewNormalizer()
+	n.Classes = NewSeriesClasses(1 << 15)
+	if _, err := n.Normalize(published(t, "armandossrecife-vllm-server-api-chat__v0.10.1-ngc25.09_full.txt"), textCT0); err != nil {
+		t.Fatal(err)
+	}
+	var first *class
+	signals := 0
+	for _, c := range n.fp.ent {
+		if c == nil || c.kind != eSignal {
+			continue
+		}
+		signals++
+		if first == nil {
+			first = c
+			continue
+		}
+		if c.sub != first.sub || unsafe.StringData(c.sub.Model) != unsafe.StringData(first.sub.Model) {
+			t.Fatalf("classes of %q keep their own copies of its model name", first.sub.Model)
+		}
+	}
+	if signals < 100 {
+		t.Fatalf("%d signal lines: the capture was not tracked", signals)
 	}
 }
