@@ -36,9 +36,13 @@ func (d *BodyLines) Release() {
 // Changes returns the body n has just normalized as its changes against
 // the previous one, copied; nil when n has no previous body to compare it
 // with (the first, one after a failed scrape, one too large to fingerprint).
+// From its first call on, n keeps what it needs after each body (a
+// normalizer nobody asks gives it back as soon as it has read the body):
+// a first call after bodies n read is nil too.
 func (n *Normalizer) Changes(body []byte) *BodyLines {
 	f := &n.fp
-	if !f.have || f.prevN < 0 {
+	n.keepLines = true
+	if !f.have || f.prevN < 0 || !f.listed {
 		return nil
 	}
 	d, _ := linesPool.Get().(*BodyLines)
@@ -52,7 +56,7 @@ func (n *Normalizer) Changes(body []byte) *BodyLines {
 	size := 0
 	for i := range f.changed {
 		line := f.line(body, i)
-		if f.sameOK && f.same[i] {
+		if f.sameOK {
 			d.Keep[i] = f.ent[f.changed[i]].slen
 		}
 		size += len(line) - int(d.Keep[i])

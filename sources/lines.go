@@ -13,13 +13,13 @@ import (
 // its lines in the same order and changes numbers (on a busy engine about
 // two thirds of its samples a second, mostly histogram buckets), so the
 // Normalizer keeps a 64-bit hash per line of the previous body (not the
-// body) and, per sample line, what it resolved to. Only lines whose hash
-// changed are given to the parser again, and of those whose series text is
-// unchanged only what follows the series; every line's sample is then
-// applied in body order exactly as a full parse applies it, so the snapshot
-// is the same. Anything else about the body changing (its line count, a
-// HELP/TYPE/comment line, a line that was not a sample, the Content-Type, a
-// new series) takes the full parse.
+// body) and, per sample line, the class its series resolved to (shared with
+// other targets: classes.go) and its value. Only lines whose hash changed
+// are given to the parser again, and only what follows their series; every
+// line's sample is then applied in body order exactly as a full parse
+// applies it, so the snapshot is the same. Anything else about the body
+// changing (its line count, a HELP/TYPE/comment line, a line that was not
+// a sample, the Content-Type, a line's series text) takes the full parse.
 //
 // Why a line may be parsed alone: both text parsers start every entry at a
 // line start in their initial state, and a sample whose series holds no
@@ -28,14 +28,14 @@ import (
 // was, so "x" and the rest of the line lex as the rest of the line does.
 // Label parsing does depend on the preceding TYPE (le/quantile values are
 // normalized for histograms), so a changed line is only taken when its
-// series is already in the cache: labels are never read on this path.
+// series is unchanged: labels are never read on this path.
 
 // lineSeed keys the line and series hashes. Random per process, so a target
 // cannot craft two lines or series with the same hash to have vtop take one
 // for the other.
 var lineSeed = maphash.MakeSeed()
 
-// seriesKey identifies a raw series (the text before the value) in the cache.
+// seriesKey identifies a raw series (the text before the value) among classes.
 func seriesKey(series []byte) uint64 { return maphash.Bytes(lineSeed, series) }
 
 // maxPrintLines bounds the lines fingerprinted per target: a hostile 16 MiB
@@ -47,8 +47,9 @@ const maxPrintLines = 1 << 18
 type bodyPrint struct {
 	have bool     // hash describes the previous body
 	hash []uint64 // per '\n'-separated line
-	ent  []*entry // the line's sample; nil for a line without one
+	ent  []*class // the class of the line's series; nil for a line without a sample
 	val  []float64
+	dups []int32 // lines whose series an earlier line has (ignored, counted), ascending
 	// reuse: the previous body parsed cleanly (Prometheus text or
 	// OpenMetrics) and no sample spanned lines, so its results may be reused.
 	reuse    bool
@@ -61,9 +62,14 @@ type bodyPrint struct {
 	prevN     int     // lines of the previous body; -1 when there is none
 	changed   []int32 // lines whose hash differs (or that are new), ascending
 	changedAt []int32 // their start and end offsets in the body, two per line
+	// lists holds changed and changedAt while the normalizer reads the
+	// body, and after it only for a normalizer whose caller records the
+	// changes (keepLines, see Changes): pooled, not kept per target
+	// between scrapes (1,000 targets held 7.5 MB of them).
+	lists  *changeLists
+	listed bool // changed and changedAt describe the body last read
 
-	same   []bool // per changed line: its series is unchanged and only the rest is parsed
-	sameOK bool   // same describes this body's changed lines (it was read incrementally)
+	sameOK bool // the body was read incrementally: its changed lines kept their series
 	sc     *changedScratch
 }
 
@@ -71,19 +77,37 @@ type bodyPrint struct {
 // runs: pooled, not kept per target (1,000 targets held ~9 MB of it between
 // their scrapes).
 type changedScratch struct {
-	mini []byte // the changed lines, to parse
-	ent  []*entry
+	mini []byte // what follows the series of the changed lines, to parse
 	val  []float64
 }
 
 var changedPool = sync.Pool{New: func() any { return new(changedScratch) }}
 
+type changeLists struct{ changed, at []int32 }
+
+var listsPool = sync.Pool{New: func() any { return new(changeLists) }}
+
+// releaseLists gives the changed-line lists back: nothing reads them
+// before the next rehash.
+func (f *bodyPrint) releaseLists() {
+	cl := f.lists
+	if cl == nil {
+		return
+	}
+	f.lists, f.listed = nil, false
+	cl.changed, cl.at = f.changed[:0], f.changedAt[:0]
+	f.changed, f.changedAt = nil, nil
+	if cap(cl.at) > 16<<10 {
+		cl.changed, cl.at = nil, nil // a body whose every line changed: not pooled for good
+	}
+	listsPool.Put(cl)
+}
+
 // releaseScratch gives the scratch back, holding no entry alive.
 func (f *bodyPrint) releaseScratch() {
 	sc := f.sc
 	f.sc = nil
-	clear(sc.ent)
-	sc.mini, sc.ent, sc.val = sc.mini[:0], sc.ent[:0], sc.val[:0]
+	sc.mini, sc.val = sc.mini[:0], sc.val[:0]
 	if cap(sc.mini) > 16<<10 {
 		sc.mini = nil // a body whose every line changed: not pooled for good
 	}
@@ -92,6 +116,11 @@ func (f *bodyPrint) releaseScratch() {
 
 // rehash fingerprints body, noting which lines changed since the previous one.
 func (f *bodyPrint) rehash(body []byte) {
+	if f.lists == nil {
+		f.lists = listsPool.Get().(*changeLists)
+		f.changed, f.changedAt = f.lists.changed, f.lists.at
+	}
+	f.listed = true
 	f.changed, f.changedAt = f.changed[:0], f.changedAt[:0]
 	f.sameOK = false
 	f.prevN = -1
@@ -147,8 +176,8 @@ func (f *bodyPrint) forget() {
 	if cap(f.hash) > 4096 {
 		f.hash, f.ent, f.val = nil, nil, nil
 	}
-	clear(f.ent[:cap(f.ent)]) // keeps no swept entry alive
-	f.hash, f.ent, f.val = f.hash[:0], f.ent[:0], f.val[:0]
+	clear(f.ent[:cap(f.ent)]) // keeps no class alive
+	f.hash, f.ent, f.val, f.dups = f.hash[:0], f.ent[:0], f.val[:0], f.dups[:0]
 }
 
 // tracker maps the entries of a full parse to the lines of the body.
@@ -180,9 +209,9 @@ func (n *Normalizer) startTrack(p textparse.Parser, body []byte, ct string) {
 	}
 	lines := len(f.hash)
 	if cap(f.ent) < lines || cap(f.ent) > 4*lines+1024 {
-		f.ent, f.val = make([]*entry, lines), make([]float64, lines)
+		f.ent, f.val = make([]*class, lines), make([]float64, lines)
 	}
-	f.ent, f.val = f.ent[:lines], f.val[:lines]
+	f.ent, f.val, f.dups = f.ent[:lines], f.val[:lines], f.dups[:0]
 	clear(f.ent[:cap(f.ent)])
 	f.reuse, f.ct = true, ct
 	end := bytes.IndexByte(body, '\n')
@@ -192,10 +221,11 @@ func (n *Normalizer) startTrack(p textparse.Parser, body []byte, ct string) {
 	n.trk = tracker{on: true, body: body, end: end, lastEntry: -1}
 }
 
-// track records that the sample whose series is series resolved to en, v.
-// A sample that does not start a line of its own, or spans lines, makes the
-// body's results unusable for the next scrape.
-func (n *Normalizer) track(series []byte, en *entry, v float64) {
+// track records that the sample whose series is series resolved to en, v,
+// and whether an earlier line had its series. A sample that does not start
+// a line of its own, or spans lines, makes the body's results unusable for
+// the next scrape.
+func (n *Normalizer) track(series []byte, en *class, dup bool, v float64) {
 	t := &n.trk
 	if !t.on {
 		return
@@ -219,6 +249,9 @@ func (n *Normalizer) track(series []byte, en *entry, v float64) {
 	}
 	t.lastEntry = t.k
 	n.fp.ent[t.k], n.fp.val[t.k] = en, v
+	if dup {
+		n.fp.dups = append(n.fp.dups, int32(t.k))
+	}
 }
 
 // readChanged applies a body whose structure is the previous body's, parsing
@@ -229,7 +262,6 @@ func (n *Normalizer) readChanged(body []byte, ct string) (handled bool, err erro
 	if n.full || !f.reuse || f.prevN != len(f.hash) || ct != f.ct {
 		return false, nil
 	}
-	f.same = f.same[:0]
 	f.sc = changedPool.Get().(*changedScratch)
 	defer f.releaseScratch()
 	sc := f.sc
@@ -238,18 +270,16 @@ func (n *Normalizer) readChanged(body []byte, ct string) (handled bool, err erro
 		if en == nil {
 			return false, nil // a HELP/TYPE/comment/blank line changed
 		}
+		// A changed line is a new value after the same series: only what
+		// follows the series is parsed, after a one-letter name (the lexer
+		// is in the same state after either). Another series takes the
+		// full parse.
 		line := f.line(body, i)
-		// Most changed lines are a new value after the same series: then
-		// only what follows the series is parsed, after a one-letter name
-		// (the lexer is in the same state after either).
-		same := int(en.slen) < len(line) && seriesKey(line[:en.slen]) == en.key
-		if same {
-			sc.mini = append(append(sc.mini, 'x'), line[en.slen:]...)
-		} else {
-			sc.mini = append(sc.mini, line...)
+		if int(en.slen) >= len(line) || seriesKey(line[:en.slen]) != en.key {
+			return false, nil
 		}
+		sc.mini = append(append(sc.mini, 'x'), line[en.slen:]...)
 		sc.mini = append(sc.mini, '\n')
-		f.same = append(f.same, same)
 	}
 	ok := len(f.changed) == 0 || n.parseChanged(ct)
 	if !ok {
@@ -258,28 +288,32 @@ func (n *Normalizer) readChanged(body []byte, ct string) (handled bool, err erro
 	n.declared, n.help = f.declared, f.help
 	n.incr++
 	f.sameOK = true
-	c := 0
+	c, d := 0, 0
 	for k, en := range f.ent {
 		if en == nil {
 			continue
 		}
 		v := f.val[k]
 		if c < len(f.changed) && int(f.changed[c]) == k {
-			en, v = sc.ent[c], sc.val[c]
-			f.ent[k], f.val[k] = en, v
+			v = sc.val[c]
+			f.val[k] = v
 			c++
 		}
 		if err := n.count(); err != nil {
 			return true, err
 		}
-		n.use(en, v)
+		if d < len(f.dups) && int(f.dups[d]) == k {
+			d++
+			n.dups++
+			continue
+		}
+		n.apply(en, v)
 	}
 	return true, nil
 }
 
-// parseChanged parses the changed lines (f.sc.mini) with the target's parser
-// and looks their series up; false unless each line is one sample of a
-// series already known.
+// parseChanged parses the changed lines' values (f.sc.mini) with the
+// target's parser; false unless each line is one sample.
 func (n *Normalizer) parseChanged(ct string) bool {
 	f := &n.fp
 	sc := f.sc
@@ -305,7 +339,7 @@ func (n *Normalizer) parseChanged(ct string) bool {
 		if err == io.EOF {
 			break
 		}
-		if err != nil || e != textparse.EntrySeries || len(sc.ent) == len(f.changed) {
+		if err != nil || e != textparse.EntrySeries {
 			return false
 		}
 		series, _, v := p.Series()
@@ -313,20 +347,13 @@ func (n *Normalizer) parseChanged(ct string) bool {
 		if len(series) == 0 || off != pos || &sc.mini[off] != &series[0] || bytes.IndexByte(series, '\n') >= 0 {
 			return false
 		}
-		i := len(sc.ent)
-		var en *entry
-		if f.same[i] {
-			// The name must end where the series did: "x_total 1" is
-			// another series than "x 1".
-			if len(series) != 1 {
-				return false
-			}
-			en = f.ent[f.changed[i]]
-		} else if en = n.cache[seriesKey(series)]; en == nil {
-			return false // a new series: classified by the full parse, in order
+		// The name must end where the series did: "x_total 1" is
+		// another series than "x 1".
+		if len(series) != 1 || len(sc.val) == len(f.changed) {
+			return false
 		}
-		sc.ent, sc.val = append(sc.ent, en), append(sc.val, v)
+		sc.val = append(sc.val, v)
 		pos += bytes.IndexByte(sc.mini[pos:], '\n') + 1
 	}
-	return len(sc.ent) == len(f.changed)
+	return len(sc.val) == len(f.changed)
 }

@@ -234,6 +234,7 @@ func TestIncrementalReadsOnlyChangedLines(t *testing.T) {
 	if _, err := n.Normalize(body, textCT0); err != nil {
 		t.Fatal(err)
 	}
+	n.Changes(body) // as a recording does: n keeps the changed lines from now on
 	next := bytes.Replace(body, []byte("vllm:num_requests_waiting{engine=\"0\",model_name=\"Qwen/Qwen3-4B-Instruct-2507-FP8\"} 0.0"),
 		[]byte("vllm:num_requests_waiting{engine=\"0\",model_name=\"Qwen/Qwen3-4B-Instruct-2507-FP8\"} 7.0"), 1)
 	if bytes.Equal(next, body) {
@@ -243,8 +244,8 @@ func TestIncrementalReadsOnlyChangedLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.incr != 1 || len(n.fp.changed) != 1 {
-		t.Fatalf("read incrementally %d times, %d changed lines; want 1 and 1", n.incr, len(n.fp.changed))
+	if d := n.Changes(next); n.incr != 1 || d == nil || len(d.Index) != 1 {
+		t.Fatalf("read incrementally %d times, changes %+v; want 1 and one changed line", n.incr, d)
 	}
 	if got := s.Subs[0].Gauges[GWaiting]; got != 7 {
 		t.Fatalf("waiting = %v, want 7", got)
@@ -273,4 +274,29 @@ func NewFullNormalizer() *Normalizer {
 	n := NewNormalizer()
 	n.full = true
 	return n
+}
+
+// A target nobody records keeps no changed-line lists between scrapes; one
+// whose caller asked for its changes once keeps them for Changes.
+func TestChangedListsKeptOnlyWhenRecorded(t *testing.T) {
+	body := published(t, "armandossrecife-vllm-server-api-chat__v0.10.1-ngc25.09_full.txt")
+	next := bytes.Replace(body, []byte("} 0.0\n"), []byte("} 1.0\n"), 3)
+	for _, recorded := range []bool{false, true} {
+		n := NewNormalizer()
+		for i, b := range [][]byte{body, next, body} {
+			if _, err := n.Normalize(b, textCT0); err != nil {
+				t.Fatal(err)
+			}
+			if recorded {
+				d := n.Changes(b)
+				if i > 0 && (d == nil || len(d.Index) != 3) {
+					t.Fatalf("recorded, body %d: changes %+v, want 3 changed lines", i, d)
+				}
+				continue
+			}
+			if n.fp.lists != nil || cap(n.fp.changed) != 0 || cap(n.fp.changedAt) != 0 {
+				t.Fatalf("not recorded, body %d: %d changed lines kept between scrapes", i, cap(n.fp.changed))
+			}
+		}
+	}
 }

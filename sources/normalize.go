@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
@@ -29,32 +30,38 @@ const DefaultMaxSubs = 256
 // maxWarnings bounds the warnings one snapshot carries.
 const maxWarnings = 16
 
-// Normalizer turns /metrics bodies of one target into Snapshots. It caches
-// what each raw series line resolved to, so a steady endpoint costs one map
-// lookup per sample after the first scrape (the idea behind Prometheus' scrape
-// cache). Not safe for concurrent use: the poller owns one per target.
+// Normalizer turns /metrics bodies of one target into Snapshots. It keeps,
+// per line of the previous body, what its series resolved to, so a steady
+// endpoint parses only its changed values (lines.go); what a series text
+// resolves to is shared with other targets (classes.go). Not safe for
+// concurrent use: the poller owns one per target.
 type Normalizer struct {
 	MaxSamples int
 	MaxSubs    int // sub-series kept; samples of more are ignored with a warning
-	// Classes, when set, is consulted before a first-seen series' labels
-	// are parsed, and told what they resolved to (see SeriesClasses).
+	// Classes is where first-seen series are looked up before their labels
+	// are parsed, and filed once resolved (see SeriesClasses); nil: the
+	// process's, shared by every target it scrapes.
 	Classes *SeriesClasses
 
-	// cache maps the 64-bit hash of a raw series (seriesKey) to what it
-	// resolved to. Keyed by hash, not by the line: a 1,000-target fleet keeps
-	// no copy of 400k series strings, and a hit compares no bytes. Two lines
-	// of one target sharing a hash (p ≈ 1e-14 for 500 series) would share an
-	// entry; the hash is seeded per process, so a target cannot aim for that.
-	cache  map[uint64]*entry
+	// own holds the classes of series read by a parser whose classes are
+	// not shared (OpenMetrics, protobuf; see classFor), keyed by the 64-bit
+	// hash of the raw series (seriesKey): a hit compares no bytes. Two
+	// lines of one target sharing a hash (p ≈ 1e-14 for 500 series) would
+	// share a class; the hash is seeded per process, so a target cannot aim
+	// for that.
+	own    map[uint64]ownClass
 	slots  map[SubKey]*subAcc
 	active []*subAcc
-	iter   uint32 // scrapes read; wraps after 136 years of 1 s polls
+	last   *subAcc // the slot the previous sample fed, this scrape
+	iter   uint32  // scrapes read; wraps after 136 years of 1 s polls
 	st     *labels.SymbolTable
 	lset   labels.Labels
 	fp     bodyPrint // the previous body, for parsing only what changed
 	trk    tracker
-	full   bool   // parse every body in full (what tests compare the incremental path with)
-	incr   uint64 // bodies read incrementally, for tests and benchmarks
+	full   bool // parse every body in full (what tests compare the incremental path with)
+	// keepLines: the caller records the bodies' changes (see Changes).
+	keepLines bool
+	incr      uint64 // bodies read incrementally, for tests and benchmarks
 
 	// per-scrape state
 	present    []bool // by family index
@@ -88,27 +95,10 @@ const (
 	eCacheInfo
 	eLoraInfo
 	eRouter
-	eOther   // another engine's metric
-	eOverCap // a sub-series beyond MaxSubs
+	eOther // another engine's metric
 )
 
-// entry is what one raw series line resolved to. A fleet keeps hundreds of
-// thousands of them, so the hot fields are packed (48 bytes) and the rare
-// ones sit behind rare.
-type entry struct {
-	key  uint64 // seriesKey of the series
-	slot *subAcc
-	le   float64 // bucket bound
-	rare *entryRare
-	slen int32  // its length in bytes
-	iter uint32 // the scrape that last used it
-	fam  int32
-	kind entryKind
-	part part
-	pid  bool // carried a pid label (multi-API-server gauges)
-}
-
-// entryRare holds what only a few series of a target resolve to.
+// entryRare holds what only a few series resolve to.
 type entryRare struct {
 	label string // value of the Labeled family's extra label
 	other string // other engine name
@@ -118,17 +108,56 @@ type entryRare struct {
 	bad   string // why the sample is unusable (sanitized), or ""
 }
 
-// subAcc accumulates one sub-series during a scrape.
+// subAcc is one sub-series of a target. Between scrapes it keeps its key
+// and bucket layouts; what a scrape accumulates (~10 KB) is borrowed from
+// subPool while the scrape runs.
 type subAcc struct {
 	iter     uint32
-	sub      Sub
-	gRank    [NumGauges]uint8 // rank+1 of the alias in use, 0 = unset
-	cRank    [NumCounters]uint8
-	hRank    [NumHists]uint8
-	lRank    [NumLabeled]uint8
-	hist     [NumHists]histAcc
-	labeled  [NumLabeled][]LabeledValue
+	key      SubKey
 	prevBnds [NumHists][]float64 // last layout, to share Bounds between snapshots
+	*subScratch
+}
+
+// subScratch accumulates one sub-series during a scrape.
+type subScratch struct {
+	sub     Sub
+	gRank   [NumGauges]uint8 // rank+1 of the alias in use, 0 = unset
+	cRank   [NumCounters]uint8
+	hRank   [NumHists]uint8
+	lRank   [NumLabeled]uint8
+	hist    [NumHists]histAcc
+	labeled [NumLabeled][]LabeledValue
+}
+
+var subPool = sync.Pool{New: func() any { return new(subScratch) }}
+
+// done gives back what reading a body borrowed.
+func (n *Normalizer) done() {
+	n.releaseSubs()
+	if !n.keepLines {
+		n.fp.releaseLists()
+	}
+}
+
+// releaseSubs gives back what this scrape's sub-series accumulated, once
+// the snapshot holds copies of it.
+func (n *Normalizer) releaseSubs() {
+	for _, s := range n.active {
+		sc := s.subScratch
+		if sc == nil {
+			continue
+		}
+		s.subScratch = nil
+		sc.sub = Sub{}
+		clear(sc.labeled[:])
+		for i := range sc.hist {
+			h := &sc.hist[i]
+			if cap(h.les) > 1<<10 {
+				h.les, h.counts = nil, nil // a huge histogram: not pooled for good
+			}
+		}
+		subPool.Put(sc)
+	}
 }
 
 type histAcc struct {
@@ -143,7 +172,6 @@ func NewNormalizer() *Normalizer {
 	return &Normalizer{
 		MaxSamples: DefaultMaxSamples,
 		MaxSubs:    DefaultMaxSubs,
-		cache:      map[uint64]*entry{},
 		slots:      map[SubKey]*subAcc{},
 		st:         labels.NewSymbolTable(),
 		present:    make([]bool, len(families)),
@@ -163,6 +191,7 @@ var parserOptions = textparse.ParserOptions{FallbackContentType: "text/plain"}
 // Lines unchanged since the target's previous body are not parsed again
 // (see lines.go); the snapshot is the one a full parse gives.
 func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, error) {
+	defer n.done()
 	n.fp.rehash(body)
 	n.begin()
 	handled, err := n.readChanged(body, contentType)
@@ -172,17 +201,10 @@ func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, erro
 			n.fp.forget()
 			return nil, fmt.Errorf("cannot parse Content-Type %q: %v", Sanitize(contentType, 60), perr)
 		}
-		if len(n.cache) == 0 && n.fp.have {
-			// A target's first body: the cache is sized once, not grown
-			// by doubling (a fifth of a 2,000-replica first refresh's
-			// garbage), for its sample lines: sized for every line (a
-			// vLLM body is a third HELP and TYPE) the map doubles to
-			// 1,024 slots for ~360 series, 9 KB a target held for good.
-			n.cache = make(map[uint64]*entry, min(sampleLines(body, len(n.fp.hash)), 1<<12))
-		}
 		n.startTrack(p, body, contentType)
 		err = n.read(p)
 		n.trk = tracker{} // holds no pooled body buffer
+		n.sweepOwn()
 	}
 	if err != nil {
 		// A failed scrape sweeps too: a target that churns label values and
@@ -200,19 +222,10 @@ func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, erro
 	return snap, err
 }
 
-// sampleLines is about how many of body's lines are samples: its lines
-// less those starting with '#'.
-func sampleLines(body []byte, lines int) int {
-	comments := bytes.Count(body, []byte("\n#"))
-	if len(body) > 0 && body[0] == '#' {
-		comments++
-	}
-	return max(lines-comments, 0)
-}
-
 func (n *Normalizer) begin() {
 	n.iter++
 	n.active = n.active[:0]
+	n.last = nil
 	clear(n.present)
 	n.presentAny = false
 	n.declared, n.router, n.samples, n.dups, n.overCap = 0, 0, 0, 0, 0
@@ -241,6 +254,13 @@ var (
 var ErrNotVLLM = errors.New("no vLLM metrics")
 
 func (n *Normalizer) read(p textparse.Parser) error {
+	seen := seenPool.Get().(map[uint64]struct{})
+	defer func() {
+		if len(seen) <= 4096 {
+			clear(seen)
+			seenPool.Put(seen)
+		}
+	}()
 	for {
 		e, err := p.Next()
 		if err == io.EOF {
@@ -257,14 +277,16 @@ func (n *Normalizer) read(p textparse.Parser) error {
 			}
 			series, _, v := p.Series()
 			key := seriesKey(series)
-			en := n.cache[key]
-			if en == nil {
-				en = n.entryFor(n.firstSight(p, series, key))
-				en.key, en.slen = key, int32(min(len(series), math.MaxInt32))
-				n.cache[key] = en
+			c := n.classFor(p, series, key)
+			if _, dup := seen[key]; dup {
+				// The same series line twice in one scrape: the first one is kept.
+				n.track(series, c, true, v)
+				n.dups++
+				continue
 			}
-			n.track(series, en, v)
-			n.use(en, v)
+			seen[key] = struct{}{}
+			n.track(series, c, false, v)
+			n.apply(c, v)
 		case textparse.EntryType:
 			name, _ := p.Type()
 			if bytes.HasPrefix(name, prefixVLLM) {
@@ -295,16 +317,8 @@ func (n *Normalizer) count() error {
 	return nil
 }
 
-// use applies one sample, unless its series was already seen this scrape.
-func (n *Normalizer) use(en *entry, v float64) {
-	if en.iter == n.iter {
-		// The same series line twice in one scrape.
-		n.dups++
-		return
-	}
-	en.iter = n.iter
-	n.apply(en, v)
-}
+// seenPool recycles the series a full parse has seen, to find repeated ones.
+var seenPool = sync.Pool{New: func() any { return map[uint64]struct{}{} }}
 
 // classOf resolves a series seen for the first time from its labels alone,
 // so what it returns holds for every target exposing that series (see
@@ -369,38 +383,34 @@ func classOf(ls labels.Labels) class {
 	return c
 }
 
-// entryFor is a class as this target's cache entry: a signal's sample
-// feeds the target's slot of its sub-series, if it may have one.
-func (n *Normalizer) entryFor(c class) *entry {
-	en := &entry{kind: c.kind, fam: c.fam, part: c.part, pid: c.pid, le: c.le, rare: c.rare}
-	if c.kind != eSignal {
-		return en
+// slotOf is the slot of this target's sub-series that a signal's sample
+// feeds, or nil when the target has MaxSubs others this scrape. Resolved
+// per sample, in body order, on either path: classes are shared, slots
+// are the target's.
+func (n *Normalizer) slotOf(c *class) *subAcc {
+	if s := n.last; s != nil && s.key == c.sub {
+		return s
 	}
 	slot := n.slots[c.sub]
-	if slot == nil && len(n.active) >= n.MaxSubs {
-		// Counted among this scrape's sub-series: stale slots of an earlier scrape
-		// are swept at its end and must not lock new ones out.
-		en.kind = eOverCap
-		return en
-	}
 	if slot == nil {
-		slot = &subAcc{}
+		if len(n.active) >= n.MaxSubs {
+			// Counted among this scrape's sub-series: stale slots of an earlier
+			// scrape are swept at its end and must not lock new ones out.
+			return nil
+		}
+		slot = &subAcc{key: c.sub}
 		n.slots[c.sub] = slot
-		slot.sub.Key = c.sub
 	}
-	en.slot = slot
-	return en
+	n.last = slot
+	return slot
 }
 
-func (n *Normalizer) apply(en *entry, v float64) {
+func (n *Normalizer) apply(en *class, v float64) {
 	switch en.kind {
 	case eIgnore:
 		return
 	case eOther:
 		n.other[en.rare.other]++
-		return
-	case eOverCap:
-		n.overCap++
 		return
 	case eRouter:
 		n.router++
@@ -420,13 +430,17 @@ func (n *Normalizer) apply(en *entry, v float64) {
 		n.lora = en.rare.lora
 		return
 	}
+	s := n.slotOf(en)
+	if s == nil {
+		n.overCap++
+		return
+	}
 	if en.rare != nil && en.rare.bad != "" {
 		n.warn(en.rare.bad)
 		return
 	}
 	n.present[en.fam] = true
 	n.presentAny = true
-	s := en.slot
 	if s.iter != n.iter {
 		n.resetSlot(s)
 	}
@@ -490,7 +504,7 @@ func (n *Normalizer) apply(en *entry, v float64) {
 	}
 }
 
-func (n *Normalizer) applyGauge(s *subAcc, id Gauge, f *family, en *entry, v float64) {
+func (n *Normalizer) applyGauge(s *subAcc, id Gauge, f *family, en *class, v float64) {
 	if !takeRank(&s.gRank[id], f.rank) {
 		return
 	}
@@ -532,7 +546,7 @@ func pidMerge(k Kind, a, b float64) float64 {
 	return math.Max(a, b)
 }
 
-func (n *Normalizer) applyHist(s *subAcc, id Hist, f *family, en *entry, v float64) {
+func (n *Normalizer) applyHist(s *subAcc, id Hist, f *family, en *class, v float64) {
 	if !takeRank(&s.hRank[id], f.rank) {
 		return
 	}
@@ -563,8 +577,10 @@ func takeRank(cur *uint8, r uint8) bool {
 }
 
 func (n *Normalizer) resetSlot(s *subAcc) {
-	key := s.sub.Key
-	s.sub = newSub(key)
+	if s.subScratch == nil {
+		s.subScratch = subPool.Get().(*subScratch)
+	}
+	s.sub = newSub(s.key)
 	s.iter = n.iter
 	s.gRank, s.cRank, s.hRank, s.lRank = [NumGauges]uint8{}, [NumCounters]uint8{}, [NumHists]uint8{}, [NumLabeled]uint8{}
 	for i := range s.hist {
@@ -629,7 +645,7 @@ func (n *Normalizer) finish() (*Snapshot, error) {
 // a router that also re-exports engine gauges is still recognised as a router.
 func (n *Normalizer) hasEngineCore() bool {
 	for _, s := range n.active {
-		if !math.IsNaN(s.sub.Gauges[GRunning]) && s.hist[HTTFT].les != nil {
+		if !math.IsNaN(s.sub.Gauges[GRunning]) && len(s.hist[HTTFT].les) > 0 {
 			return true
 		}
 	}
@@ -652,19 +668,24 @@ func (n *Normalizer) noVLLMError() error {
 	return fmt.Errorf("%w among %d samples (is this the vLLM API server's port?)", ErrNotVLLM, n.samples)
 }
 
-// sweep drops cache entries and sub-series not seen in this scrape, so a
-// target that churns label values cannot grow vtop's memory. Steady targets
-// skip the walk.
+// sweep drops sub-series not seen in this scrape, so a target that churns
+// label values cannot grow vtop's memory. Steady targets skip the walk.
 func (n *Normalizer) sweep() {
-	if len(n.cache) > n.samples-n.dups || len(n.slots) > len(n.active) {
-		for k, en := range n.cache {
-			if en.iter != n.iter {
-				delete(n.cache, k)
-			}
-		}
+	if len(n.slots) > len(n.active) {
 		for k, s := range n.slots {
 			if s.iter != n.iter {
 				delete(n.slots, k)
+			}
+		}
+	}
+}
+
+// sweepOwn drops the target's own classes its last full parse did not use.
+func (n *Normalizer) sweepOwn() {
+	if len(n.own) > n.samples-n.dups {
+		for k, oc := range n.own {
+			if oc.iter != n.iter {
+				delete(n.own, k)
 			}
 		}
 	}
@@ -696,7 +717,7 @@ func (n *Normalizer) finishSub(s *subAcc) {
 		}
 		bounds := s.prevBnds[i]
 		if !slices.Equal(bounds, h.les) {
-			bounds = slices.Clone(h.les)
+			bounds = sharedBounds(h.les)
 			s.prevBnds[i] = bounds
 		}
 		start := len(backing)

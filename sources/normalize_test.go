@@ -263,27 +263,49 @@ func TestSampleLimit(t *testing.T) {
 	if !errors.Is(err, ErrTooManySamples) || !strings.Contains(err.Error(), "50000") {
 		t.Fatalf("err = %v", err)
 	}
-	// The aborted scrape must not leave 50k series cached: the next, normal
+	// The aborted scrape must not leave 50k series kept: the next, normal
 	// scrape sweeps them.
 	if _, err := n.Normalize([]byte("vllm:num_requests_running{model_name=\"x\"} 1\n"), textCT); err != nil {
 		t.Fatal(err)
 	}
-	if len(n.cache) != 1 || len(n.slots) != 1 {
-		t.Errorf("cache %d slots %d after sweep", len(n.cache), len(n.slots))
+	if keptSeries(n) > 1 || len(n.slots) != 1 {
+		t.Errorf("series %d slots %d after sweep", keptSeries(n), len(n.slots))
 	}
 }
 
-func TestChurnIsBounded(t *testing.T) {
-	// A target that invents a new model name every scrape must not grow the cache.
-	n := NewNormalizer()
-	for i := 0; i < 500; i++ {
-		body := fmt.Sprintf("vllm:num_requests_running{model_name=\"m%d\"} 1\nvllm:num_requests_waiting{model_name=\"m%d\"} 1\n", i, i)
-		if _, err := n.Normalize([]byte(body), textCT); err != nil {
-			t.Fatal(err)
+// keptSeries is how many series classes n holds for its target: those of
+// its previous body's lines, and its own (not shared) ones.
+func keptSeries(n *Normalizer) int {
+	kept := map[*class]bool{}
+	for _, oc := range n.own {
+		kept[oc.c] = true
+	}
+	for _, c := range n.fp.ent[:cap(n.fp.ent)] {
+		if c != nil {
+			kept[c] = true
 		}
 	}
-	if len(n.cache) != 2 || len(n.slots) != 1 {
-		t.Errorf("cache %d slots %d", len(n.cache), len(n.slots))
+	return len(kept)
+}
+
+func TestChurnIsBounded(t *testing.T) {
+	// A target that invents a new model name every scrape must not grow
+	// what it keeps, nor the series classes it shares.
+	for _, ct := range []string{textCT, omCT} {
+		n := NewNormalizer()
+		n.Classes = NewSeriesClasses(16)
+		for i := 0; i < 500; i++ {
+			body := fmt.Sprintf("vllm:num_requests_running{model_name=\"m%d\"} 1\nvllm:num_requests_waiting{model_name=\"m%d\"} 1\n", i, i)
+			if ct == omCT {
+				body += "# EOF\n"
+			}
+			if _, err := n.Normalize([]byte(body), ct); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if keptSeries(n) > 2 || len(n.slots) != 1 || len(n.Classes.m) > 16 {
+			t.Errorf("%s: series %d slots %d shared classes %d", ct, keptSeries(n), len(n.slots), len(n.Classes.m))
+		}
 	}
 }
 
@@ -442,8 +464,8 @@ func TestFailedChurnIsBounded(t *testing.T) {
 				if _, err := n.Normalize(b.Bytes(), textCT); err == nil {
 					t.Fatal("the scrape did not fail")
 				}
-				if len(n.cache) > 101 || len(n.slots) > 101 {
-					t.Fatalf("scrape %d: cache %d slots %d, want at most one scrape's worth", i, len(n.cache), len(n.slots))
+				if keptSeries(n) > 101 || len(n.slots) > 101 {
+					t.Fatalf("scrape %d: series %d slots %d, want at most one scrape's worth", i, keptSeries(n), len(n.slots))
 				}
 			}
 		})

@@ -34,9 +34,10 @@ func DefaultPollerConfig() PollerConfig {
 var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // Poller polls targets on their own schedules and hands results to a Mailbox.
-// Each target has one goroutine, so polls of one target never overlap; a
-// semaphore bounds how many run at once across targets, and a scrape holds
-// its slot for at most its fair share of them (see fairShare).
+// A target's timer starts its next poll when the last one is done, so polls
+// of one target never overlap; a semaphore bounds how many run at once
+// across targets, and a scrape holds its slot for at most its fair share of
+// them (see fairShare).
 type Poller struct {
 	cfg     PollerConfig
 	targets []Target
@@ -44,9 +45,9 @@ type Poller struct {
 	box     *Mailbox
 	sem     chan struct{}
 
-	mu  sync.Mutex
-	now chan struct{} // closed to make every target poll at once
-	gen uint64        // PollNow requests so far; a target mid-scrape catches up on it
+	mu   sync.Mutex
+	gen  uint64        // PollNow requests so far; a target mid-scrape catches up on it
+	runs []*targetPoll // while Run runs
 }
 
 // NewPoller builds a poller; results arrive in the returned Mailbox, indexed
@@ -68,7 +69,7 @@ func NewPoller(targets []Target, f *Fetcher, cfg PollerConfig) *Poller {
 		cfg.Clock = time.Now
 	}
 	return &Poller{cfg: cfg, targets: targets, fetch: f, box: NewMailbox(len(targets)),
-		sem: make(chan struct{}, cfg.MaxParallel), now: make(chan struct{})}
+		sem: make(chan struct{}, cfg.MaxParallel)}
 }
 
 // Mailbox returns where results arrive.
@@ -76,35 +77,6 @@ func (p *Poller) Mailbox() *Mailbox { return p.box }
 
 // Targets returns the polled targets.
 func (p *Poller) Targets() []Target { return p.targets }
-
-// PollNow makes every target poll immediately, ending any backoff. A target
-// busy with a scrape polls again as soon as that one ends.
-func (p *Poller) PollNow() {
-	p.mu.Lock()
-	p.gen++
-	close(p.now)
-	p.now = make(chan struct{})
-	p.mu.Unlock()
-}
-
-func (p *Poller) nowState() (<-chan struct{}, uint64) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.now, p.gen
-}
-
-// Run polls until ctx ends.
-func (p *Poller) Run(ctx context.Context) {
-	var wg sync.WaitGroup
-	for i := range p.targets {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			p.loop(ctx, i)
-		}(i)
-	}
-	wg.Wait()
-}
 
 // offset spreads the targets' first polls so a large fleet does not poll in
 // one burst; it is stable per target URL, and at most a second, so a long
@@ -141,76 +113,143 @@ func (s *slot) release() {
 	}
 }
 
-func (p *Poller) loop(ctx context.Context, i int) {
-	t := p.targets[i]
-	norm := NewNormalizer()
-	norm.MaxSamples = p.cfg.MaxSamples
-	st := FetchState{Plain: t.IsLoopback()}
-	defer st.Close()
-	sl := &slot{sem: p.sem}
-	sl.timer = time.AfterFunc(time.Hour, sl.release)
-	sl.timer.Stop()
-	defer sl.timer.Stop()
+// Run polls until ctx ends. A target holds no goroutine between its polls:
+// each poll runs on its own, started by the target's timer, so 1,000
+// targets keep the stacks of the scrapes in flight (a scrape grows its stack
+// to tens of KiB parsing), not a grown stack each.
+func (p *Poller) Run(ctx context.Context) {
+	var wg sync.WaitGroup // one per target whose poll is pending or running
 	share := p.fairShare()
-	wait := p.offset(i)
-	failures := 0
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	_, seen := p.nowState()
-	for {
-		now, gen := p.nowState()
-		if gen != seen {
-			// "Poll now" came while this target was scraping.
-			seen, failures = gen, 0
-		} else {
-			select {
-			case <-ctx.Done():
-				return
-			case <-timer.C:
-			case <-now:
-				_, seen = p.nowState()
-				failures = 0
-			}
+	runs := make([]*targetPoll, len(p.targets))
+	p.mu.Lock()
+	for i := range p.targets {
+		r := &targetPoll{p: p, ctx: ctx, wg: &wg, i: i, share: share, seen: p.gen,
+			norm: NewNormalizer(), st: FetchState{Plain: p.targets[i].IsLoopback()}, sl: &slot{sem: p.sem}}
+		r.norm.MaxSamples = p.cfg.MaxSamples
+		r.sl.timer = time.AfterFunc(time.Hour, r.sl.release)
+		r.sl.timer.Stop()
+		runs[i] = r
+		r.timer = time.AfterFunc(time.Hour, r.poll) // set before it can run: poll reads it
+		r.timer.Stop()
+		wg.Add(1)
+		r.timer.Reset(p.offset(i))
+	}
+	p.runs = runs
+	p.mu.Unlock()
+	<-ctx.Done()
+	p.mu.Lock()
+	p.runs = nil
+	p.mu.Unlock()
+	for _, r := range runs {
+		if r.timer.Stop() {
+			wg.Done() // its poll never starts
 		}
-		timer.Stop() // Go ≥1.23: a stopped timer's channel holds no stale tick
-		select {
-		case p.sem <- struct{}{}:
-		case <-ctx.Done():
-			return
+	}
+	wg.Wait()
+	for _, r := range runs {
+		r.sl.timer.Stop()
+		r.st.Close()
+	}
+}
+
+// targetPoll is one target's state between its polls.
+type targetPoll struct {
+	p        *Poller
+	ctx      context.Context
+	wg       *sync.WaitGroup
+	i        int
+	share    time.Duration
+	norm     *Normalizer
+	st       FetchState
+	sl       *slot
+	timer    *time.Timer // runs poll when the next one is due
+	failures int
+	seen     uint64 // PollNow requests seen
+}
+
+// poll scrapes the target once and sets its timer for the next poll. Polls
+// of one target never overlap: only its timer starts one, and it is set
+// again only at the end of a poll.
+func (r *targetPoll) poll() {
+	p, ctx := r.p, r.ctx
+	if ctx.Err() != nil {
+		r.wg.Done()
+		return
+	}
+	if gen := p.generation(); gen != r.seen {
+		// "Poll now", while this target waited or was scraping.
+		r.seen, r.failures = gen, 0
+	}
+	select {
+	case p.sem <- struct{}{}:
+	case <-ctx.Done():
+		r.wg.Done()
+		return
+	}
+	sl := r.sl
+	sl.held.Store(true)
+	sl.timer.Reset(r.share)
+	start, began := p.cfg.Clock(), time.Now()
+	st := &r.st
+	st.Buf = bodies.Get().(*bytes.Buffer)
+	t := p.targets[r.i]
+	s := p.scrapeOnce(ctx, t, r.norm, st)
+	sl.timer.Stop()
+	sl.release()
+	if st.Buf.Cap() <= SmallBody {
+		// One huge or hostile body must not pin its buffer for good.
+		bodies.Put(st.Buf)
+	}
+	st.Buf = nil
+	p.fetch.Release(st)
+	if ctx.Err() != nil {
+		r.wg.Done()
+		return
+	}
+	s.Time = start
+	s.Duration = time.Since(began)
+	p.box.Put(r.i, s)
+	next := p.cfg.Interval
+	if s.Err != nil {
+		r.failures++
+		next = backoff(p.cfg.Interval, p.cfg.MaxBackoff, r.failures)
+	} else {
+		r.failures = 0
+	}
+	// The schedule counts from the start of the poll, so a slow target
+	// still polls once per interval (never twice at once).
+	next = max(next-s.Duration, 0)
+	seen := r.seen
+	r.timer.Reset(next) // r belongs to the next poll from here on
+	switch {
+	case ctx.Err() != nil:
+		// Run may have looked at the timer before it was set: the next
+		// poll must not keep Run waiting for it.
+		if r.timer.Stop() {
+			r.wg.Done()
 		}
-		sl.held.Store(true)
-		sl.timer.Reset(share)
-		start, began := p.cfg.Clock(), time.Now()
-		st.Buf = bodies.Get().(*bytes.Buffer)
-		s := p.scrapeOnce(ctx, t, norm, &st)
-		sl.timer.Stop()
-		sl.release()
-		if st.Buf.Cap() <= SmallBody {
-			// One huge or hostile body must not pin its buffer for good.
-			bodies.Put(st.Buf)
+	case p.generation() != seen && r.timer.Stop():
+		r.timer.Reset(0) // "poll now" came during this scrape
+	}
+}
+
+func (p *Poller) generation() uint64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gen
+}
+
+// PollNow makes every target poll immediately, ending any backoff. A target
+// busy with a scrape polls again as soon as that one ends.
+func (p *Poller) PollNow() {
+	p.mu.Lock()
+	p.gen++
+	runs := p.runs
+	p.mu.Unlock()
+	for _, r := range runs {
+		if r.timer.Stop() {
+			r.timer.Reset(0)
 		}
-		st.Buf = nil
-		p.fetch.Release(&st)
-		if ctx.Err() != nil {
-			return
-		}
-		s.Time = start
-		s.Duration = time.Since(began)
-		p.box.Put(i, s)
-		next := p.cfg.Interval
-		if s.Err != nil {
-			failures++
-			next = backoff(p.cfg.Interval, p.cfg.MaxBackoff, failures)
-		} else {
-			failures = 0
-		}
-		// The schedule counts from the start of the poll, so a slow target
-		// still polls once per interval (never twice at once).
-		next -= s.Duration
-		if next < 0 {
-			next = 0
-		}
-		timer.Reset(next)
 	}
 }
 
