@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 )
 
 const textCT = "text/plain; version=0.0.4"
@@ -369,6 +370,21 @@ func TestSanitize(t *testing.T) {
 	}
 	if got := Sanitize(strings.Repeat("x", 10), 4); got != "xxxx…" {
 		t.Errorf("cut: %q", got)
+	}
+	// The cut counts escapes as written: an escape that would pass max is
+	// left out whole (the fuzzer's model name with a newline was 124 runes).
+	if got := Sanitize("ab\ncd", 6); got != `ab\x0a…` {
+		t.Errorf("cut at an escape: %q", got)
+	}
+	if got := Sanitize("ab\ncd", 5); got != "ab…" {
+		t.Errorf("escape past the cut: %q", got)
+	}
+	// Two long model names with control characters stay two keys, each at
+	// most MaxLabelLen+1 runes.
+	a, b := strings.Repeat("\n", 70)+"a", strings.Repeat("\n", 70)+"b"
+	ka, kb := KeyLabel(a, MaxLabelLen), KeyLabel(b, MaxLabelLen)
+	if ka == kb || utf8.RuneCountInString(ka) > MaxLabelLen+1 || utf8.RuneCountInString(kb) > MaxLabelLen+1 {
+		t.Errorf("KeyLabel: %q (%d runes), %q (%d runes)", ka, utf8.RuneCountInString(ka), kb, utf8.RuneCountInString(kb))
 	}
 }
 

@@ -15,7 +15,8 @@ const MaxLabelLen = 120
 
 // Sanitize makes text from a target safe to print: C0/C1 controls, DEL,
 // bidi and other format characters, and invalid UTF-8 are escaped as \xNN or
-// \u{NNNN}, and the result is cut to max runes (max <= 0: no cut). It runs
+// \u{NNNN}, and the result is cut to max runes, escapes counted as written, and an
+// ellipsis (max <= 0: no cut). It runs
 // once, at ingest: everything that leaves sources is already safe.
 func Sanitize(s string, max int) string {
 	clean := true
@@ -29,33 +30,37 @@ func Sanitize(s string, max int) string {
 		return s
 	}
 	var b strings.Builder
-	n := 0
+	var esc [16]byte
+	n := 0 // runes written
 	for i := 0; i < len(s); {
-		if max > 0 && n >= max {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		var out []byte // an escape, all ASCII: its length is its runes
+		switch {
+		case r == utf8.RuneError && size == 1:
+			out = strconv.AppendUint(append(esc[:0], `\x`...), uint64(s[i]), 16)
+		case unsafeRune(r) && r < 0x10:
+			out = strconv.AppendUint(append(esc[:0], `\x0`...), uint64(r), 16)
+		case unsafeRune(r) && r < 0x100:
+			out = strconv.AppendUint(append(esc[:0], `\x`...), uint64(r), 16)
+		case unsafeRune(r):
+			out = append(strconv.AppendUint(append(esc[:0], `\u{`...), uint64(r), 16), '}')
+		}
+		w := len(out)
+		if out == nil {
+			w = 1
+		}
+		// The cut counts what is written, escapes included: the result is
+		// at most max runes and the ellipsis.
+		if max > 0 && n+w > max {
 			b.WriteString("…")
 			break
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b.WriteString(`\x`)
-			b.WriteString(strconv.FormatUint(uint64(s[i]), 16))
-		case unsafeRune(r):
-			if r < 0x100 {
-				b.WriteString(`\x`)
-				if r < 0x10 {
-					b.WriteByte('0')
-				}
-				b.WriteString(strconv.FormatUint(uint64(r), 16))
-			} else {
-				b.WriteString(`\u{`)
-				b.WriteString(strconv.FormatUint(uint64(r), 16))
-				b.WriteByte('}')
-			}
-		default:
+		if out != nil {
+			b.Write(out)
+		} else {
 			b.WriteRune(r)
 		}
-		n++
+		n += w
 		i += size
 	}
 	return b.String()
@@ -76,8 +81,13 @@ func unsafeRune(r rune) bool {
 // runes, so two long names that share a prefix stay two sub-series instead of
 // silently merging. The result is at most max+1 runes, like Sanitize's.
 func KeyLabel(s string, max int) string {
-	if max <= 10 || utf8.RuneCountInString(s) <= max {
+	if max <= 10 {
 		return Sanitize(s, max)
+	}
+	// Escapes make a value longer: it is cut (and hashed) by its escaped
+	// length, so two long values with hostile bytes stay apart too.
+	if out := Sanitize(s, 0); utf8.RuneCountInString(out) <= max {
+		return out
 	}
 	h := fnv.New32a()
 	h.Write([]byte(s))
