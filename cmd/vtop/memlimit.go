@@ -10,17 +10,19 @@ import (
 )
 
 // What a target costs, measured (BENCHMARKS.md, issue 13): its history for
-// the 60 s window, sparklines, normalizer cache and connection, ~180 KiB
-// live for a busy single-engine replica. The base is the runtime's own
-// memory beside the heap (span fragmentation, GC metadata, stacks: ~60 MB
-// at 1,000 targets); the body allowances below leave the collector room.
-// At 1,000 targets this keeps the heap ~100 MiB over the live one (a
-// collection every ~3 s at 1,000 scrapes a second) instead of the 2× the
-// runtime's default pace allows; a fleet costing more is followed (see
-// followLiveHeap).
+// the 60 s window, sparklines, its share of the normalizers' state and its
+// connection, ~75–80 KiB live for a busy single-engine replica (FleetHeap;
+// ~95–125 MB of heap in use at 1,000 targets in a whole process). The base
+// is the runtime's own memory beside the heap (span fragmentation, GC
+// metadata; no stack per target since the poller keeps no goroutine
+// between polls); the body allowances below leave the collector room.
+// At 1,000 targets this limit sits above what the runtime's default pace
+// reaches (RSS ~185 MiB), so it binds only when a fleet costs more than
+// measured, e.g. after a burst of hostile bodies, and a fleet that costs
+// more still is followed (see followLiveHeap).
 const (
 	memBase      = 64 << 20
-	memPerTarget = 180 << 10
+	memPerTarget = 112 << 10
 )
 
 // fleetMemoryLimit is the soft memory limit for a fleet: what the targets'
