@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
-	"github.com/vtop-dev/vtop/sources/sim"
+	"github.com/vtop-dev/vtop/sim"
 )
 
 // TestSparkStatsAsStats: the point a sparkline draws from sparkStats is the

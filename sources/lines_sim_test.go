@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
-	"github.com/vtop-dev/vtop/sources/sim"
+	"github.com/vtop-dev/vtop/sim"
 )
 
 // Consecutive scrapes of simulated replicas, every generation and both

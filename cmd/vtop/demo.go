@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
-	"github.com/vtop-dev/vtop/sources/sim"
+	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/ui/report"
 )
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/vtop-dev/vtop/sources/record"
+	"github.com/vtop-dev/vtop/record"
 )
 
 func init() { subcommands["export"] = runExport }

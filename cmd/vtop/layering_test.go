@@ -25,6 +25,10 @@ func TestLayering(t *testing.T) {
 		forbid []string
 	}{
 		{mod + "/sources/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
+		// The simulator and the recording format are peers of the sources:
+		// they may use sources, never what reads them.
+		{mod + "/sim/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/record/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/diagnose/...", false, []string{mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/diagnose/...", true, []string{"net", "net/http", "os/exec", "os/signal"}},
 		{mod + "/themes/...", false, []string{mod + "/sources", mod + "/diagnose", mod + "/ui", mod + "/cmd", "github.com/charmbracelet/"}},

@@ -12,7 +12,7 @@ import (
 	"github.com/vtop-dev/vtop/sources/discovery"
 	"github.com/vtop-dev/vtop/sources/hostproc"
 	"github.com/vtop-dev/vtop/sources/promapi"
-	"github.com/vtop-dev/vtop/sources/record"
+	"github.com/vtop-dev/vtop/record"
 )
 
 // pipeline is sources → diagnose for one run: the sources, and the engine

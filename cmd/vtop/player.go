@@ -10,7 +10,7 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
-	"github.com/vtop-dev/vtop/sources/record"
+	"github.com/vtop-dev/vtop/record"
 )
 
 // player runs a recording through a fresh pipeline: the recording is a

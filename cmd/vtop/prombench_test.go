@@ -18,7 +18,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/vtop-dev/vtop/sources/sim"
+	"github.com/vtop-dev/vtop/sim"
 )
 
 // The fleet-scale figures of BENCHMARKS.md: vtop --once --prometheus

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/sources/record"
+	"github.com/vtop-dev/vtop/record"
 )
 
 // recordedConfig is the configuration that decides findings, kept in a

@@ -8,8 +8,8 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
-	"github.com/vtop-dev/vtop/sources/record"
-	"github.com/vtop-dev/vtop/sources/sim"
+	"github.com/vtop-dev/vtop/record"
+	"github.com/vtop-dev/vtop/sim"
 )
 
 // leakLine is what a frame says about memory_leak: its state, severity and

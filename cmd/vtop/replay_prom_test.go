@@ -14,7 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/sources/record"
+	"github.com/vtop-dev/vtop/record"
 )
 
 // A --prometheus run (its backfill from a real Prometheus holding a

@@ -31,7 +31,7 @@ type fixture struct {
 
 func readDump(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "dumps", name))
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "dumps", name))
 	if err != nil {
 		t.Fatal(err)
 	}

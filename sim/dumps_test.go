@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vtop-dev/vtop/sources/sim"
+	"github.com/vtop-dev/vtop/sim"
 )
 
 // exposed is what a /metrics text says about its families: the TYPE of
@@ -134,7 +134,7 @@ func parseSample(line string) (string, map[string]string, bool) {
 
 func readDump(t *testing.T, name string) exposed {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "dumps", name))
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "dumps", name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 // FuzzReader: whatever the bytes, reading a recording never panics, never
 // loops, and every string it hands out is printable. The seeds are a real
 // recording, whole, cut and with a byte flipped. Run
-// `go test ./sources/record -fuzz FuzzReader -fuzztime 5m` to search further.
+// `go test ./record -fuzz FuzzReader -fuzztime 5m` to search further.
 func FuzzReader(f *testing.F) {
 	data := newFixture(f).bytes(f)
 	f.Add(data)

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
-	"github.com/vtop-dev/vtop/sources/sim"
+	"github.com/vtop-dev/vtop/sim"
 )
 
 // The poller's path with --record: each body is normalized, only its changed

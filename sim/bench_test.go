@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
-	"github.com/vtop-dev/vtop/sources/sim"
+	"github.com/vtop-dev/vtop/sim"
 )
 
 // BenchmarkAdvance is one simulated second of one busy replica (one of the
@@ -78,17 +78,17 @@ func BenchmarkServeScrape(b *testing.B) {
 	}
 }
 
-// sources/sim is in the sources layer: it may use sources, never diagnose
+// sim is in the sources layer: it may use sources, never diagnose
 // or the UI (its tests may drive diagnose).
 func TestLayering(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "github.com/vtop-dev/vtop/sources/sim").Output()
+	out, err := exec.Command("go", "list", "-deps", "github.com/vtop-dev/vtop/sim").Output()
 	if err != nil {
 		t.Skipf("go list: %v", err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		for _, bad := range []string{"vtop/diagnose", "vtop/ui", "bubbletea", "lipgloss"} {
 			if strings.Contains(dep, bad) {
-				t.Errorf("sources/sim depends on %s", dep)
+				t.Errorf("sim depends on %s", dep)
 			}
 		}
 	}

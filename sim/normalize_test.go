@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
-	"github.com/vtop-dev/vtop/sources/sim"
+	"github.com/vtop-dev/vtop/sim"
 )
 
 // Every generation, in both formats, with and without data parallelism,
