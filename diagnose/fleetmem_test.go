@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 // fleetRun scrapes n busy simulated replicas in process (no HTTP) into one

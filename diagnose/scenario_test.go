@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 // Every simulator scenario through the whole path at accelerated time:

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 func BenchmarkRead(b *testing.B) {

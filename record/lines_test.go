@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 // The poller's path with --record: each body is normalized, only its changed

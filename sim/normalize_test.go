@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 // Every generation, in both formats, with and without data parallelism,

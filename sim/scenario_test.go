@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 // Scenario tests run each scenario at accelerated time through the real

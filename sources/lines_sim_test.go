@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 // Consecutive scrapes of simulated replicas, every generation and both

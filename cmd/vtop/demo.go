@@ -8,8 +8,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/ui/report"
 )
 

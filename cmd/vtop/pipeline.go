@@ -7,12 +7,12 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/dcgm"
 	"github.com/vtop-dev/vtop/sources/discovery"
 	"github.com/vtop-dev/vtop/sources/hostproc"
 	"github.com/vtop-dev/vtop/sources/promapi"
-	"github.com/vtop-dev/vtop/record"
 )
 
 // pipeline is sources → diagnose for one run: the sources, and the engine

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/record"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 // player runs a recording through a fresh pipeline: the recording is a

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 // historyStep is the scrape interval of the simulated histories.

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 // Helpers for tests against real time-series servers: a simulated fleet's
