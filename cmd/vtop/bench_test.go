@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/vtop-dev/vtop/app"
 	"io"
 	"log/slog"
 	"slices"
@@ -35,8 +36,8 @@ func BenchmarkKeyToScreenPolled1000(b *testing.B) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h := newHub(p)
-	go h.run(ctx, o.interval)
+	h := app.NewHub(p)
+	go h.Run(ctx, o.interval)
 	pr, pw := io.Pipe()
 	prog := tea.NewProgram(ui.New(h, ui.Options{Window: o.window}), tea.WithInput(nil), tea.WithOutput(pw),
 		tea.WithFPS(renderFPS), tea.WithoutSignalHandler(), tea.WithContext(ctx))
