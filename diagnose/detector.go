@@ -1,7 +1,6 @@
 package diagnose
 
 import (
-	"math"
 	"slices"
 	"time"
 
@@ -119,15 +118,6 @@ type evalCtx struct {
 	peers []*EndpointView
 	u     unit
 	es    *epState // the endpoint being evaluated
-
-	// Lazily derived from the endpoint's sparkline, once per endpoint.
-	trendEp   *EndpointView
-	trendDone bool
-	waitSlope float64 // waiting requests per second, least squares over the window
-	runMean   float64 // mean running requests over the window
-	waitMean  float64
-	swapMax   float64 // most requests swapped at any scrape of the window (V0)
-	trendSpan time.Duration
 }
 
 // unitFor fills the context's one unit: evaluations never keep it, so it
@@ -149,7 +139,7 @@ func (d *Detector) Evaluate(f *Frame) {
 		ep := &f.Endpoints[i]
 		es := d.endpoint(i, ep.Name)
 		d.observe(es, ep, f.Time)
-		x.trendEp, x.trendDone, x.es = ep, false, es
+		x.es = es
 		d.evalEndpoint(x, ep, es)
 		ep.Findings, ep.Pending = d.collect(es)
 		all = append(all, ep.Findings...)
@@ -418,59 +408,4 @@ func (d *Detector) evalFleet(x *evalCtx, f *Frame) (active, pending []Finding) {
 		active, pending = appendShown(active, pending, st)
 	}
 	return active, pending
-}
-
-// trend derives the endpoint's queue trend and mean batch from its
-// sparkline over the window, once per endpoint and frame.
-func (x *evalCtx) trend() {
-	if x.trendDone {
-		return
-	}
-	x.trendDone = true
-	x.waitSlope, x.runMean, x.waitMean, x.swapMax, x.trendSpan = math.NaN(), math.NaN(), math.NaN(), math.NaN(), 0
-	pts := x.trendEp.Spark
-	if len(pts) < 3 {
-		return
-	}
-	from := x.now.Add(-x.f.Window).UnixMilli()
-	var n, sx, sy, sxx, sxy, run, runN float64
-	var first, last int64
-	t0 := pts[len(pts)-1].UnixMilli
-	for i := len(pts) - 1; i >= 0; i-- {
-		p := &pts[i]
-		if p.UnixMilli < from {
-			break
-		}
-		if r := float64(p.V[SpRunning]); !math.IsNaN(r) {
-			run += r
-			runN++
-		}
-		x.swapMax = nanMax(x.swapMax, float64(p.V[SpSwapped]))
-		w := float64(p.V[SpWaiting])
-		if math.IsNaN(w) {
-			continue
-		}
-		t := float64(p.UnixMilli-t0) / 1000
-		n++
-		sx += t
-		sy += w
-		sxx += t * t
-		sxy += t * w
-		if last == 0 {
-			last = p.UnixMilli
-		}
-		first = p.UnixMilli
-	}
-	if runN > 0 {
-		x.runMean = run / runN
-	}
-	if n < 3 {
-		return
-	}
-	x.trendSpan = time.Duration(last-first) * time.Millisecond
-	x.waitMean = sy / n
-	den := n*sxx - sx*sx
-	if den > 0 {
-		x.waitSlope = (n*sxy - sx*sy) / den
-	}
 }

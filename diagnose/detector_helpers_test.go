@@ -79,7 +79,7 @@ func (w *world) addGPUReading(now time.Time, gpus ...sources.GPU) {
 		g := &gpus[i]
 		s := &w.series[i]
 		s.Index, s.UUID, s.Name = g.Index, g.UUID, g.Name
-		p := gpuPoint(now, g)
+		p := NewGPUPoint(now, g)
 		s.Points = append(s.Points, p)
 		if !p.Throttled() {
 			s.ThrottledSince = time.Time{}
@@ -124,6 +124,7 @@ func (w *world) frame(now time.Time) *Frame {
 			}
 		}
 		ep.Spark = w.sparks[i]
+		ep.Trend = TrendOf(ep.Spark, now, w.window)
 		f.Endpoints[i] = ep
 		f.Fleet.Total++
 	}

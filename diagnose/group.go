@@ -2,8 +2,6 @@ package diagnose
 
 import (
 	"slices"
-	"strconv"
-	"strings"
 )
 
 // Causes over symptoms. causeGraph declares which findings are symptoms
@@ -20,35 +18,6 @@ var causeGraph = map[string][]string{ // symptom → its possible causes
 	// A replica that stalls or thrashes holds the requests routed to it:
 	// the imbalance is what the cause looks like from the balancer.
 	"replica_imbalance": {"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "prefill_starvation", "gpu_throttling"},
-}
-
-// ID names a finding uniquely within a frame: rule@target, with the model,
-// data-parallel engine and GPUs when it is about them.
-func (fd *Finding) ID() string {
-	var b strings.Builder
-	b.WriteString(fd.Rule)
-	b.WriteByte('@')
-	b.WriteString(fd.Target)
-	if fd.Model != "" {
-		b.WriteString("/" + fd.Model)
-	}
-	if fd.Engine != "" {
-		b.WriteString("#" + fd.Engine)
-	}
-	for _, g := range fd.GPUs {
-		b.WriteString(":gpu" + strconv.Itoa(g))
-	}
-	return b.String()
-}
-
-// Group is one rule firing on several endpoints: one fleet-wide problem
-// rather than many. Members are the findings' IDs.
-type Group struct {
-	Rule     string
-	Title    string
-	Severity Severity
-	Targets  []string
-	Members  []string
 }
 
 // groupFindings applies the cause graph on every endpoint, carries the

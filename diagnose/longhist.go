@@ -111,16 +111,6 @@ func fitLine(pts []longPoint, value func(*longPoint) float64) Fit {
 	return f
 }
 
-func nanMin(a, b float64) float64 {
-	switch {
-	case math.IsNaN(b):
-		return a
-	case math.IsNaN(a):
-		return b
-	}
-	return math.Min(a, b)
-}
-
 // thirds returns the mean of value over the first and the last third of pts.
 func thirds(pts []longPoint, value func(*longPoint) float64) (early, late float64) {
 	n := len(pts)

@@ -296,8 +296,7 @@ var ruleSwapping = &Rule{
 func swappedInWindow(x *evalCtx, u *unit) float64 {
 	sw := u.st.Swapped
 	if len(u.ep.Subs) <= 1 {
-		x.trend()
-		sw = nanMax(sw, x.swapMax)
+		sw = nanMax(sw, u.ep.Trend.SwapMax)
 	}
 	return sw
 }

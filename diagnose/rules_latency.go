@@ -163,26 +163,24 @@ var ruleQueueBacklog = &Rule{
 		if wait < p[qbWaiting] {
 			return condHold, 0
 		}
-		x.trend()
 		slow := !bad(q) && q >= p[qbQueueP95]
-		growing := !bad(x.waitSlope) && x.trendSpan >= x.f.Window/2 && x.waitSlope >= p[qbGrowth]
+		growing := !bad(u.ep.Trend.WaitSlope) && u.ep.Trend.Span >= x.f.Window/2 && u.ep.Trend.WaitSlope >= p[qbGrowth]
 		x.over = max(wait/p[qbWaiting], q/p[qbQueueP95])
 		switch {
 		case slow && q >= p[qbCritical]:
 			return condMet, SevCritical
 		case slow || growing:
 			return condMet, SevWarning
-		case bad(q) && bad(x.waitSlope):
+		case bad(q) && bad(u.ep.Trend.WaitSlope):
 			return condUnknown, 0
 		}
 		return condHold, 0
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st, w := u.st, u.st.Span
-		x.trend()
-		fd.Summary = fmt.Sprintf("%s waiting, queue time p95 %s, queue %s", num(st.Waiting), qsecs(&st.Queue, st.Queue.P95), growthWords(x.waitSlope))
+		fd.Summary = fmt.Sprintf("%s waiting, queue time p95 %s, queue %s", num(st.Waiting), qsecs(&st.Queue, st.Queue.P95), growthWords(u.ep.Trend.WaitSlope))
 		fd.Evidence = []Evidence{evNum("waiting", st.Waiting, UnitCount, 0), evQ("queue time p95", &st.Queue, st.Queue.P95, w),
-			evNum("queue growth", x.waitSlope, UnitReqPerSec, x.trendSpan), evNum("completed", st.ReqRate, UnitReqPerSec, w),
+			evNum("queue growth", u.ep.Trend.WaitSlope, UnitReqPerSec, u.ep.Trend.Span), evNum("completed", st.ReqRate, UnitReqPerSec, w),
 			evNum("running", st.Running, UnitCount, 0), evNum("KV usage", st.KVUsage, UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
 		fd.Explain = "Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows."
 		var action []string
@@ -234,7 +232,6 @@ func growthWords(slope float64) string {
 // in-flight ratio is what sizes it.
 func replicasNeeded(x *evalCtx, u *unit, target float64) (string, bool) {
 	st := u.st
-	x.trend()
 	finished, run, wait := st.ReqRate, st.Running, st.Waiting
 	if bad(finished) || finished <= 0 || bad(run) || run < 1 || bad(wait) || wait <= 0 {
 		return "", false
@@ -252,7 +249,7 @@ func replicasNeeded(x *evalCtx, u *unit, target float64) (string, bool) {
 	ratio := (run + wait) / run
 	s := fmt.Sprintf("Little's law: %s waiting ÷ %s req/s served = %s queued (target %s); serving all %s in flight at once takes (%s running + %s waiting) ÷ %s = %s× today's capacity",
 		num(wait), num(done), secs(queued), secs(target), num(run+wait), num(run), num(wait), num(run), dec(ratio, 2))
-	if g := x.waitSlope; !bad(g) && g > 0 {
+	if g := u.ep.Trend.WaitSlope; !bad(g) && g > 0 {
 		if gr := (finished + g) / done; gr > ratio {
 			ratio = gr
 			s += fmt.Sprintf("; the queue still grows %s/s: arrivals (%s + %s) ÷ %s served = %s×", num(g), num(finished), num(g), num(done), dec(gr, 2))
@@ -536,11 +533,10 @@ var ruleUnderutil = &Rule{
 		if resting(u.st) {
 			return condClear, 0 // asleep or paused: idle by design
 		}
-		x.trend()
-		run, wait, kv := x.runMean, x.waitMean, u.st.KVUsage
+		run, wait, kv := u.ep.Trend.RunMean, u.ep.Trend.WaitMean, u.st.KVUsage
 		util := endpointGPUUtil(x.f, u.ep, x.f.Window)
 		switch {
-		case bad(run) || bad(wait) || bad(kv) || x.trendSpan < x.f.Window/2:
+		case bad(run) || bad(wait) || bad(kv) || u.ep.Trend.Span < x.f.Window/2:
 			return condUnknown, 0
 		case run > 2*p[guBatch] || wait > p[guWaiting]:
 			return condClear, 0
@@ -551,10 +547,9 @@ var ruleUnderutil = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev Severity, fd *Finding) {
 		st := u.st
-		x.trend()
 		util := endpointGPUUtil(x.f, u.ep, x.f.Window)
-		fd.Summary = fmt.Sprintf("batch ≈%s sequences, %s waiting, KV %s, %s req/s", num(x.runMean), num(x.waitMean), pct(st.KVUsage), num(st.ReqRate))
-		fd.Evidence = []Evidence{evNum("mean running", x.runMean, UnitCount, x.trendSpan), evNum("mean waiting", x.waitMean, UnitCount, x.trendSpan),
+		fd.Summary = fmt.Sprintf("batch ≈%s sequences, %s waiting, KV %s, %s req/s", num(u.ep.Trend.RunMean), num(u.ep.Trend.WaitMean), pct(st.KVUsage), num(st.ReqRate))
+		fd.Evidence = []Evidence{evNum("mean running", u.ep.Trend.RunMean, UnitCount, u.ep.Trend.Span), evNum("mean waiting", u.ep.Trend.WaitMean, UnitCount, u.ep.Trend.Span),
 			evNum("KV usage", st.KVUsage, UnitRatio, 0), evNum("finished", st.ReqRate, UnitReqPerSec, st.Span), evNum("generation", st.GenTokRate, UnitTokPerSec, st.Span)}
 		if !bad(util) {
 			fd.Summary += fmt.Sprintf(", GPU %s%%", dec(util, 0))
