@@ -38,7 +38,7 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 		for i, u := range s.URLs {
 			body, _, err := s.Fetcher.Fetch(ctx, u, &bufs[i])
 			if err != nil {
-				errs = append(errs, fmt.Sprintf("dcgm-exporter %s: %v", sources.Sanitize(u, 80), err))
+				errs = append(errs, fmt.Sprintf("dcgm-exporter %s: %v", sources.ShowURL(u), err))
 				continue
 			}
 			host := ""
