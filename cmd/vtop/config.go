@@ -188,6 +188,14 @@ func loadFile(path string, explicit bool) (*fileConfig, error) {
 		}
 		fc.Values[k] = n.Value
 	}
+	// A config file is untrusted: the names it gives (profiles, pools,
+	// rules) reach findings and the screen. Values and URLs go through
+	// their own parsers, which quote them sanitized.
+	sources.SanitizeAll(&fc.SLOProfiles, sources.MaxLabelLen)
+	sources.SanitizeAll(&fc.Rules, sources.MaxLabelLen)
+	for i := range fc.Targets {
+		fc.Targets[i].Pool = sources.Sanitize(fc.Targets[i].Pool, sources.MaxLabelLen)
+	}
 	return fc, nil
 }
 

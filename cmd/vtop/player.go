@@ -55,6 +55,8 @@ func replayOptions(hdr record.Header, file, slo string) (*options, time.Duration
 		if err := json.Unmarshal(hdr.Config, &cfg); err != nil {
 			return nil, 0, fmt.Errorf("%s: recorded configuration: %v", file, err)
 		}
+		// A recording is untrusted: its profile names reach findings.
+		sources.SanitizeAll(&cfg, sources.MaxLabelLen)
 	}
 	rules := detect.RulesConfig{SLO: cfg.SLO, Rules: cfg.Rules, Profiles: cfg.Profiles}
 	if len(rules.Profiles) == 0 {
