@@ -186,7 +186,7 @@ func findingLines(fr *diagnose.Frame) []string {
 
 func frameJSON(t testing.TB, fr *diagnose.Frame) string {
 	var b bytes.Buffer
-	if err := report.WriteJSON(&b, report.BuildJSON(fr, vtopVersion(), report.FrameStatus(fr))); err != nil {
+	if err := report.WriteJSON(&b, report.BuildJSONRun(fr, vtopVersion(), report.FrameStatus(fr), report.Run{Window: fr.Window, Elapsed: fr.Window})); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
