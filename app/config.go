@@ -8,7 +8,7 @@ package app
 import (
 	"time"
 
-	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/discovery"
 )
@@ -26,7 +26,7 @@ type Config struct {
 	Prom        PromConfig
 	DCGM        []string         // dcgm-exporter URLs (direct mode)
 	Discover    []discovery.Spec // dns+, dnssrv+ targets and --file-sd files
-	Rules       diagnose.RulesConfig
+	Rules       detect.RulesConfig
 
 	Record    string // --record FILE; "" records nothing
 	RecordMax int64

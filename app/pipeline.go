@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/dcgm"
@@ -21,7 +22,7 @@ import (
 type Pipeline struct {
 	srcs      []sources.Source
 	engine    *diagnose.Engine
-	detector  *diagnose.Detector
+	detector  *detect.Detector
 	interval  time.Duration
 	index     map[string]int // target name → engine index
 	clock     time.Time
@@ -92,7 +93,7 @@ func newProm(c *Config, fetcher *sources.Fetcher, logger *slog.Logger) (*Pipelin
 		KeepBody: c.Record != ""}
 	// Every scrape for the window and the longest hold; a coarser step
 	// before that (the leak fit and sparklines need no more).
-	if det, err := diagnose.NewDetector(c.Rules); err == nil {
+	if det, err := detect.NewDetector(c.Rules); err == nil {
 		var hold time.Duration
 		for _, r := range det.Rules() {
 			hold = max(hold, r.For)
@@ -122,7 +123,7 @@ const promQueryTimeout = 15 * time.Second
 // NewOf builds the pipeline over any sources; c's targets are known up
 // front, so they keep their order whatever source names them first.
 func NewOf(c *Config, logger *slog.Logger, srcs ...sources.Source) (*Pipeline, error) {
-	det, err := diagnose.NewDetector(c.Rules)
+	det, err := detect.NewDetector(c.Rules)
 	if err != nil {
 		return nil, err
 	}

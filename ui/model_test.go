@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 )
 
 func run(cmd tea.Cmd) tea.Msg {
@@ -654,7 +655,7 @@ func TestKVBandFollowsConfiguredThreshold(t *testing.T) {
 	if line := rowOf(t, newTestModel(fr, 120, 40, Options{}).View(), "replica-0"); !strings.Contains(line, "80% ") {
 		t.Fatalf("80%% under the default bands should be unmarked: %q", line)
 	}
-	d, err := diagnose.NewDetector(diagnose.RulesConfig{Rules: map[string]diagnose.RuleConfig{
+	d, err := detect.NewDetector(detect.RulesConfig{Rules: map[string]detect.RuleConfig{
 		"kv_cache_saturated": {Params: map[string]float64{"kv_high": 0.75}},
 	}})
 	if err != nil {
