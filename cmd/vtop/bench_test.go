@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/vtop-dev/vtop/app"
 	"io"
 	"log/slog"
 	"slices"
@@ -12,6 +11,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/ui"
 )
 

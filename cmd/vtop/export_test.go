@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/vtop-dev/vtop/app"
 	"math"
 	"net"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/app"
 )
 
 // An export of a recording is accepted by promtool's backfill, and a real

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
-	"github.com/vtop-dev/vtop/app"
 	"io"
 	"log/slog"
 	"testing"
 	"time"
 
+	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
