@@ -510,7 +510,11 @@ func TestRuleTableDocumented(t *testing.T) {
 				t.Errorf("%s: unresolved parameter in %q", r.ID, s)
 			}
 		}
-		for _, id := range r.SupersededBy {
+		for _, e := range causeGraph[r.ID] {
+			if !e.restates {
+				continue
+			}
+			id := e.cause
 			j := -1
 			for k := range active {
 				if active[k].ID == id {

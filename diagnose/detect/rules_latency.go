@@ -32,16 +32,15 @@ var (
 
 var rulePrefillStarvation = &Rule{
 	ID: "prefill_starvation", Title: "Prefill starvation", Scope: ScopeEndpoint,
-	Catches:      "New requests wait for their first token while the running batch streams normally: long decodes hold every slot (--max-num-seqs) although the KV cache has room, or V0 without chunked prefill.",
-	Needs:        "TTFT and inter-token histograms, waiting/running gauges, KV usage; max_num_seqs from the config file for the batch-full test",
-	Cond:         "TTFT p95 above the SLO profile's TTFT target, inter-token p50 within its ITL target, ≥ {waiting} waiting, KV usage < {kv_room}, and (when max_num_seqs is known) running ≥ {batch_full} of it",
-	Clear:        "TTFT p95 within target, nothing waiting, or the premise gone: inter-token p50 above its target, running < {batch_full} − 20 points of max_num_seqs, or KV usage ≥ {kv_room} + 5 points",
-	Severity:     "warning; critical at TTFT p95 ≥ {critical} the target",
-	Action:       "raise --max-num-seqs to what the KV cache holds at the measured sequence length with {headroom} headroom (computed); V0: --enable-chunked-prefill",
-	For:          2 * time.Minute,
-	ResolveFor:   2 * time.Minute,
-	SupersededBy: []string{"kv_cache_thrashing"},
-	Params:       psParams,
+	Catches:    "New requests wait for their first token while the running batch streams normally: long decodes hold every slot (--max-num-seqs) although the KV cache has room, or V0 without chunked prefill.",
+	Needs:      "TTFT and inter-token histograms, waiting/running gauges, KV usage; max_num_seqs from the config file for the batch-full test",
+	Cond:       "TTFT p95 above the SLO profile's TTFT target, inter-token p50 within its ITL target, ≥ {waiting} waiting, KV usage < {kv_room}, and (when max_num_seqs is known) running ≥ {batch_full} of it",
+	Clear:      "TTFT p95 within target, nothing waiting, or the premise gone: inter-token p50 above its target, running < {batch_full} − 20 points of max_num_seqs, or KV usage ≥ {kv_room} + 5 points",
+	Severity:   "warning; critical at TTFT p95 ≥ {critical} the target",
+	Action:     "raise --max-num-seqs to what the KV cache holds at the measured sequence length with {headroom} headroom (computed); V0: --enable-chunked-prefill",
+	For:        2 * time.Minute,
+	ResolveFor: 2 * time.Minute,
+	Params:     psParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		st := u.st
 		ttft, itl, wait, kv := st.TTFT.P95, st.ITL.P50, st.Waiting, st.KVUsage
@@ -424,16 +423,15 @@ var (
 
 var ruleSLOBreach = &Rule{
 	ID: "slo_breach", Title: "SLO breach", Scope: ScopeEndpoint,
-	Catches:      "User-facing latency above the selected SLO profile (--slo, or slo_profiles in the config file): TTFT, inter-token or end-to-end.",
-	Needs:        "TTFT, inter-token and E2E histograms",
-	Cond:         "any of TTFT / inter-token / E2E: p95 above the profile's target, or p99 above twice it, over ≥ {min_requests} observations",
-	Clear:        "every percentile within target",
-	Severity:     "warning; critical when a p95 is ≥ {critical} its target",
-	Action:       "follow the more specific finding if there is one (it is shown instead); otherwise add capacity",
-	For:          5 * time.Minute,
-	ResolveFor:   2 * time.Minute,
-	SupersededBy: []string{"kv_cache_thrashing", "prefill_starvation", "queue_backlog", "decode_stutter"},
-	Params:       sbParams,
+	Catches:    "User-facing latency above the selected SLO profile (--slo, or slo_profiles in the config file): TTFT, inter-token or end-to-end.",
+	Needs:      "TTFT, inter-token and E2E histograms",
+	Cond:       "any of TTFT / inter-token / E2E: p95 above the profile's target, or p99 above twice it, over ≥ {min_requests} observations",
+	Clear:      "every percentile within target",
+	Severity:   "warning; critical when a p95 is ≥ {critical} its target",
+	Action:     "follow the more specific finding if there is one (it is shown instead); otherwise add capacity",
+	For:        5 * time.Minute,
+	ResolveFor: 2 * time.Minute,
+	Params:     sbParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		known, breach, crit := false, false, false
 		for _, l := range sloLegs(x.slo, u.st) {
