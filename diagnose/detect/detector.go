@@ -154,6 +154,9 @@ func (d *Detector) Evaluate(f *diagnose.Frame) {
 	f.KVBands = d.kv
 	x := &evalCtx{f: f, now: f.Time, slo: &d.slo}
 	d.remember(f)
+	for i := range f.Endpoints {
+		f.Endpoints[i].Verdict = classify(x, &f.Endpoints[i])
+	}
 	for ri := range d.rules {
 		if d.rules[ri].Enabled {
 			d.evalRule(x, ri)
@@ -162,6 +165,7 @@ func (d *Detector) Evaluate(f *diagnose.Frame) {
 	d.sweep(x, f)
 	d.collect(f)
 	groupFindings(f)
+	poolVerdicts(f)
 }
 
 // remember feeds every endpoint to the memories of the rules that keep

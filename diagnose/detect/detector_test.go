@@ -499,7 +499,7 @@ func TestRuleTableDocumented(t *testing.T) {
 		// GPU rules read NVML, which no vLLM metric carries: they have no
 		// Prometheus form.
 		if r.Title == "" || r.Catches == "" || r.Cond == "" || r.Clear == "" || r.Severity == "" || r.Action == "" || r.Needs == "" ||
-			(r.prom == nil) != (r.Scope == ScopeGPU) || r.describe == nil {
+			(r.prom == nil) != (r.Scope == ScopeGPU || r.NoPromQL != "") || r.describe == nil {
 			t.Errorf("%s: incomplete definition", r.ID)
 		}
 		if (r.check == nil) == (r.fleetCheck == nil) {

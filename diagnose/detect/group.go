@@ -23,7 +23,7 @@ var causeGraph = map[string][]causeEdge{
 	"prefill_starvation": restatedBy("kv_cache_thrashing"),
 	"kv_cache_saturated": restatedBy("kv_cache_thrashing", "swapping", "preemption"),
 	"queue_backlog":      explainedBy(stallOrCache...),
-	"slo_breach": append(restatedBy("kv_cache_thrashing", "prefill_starvation", "queue_backlog", "decode_stutter"),
+	"slo_breach": append(restatedBy("kv_cache_thrashing", "prefill_starvation", "binding_limit", "queue_backlog", "decode_stutter"),
 		explainedBy(stallOrCache...)...),
 	"high_abort_rate": explainedBy(stallOrCache...),
 	"decode_stutter":  explainedBy("kv_cache_thrashing", "swapping", "gpu_throttling"),
@@ -33,7 +33,7 @@ var causeGraph = map[string][]causeEdge{
 }
 
 // stallOrCache are the causes a queue, an SLO breach or aborts follow.
-var stallOrCache = []string{"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "prefill_starvation", "gpu_throttling"}
+var stallOrCache = []string{"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "prefill_starvation", "binding_limit", "gpu_throttling"}
 
 // causeEdge is one edge of the cause graph, from a finding to its cause.
 type causeEdge struct {

@@ -80,6 +80,8 @@ type Rule struct {
 	For        time.Duration // the condition must hold this long before the rule fires
 	ResolveFor time.Duration // a firing finding resolves after its clear condition held this long
 	Params     []Param
+	// NoPromQL, when set, says why the rule has no Prometheus form.
+	NoPromQL string
 
 	// check decides from the frame; it must be cheap and allocation-free
 	// on the healthy path. describe fills in the finding's words and numbers
@@ -99,6 +101,7 @@ type Rule struct {
 var ruleTable = []*Rule{
 	ruleKVThrashing,
 	rulePrefillStarvation,
+	ruleBindingLimit,
 	ruleSwapping,
 	rulePreemption,
 	ruleKVSaturated,
@@ -114,6 +117,7 @@ var ruleTable = []*Rule{
 	ruleAbortRate,
 	ruleOOMRisk,
 	ruleSLOBreach,
+	ruleUnexplained,
 	ruleImbalance,
 	ruleGPUThrottling,
 	ruleGPUXID,
