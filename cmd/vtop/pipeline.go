@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -29,11 +30,12 @@ type pipeline struct {
 	lastEval  time.Time
 	latest    *diagnose.Frame // the newest evaluated frame
 	log       *slog.Logger
-	scrapeLog *scrapeLog      // scrape errors and warnings, rate-limited
-	scrapes   int             // scrape results applied
-	answered  int             // of which succeeded (vLLM metrics read)
-	rec       *record.Writer  // --record; nil when not recording
-	prom      *promapi.Client // with --prometheus, for its request counts
+	scrapeLog *scrapeLog        // scrape errors and warnings, rate-limited
+	scrapes   int               // scrape results applied
+	answered  int               // of which succeeded (vLLM metrics read)
+	rec       *record.Writer    // --record; nil when not recording
+	prom      *promapi.Client   // with --prometheus, for its request counts
+	problems  map[string]string // what the sources say about themselves, by key (Batch.Problems)
 }
 
 // newPipeline wires the sources of o: the poller over its targets and the
@@ -183,6 +185,16 @@ func (p *pipeline) apply(b *sources.Batch) {
 	if p.rec != nil {
 		p.wallClock(b)
 	}
+	for _, pr := range b.Problems {
+		if p.problems == nil {
+			p.problems = map[string]string{}
+		}
+		if pr.Text == "" {
+			delete(p.problems, pr.Key)
+		} else {
+			p.problems[pr.Key] = sources.Sanitize(pr.Key, 80) + ": " + pr.Text
+		}
+	}
 	for _, n := range b.Departed {
 		p.rec.Departed(n)
 		p.remove(n, b.Now)
@@ -222,6 +234,10 @@ func (p *pipeline) apply(b *sources.Batch) {
 func (p *pipeline) frame() *diagnose.Frame {
 	p.rec.Tick(p.clock)
 	fr := p.engine.Frame(p.clock)
+	for _, line := range p.problems {
+		fr.Problems = append(fr.Problems, line)
+	}
+	slices.Sort(fr.Problems)
 	p.detector.Evaluate(fr)
 	p.lastEval, p.latest = p.clock, fr
 	return fr
