@@ -286,7 +286,14 @@ loop:
 		case <-ctx.Done():
 			break loop
 		case b := <-in:
+			first := p.scrapes == 0
 			p.apply(&b)
+			if first && p.scrapes > 0 {
+				// The first data is shown as it arrives, not a tick later:
+				// with --prometheus the tick is the server's scrape
+				// interval, minutes on some.
+				publish()
+			}
 			if p.clock.Sub(p.lastEval) >= evalEvery {
 				p.frame()
 			}
