@@ -589,6 +589,11 @@ func (c *Client) detectInterval(ctx context.Context, now time.Time) (time.Durati
 	}
 	slices.Sort(gaps)
 	iv := gaps[len(gaps)/2]
+	if iv > maxInterval {
+		// Samples years apart (a hostile or broken server): no interval
+		// vtop can follow, and the chunk arithmetic would overflow.
+		return 0, fmt.Errorf("prometheus %s: the samples of vLLM's running gauge are %s apart, more than the %s a scrape interval can be", c.name, iv, maxInterval)
+	}
 	if iv >= time.Second {
 		iv = iv.Round(time.Second)
 	} else {
@@ -596,6 +601,9 @@ func (c *Client) detectInterval(ctx context.Context, now time.Time) (time.Durati
 	}
 	return max(iv, 100*time.Millisecond), nil
 }
+
+// maxInterval bounds the scrape interval vtop follows, detected or given.
+const maxInterval = time.Hour
 
 // configuredInterval reads the global scrape_interval from the server's
 // configuration (Prometheus' /api/v1/status/config); 1m, Prometheus'
@@ -615,7 +623,7 @@ func (c *Client) configuredInterval(ctx context.Context) time.Duration {
 		return def
 	}
 	d, err := model.ParseDuration(y.Global.ScrapeInterval)
-	if err != nil || d <= 0 {
+	if err != nil || d <= 0 || time.Duration(d) > maxInterval {
 		return def
 	}
 	return time.Duration(d)

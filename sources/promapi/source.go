@@ -41,6 +41,8 @@ type Source struct {
 	classes []*sources.SeriesClasses
 	gen     uint64
 	names   []labelPair // scratch for label sorting
+	// boundText is the replica bound's Problem as last said.
+	boundText string
 }
 
 // NewSource reads through an opened client.
@@ -133,9 +135,18 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 	// target gone from its file_sd) keeps answering with the last sample:
 	// a replica with no new scrape for a few intervals has departed.
 	gone := ts.Add(-max(3*c.interval, 5*time.Second))
+	dropped := 0
 	for _, smp := range v.(model.Vector) {
+		// A stamp in the future is taken as now (see federation.sample).
 		at := time.UnixMilli(int64(float64(smp.Value) * 1000))
+		if at.After(ts) {
+			at = ts
+		}
 		if at.Before(gone) {
+			continue
+		}
+		if s.fleet.byKey[keyOf(smp.Metric)] == nil && len(s.fleet.byKey) >= c.maxReplicas() {
+			dropped++
 			continue
 		}
 		r, added := s.fleet.get(smp.Metric)
@@ -151,6 +162,7 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 			s.fleet.drop(r)
 		}
 	}
+	s.bounded(&b, dropped)
 	vecs, err := queryAll(c.families, func(f family) (model.Value, error) { return c.query(ctx, c.selectFamily(f), ts) })
 	if err != nil {
 		return b, err
@@ -181,6 +193,25 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 	}
 	return b, nil
 }
+
+// bounded says, when a refresh left replicas out (past maxReplicas), and
+// clears it when it no longer does: checked on every refresh, not only at
+// open, so a fleet that grows past the bound is caught.
+func (s *Source) bounded(b *sources.Batch, dropped int) {
+	text := ""
+	if dropped > 0 {
+		text = fmt.Sprintf("more than %d replicas (the series limit of %d at about %d each): the rest (%d series) are left out; narrow --selector",
+			s.c.maxReplicas(), s.c.cfg.MaxSeries, seriesPerReplica, dropped)
+	}
+	if text != s.boundText {
+		s.boundText = text
+		b.Problems = append(b.Problems, sources.Problem{Key: "prometheus " + s.c.name, Text: text})
+	}
+}
+
+// maxReplicas is the bound on replicas a refresh keeps: the series limit
+// at the series one vLLM exposes.
+func (c *Client) maxReplicas() int { return max(c.cfg.MaxSeries/seriesPerReplica, 1) }
 
 // readGPUs reads dcgm-exporter's series, one query per metric, and joins
 // the devices to the replicas by pod, else by host.
