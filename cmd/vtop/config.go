@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/discovery"
 	"github.com/vtop-dev/vtop/themes"
@@ -41,9 +42,9 @@ type options struct {
 	sloProfile  string
 	gpu         string
 	prom        promOptions
-	dcgm        []string             // dcgm-exporter URLs (direct mode)
-	discover    []discovery.Spec     // dns+, dnssrv+ targets and --file-sd files
-	rules       diagnose.RulesConfig // thresholds, for durations, SLO profile
+	dcgm        []string           // dcgm-exporter URLs (direct mode)
+	discover    []discovery.Spec   // dns+, dnssrv+ targets and --file-sd files
+	rules       detect.RulesConfig // thresholds, for durations, SLO profile
 	// gpuSource replaces NVML (the demo passes its simulated GPUs), and
 	// procTrees, indexed like targets, replace the /proc join (the demo's
 	// replicas run in vtop's own process, with simulated PIDs).
@@ -63,10 +64,10 @@ type promOptions struct {
 // fileConfig is the YAML config file. Keys are the long flag names; targets
 // may be strings or objects that carry what /metrics cannot tell.
 type fileConfig struct {
-	Targets     []fileTarget                   `yaml:"targets"`
-	Rules       map[string]diagnose.RuleConfig `yaml:"-"`
-	SLOProfiles []diagnose.SLO                 `yaml:"-"` // overrides and additions, merged over the built-ins
-	Values      map[string]string              `yaml:"-"`
+	Targets     []fileTarget                 `yaml:"targets"`
+	Rules       map[string]detect.RuleConfig `yaml:"-"`
+	SLOProfiles []diagnose.SLO               `yaml:"-"` // overrides and additions, merged over the built-ins
+	Values      map[string]string            `yaml:"-"`
 }
 
 type fileTarget struct {
