@@ -122,16 +122,16 @@ func TestDiscoveredShareSlots(t *testing.T) {
 		n := inFlight.Add(1)
 		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond)
 		inFlight.Add(-1)
 		fmt.Fprint(w, "vllm:num_requests_running 1\n")
 	})}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	addr := ln.Addr().String()
-	// 120 targets on one server, told apart by their paths.
+	// 40 targets on one server, told apart by their paths.
 	var groups []string
-	for i := 0; i < 120; i++ {
+	for i := 0; i < 40; i++ {
 		groups = append(groups, `{"targets": ["`+addr+`"], "labels": {"__metrics_path__": "/m`+strconv.Itoa(i)+`"}}`)
 	}
 	path := filepath.Join(t.TempDir(), "sd.json")
@@ -141,11 +141,11 @@ func TestDiscoveredShareSlots(t *testing.T) {
 	static, _ := sources.ParseTarget("http://" + addr + "/static")
 	f, _ := sources.NewFetcher(sources.HTTPConfig{Timeout: time.Second})
 	pc := pollConfig()
-	pc.Interval, pc.MaxParallel = time.Second, 4 // a fair share of 33 ms: every scrape ends within it
+	pc.Interval, pc.MaxParallel = time.Second, 4 // a fair share of ~100 ms: every scrape ends within it
 	w := watch(t, &Source{Specs: []Spec{{Kind: "file", Path: path}}, Static: []sources.Target{static}, Fetcher: f, Poll: pc})
 	var seen sync.Map
 	deadline := time.After(20 * time.Second)
-	for n := 0; n < 121*3; {
+	for n := 0; n < 41*3; {
 		select {
 		case b := <-w.out:
 			for _, s := range b.Scrapes {
