@@ -215,4 +215,8 @@ type Frame struct {
 	// within it that were not kept.
 	Roster     []RosterEvent
 	RosterMore int
+	// Problems are what the sources say about themselves now ("file_sd
+	// t.json: no such file", a bound reached, a gap in the history), one
+	// line each, sorted; set by whoever feeds the engine.
+	Problems []string
 }
