@@ -235,7 +235,8 @@ func promValue(base, q string) (float64, bool) {
 }
 
 // Direct mode: --dcgm reads a dcgm-exporter endpoint itself; the GPUs fill
-// the report's GPU section and join the targets on the exporter's host.
+// the report's GPU section and join a target on the exporter's host when
+// the host serves that target alone.
 func TestDirectDCGM(t *testing.T) {
 	bin := vtopBinary(t)
 	hosts, dcgmURL := simFleetDCGM(t, bin, "--replicas", "2", "--scenario", "healthy")
@@ -262,8 +263,22 @@ func TestDirectDCGM(t *testing.T) {
 		t.Errorf("GPU section: %s, %d GPUs\n%.2000s", rep.GPU.Source, len(rep.GPUs), out)
 	}
 	for _, e := range rep.Endpoints {
-		if len(e.GPU.GPUs) != 2 { // one host: each replica holds every GPU of it
-			t.Errorf("%s joined to GPUs %v", e.Name, e.GPU.GPUs)
+		// One host serving two replicas: its GPUs are the node's, held
+		// by neither (no pod says whose).
+		if len(e.GPU.GPUs) != 0 {
+			t.Errorf("%s joined to GPUs %v on a host it shares", e.Name, e.GPU.GPUs)
 		}
+	}
+	// The host serving one replica: its GPUs are that replica's.
+	code, out, errOut = runArgs(t, nil, "--once", "-o", "json", "--window", "2s", "--interval", "500ms", "--dcgm", dcgmURL, hosts[0])
+	if code == int(3) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rep.Endpoints = nil
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(rep.Endpoints) != 1 || len(rep.Endpoints[0].GPU.GPUs) != 2 {
+		t.Errorf("the host's one replica: %+v", rep.Endpoints)
 	}
 }
