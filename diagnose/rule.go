@@ -120,6 +120,7 @@ var ruleTable = []*Rule{
 	ruleImbalance,
 	ruleGPUThrottling,
 	ruleGPUXID,
+	ruleCrashLoop,
 	ruleEndpointDown,
 	ruleRestarted,
 	ruleScrapeSlow,

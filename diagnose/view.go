@@ -138,6 +138,7 @@ type EndpointView struct {
 	LastSuccess    time.Time
 	ScrapeDuration time.Duration
 	RestartedAt    time.Time // zero unless a restart was seen recently
+	Restarts       []Restart // restarts within the last hour, oldest first; shared, read-only
 	Kind           sources.EndpointKind
 	Version        sources.VersionRange
 	Models         []string
