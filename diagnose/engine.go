@@ -95,6 +95,7 @@ type endpoint struct {
 	procStart   float64
 	life        procLife  // the process serving now: its memory, for the next restart
 	restarts    []Restart // oldest first, within restartRetain; readers share it
+	shift       shiftState
 	// What the engine reads of the newest snapshot once it is ingested:
 	// its header (snap points at head; Subs nil) and its sub-series' keys
 	// and cache configs. Its samples live in history; the snapshot itself
@@ -136,7 +137,7 @@ func New(cfg Config, targets []TargetInfo) *Engine {
 // index.
 func (e *Engine) AddTarget(t TargetInfo) int {
 	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs, pool: t.Pool,
-		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN(), life: newLife()})
+		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN(), life: newLife(), shift: newShiftState()})
 	return len(e.eps) - 1
 }
 
@@ -230,6 +231,7 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 		ep.refs = append(ep.refs, subRef{key: snap.Subs[k].Key, cache: snap.Subs[k].Cache})
 	}
 	e.derive(ep, s.Time)
+	e.observeShifts(ep, s.Time)
 	sp := ep.sp.sparkStats() // only what a sparkline point draws
 	ep.spark.push(sparkPoint(s.Time, &sp))
 }
@@ -413,6 +415,7 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 		v.RestartedAt = ep.restartedAt
 	}
 	v.Restarts = ep.recentRestarts(now)
+	v.Shifts = ep.shift.view(now)
 	if s := ep.snap; s != nil {
 		v.Kind, v.Version, v.Models, v.Warnings, v.Samples = s.Kind, s.Version, models(ep.refs), s.Warnings, s.Samples
 		v.RSS = s.Proc[sources.PRSS]

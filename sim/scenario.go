@@ -110,6 +110,14 @@ var Scenarios = []Scenario{
 			l.Rate, l.BurstEvery, l.Clients, l.ClientTimeout, l.CancelShare = 0, 0, 400, 0, 0
 			l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.PrefixShare = 6000, 0.3, 32, 0.5, 0
 		}},
+	{Name: "long-prompts", Summary: "a retrieval feature starts putting documents into every prompt: the prompt median goes from 600 to 4.8k tokens (×8) at the same request rate and answer length",
+		start: func(r *Replica) { r.load.PromptMedian *= 8 }},
+	{Name: "long-answers", Summary: "a client turns on step-by-step reasoning: the answer median goes from 180 to 720 tokens (×4) at the same request rate",
+		start: func(r *Replica) {
+			l := &r.load
+			l.OutputMedian *= 4
+			l.MaxTokens = max(l.MaxTokens, 4*l.OutputMedian)
+		}},
 	{Name: "restart", Summary: "the vLLM process restarts: the port refuses connections for 20 s while the model loads, then every counter starts from zero",
 		start: func(r *Replica) { r.restartAt = r.now },
 		down:  func(d time.Duration) bool { return d < restartDown }},
