@@ -105,6 +105,7 @@ type endpoint struct {
 	refs  []subRef
 	subs  map[sources.SubKey]*subHistory
 	spark sparkRing
+	trend Trend // over the window ending at the newest spark point
 	gpu   endpointGPU
 
 	// Derived at ingest (work happens when data arrives), reused by frames.
@@ -137,7 +138,8 @@ func New(cfg Config, targets []TargetInfo) *Engine {
 // index.
 func (e *Engine) AddTarget(t TargetInfo) int {
 	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs, pool: t.Pool,
-		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN(), life: newLife(), shift: newShiftState()})
+		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN(), trend: UnknownTrend(),
+		life: newLife(), shift: newShiftState()})
 	return len(e.eps) - 1
 }
 
@@ -234,6 +236,7 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 	e.observeShifts(ep, s.Time)
 	sp := ep.sp.sparkStats() // only what a sparkline point draws
 	ep.spark.push(sparkPoint(s.Time, &sp))
+	ep.trend = TrendOf(ep.spark.view(), s.Time, e.cfg.Window)
 }
 
 // derive recomputes an endpoint's cached accumulators over the window ending at t.
@@ -341,6 +344,7 @@ func (e *Engine) Frame(now time.Time) *Frame {
 	for i, ep := range e.eps {
 		if ep.dirty {
 			e.derive(ep, ep.lastSuccess)
+			ep.trend = TrendOf(ep.spark.view(), ep.lastSuccess, e.cfg.Window)
 		}
 		v := e.view(i, ep, now)
 		f.Endpoints[i] = v
@@ -392,7 +396,7 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr, NotVLLM: ep.notVLLM,
 		LastAttempt: ep.lastAttempt, LastSuccess: ep.lastSuccess, ScrapeDuration: ep.dur,
 		MaxNumSeqs: ep.maxNumSeqs, Pool: ep.pool, RSS: math.NaN(),
-		Subs: ep.subStats, Spark: ep.spark.view(), SparkLong: ep.spark.longView(), GPU: ep.gpu.joined,
+		Subs: ep.subStats, Spark: ep.spark.view(), SparkLong: ep.spark.longView(), GPU: ep.gpu.joined, Trend: ep.trend,
 	}
 	if ep.stats != nil {
 		v.Stats = *ep.stats

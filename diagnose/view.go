@@ -154,6 +154,7 @@ type EndpointView struct {
 	Subs           []SubView
 	Spark          []SparkPoint // oldest first; shared, read-only
 	SparkLong      []SparkPoint // one point per LongStep, 30 min; shared, read-only
+	Trend          Trend        // the queue and batch over the window, from Spark
 	GPU            EndpointGPU  // filled when the endpoint runs on this host
 	Findings       []Finding    // this endpoint's firing and resolving findings, worst first
 	Pending        []Finding    // conditions holding toward their hold (State pending), worst first

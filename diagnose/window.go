@@ -73,6 +73,16 @@ func nanAdd(a, b float64) float64 {
 	return a + b
 }
 
+func nanMin(a, b float64) float64 {
+	switch {
+	case math.IsNaN(b):
+		return a
+	case math.IsNaN(a):
+		return b
+	}
+	return math.Min(a, b)
+}
+
 func nanMax(a, b float64) float64 {
 	switch {
 	case math.IsNaN(b):

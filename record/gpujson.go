@@ -10,8 +10,8 @@ import (
 	"github.com/vtop-dev/vtop/sources"
 )
 
-// appendGPUJSON appends what json.MarshalIndent(toWire(s), "", " ") gives,
-// byte for byte, without reflection or the indent pass: a GPU reading is
+// appendGPUJSON appends what json.MarshalIndent(toWire(s), "", " ") gives
+// (wireGPU's numbers spliced in after pci_bus_id), byte for byte, without reflection or the indent pass: a GPU reading is
 // recorded at every evaluation, and encoding/json was most of its cost.
 // TestGPUJSONMatchesEncodingJSON holds the two together.
 func appendGPUJSON(dst []byte, s *sources.GPUSnapshot) ([]byte, error) {
@@ -52,25 +52,14 @@ func (w *jsonWriter) gpu(g *sources.GPU) {
 	w.str("name", g.Name)
 	w.str("uuid", g.UUID)
 	w.str("pci_bus_id", g.PCIBusID)
-	w.num("util_gpu", g.UtilGPU)
-	w.num("util_mem", g.UtilMem)
-	w.num("mem_used", g.MemUsed)
-	w.num("mem_total", g.MemTotal)
-	w.num("temp_c", g.TempC)
-	w.num("temp_slowdown_c", g.TempSlowdownC)
-	w.num("power_w", g.PowerW)
-	w.num("power_limit_w", g.PowerLimitW)
-	w.num("sm_clock_mhz", g.SMClockMHz)
-	w.num("mem_clock_mhz", g.MemClockMHz)
+	for i := range sources.GPUFields {
+		w.num(sources.GPUFields[i].Wire, *sources.GPUFields[i].At(g))
+	}
 	w.strs("clock_events", g.ClockEvents)
 	w.key("clock_event_bits")
 	w.b = strconv.AppendUint(w.b, uint64(g.ClockEventBits), 10)
-	w.num("ecc_uncorrected", g.ECCUncorrected)
-	w.num("retired_pages", g.RetiredPages)
 	w.boolOmit("remap_pending", g.RemapPending)
 	w.boolOmit("remap_failed", g.RemapFailed)
-	w.num("pcie_tx_bps", g.PCIeTxBps)
-	w.num("pcie_rx_bps", g.PCIeRxBps)
 	w.int("mig", int64(int8(g.MIG)))
 	w.objects("processes", len(g.Processes), func(i int) error {
 		p := &g.Processes[i]

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"testing"
 	"time"
 
@@ -74,4 +75,43 @@ func randSnapshot(r *rand.Rand) sources.GPUSnapshot {
 		s.Events = append(s.Events, sources.GPUEvent{Time: tm(), GPU: r.IntN(8), XID: r.IntN(100) - 1, Text: str(), Level: str()})
 	}
 	return s
+}
+
+// Every row of sources.GPUFields goes through a recording by its key, and
+// a recording without a row's key (made before the row was added) reads
+// that number as unknown, not zero.
+func TestGPUFieldsRecorded(t *testing.T) {
+	for i := range sources.GPUFields {
+		g := sources.GPU{Index: 3, Name: "x"}
+		g.SetUnknown()
+		*sources.GPUFields[i].At(&g) = float64(1000 + i)
+		s := sources.GPUSnapshot{Time: time.Unix(1795521360, 0).UTC(), GPUs: []sources.GPU{g}}
+		b, err := appendGPUJSON(nil, &s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key := `"` + sources.GPUFields[i].Wire + `": ` + strconv.Itoa(1000+i)
+		if !bytes.Contains(b, []byte(key)) {
+			t.Fatalf("%s: record lacks %s:\n%s", sources.GPUFields[i].Wire, key, b)
+		}
+		var w wireSnapshot
+		if err := json.Unmarshal(b, &w); err != nil {
+			t.Fatal(err)
+		}
+		back := fromWire(&w)
+		for k := range sources.GPUFields {
+			got := *sources.GPUFields[k].At(&back.GPUs[0])
+			if want := *sources.GPUFields[k].At(&g); got != want && !(math.IsNaN(got) && math.IsNaN(want)) {
+				t.Errorf("%s set: %s read back %v, want %v", sources.GPUFields[i].Wire, sources.GPUFields[k].Wire, got, want)
+			}
+		}
+		old := bytes.Replace(b, []byte(key+",\n"), nil, 1)
+		w = wireSnapshot{}
+		if err := json.Unmarshal(old, &w); err != nil {
+			t.Fatalf("without %s: %v\n%s", key, err, old)
+		}
+		if v := *sources.GPUFields[i].At(&fromWire(&w).GPUs[0]); !math.IsNaN(v) {
+			t.Errorf("a record without %s reads %v, want unknown", sources.GPUFields[i].Wire, v)
+		}
+	}
 }

@@ -35,6 +35,17 @@ func TestLayering(t *testing.T) {
 		{mod + "/ui/...", false, []string{mod + "/cmd"}},
 		{mod + "/ui/...", true, []string{"net", "net/http", "os/exec", "os/signal"}},
 	}
+	// The detector reads the engine's views; the engine never knows the
+	// detector (diagnose/detect imports diagnose, never the reverse).
+	out, err := exec.Command("go", "list", "-deps", mod+"/diagnose").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list diagnose: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, mod+"/diagnose/") && dep != mod+"/diagnose/format" {
+			t.Errorf("%s depends on %s", mod+"/diagnose", dep)
+		}
+	}
 	for _, r := range rules {
 		args := []string{"list", "-deps", "-f", "{{.ImportPath}}", r.pkg}
 		if r.direct {
@@ -61,10 +72,16 @@ func TestLayering(t *testing.T) {
 	}
 }
 
-// TestDiagnoseHasNoClock: diagnose takes time as a parameter, so its
-// results are reproducible; it never calls time.Now or time.Since.
+// TestDiagnoseHasNoClock: diagnose and its detector take time as a
+// parameter, so their results are reproducible; they never call time.Now
+// or time.Since.
 func TestDiagnoseHasNoClock(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "..", "diagnose", "*.go"))
+	detect, _ := filepath.Glob(filepath.Join("..", "..", "diagnose", "detect", "*.go"))
+	if len(files) == 0 || len(detect) == 0 {
+		t.Fatal("no diagnose or diagnose/detect sources found")
+	}
+	files = append(files, detect...)
 	fset := token.NewFileSet()
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

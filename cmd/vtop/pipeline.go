@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/dcgm"
@@ -21,7 +22,7 @@ import (
 type pipeline struct {
 	srcs      []sources.Source
 	engine    *diagnose.Engine
-	detector  *diagnose.Detector
+	detector  *detect.Detector
 	interval  time.Duration
 	index     map[string]int // target name → engine index
 	clock     time.Time
@@ -91,7 +92,7 @@ func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) 
 		KeepBody: o.record != ""}
 	// Every scrape for the window and the longest hold; a coarser step
 	// before that (the leak fit and sparklines need no more).
-	if det, err := diagnose.NewDetector(o.rules); err == nil {
+	if det, err := detect.NewDetector(o.rules); err == nil {
 		var hold time.Duration
 		for _, r := range det.Rules() {
 			hold = max(hold, r.For)
@@ -121,7 +122,7 @@ const promQueryTimeout = 15 * time.Second
 // newPipelineOf builds the pipeline over any sources; o's targets are known
 // up front, so they keep their order whatever source names them first.
 func newPipelineOf(o *options, logger *slog.Logger, srcs ...sources.Source) (*pipeline, error) {
-	det, err := diagnose.NewDetector(o.rules)
+	det, err := detect.NewDetector(o.rules)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/sources"
 )
@@ -25,7 +26,7 @@ type player struct {
 	slo        string // --slo override; "" keeps the recorded profile
 
 	hdr    record.Header
-	rules  diagnose.RulesConfig
+	rules  detect.RulesConfig
 	p      *pipeline
 	src    *record.Source
 	in     chan sources.Batch
@@ -54,8 +55,10 @@ func replayOptions(hdr record.Header, file, slo string) (*options, time.Duration
 		if err := json.Unmarshal(hdr.Config, &cfg); err != nil {
 			return nil, 0, fmt.Errorf("%s: recorded configuration: %v", file, err)
 		}
+		// A recording is untrusted: its profile names reach findings.
+		sources.SanitizeAll(&cfg, sources.MaxLabelLen)
 	}
-	rules := diagnose.RulesConfig{SLO: cfg.SLO, Rules: cfg.Rules, Profiles: cfg.Profiles}
+	rules := detect.RulesConfig{SLO: cfg.SLO, Rules: cfg.Rules, Profiles: cfg.Profiles}
 	if len(rules.Profiles) == 0 {
 		rules.Profiles = diagnose.SLOProfiles()
 	}

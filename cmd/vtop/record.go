@@ -7,16 +7,17 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	"github.com/vtop-dev/vtop/record"
 )
 
 // recordedConfig is the configuration that decides findings, kept in a
 // recording's header so a replay evaluates with the same rules.
 type recordedConfig struct {
-	SLO      diagnose.SLO                   `json:"slo"`
-	Rules    map[string]diagnose.RuleConfig `json:"rules,omitempty"`
-	Profiles []diagnose.SLO                 `json:"slo_profiles,omitempty"`
-	ForCap   time.Duration                  `json:"for_cap,omitempty"` // --once caps for durations at half its window
+	SLO      diagnose.SLO                 `json:"slo"`
+	Rules    map[string]detect.RuleConfig `json:"rules,omitempty"`
+	Profiles []diagnose.SLO               `json:"slo_profiles,omitempty"`
+	ForCap   time.Duration                `json:"for_cap,omitempty"` // --once caps for durations at half its window
 }
 
 // startRecording opens --record when asked. forCap is the cap a --once run

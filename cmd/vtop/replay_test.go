@@ -79,6 +79,13 @@ func simRun(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, each 
 // tree first (to give it a memory limit, say); tree may be nil.
 func simRunTrees(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, tree func(*sources.ProcTree), each func(*diagnose.Frame)) {
 	t.Helper()
+	simRunRules(t, path, rcs, steps, tree, nil, each)
+}
+
+// simRunRules is simRunTrees with the rules' configuration passed through
+// rules first (a crafted profile, say); rules may be nil.
+func simRunRules(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, tree func(*sources.ProcTree), rules func(*diagnose.RulesConfig), each func(*diagnose.Frame)) {
+	t.Helper()
 	fleet, err := sim.NewFleet(sim.FleetConfig{Replicas: rcs}, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +93,9 @@ func simRunTrees(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, 
 	o := &options{interval: time.Second, window: time.Minute, record: path}
 	if o.rules, err = rulesConfig(&fileConfig{}, "chat"); err != nil {
 		t.Fatal(err)
+	}
+	if rules != nil {
+		rules(&o.rules)
 	}
 	var norms []*sources.Normalizer
 	var procs []sources.TargetProcs

@@ -147,16 +147,11 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		c.cfg.Fetcher = cfg.Fetcher
 	}
-	next := cfg.Fetcher.Client().Transport
-	if t, ok := next.(*http.Transport); ok {
-		// The targets' transport waits a scrape's timeout for headers; a
-		// server answers a fleet-wide query (or /federate, which sends
-		// nothing until it has gathered every series) within the query's.
-		t = t.Clone()
-		t.ResponseHeaderTimeout = cfg.Timeout
-		next = t
-	}
-	c.http = &http.Client{Transport: &roundTripper{c: c, next: next}}
+	// The targets' transport waits a scrape's timeout for headers; a server
+	// answers a fleet-wide query (or /federate, which sends nothing until it
+	// has gathered every series) within the query's. Credentials and the
+	// extra headers go to this server only, never along a redirect elsewhere.
+	c.http = &http.Client{Transport: &roundTripper{c: c, next: cfg.Fetcher.OriginClient(u, cfg.Headers, cfg.Timeout)}}
 	ac, err := api.NewClient(api.Config{Address: strings.TrimSuffix(cfg.URL, "/"), Client: c.http})
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus %s: %v", c.name, err)
@@ -179,21 +174,14 @@ func (c *Client) Server() string { return c.name }
 // Interval is the scrape interval, detected or given.
 func (c *Client) Interval() time.Duration { return c.interval }
 
-// roundTripper adds credentials and the extra headers, and bounds the body.
+// roundTripper logs and bounds each request; the client under it (the
+// outbound policy's) adds the credentials and follows redirects.
 type roundTripper struct {
 	c    *Client
-	next http.RoundTripper
+	next *http.Client
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	if err := rt.c.cfg.Fetcher.Authorize(req); err != nil {
-		return nil, err
-	}
-	for k, v := range rt.c.cfg.Headers {
-		req.Header.Set(k, v)
-	}
-	req.Header.Set("User-Agent", "vtop")
 	// What was asked: a POST's form, a GET's query (/federate's selectors),
 	// both with the --prometheus URL's own query values hidden; the URL
 	// itself is logged with every value hidden.
@@ -210,19 +198,25 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	start := time.Now()
-	resp, err := rt.next.RoundTrip(req)
+	resp, err := rt.next.Do(req)
 	if err != nil {
+		// The policy's client quotes the URL, query values and all; the
+		// outer client names the request again.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, err
 	}
 	rt.c.queries.Add(1)
-	lb := &limitBody{r: resp.Body, left: rt.c.cfg.MaxBody, n: &rt.c.bytes}
+	var done func(int64)
 	if l := rt.c.cfg.Log; l != nil {
-		lb.done = func() {
+		done = func(n int64) {
 			l.Debug("prometheus request", "method", req.Method, "url", sources.RedactURL(req.URL), "form", form, "status", resp.StatusCode,
-				"bytes", rt.c.cfg.MaxBody-lb.left, "seconds", time.Since(start).Seconds())
+				"bytes", n, "seconds", time.Since(start).Seconds())
 		}
 	}
-	resp.Body = lb
+	resp.Body = sources.LimitBody(resp.Body, rt.c.cfg.MaxBody, &rt.c.bytes, done)
 	return resp, nil
 }
 
@@ -256,37 +250,6 @@ func (c *Client) redactForm(form string) string {
 		}
 	}
 	return v.Encode()
-}
-
-// errTooLarge is a response past Config.MaxBody.
-var errTooLarge = errors.New("response larger than the limit; narrow --selector")
-
-type limitBody struct {
-	r    io.ReadCloser
-	left int64
-	n    *atomic.Int64
-	done func() // at Close
-}
-
-func (l *limitBody) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		return 0, errTooLarge
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
-	l.n.Add(int64(n))
-	return n, err
-}
-
-func (l *limitBody) Close() error {
-	if l.done != nil {
-		l.done()
-		l.done = nil
-	}
-	return l.r.Close()
 }
 
 // match renders a selector for the given sample names plus the user's
@@ -428,6 +391,9 @@ func (c *Client) queryErr(q string, err error) error {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		msg = fmt.Sprintf("no answer within %s", c.cfg.Timeout)
+	}
+	if strings.Contains(msg, sources.ErrTooLarge.Error()) {
+		msg += fmt.Sprintf(" (%d MiB): narrow --selector", c.cfg.MaxBody>>20)
 	}
 	return fmt.Errorf("prometheus %s: query %s: %s", c.name, sources.Sanitize(q, 200), sources.Sanitize(msg, 200))
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	f "github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sources"
 )
@@ -42,7 +43,7 @@ func FrameStatus(fr *diagnose.Frame) Status {
 	if fr.Fleet.Total == 0 || fr.Fleet.Up == 0 {
 		return Unknown
 	}
-	switch w, ok := diagnose.Worst(fr.Findings); {
+	switch w, ok := detect.Worst(fr.Findings); {
 	case !ok:
 		return OK
 	case w == diagnose.SevCritical:
@@ -86,7 +87,7 @@ func RunStatus(fr *diagnose.Frame, r Run) Status {
 	if st == Unknown || !r.Interrupted {
 		return st
 	}
-	if w, ok := diagnose.Worst(fr.Pending); ok && w > diagnose.SevInfo {
+	if w, ok := detect.Worst(fr.Pending); ok && w > diagnose.SevInfo {
 		st = max(st, Status(w))
 	}
 	for i := range fr.Endpoints {
