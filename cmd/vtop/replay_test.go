@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/ui/report"
@@ -84,7 +85,7 @@ func simRunTrees(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, 
 
 // simRunRules is simRunTrees with the rules' configuration passed through
 // rules first (a crafted profile, say); rules may be nil.
-func simRunRules(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, tree func(*sources.ProcTree), rules func(*diagnose.RulesConfig), each func(*diagnose.Frame)) {
+func simRunRules(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, tree func(*sources.ProcTree), rules func(*detect.RulesConfig), each func(*diagnose.Frame)) {
 	t.Helper()
 	fleet, err := sim.NewFleet(sim.FleetConfig{Replicas: rcs}, 7)
 	if err != nil {
@@ -196,7 +197,7 @@ func findingLines(fr *diagnose.Frame) []string {
 
 func frameJSON(t testing.TB, fr *diagnose.Frame) string {
 	var b bytes.Buffer
-	if err := report.WriteJSON(&b, report.BuildJSON(fr, vtopVersion(), report.FrameStatus(fr))); err != nil {
+	if err := report.WriteJSON(&b, report.BuildJSONRun(fr, vtopVersion(), report.FrameStatus(fr), report.Run{Window: fr.Window, Elapsed: fr.Window})); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()

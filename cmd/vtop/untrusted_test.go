@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
 )
@@ -81,7 +82,7 @@ func assertSafeStrings(t *testing.T, what string, v any) {
 func TestReplayHostileRecording(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hostile.vtop")
 	rcs := []sim.ReplicaConfig{{Name: "r0", Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}}}
-	simRunRules(t, path, rcs, 45, nil, func(rc *diagnose.RulesConfig) {
+	simRunRules(t, path, rcs, 45, nil, func(rc *detect.RulesConfig) {
 		for _, n := range hostileNames {
 			rc.Profiles = append(rc.Profiles, diagnose.SLO{Name: n, Desc: n, TTFT: time.Millisecond, ITL: time.Microsecond, E2E: time.Millisecond})
 		}

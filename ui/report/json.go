@@ -317,12 +317,7 @@ func tptr(t time.Time) *time.Time {
 	return &u
 }
 
-// BuildJSON converts a frame into the JSON document.
-func BuildJSON(f *diagnose.Frame, vtopVersion string, st Status) JSONReport {
-	return BuildJSONRun(f, vtopVersion, st, Run{Window: f.Window, Elapsed: f.Window})
-}
-
-// BuildJSONRun is BuildJSON saying how the run went.
+// BuildJSONRun converts a frame into the JSON document, saying how the run went.
 func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSONReport {
 	r := JSONReport{
 		Schema: SchemaVersion, VtopVersion: vtopVersion, GeneratedAt: f.Time.UTC(),
