@@ -43,7 +43,8 @@ const (
 	SigGenLen                  // mean output length of finished requests, tokens
 	SigPrefixHit               // prefix-cache hit ratio
 	SigAbort                   // share of finished requests aborted
-	SigDecode                  // generated tokens/s per running request: the engine's speed
+	SigDecode                  // generated tokens/s per running request: the speed a request gets
+	SigGPUClock                // the slowest SM clock of the endpoint's own busy GPUs, MHz
 	SigTTFT                    // TTFT p95 of the requests of one scrape, s
 	SigITL                     // inter-token p95, s
 	NumSignals
@@ -73,7 +74,12 @@ var signals = [NumSignals]signalInfo{
 	SigGenLen:    {"output mean", ShiftWorkload, UnitTokens, true, 1.6, 20 * time.Second},
 	SigPrefixHit: {"prefix hit rate", ShiftWorkload, UnitRatio, false, 0.2, 30 * time.Second},
 	SigAbort:     {"abort share", ShiftWorkload, UnitRatio, false, 0.15, 30 * time.Second},
-	SigDecode:    {"decode speed per request", ShiftCapacity, UnitPerSec, true, 1.5, 30 * time.Second},
+	// A request's decode speed falls with a larger batch as much as with
+	// a slower GPU: what users feel, not a capacity measure.
+	SigDecode: {"decode speed per request", ShiftSymptom, UnitPerSec, true, 2, 30 * time.Second},
+	// A busy GPU's clock is the engine's capacity: it falls when the GPU
+	// throttles, not when the traffic changes.
+	SigGPUClock: {"GPU SM clock", ShiftCapacity, UnitMHz, true, 1.25, 20 * time.Second},
 	// Latency moves with every burst: only a change users notice.
 	SigTTFT: {"TTFT p95", ShiftSymptom, UnitSeconds, true, 3, 20 * time.Second},
 	SigITL:  {"inter-token p95", ShiftSymptom, UnitSeconds, true, 2, 30 * time.Second},
@@ -174,7 +180,11 @@ func (e *Engine) observeShifts(ep *endpoint, t time.Time) {
 		x.addSub(h, h.n-2, h.n-1, sub.cache, shiftHists)
 	}
 	nan := math.NaN()
-	obs := [NumSignals]float64{nan, nan, nan, nan, nan, nan, nan, nan, nan}
+	var obs [NumSignals]float64
+	for i := range obs {
+		obs[i] = nan
+	}
+	obs[SigGPUClock] = e.busyClock(ep)
 	if x.engines == 0 || x.span <= 0 {
 		ep.shift.prevInFl = nan
 		ep.shift.observe(t, &obs)
@@ -202,6 +212,33 @@ func (e *Engine) observeShifts(ep *endpoint, t time.Time) {
 	ep.shift.observe(t, &obs)
 }
 
+// busyClock is the slowest SM clock of the GPUs attributed to the
+// endpoint that are busy (an idle GPU lowers its clocks by design) and
+// not merely at their power limit, NaN when none.
+func (e *Engine) busyClock(ep *endpoint) float64 {
+	c := math.NaN()
+	for _, gi := range ep.gpu.joined.GPUs {
+		if gi < 0 || gi >= len(e.gpu.snap.GPUs) {
+			continue
+		}
+		g := &e.gpu.snap.GPUs[gi]
+		// A busy GPU at its power limit trades clock for watts as the
+		// load asks: the clock says the load, not what the GPU can do.
+		capOnly := g.ClockEventBits&sources.ClockSWPowerCap != 0 && g.ClockEventBits&(sources.ClockThrottle&^sources.ClockSWPowerCap) == 0
+		// A reading between kernels is at idle clocks whatever the
+		// utilization averaged over the last second says.
+		idle := g.ClockEventBits&sources.ClockIdle != 0
+		if g.UtilGPU >= busyUtil && g.SMClockMHz > 0 && !capOnly && !idle {
+			c = nanMin(c, g.SMClockMHz)
+		}
+	}
+	return c
+}
+
+// busyUtil is the utilization, percent, above which a GPU's clock says
+// what it can do.
+const busyUtil = 20
+
 // shiftHists are the histograms a scrape's observations read.
 const shiftHists = 1<<tTTFT | 1<<tITL | 1<<tPromptLen | 1<<tGenLen
 
@@ -220,8 +257,38 @@ func (s *shiftState) observe(t time.Time, obs *[NumSignals]float64) {
 	s.pos = (s.pos + 1) % shiftRecent
 	s.seen = min(s.seen+1, shiftRecent)
 	s.times[s.pos] = t.UnixNano()
+	n := len(s.shifts)
 	for i := range s.sig {
 		s.step(Signal(i), t, obs[i], alpha, fast)
+	}
+	if len(s.shifts) > n {
+		s.comoving(t)
+	}
+}
+
+// comoving opens, once one change is found, every other signal whose sum
+// is past the threshold with a clear change of level, without waiting for
+// its own hold: anomalies that start together are one change, and what
+// moved first is only told among them (a prompt-length change is seen in
+// prompt tokens/s at once, in finished requests' means seconds later).
+func (s *shiftState) comoving(t time.Time) {
+	for i := range s.sig {
+		c := &s.sig[i]
+		info := &signals[i]
+		if c.active > 0 || c.n <= shiftWarm || c.postN == 0 || math.Max(c.hi, c.lo) < shiftH {
+			continue
+		}
+		post := c.postSum / float64(c.postN)
+		if !clearChange(info, c.mean, post, 1) {
+			continue
+		}
+		start := c.hiStart
+		if c.lo > c.hi {
+			start = c.loStart
+		}
+		s.open(Shift{Signal: Signal(i), Name: info.Name, Kind: info.Kind, Unit: info.Unit,
+			Onset: s.onset(c, start), Detected: t, Before: level(info, c.mean), After: level(info, post)})
+		c.active = len(s.shifts)
 	}
 }
 

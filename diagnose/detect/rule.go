@@ -122,6 +122,8 @@ var ruleTable = []*Rule{
 	ruleImbalance,
 	ruleGPUThrottling,
 	ruleGPUXID,
+	ruleWorkloadShift,
+	ruleCapacityShift,
 	ruleCrashLoop,
 	ruleEndpointDown,
 	ruleRestarted,
