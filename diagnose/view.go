@@ -142,6 +142,8 @@ type EndpointView struct {
 	LastSuccess    time.Time
 	ScrapeDuration time.Duration
 	RestartedAt    time.Time // zero unless a restart was seen recently
+	Restarts       []Restart // restarts within the last hour, oldest first; shared, read-only
+	Shifts         []Shift   // changes of workload, capacity and latency against their baselines within the last hour, oldest first
 	Kind           sources.EndpointKind
 	Version        sources.VersionRange
 	Models         []string
