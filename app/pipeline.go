@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -30,11 +31,12 @@ type Pipeline struct {
 	lastEval  time.Time
 	latest    *diagnose.Frame // the newest evaluated frame
 	log       *slog.Logger
-	scrapeLog *scrapeLog      // scrape errors and warnings, rate-limited
-	scrapes   int             // scrape results applied
-	answered  int             // of which succeeded (vLLM metrics read)
-	rec       *record.Writer  // --record; nil when not recording
-	prom      *promapi.Client // with --prometheus, for its request counts
+	scrapeLog *scrapeLog        // scrape errors and warnings, rate-limited
+	scrapes   int               // scrape results applied
+	answered  int               // of which succeeded (vLLM metrics read)
+	rec       *record.Writer    // --record; nil when not recording
+	prom      *promapi.Client   // with --prometheus, for its request counts
+	problems  map[string]string // what the sources say about themselves, by key (Batch.Problems)
 }
 
 // New wires the sources of c: the poller over its targets and the GPUs of
@@ -185,6 +187,16 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 	if p.rec != nil {
 		p.wallClock(b)
 	}
+	for _, pr := range b.Problems {
+		if p.problems == nil {
+			p.problems = map[string]string{}
+		}
+		if pr.Text == "" {
+			delete(p.problems, pr.Key)
+		} else {
+			p.problems[pr.Key] = sources.Sanitize(pr.Key, 80) + ": " + pr.Text
+		}
+	}
 	for _, n := range b.Departed {
 		p.rec.Departed(n)
 		p.remove(n, b.Now)
@@ -224,6 +236,10 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 func (p *Pipeline) frame() *diagnose.Frame {
 	p.rec.Tick(p.clock)
 	fr := p.engine.Frame(p.clock)
+	for _, line := range p.problems {
+		fr.Problems = append(fr.Problems, line)
+	}
+	slices.Sort(fr.Problems)
 	p.detector.Evaluate(fr)
 	p.lastEval, p.latest = p.clock, fr
 	return fr
@@ -276,7 +292,14 @@ loop:
 		case <-ctx.Done():
 			break loop
 		case b := <-in:
+			first := p.scrapes == 0
 			p.Apply(&b)
+			if first && p.scrapes > 0 {
+				// The first data is shown as it arrives, not a tick later:
+				// with --prometheus the tick is the server's scrape
+				// interval, minutes on some.
+				publish()
+			}
 			if p.clock.Sub(p.lastEval) >= evalEvery {
 				p.frame()
 			}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/ui"
 	"github.com/vtop-dev/vtop/ui/report"
 )
@@ -144,6 +145,11 @@ func parseMoment(s string, now time.Time) (time.Time, error) {
 // an offset from the start.
 func parseAt(s string, start time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		// The zero time (0001-01-01) means "now" or "the end" inside
+		// vtop: a moment before 1970 holds no metrics anyway.
+		if t.Before(time.Unix(0, 0)) {
+			return time.Time{}, fmt.Errorf("--at %s is before 1970: no metrics are that old", sources.Sanitize(s, 40))
+		}
 		return t, nil
 	}
 	if d, err := time.ParseDuration(strings.TrimPrefix(s, "+")); err == nil && d >= 0 {
