@@ -444,7 +444,7 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 	}
 	// As refresh: a target whose newest scrape is a few intervals old has
 	// departed (the server keeps answering with its last samples).
-	gone := now.Add(-lag).Add(-max(3*c.interval, 5*time.Second))
+	gone := s.horizon(now.Add(-lag))
 	var todo []normJob
 	for k, t := range fed.byKey {
 		if t.gen != s.gen {
