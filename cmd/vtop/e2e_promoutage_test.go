@@ -96,3 +96,18 @@ func TestE2EPrometheusOutage(t *testing.T) {
 	tm.keys("q")
 	tm.assertRestored("0")
 }
+
+// --prometheus errors say what is at the address: nothing, or a vLLM
+// server's own port (a common mix-up), not a raw client error.
+func TestPrometheusErrorsReadable(t *testing.T) {
+	vllm := movingServer(t, "llama-not-prom")
+	code, _, errOut := runArgs(t, envFor(t), "--once", "--gpu", "none", "--prometheus", "http://"+vllm)
+	if code != 3 || !strings.Contains(errOut, "is a vLLM server's own /metrics") || !strings.Contains(errOut, "vtop "+vllm) {
+		t.Errorf("a vLLM port given to --prometheus: exit %d, %q", code, errOut)
+	}
+	dead := deadAddr(t)
+	code, _, errOut = runArgs(t, envFor(t), "--once", "--gpu", "none", "--prometheus", "http://"+dead)
+	if code != 3 || !strings.Contains(errOut, "nothing answers there (connection refused)") || strings.Contains(errOut, "client_error") {
+		t.Errorf("nothing at the address: exit %d, %q", code, errOut)
+	}
+}
