@@ -251,7 +251,7 @@ type LoopConfig struct {
 	Publish func(*diagnose.Frame) // the TUI's frames, every tick; nil for --once
 	Tick    time.Duration         // wall-clock period of Publish
 	Stop    func() bool           // asked after every batch: true ends the loop (--once: nothing answers)
-	cmds    <-chan hubCmd         // the UI's requests (the hub's); nil for --once
+	hub     *Hub                  // the UI's requests; nil for --once
 }
 
 // Serve is the one event loop of the TUI and of --once: it runs every
@@ -269,6 +269,10 @@ func (p *Pipeline) Serve(ctx context.Context, lc LoopConfig) error {
 	var errs []error
 	running := len(p.srcs)
 	var tick <-chan time.Time
+	var wake <-chan struct{}
+	if lc.hub != nil {
+		wake = lc.hub.wake
+	}
 	if lc.Publish != nil {
 		t := time.NewTicker(lc.Tick)
 		defer t.Stop()
@@ -307,21 +311,23 @@ loop:
 			if err != nil {
 				errs = append(errs, err)
 			}
-		case c := <-lc.cmds:
-			if c.window > 0 {
-				p.engine.SetWindow(c.window)
-				publish()
+		case <-wake:
+			r := lc.hub.take()
+			if r.window > 0 {
+				p.engine.SetWindow(r.window)
 			}
-			if c.pollNow {
+			if r.slo != nil {
+				p.detector.SetSLO(*r.slo)
+			}
+			if r.pollNow {
 				for _, s := range p.srcs {
 					if pn, ok := s.(sources.PollNower); ok {
 						pn.PollNow()
 					}
 				}
 			}
-			if c.slo != nil {
-				p.detector.SetSLO(*c.slo)
-				publish()
+			if r.window > 0 || r.slo != nil {
+				publish() // the next frame shows the new setting: no a→b left on screen
 			}
 		case <-tick:
 			publish()
