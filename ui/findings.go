@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vtop-dev/vtop/ui/report"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -362,7 +364,11 @@ func (p *findingsPane) View(m *Model, fs []diagnose.Finding, items []findItem) [
 		return nil
 	}
 	s := m.st
+	// One verdict first: which limit binds, then the findings' counts.
 	title := "Findings"
+	if m.verdict != "" {
+		title += " · " + m.verdict
+	}
 	if len(fs) > 0 {
 		title += " · " + strings.TrimPrefix(findingCounts(fs), "findings ")
 	}
@@ -505,4 +511,16 @@ func (m *Model) detailLines(x *diagnose.Finding, w int) []string {
 		out = append(out, "  "+s.muted.s("no change recommended"))
 	}
 	return out
+}
+
+// verdictLine is the assessment of what the view shows: the endpoint's in
+// its view, else the fleet's.
+func (m *Model) verdictLine() string {
+	if m.fr == nil {
+		return ""
+	}
+	if m.mode == modeEndpoint && m.ep >= 0 && m.ep < len(m.fr.Endpoints) {
+		return report.VerdictLine(&m.fr.Endpoints[m.ep].Verdict, false)
+	}
+	return report.VerdictLine(&m.fr.Fleet.Verdict, true)
 }

@@ -101,6 +101,9 @@ type Model struct {
 	fleet fleetTable
 	find  findingsPane
 	finds []diagnose.Finding // what the findings pane lists in this view
+	// verdict is the assessment line of what the view shows (an endpoint,
+	// or the fleet), heading the findings pane.
+	verdict string
 	items []findItem         // finds as the pane shows them (groups)
 	gpu   gpuPane
 	rows  rowsPanel
@@ -294,6 +297,7 @@ func (m *Model) countsNow() counts {
 func (m *Model) relayout() {
 	m.finds = m.collectFindings()
 	m.items = m.findItems(m.finds, m.findWithTarget())
+	m.verdict = m.verdictLine()
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
 	m.find.focused = m.focus == paneFindings
