@@ -74,6 +74,7 @@ type exposeOpts struct {
 	trimmed      bool // no preemption counter
 	finishReason bool // finish_reason for finished_reason
 	helpV1       bool // V1's HELP texts whatever the generation
+	lora         bool // --enable-lora: lora_requests_info, optional otherwise, is shown
 }
 
 var layouts sync.Map // layoutKey → *layout
@@ -91,7 +92,7 @@ func layoutFor(p *Profile, mp bool, maxModelLen int, opts exposeOpts) *layout {
 	for i := range sources.Metrics {
 		m := &sources.Metrics[i]
 		switch {
-		case m.Role == sources.RoleRouter, m.Optional, m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
+		case m.Role == sources.RoleRouter, m.Optional && !(opts.lora && m.Role == sources.RoleLoraInfo), m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
 		case opts.trimmed && m.Role == sources.RoleCounter && sources.Counter(m.ID) == sources.CPreemptions:
 		case m.Role == sources.RoleProc:
 			if !mp {
@@ -300,7 +301,14 @@ func (r *Replica) appendExposition(b []byte, f Format) []byte {
 			continue
 		case sources.RoleLoraInfo:
 			b = append(b, fl.sample...)
-			b = append(b, `{`+sources.LabelMaxLora+`="0",`+sources.LabelRunLora+`="",`+sources.LabelWaitLora+`=""} `...)
+			b = append(b, `{`+sources.LabelMaxLora+`="`...)
+			b = strconv.AppendInt(b, int64(r.ecfg.maxLoras), 10)
+			run, wait := r.loraLists()
+			b = append(b, `",`+sources.LabelRunLora+`="`...)
+			b = append(b, run...)
+			b = append(b, `",`+sources.LabelWaitLora+`="`...)
+			b = append(b, wait...)
+			b = append(b, `"} `...)
 			b = appendPyFloat(b, epoch+r.now.Seconds())
 			b = append(b, '\n')
 			continue
@@ -476,17 +484,51 @@ func (e *engine) labeledValue(l sources.Labeled, fl *famLayout, j int) (float64,
 		v := e.m.finished[fl.labelSince[j]]
 		return v, !fl.lazyLabelled || v > 0
 	case sources.LWaitingReason:
-		if j == 0 {
-			return float64(e.waiting.len()), true
+		// deferred: a LoRA adapter waiting for a slot; capacity: the rest.
+		deferred := 0
+		for i := e.waiting.head; i < len(e.waiting.items); i++ {
+			if !e.loraFits(e.waiting.items[i]) {
+				deferred++
+			}
 		}
-		return 0, true
+		if sources.WaitReasons[j] == sources.WaitDeferred {
+			return float64(deferred), true
+		}
+		return float64(e.waiting.len() - deferred), true
 	case sources.LPromptSource:
 		return e.m.promptBy[j], true
 	case sources.LSleepState:
+		// awake = 1 unless put to sleep (POST /sleep, level 1: weights
+		// offloaded).
+		if e.asleep {
+			return float64(j), j <= 1
+		}
 		if j == 0 {
 			return 1, true
 		}
 		return 0, true
 	}
 	return 0, true
+}
+
+// loraLists are lora_requests_info's running and waiting adapters,
+// comma-separated in adapter order, as vLLM joins them.
+func (r *Replica) loraLists() (run, wait string) {
+	if r.ecfg.maxLoras <= 0 {
+		return "", ""
+	}
+	rs, ws := map[int]bool{}, map[int]bool{}
+	for _, e := range r.engines {
+		e.loraAdapters(rs, ws)
+	}
+	join := func(set map[int]bool) string {
+		var names []string
+		for a := 1; a <= 64; a++ {
+			if set[a] {
+				names = append(names, "adapter-"+strconv.Itoa(a))
+			}
+		}
+		return strings.Join(names, ",")
+	}
+	return join(rs), join(ws)
 }
