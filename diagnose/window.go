@@ -373,6 +373,7 @@ func (x *acc) stats() Stats {
 	s.PromptTokRate = x.rates[sources.CPromptTokens]
 	s.GenTokRate = x.rates[sources.CGenTokens]
 	s.PromptCachedRate = x.rates[sources.CPromptCached]
+	s.SpecDraftRate, s.SpecDraftTokRate, s.SpecAcceptedRate = x.rates[sources.CSpecDrafts], x.rates[sources.CSpecDraftTokens], x.rates[sources.CSpecAccepted]
 
 	s.ReqRate, s.AbortShare, s.ErrorShare = x.requestRates()
 	x.sortLabeled()

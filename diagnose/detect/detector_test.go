@@ -499,7 +499,7 @@ func TestRuleTableDocumented(t *testing.T) {
 		// GPU rules read NVML, which no vLLM metric carries: they have no
 		// Prometheus form.
 		if r.Title == "" || r.Catches == "" || r.Cond == "" || r.Clear == "" || r.Severity == "" || r.Action == "" || r.Needs == "" ||
-			(r.prom == nil) != (r.Scope == ScopeGPU) || r.describe == nil {
+			(r.prom == nil) != (r.Scope == ScopeGPU || r.NoPromQL != "") || r.describe == nil {
 			t.Errorf("%s: incomplete definition", r.ID)
 		}
 		if (r.check == nil) == (r.fleetCheck == nil) {
@@ -510,7 +510,11 @@ func TestRuleTableDocumented(t *testing.T) {
 				t.Errorf("%s: unresolved parameter in %q", r.ID, s)
 			}
 		}
-		for _, id := range r.SupersededBy {
+		for _, e := range causeGraph[r.ID] {
+			if !e.restates {
+				continue
+			}
+			id := e.cause
 			j := -1
 			for k := range active {
 				if active[k].ID == id {
