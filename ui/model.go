@@ -15,6 +15,7 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/diagnose/format"
+	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/themes"
 )
 
@@ -275,6 +276,7 @@ func (m *Model) countsNow() counts {
 	for i := range m.fr.Endpoints {
 		e := &m.fr.Endpoints[i]
 		c.nameLen = max(c.nameLen, width(m.name(e.Name)))
+		c.engineCol = c.engineCol || e.Version.Server != sources.ServerVLLM
 		for _, x := range e.Models {
 			c.modelLen = max(c.modelLen, width(shortModel(x)))
 		}

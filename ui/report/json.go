@@ -179,7 +179,8 @@ type JSONEndpoint struct {
 	LastSuccess   *time.Time       `json:"last_success"`
 	ScrapeSeconds Num              `json:"scrape_seconds"`
 	RestartedAt   *time.Time       `json:"restarted_at"`
-	Kind          string           `json:"kind"` // engine, router, no-samples
+	Kind          string           `json:"kind"`           // engine, router, no-samples
+	ServingEngine string           `json:"serving_engine"` // vLLM, SGLang: whose metric families it serves
 	Generation    string           `json:"generation"`
 	VersionRange  string           `json:"version_range"`
 	VersionMin    string           `json:"version_min,omitempty"`
@@ -352,7 +353,7 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 		je := JSONEndpoint{
 			Name: e.Name, State: e.State.String(), StateSince: tptr(e.Since), LastError: e.LastError,
 			LastSuccess: tptr(e.LastSuccess), ScrapeSeconds: Num(e.ScrapeDuration.Seconds()),
-			RestartedAt: tptr(e.RestartedAt), Kind: e.Kind.String(), Generation: e.Version.Gen.String(),
+			RestartedAt: tptr(e.RestartedAt), Kind: e.Kind.String(), ServingEngine: e.Version.Server.String(), Generation: e.Version.Gen.String(),
 			VersionRange: e.Version.String(), Models: orEmpty(e.Models), Warnings: orEmpty(e.Warnings),
 			Samples: e.Samples, ResidentBytes: Num(e.RSS), Stats: Stats(e.Stats), Engines: []JSONEngine{},
 			Verdict: Verdict(&e.Verdict, false),
