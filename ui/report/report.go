@@ -114,6 +114,7 @@ func WriteTextRun(w io.Writer, fr *diagnose.Frame, st Status, r Run) error {
 	fmt.Fprintf(&b, "vtop report  %s  %s  interval %s  status %s\n",
 		fr.Time.Format("2006-01-02 15:04:05 MST"), r.span(fr), f.Dur(fr.Interval), statusText(fr, st))
 	writeFindings(&b, fr)
+	writeTimeline(&b, fr)
 	for i := range fr.Endpoints {
 		b.WriteByte('\n')
 		writeEndpoint(&b, fr, &fr.Endpoints[i])
