@@ -260,7 +260,7 @@ type JSONEndpoint struct {
 	MaxNumSeqs    *int             `json:"max_num_seqs"`
 	Stats         JSONStats        `json:"stats"`
 	Engines       []JSONEngine     `json:"engines"`
-	GPU           *JSONEndpointGPU `json:"gpu"` // null unless the endpoint was joined to local GPUs
+	GPU           *JSONEndpointGPU `json:"gpu"`      // null unless the endpoint was joined to local GPUs
 	Restarts      []JSONRestart    `json:"restarts"` // within the last hour, oldest first
 	Shifts        []JSONShift      `json:"shifts"`   // changes against the baselines within the last hour, oldest first
 	Timeline      []JSONEvent      `json:"timeline"` // this endpoint's events, oldest first
