@@ -26,15 +26,21 @@ func flagText(x *diagnose.Finding) string {
 	if len(x.Flags) == 0 {
 		return x.Action
 	}
-	parts := make([]string, len(x.Flags))
+	var b strings.Builder
 	for i, fc := range x.Flags {
+		switch {
+		case i > 0 && fc.Alt:
+			b.WriteString(" or ")
+		case i > 0:
+			b.WriteString(", ")
+		}
 		if fc.From == "" {
-			parts[i] = fc.Flag + " → " + fc.To
+			b.WriteString(fc.Flag + " → " + fc.To)
 			continue
 		}
-		parts[i] = fc.Flag + " " + fc.From + "→" + fc.To
+		b.WriteString(fc.Flag + " " + fc.From + "→" + fc.To)
 	}
-	return strings.Join(parts, ", ")
+	return b.String()
 }
 
 // findingsPane is the findings list as a component: it owns its size,
@@ -552,12 +558,16 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 			out = append(out, "  "+s.accent.s(l))
 		}
 	}
-	for _, fc := range x.Flags {
+	for i, fc := range x.Flags {
 		from := fc.From
 		if from == "" {
 			from = "(current value unknown)"
 		}
-		out = append(out, "  "+s.key.s(fc.Flag)+"  "+from+" → "+s.accent.s(fc.To))
+		or := ""
+		if i > 0 && fc.Alt {
+			or = "or "
+		}
+		out = append(out, "  "+or+s.key.s(fc.Flag)+"  "+from+" → "+s.accent.s(fc.To))
 		for _, l := range wrap(fc.Why, w-6) {
 			out = append(out, "      "+s.muted.s(l))
 		}

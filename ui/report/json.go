@@ -184,6 +184,9 @@ type JSONFlag struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 	Why  string `json:"why"`
+	// Alternative: instead of the flag before it, not with it; each is
+	// computed on today's configuration (recompute after applying one).
+	Alternative bool `json:"alternative,omitempty"`
 }
 
 // Findings converts findings to the JSON layout.
@@ -206,7 +209,7 @@ func Findings(fs []diagnose.Finding) []JSONFinding {
 			j.Evidence = append(j.Evidence, je)
 		}
 		for _, fc := range fd.Flags {
-			j.Flags = append(j.Flags, JSONFlag{fc.Flag, fc.From, fc.To, fc.Why})
+			j.Flags = append(j.Flags, JSONFlag{fc.Flag, fc.From, fc.To, fc.Why, fc.Alt})
 		}
 		out = append(out, j)
 	}
