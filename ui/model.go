@@ -61,6 +61,7 @@ const (
 	overlayNone overlay = iota
 	overlayHelp
 	overlayFinding
+	overlayTimeline
 )
 
 // windows are the steps of + and -.
@@ -365,6 +366,13 @@ func (m *Model) refresh() {
 		m.body = block([]string{"", "  " + m.st.muted.s(msg)}, m.w, m.lay.body)
 	case m.overlay == overlayFinding:
 		m.body = m.overlayBody("Finding", m.detailLines(&m.detail, m.w), &m.ovOff)
+	case m.overlay == overlayTimeline:
+		title, target := "What changed and when: the fleet", ""
+		if m.mode != modeFleet && m.ep >= 0 && m.ep < len(m.fr.Endpoints) {
+			target = m.fr.Endpoints[m.ep].Name
+			title = "What changed and when: " + target
+		}
+		m.body = m.overlayBody(title, m.timelineLines(target, m.w), &m.ovOff)
 	case m.mode == modeFleet:
 		m.body = block(m.fleetBody(), m.w, m.lay.body)
 	default:
@@ -409,6 +417,13 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 			m.overlay = overlayNone
 		} else {
 			m.overlay, m.ovOff = overlayHelp, 0
+		}
+		return nil, false
+	case km.Changes.matches(k) && m.fr != nil:
+		if m.overlay == overlayTimeline {
+			m.overlay = overlayNone
+		} else {
+			m.overlay, m.ovOff = overlayTimeline, 0
 		}
 		return nil, false
 	case km.Back.matches(k):
