@@ -1,6 +1,10 @@
 package diagnose
 
-import "time"
+import (
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Severity of a finding.
 type Severity uint8
@@ -131,4 +135,33 @@ type EndpointGPU struct {
 	MemLimit     float64
 	MemLimitFrom string
 	Hist         []GPUPoint // the endpoint's share over time (MemUsed = MemBytes), oldest first; shared, read-only
+}
+
+// ID names a finding uniquely within a frame: rule@target, with the model,
+// data-parallel engine and GPUs when it is about them.
+func (fd *Finding) ID() string {
+	var b strings.Builder
+	b.WriteString(fd.Rule)
+	b.WriteByte('@')
+	b.WriteString(fd.Target)
+	if fd.Model != "" {
+		b.WriteString("/" + fd.Model)
+	}
+	if fd.Engine != "" {
+		b.WriteString("#" + fd.Engine)
+	}
+	for _, g := range fd.GPUs {
+		b.WriteString(":gpu" + strconv.Itoa(g))
+	}
+	return b.String()
+}
+
+// Group is one rule firing on several endpoints: one fleet-wide problem
+// rather than many. Members are the findings' IDs.
+type Group struct {
+	Rule     string
+	Title    string
+	Severity Severity
+	Targets  []string
+	Members  []string
 }

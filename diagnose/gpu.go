@@ -61,7 +61,7 @@ func (e *Engine) IngestGPU(s sources.GPUSnapshot) {
 			st.series[k] = h
 		}
 		h.Index, h.UUID, h.Name, h.lastSeen = g.Index, g.UUID, g.Name, s.Time
-		p := gpuPoint(s.Time, g)
+		p := NewGPUPoint(s.Time, g)
 		h.ring.retain = e.gpuRetention()
 		h.ring.push(p)
 		h.Points = h.ring.pts
@@ -213,7 +213,7 @@ func endpointPoint(snap *sources.GPUSnapshot, j *EndpointGPU) GPUPoint {
 	p := GPUPoint{Time: snap.Time, MemUsed: j.MemBytes, MemTotal: math.NaN(), TempC: math.NaN(), PowerW: math.NaN()}
 	gpus := make([]GPUPoint, 0, len(j.GPUs))
 	for _, gi := range j.GPUs {
-		g := gpuPoint(snap.Time, &snap.GPUs[gi])
+		g := NewGPUPoint(snap.Time, &snap.GPUs[gi])
 		gpus = append(gpus, g)
 		p.MemTotal = nanAdd(p.MemTotal, g.MemTotal)
 		p.TempC = nanMax(p.TempC, g.TempC)

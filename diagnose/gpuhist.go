@@ -125,8 +125,8 @@ func (r *gpuRing) push(p GPUPoint) {
 	r.pts = append(r.pts, p)
 }
 
-// gpuPoint is the reading of one GPU as a point.
-func gpuPoint(t time.Time, g *sources.GPU) GPUPoint {
+// NewGPUPoint is the reading of one GPU as a point.
+func NewGPUPoint(t time.Time, g *sources.GPU) GPUPoint {
 	return GPUPoint{Time: t, UtilGPU: g.UtilGPU, UtilMem: g.UtilMem, MemUsed: g.MemUsed, MemTotal: g.MemTotal,
 		TempC: g.TempC, PowerW: g.PowerW, ClockEvents: g.ClockEventBits, Lost: g.Problem != ""}
 }

@@ -73,6 +73,16 @@ func nanAdd(a, b float64) float64 {
 	return a + b
 }
 
+func nanMin(a, b float64) float64 {
+	switch {
+	case math.IsNaN(b):
+		return a
+	case math.IsNaN(a):
+		return b
+	}
+	return math.Min(a, b)
+}
+
 func nanMax(a, b float64) float64 {
 	switch {
 	case math.IsNaN(b):
@@ -357,6 +367,7 @@ func (x *acc) stats() Stats {
 	s.PromptTokRate = x.rates[sources.CPromptTokens]
 	s.GenTokRate = x.rates[sources.CGenTokens]
 	s.PromptCachedRate = x.rates[sources.CPromptCached]
+	s.SpecDraftRate, s.SpecDraftTokRate, s.SpecAcceptedRate = x.rates[sources.CSpecDrafts], x.rates[sources.CSpecDraftTokens], x.rates[sources.CSpecAccepted]
 
 	s.ReqRate, s.AbortShare, s.ErrorShare = x.requestRates()
 	x.sortLabeled()

@@ -3,11 +3,14 @@ package record
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -88,8 +91,18 @@ func (w *Writer) indexNames(targets []sources.Target) {
 }
 
 func (w *Writer) open(hdr Header) error {
-	f, err := os.OpenFile(w.path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	// A new file only: never through a symbolic link (another user could
+	// plant one pointing at a file of ours), never over an existing file
+	// (a recording kept from an incident, a typo naming another file). A
+	// rotation renamed the old one away first.
+	f, err := os.OpenFile(w.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			if st, lerr := os.Lstat(w.path); lerr == nil && st.Mode()&os.ModeSymlink != 0 {
+				return fmt.Errorf("--record %s is a symbolic link; give a new file", w.path)
+			}
+			return fmt.Errorf("--record %s exists; vtop does not overwrite a file: remove it or give a new name", w.path)
+		}
 		return fmt.Errorf("--record: %v", err)
 	}
 	w.file, w.out, w.size = f, f, 0

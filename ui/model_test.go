@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 )
 
 func run(cmd tea.Cmd) tea.Msg {
@@ -565,14 +566,14 @@ func TestFilterFindings(t *testing.T) {
 		if got := names(m); !slices.Equal(got, c.rows) {
 			t.Errorf("/%s: rows %v, want %v", c.q, got, c.rows)
 		}
-		if len(m.finds) != c.finds {
-			t.Errorf("/%s: %d findings listed, want %d", c.q, len(m.finds), c.finds)
+		if len(m.find.fs) != c.finds {
+			t.Errorf("/%s: %d findings listed, want %d", c.q, len(m.find.fs), c.finds)
 		}
 	}
 	m := newTestModel(brokenFrame(), 120, 40, Options{})
 	press(m, "/", "p", "e", "n", "d", "enter")
-	if got := names(m); len(got) != 2 || len(m.finds) != 2 {
-		t.Errorf("/pend: rows %v, %d findings", got, len(m.finds))
+	if got := names(m); len(got) != 2 || len(m.find.fs) != 2 {
+		t.Errorf("/pend: rows %v, %d findings", got, len(m.find.fs))
 	}
 }
 
@@ -654,7 +655,7 @@ func TestKVBandFollowsConfiguredThreshold(t *testing.T) {
 	if line := rowOf(t, newTestModel(fr, 120, 40, Options{}).View(), "replica-0"); !strings.Contains(line, "80% ") {
 		t.Fatalf("80%% under the default bands should be unmarked: %q", line)
 	}
-	d, err := diagnose.NewDetector(diagnose.RulesConfig{Rules: map[string]diagnose.RuleConfig{
+	d, err := detect.NewDetector(detect.RulesConfig{Rules: map[string]detect.RuleConfig{
 		"kv_cache_saturated": {Params: map[string]float64{"kv_high": 0.75}},
 	}})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/discovery"
 	"github.com/vtop-dev/vtop/themes"
@@ -41,9 +42,9 @@ type options struct {
 	sloProfile  string
 	gpu         string
 	prom        promOptions
-	dcgm        []string             // dcgm-exporter URLs (direct mode)
-	discover    []discovery.Spec     // dns+, dnssrv+ targets and --file-sd files
-	rules       diagnose.RulesConfig // thresholds, for durations, SLO profile
+	dcgm        []string           // dcgm-exporter URLs (direct mode)
+	discover    []discovery.Spec   // dns+, dnssrv+ targets and --file-sd files
+	rules       detect.RulesConfig // thresholds, for durations, SLO profile
 	// gpuSource replaces NVML (the demo passes its simulated GPUs), and
 	// procTrees, indexed like targets, replace the /proc join (the demo's
 	// replicas run in vtop's own process, with simulated PIDs).
@@ -63,10 +64,10 @@ type promOptions struct {
 // fileConfig is the YAML config file. Keys are the long flag names; targets
 // may be strings or objects that carry what /metrics cannot tell.
 type fileConfig struct {
-	Targets     []fileTarget                   `yaml:"targets"`
-	Rules       map[string]diagnose.RuleConfig `yaml:"-"`
-	SLOProfiles []diagnose.SLO                 `yaml:"-"` // overrides and additions, merged over the built-ins
-	Values      map[string]string              `yaml:"-"`
+	Targets     []fileTarget                 `yaml:"targets"`
+	Rules       map[string]detect.RuleConfig `yaml:"-"`
+	SLOProfiles []diagnose.SLO               `yaml:"-"` // overrides and additions, merged over the built-ins
+	Values      map[string]string            `yaml:"-"`
 }
 
 type fileTarget struct {
@@ -186,6 +187,14 @@ func loadFile(path string, explicit bool) (*fileConfig, error) {
 			return nil, fmt.Errorf("config file %s: %s must be a single value", path, k)
 		}
 		fc.Values[k] = n.Value
+	}
+	// A config file is untrusted: the names it gives (profiles, pools,
+	// rules) reach findings and the screen. Values and URLs go through
+	// their own parsers, which quote them sanitized.
+	sources.SanitizeAll(&fc.SLOProfiles, sources.MaxLabelLen)
+	sources.SanitizeAll(&fc.Rules, sources.MaxLabelLen)
+	for i := range fc.Targets {
+		fc.Targets[i].Pool = sources.Sanitize(fc.Targets[i].Pool, sources.MaxLabelLen)
 	}
 	return fc, nil
 }
@@ -335,6 +344,9 @@ func (o *options) resolveProm(fs *pflag.FlagSet) error {
 	if p.backfill < 0 {
 		return errors.New("--backfill must not be negative")
 	}
+	if p.backfill > maxBackfill {
+		return fmt.Errorf("--backfill %s is more than %s: read older history in Grafana, or give --at with --once", p.backfill, maxBackfill)
+	}
 	for _, h := range hs {
 		k, v, ok := strings.Cut(h, ":")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
@@ -464,6 +476,11 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 	}
 	return nil
 }
+
+// maxBackfill bounds --backfill: a week of history is more than any rule
+// or sparkline looks at, and past it a typo (--backfill 100000h) would
+// read a server's whole retention.
+const maxBackfill = 7 * 24 * time.Hour
 
 // parseSize reads 16MiB, 512KiB, 1048576.
 func parseSize(s string) (int64, error) {

@@ -13,7 +13,7 @@ import (
 const mod = "github.com/vtop-dev/vtop"
 
 // TestLayering enforces the one-way shape of STYLE.md:
-// sources → diagnose → ui/themes → cmd. Lower layers never import higher
+// sources → diagnose → ui/themes → app → cmd. Lower layers never import higher
 // ones, and only ui (and cmd) may import the terminal libraries.
 func TestLayering(t *testing.T) {
 	// deps: forbidden anywhere below the package; direct: forbidden as a
@@ -24,16 +24,32 @@ func TestLayering(t *testing.T) {
 		direct bool
 		forbid []string
 	}{
-		{mod + "/sources/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/sources/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		// The simulator and the recording format are peers of the sources:
 		// they may use sources, never what reads them.
-		{mod + "/sim/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
-		{mod + "/record/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
-		{mod + "/diagnose/...", false, []string{mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/sim/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/record/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/diagnose/...", false, []string{mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/diagnose/...", true, []string{"net", "net/http", "os/exec", "os/signal"}},
-		{mod + "/themes/...", false, []string{mod + "/sources", mod + "/diagnose", mod + "/ui", mod + "/cmd", "github.com/charmbracelet/"}},
-		{mod + "/ui/...", false, []string{mod + "/cmd"}},
+		{mod + "/themes/...", false, []string{mod + "/sources", mod + "/diagnose", mod + "/ui", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/ui/...", false, []string{mod + "/app", mod + "/cmd"}},
+		// The pipeline, its hub and the replay player run a program; cmd
+		// only parses, wires and exits. They never draw: the TUI takes
+		// their frames through ui.Hub (ui's plain types come with it).
+		{mod + "/app/...", false, []string{mod + "/cmd"}},
+		{mod + "/app/...", true, []string{"github.com/charmbracelet/bubbletea", "github.com/charmbracelet/lipgloss", "os/signal"}},
 		{mod + "/ui/...", true, []string{"net", "net/http", "os/exec", "os/signal"}},
+	}
+	// The detector reads the engine's views; the engine never knows the
+	// detector (diagnose/detect imports diagnose, never the reverse).
+	out, err := exec.Command("go", "list", "-deps", mod+"/diagnose").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list diagnose: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, mod+"/diagnose/") && dep != mod+"/diagnose/format" {
+			t.Errorf("%s depends on %s", mod+"/diagnose", dep)
+		}
 	}
 	for _, r := range rules {
 		args := []string{"list", "-deps", "-f", "{{.ImportPath}}", r.pkg}
@@ -61,10 +77,16 @@ func TestLayering(t *testing.T) {
 	}
 }
 
-// TestDiagnoseHasNoClock: diagnose takes time as a parameter, so its
-// results are reproducible; it never calls time.Now or time.Since.
+// TestDiagnoseHasNoClock: diagnose and its detector take time as a
+// parameter, so their results are reproducible; they never call time.Now
+// or time.Since.
 func TestDiagnoseHasNoClock(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join("..", "..", "diagnose", "*.go"))
+	detect, _ := filepath.Glob(filepath.Join("..", "..", "diagnose", "detect", "*.go"))
+	if len(files) == 0 || len(detect) == 0 {
+		t.Fatal("no diagnose or diagnose/detect sources found")
+	}
+	files = append(files, detect...)
 	fset := token.NewFileSet()
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

@@ -11,7 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -36,7 +36,7 @@ func TestRulesDoc(t *testing.T) {
 	if string(b) != out {
 		t.Errorf("docs/rules.md is out of date: go test ./cmd/vtop -run TestRulesDoc -update")
 	}
-	for _, id := range diagnose.RuleIDs() {
+	for _, id := range detect.RuleIDs() {
 		if !strings.Contains(out, "### "+id+"\n") {
 			t.Errorf("docs lack %s", id)
 		}

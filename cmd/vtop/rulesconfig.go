@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 )
 
 // The config file's rule sections:
@@ -24,21 +25,21 @@ import (
 
 // parseRules reads the rules: section. Every rule id and setting is checked
 // here, so a typo is an error with its line, not a silently ignored key.
-func parseRules(n *yaml.Node) (map[string]diagnose.RuleConfig, error) {
+func parseRules(n *yaml.Node) (map[string]detect.RuleConfig, error) {
 	if n.Kind != yaml.MappingNode {
 		return nil, fmt.Errorf("line %d: rules must map rule ids to settings", n.Line)
 	}
-	out := map[string]diagnose.RuleConfig{}
+	out := map[string]detect.RuleConfig{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
-		r, err := diagnose.LookupRule(k.Value)
+		r, err := detect.LookupRule(k.Value)
 		if err != nil {
 			return nil, fmt.Errorf("line %d: rules: %v", k.Line, err)
 		}
 		if v.Kind != yaml.MappingNode {
 			return nil, fmt.Errorf("line %d: rules: %s must map settings to values (for, resolve_for, disabled%s)", v.Line, r.ID, paramList(r))
 		}
-		rc := diagnose.RuleConfig{Params: map[string]float64{}}
+		rc := detect.RuleConfig{Params: map[string]float64{}}
 		for j := 0; j+1 < len(v.Content); j += 2 {
 			sk, sv := v.Content[j], v.Content[j+1]
 			where := fmt.Sprintf("line %d: rules: %s: %s", sk.Line, r.ID, sk.Value)
@@ -92,16 +93,16 @@ func parseRules(n *yaml.Node) (map[string]diagnose.RuleConfig, error) {
 	return out, nil
 }
 
-func findParam(r *diagnose.Rule, name string) (diagnose.Param, bool) {
+func findParam(r *detect.Rule, name string) (detect.Param, bool) {
 	for _, p := range r.Params {
 		if p.Name == name {
 			return p, true
 		}
 	}
-	return diagnose.Param{}, false
+	return detect.Param{}, false
 }
 
-func paramList(r *diagnose.Rule) string {
+func paramList(r *detect.Rule) string {
 	var b strings.Builder
 	for _, p := range r.Params {
 		b.WriteString(", " + p.Name)
@@ -203,18 +204,18 @@ func sloProfiles(custom []diagnose.SLO) ([]diagnose.SLO, error) {
 
 // rulesConfig builds the detector's configuration from the config file and
 // the selected --slo profile, and checks it.
-func rulesConfig(fc *fileConfig, slo string) (diagnose.RulesConfig, error) {
+func rulesConfig(fc *fileConfig, slo string) (detect.RulesConfig, error) {
 	profiles, err := sloProfiles(fc.SLOProfiles)
 	if err != nil {
-		return diagnose.RulesConfig{}, err
+		return detect.RulesConfig{}, err
 	}
 	p, err := diagnose.FindSLO(profiles, slo)
 	if err != nil {
-		return diagnose.RulesConfig{}, fmt.Errorf("--slo: %v", err)
+		return detect.RulesConfig{}, fmt.Errorf("--slo: %v", err)
 	}
-	rc := diagnose.RulesConfig{Rules: fc.Rules, SLO: p, Profiles: profiles}
+	rc := detect.RulesConfig{Rules: fc.Rules, SLO: p, Profiles: profiles}
 	if _, err := rc.Active(); err != nil {
-		return diagnose.RulesConfig{}, err
+		return detect.RulesConfig{}, err
 	}
 	return rc, nil
 }

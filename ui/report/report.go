@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	f "github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sources"
 )
@@ -42,7 +43,7 @@ func FrameStatus(fr *diagnose.Frame) Status {
 	if fr.Fleet.Total == 0 || fr.Fleet.Up == 0 {
 		return Unknown
 	}
-	switch w, ok := diagnose.Worst(fr.Findings); {
+	switch w, ok := detect.Worst(fr.Findings); {
 	case !ok:
 		return OK
 	case w == diagnose.SevCritical:
@@ -86,7 +87,7 @@ func RunStatus(fr *diagnose.Frame, r Run) Status {
 	if st == Unknown || !r.Interrupted {
 		return st
 	}
-	if w, ok := diagnose.Worst(fr.Pending); ok && w > diagnose.SevInfo {
+	if w, ok := detect.Worst(fr.Pending); ok && w > diagnose.SevInfo {
 		st = max(st, Status(w))
 	}
 	for i := range fr.Endpoints {
@@ -103,6 +104,8 @@ func statusText(fr *diagnose.Frame, st Status) string {
 	s := strings.ToUpper(st.String())
 	if st == Unknown && fr.Fleet.Total > 0 && fr.Fleet.Up == 0 {
 		s += " (no target answered: nothing but its reachability could be judged)"
+	} else if st == Unknown && fr.Fleet.Total == 0 && len(fr.Problems) > 0 {
+		s += " (no target: " + fr.Problems[0] + ")"
 	}
 	return s
 }
@@ -112,6 +115,9 @@ func WriteTextRun(w io.Writer, fr *diagnose.Frame, st Status, r Run) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "vtop report  %s  %s  interval %s  status %s\n",
 		fr.Time.Format("2006-01-02 15:04:05 MST"), r.span(fr), f.Dur(fr.Interval), statusText(fr, st))
+	for _, p := range fr.Problems {
+		b.WriteString("problem: " + p + "\n")
+	}
 	writeFindings(&b, fr)
 	for i := range fr.Endpoints {
 		b.WriteByte('\n')

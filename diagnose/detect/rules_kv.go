@@ -1,0 +1,485 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// KV-cache rules: thrashing, preemption, swapping, OOM risk, prefix cache.
+
+// kv_cache_thrashing parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	kvtParams = params{
+		{"kv_high", 0.90, "ratio", "KV usage at or above which the cache counts as full"},
+		{"kv_clear", 0.80, "ratio", "KV usage below which the finding clears"},
+		{"min_rate", 0.05, "per_s", "preemptions per second, at least"},
+		{"share", 0.05, "ratio", "preemptions per finished request that count as thrashing"},
+		{"critical", 0.5, "ratio", "preemptions per finished request that make it critical"},
+		{"share_clear", 0.01, "ratio", "preemptions per finished request below which it clears"},
+		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
+	}
+	kvtHigh       = kvtParams.index("kv_high")
+	kvtClear      = kvtParams.index("kv_clear")
+	kvtMinRate    = kvtParams.index("min_rate")
+	kvtShare      = kvtParams.index("share")
+	kvtCritical   = kvtParams.index("critical")
+	kvtShareClear = kvtParams.index("share_clear")
+	kvtHeadroom   = kvtParams.index("headroom")
+)
+
+// preemptShare is preemptions per finished request over the window: V1
+// preempts continuously under pressure, V0 in bouts, so a rate relative to
+// the work done compares across generations and loads. Preemptions with no
+// request finishing are +Inf; unknown completions are NaN.
+func preemptShare(st *diagnose.Stats) float64 {
+	pre, done := st.PreemptionsRate, st.ReqRate
+	switch {
+	case bad(pre) || bad(done):
+		return math.NaN()
+	case done > 0:
+		return pre / done
+	case pre > 0:
+		return math.Inf(1)
+	}
+	return 0
+}
+
+var ruleKVThrashing = &Rule{
+	ID: "kv_cache_thrashing", Title: "KV cache thrashing", Scope: ScopeEngine,
+	Catches:  "More sequences than the KV cache holds: it is pinned near full, the scheduler preempts running requests (V1 drops their KV and recomputes it later; V0 recomputes or swaps) and TTFT inflates.",
+	Needs:    "KV usage (kv_cache_usage_perc / gpu_cache_usage_perc), preemptions (V0 ≥0.4.3, V1 ≥0.8), finished requests, TTFT histogram",
+	Cond:     "KV usage ≥ {kv_high}, preemptions ≥ {min_rate} and ≥ {share} of finished requests over the window, and TTFT p95 above the SLO profile's TTFT target",
+	Clear:    "KV usage < {kv_clear}, or preemptions < {share_clear} of finished requests",
+	Severity: "warning; critical at preemptions ≥ {critical} of finished requests",
+	Action:   "lower --max-num-seqs to what the KV cache holds at the measured average sequence length with {headroom} headroom (computed from cache_config_info's num_gpu_blocks × block_size); more KV: --gpu-memory-utilization up to vLLM's default 0.90 when deployed below it, --kv-cache-dtype fp8",
+	For:      2 * time.Minute, ResolveFor: 2 * time.Minute,
+	Params: kvtParams,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
+		kv, pre, ttft := u.st.KVUsage, u.st.PreemptionsRate, u.st.TTFT.P95
+		share := preemptShare(u.st)
+		switch {
+		case bad(kv) || bad(pre) || math.IsNaN(share):
+			return condUnknown, 0
+		case kv < p[kvtClear] || share < p[kvtShareClear]:
+			return condClear, 0
+		case kv >= p[kvtHigh] && pre >= p[kvtMinRate] && share >= p[kvtShare] && !bad(ttft) && ttft > x.slo.TTFT.Seconds():
+			x.over = share / p[kvtShare]
+			if share >= p[kvtCritical] {
+				return condMet, diagnose.SevCritical
+			}
+			return condMet, diagnose.SevWarning
+		}
+		return condHold, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
+		st, w := u.st, u.st.Span
+		fd.Summary = fmt.Sprintf("preemptions %s/s (%s per finished request), KV %s, TTFT p95 %s (%s target %s)",
+			num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage), qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT))
+		fd.Evidence = kvEvidence(u, w)
+		fd.Evidence = append(fd.Evidence, evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w))
+		fd.Explain = "The engine runs more sequences than its KV cache holds. " + preemptWords(u.ep.Version) +
+			" Each preemption throws away computed KV and redoes the prefill later, so GPU time goes to recomputation and new requests wait longer for their first token."
+		fd.Flags, fd.Action = kvAdvice(u, p[kvtHeadroom])
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		pre := g.rate(sources.CPreemptions, byEngine)
+		share := fmt.Sprintf("%s / %s", pre, g.labeledRate(sources.LFinished, "", byEngine))
+		base := fmt.Sprintf("%s >= %s and %s >= %s and %s >= %s and %s > %s",
+			g.gauge(sources.GKVUsage, "max", byEngine), g.num(p[kvtHigh]),
+			pre, g.num(p[kvtMinRate]), share, g.num(p[kvtShare]),
+			g.quantile(0.95, sources.HTTFT, byEngine), g.num(g.slo.TTFT.Seconds()))
+		return []promAlert{
+			{Severity: "warning", Expr: base},
+			{Severity: "critical", Expr: fmt.Sprintf("%s and %s >= %s", base, share, g.num(p[kvtCritical]))},
+		}
+	},
+}
+
+func preemptWords(v sources.VersionRange) string {
+	switch v.Gen {
+	case sources.GenV1:
+		return "vLLM V1 preempts a running request when a step needs blocks that are not free: its KV is freed and recomputed when it resumes."
+	case sources.GenV0:
+		return "vLLM V0 preempts a running sequence group when blocks run out: by recompute, or by swapping its KV to CPU (--swap-space) for groups with several sequences."
+	}
+	return "vLLM preempts running requests when blocks run out."
+}
+
+// shareWords renders preemptions per finished request: 0.94, or "all"
+// when none finished.
+func shareWords(v float64) string {
+	if math.IsInf(v, 1) {
+		return "none finished"
+	}
+	return dec(v, 2)
+}
+
+// perFinished is preemptions per finished request; with none finished
+// (+Inf) it says so in words, as no number does.
+func perFinished(v float64, w time.Duration) diagnose.Evidence {
+	if math.IsInf(v, 1) {
+		return ev("preemptions per finished request", "none finished", w)
+	}
+	return evNum("preemptions per finished request", v, diagnose.UnitNumber, w)
+}
+
+func kvEvidence(u *unit, w time.Duration) []diagnose.Evidence {
+	st := u.st
+	out := []diagnose.Evidence{
+		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0),
+		evNum("preemptions", st.PreemptionsRate, diagnose.UnitPerSec, w),
+		perFinished(preemptShare(st), w),
+		evNum("running", st.Running, diagnose.UnitCount, 0),
+		evNum("waiting", st.Waiting, diagnose.UnitCount, 0),
+	}
+	if !bad(st.KVCapacityTokens) {
+		out = append(out, evNum("KV blocks", st.NumGPUBlocks, diagnose.UnitCount, 0), evNum("KV block size", st.BlockSize, diagnose.UnitTokens, 0),
+			evNum("KV capacity", st.KVCapacityTokens, diagnose.UnitTokens, 0))
+	}
+	if s := avgSeq(st); !bad(s) {
+		out = append(out, evNum("avg sequence", s, diagnose.UnitTokens, w), evNum("avg prompt", st.AvgPromptLen, diagnose.UnitTokens, w),
+			evNum("avg generated", st.AvgGenLen, diagnose.UnitTokens, w))
+	}
+	return out
+}
+
+// kvAdvice is the shared advice of the KV-pressure rules.
+func kvAdvice(u *unit, headroom float64) ([]diagnose.FlagChange, string) {
+	var flags []diagnose.FlagChange
+	var action []string
+	fc, n, lever := maxNumSeqsChange(u, headroom, true)
+	switch {
+	case lever:
+		flags = append(flags, fc)
+		if fc.From != "" {
+			action = append(action, fmt.Sprintf("lower --max-num-seqs %s → %s", fc.From, fc.To))
+		} else {
+			action = append(action, "set --max-num-seqs to "+fc.To)
+		}
+	case n > 0 && u.ep.MaxNumSeqs > 0 && n >= u.ep.MaxNumSeqs:
+		action = append(action, fmt.Sprintf("--max-num-seqs %d already fits %d sequences: longer-than-average requests fill the cache; cap them (--max-model-len, clients' max_tokens) or add KV capacity", u.ep.MaxNumSeqs, n))
+	case n > 0:
+		action = append(action, fmt.Sprintf("the KV cache fits %d sequences at what running ones hold now, not fewer than run: a lower --max-num-seqs would not relieve it; cap request length (--max-model-len, clients' max_tokens) or add KV capacity", n))
+	default:
+		flags = append(flags, fc)
+		action = append(action, "--max-num-seqs: "+fc.To)
+	}
+	if f, ok := raiseMemUtilFlag(u.st.GPUMemUtil); ok {
+		flags = append(flags, f)
+		action = append(action, fmt.Sprintf("raise --gpu-memory-utilization %s → %s", f.From, f.To))
+	}
+	blocks, _, _ := engineCache(u)
+	if f, ok := kvDtypeFlag(u.ep, blocks); ok {
+		flags = append(flags, f)
+		action = append(action, "--kv-cache-dtype fp8 for about twice the KV blocks")
+	}
+	return flags, strings.Join(action, "; ")
+}
+
+// preemption parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	prParams = params{
+		{"min_rate", 0.02, "per_s", "preemptions per second, at least"},
+		{"share", 0.01, "ratio", "preemptions per finished request that count"},
+		{"critical", 0.25, "ratio", "preemptions per finished request that make it critical"},
+		{"share_clear", 0.002, "ratio", "preemptions per finished request below which it clears"},
+		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
+	}
+	prMinRate    = prParams.index("min_rate")
+	prShare      = prParams.index("share")
+	prCritical   = prParams.index("critical")
+	prShareClear = prParams.index("share_clear")
+	prHeadroom   = prParams.index("headroom")
+)
+
+var rulePreemption = &Rule{
+	ID: "preemption", Title: "Sustained preemption", Scope: ScopeEngine,
+	Catches:    "Any sustained preemption: the leading sign of KV capacity exhaustion, before latency shows it (V1: recompute). More than about 1% of requests preempted means KV pressure.",
+	Needs:      "preemptions (V0 ≥0.4.3, V1 ≥0.8), finished requests",
+	Cond:       "preemptions ≥ {min_rate} and ≥ {share} of finished requests over the window",
+	Clear:      "preemptions < {share_clear} of finished requests",
+	Severity:   "warning; critical at ≥ {critical} of finished requests",
+	Action:     "the --max-num-seqs that fits the KV cache with {headroom} headroom (computed), or more KV capacity",
+	For:        5 * time.Minute,
+	ResolveFor: 2 * time.Minute,
+	Params:     prParams,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
+		pre, share := u.st.PreemptionsRate, preemptShare(u.st)
+		switch {
+		case bad(pre) || math.IsNaN(share):
+			return condUnknown, 0
+		case share < p[prShareClear]:
+			return condClear, 0
+		case pre >= p[prMinRate] && share >= p[prCritical]:
+			x.over = share / p[prShare]
+			return condMet, diagnose.SevCritical
+		case pre >= p[prMinRate] && share >= p[prShare]:
+			x.over = share / p[prShare]
+			return condMet, diagnose.SevWarning
+		}
+		return condHold, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
+		st := u.st
+		fd.Summary = fmt.Sprintf("preemptions %s/s (%s per finished request) at KV %s", num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage))
+		fd.Evidence = kvEvidence(u, st.Span)
+		fd.Explain = preemptWords(u.ep.Version) + " A steady rate means the KV cache is too small for the concurrency it is asked to run; every preemption repeats a prefill."
+		fd.Flags, fd.Action = kvAdvice(u, p[prHeadroom])
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		r := g.rate(sources.CPreemptions, byEngine)
+		share := fmt.Sprintf("%s / %s", r, g.labeledRate(sources.LFinished, "", byEngine))
+		return []promAlert{
+			{Severity: "warning", Expr: fmt.Sprintf("%s >= %s and %s >= %s", r, g.num(p[prMinRate]), share, g.num(p[prShare]))},
+			{Severity: "critical", Expr: fmt.Sprintf("%s >= %s and %s >= %s", r, g.num(p[prMinRate]), share, g.num(p[prCritical]))},
+		}
+	},
+}
+
+// swapping parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	swParams = params{
+		{"cpu_kv", 0.01, "ratio", "CPU (swap) KV usage that counts as swapping"},
+		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
+	}
+	swCPUKV    = swParams.index("cpu_kv")
+	swHeadroom = swParams.index("headroom")
+)
+
+var ruleSwapping = &Rule{
+	ID: "swapping", Title: "Swapping to CPU", Scope: ScopeEngine,
+	Catches:  "V0 engines swapping preempted sequences' KV to CPU memory: requests swapped out or CPU KV space in use. Latency spikes while blocks move over PCIe.",
+	Needs:    "V0 only: num_requests_swapped, cpu_cache_usage_perc (hidden from 0.8.3, gone in 0.9.1); V1 never swaps",
+	Cond:     "a request swapped at any scrape of the window, or CPU KV usage ≥ {cpu_kv}",
+	Clear:    "no request swapped within the window and CPU KV usage < {cpu_kv}",
+	Severity: "critical",
+	Action:   "stabilise first: the --max-num-seqs that fits the GPU KV cache with {headroom} headroom (computed); then more KV (--kv-cache-dtype fp8) or another replica",
+	For:      time.Minute, ResolveFor: 2 * time.Minute,
+	Params: swParams,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
+		sw, cpu := swappedInWindow(x, u), u.st.CPUKVUsage
+		switch {
+		case bad(sw) && bad(cpu):
+			return condUnknown, 0
+		case sw >= 1 || (!bad(cpu) && cpu >= p[swCPUKV]):
+			return condMet, diagnose.SevCritical
+		}
+		return condClear, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
+		st := u.st
+		most := swappedInWindow(x, u)
+		fd.Summary = fmt.Sprintf("up to %s requests swapped in %s (%s now), CPU KV %s, GPU KV %s", num(most), dur(x.f.Window), num(st.Swapped), pct(st.CPUKVUsage), pct(st.KVUsage))
+		fd.Evidence = append([]diagnose.Evidence{evNum("swapped, most", most, diagnose.UnitCount, x.f.Window), evNum("swapped now", st.Swapped, diagnose.UnitCount, 0),
+			evNum("CPU KV usage", st.CPUKVUsage, diagnose.UnitRatio, 0)}, kvEvidence(u, st.Span)...)
+		fd.Explain = "The V0 scheduler ran out of GPU KV blocks and moved preempted sequence groups (those with several sequences: n>1, beam search) to CPU memory. They stall until swapped back, and every swap crosses PCIe."
+		fd.Flags, fd.Action = kvAdvice(u, p[swHeadroom])
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		return []promAlert{{Severity: "critical", Expr: fmt.Sprintf("max_over_time((%s)[%s:]) >= 1 or %s >= %s",
+			g.gauge(sources.GSwapped, "sum", byEngine), g.w, g.gauge(sources.GCPUKVUsage, "max", byEngine), g.num(p[swCPUKV]))}}
+	},
+}
+
+// swappedInWindow is the most requests swapped at any scrape of the window:
+// V0 swaps in bouts, so the gauge now is often 0 while swapping goes on.
+// The sparkline is per endpoint, so it speaks for a unit only when the
+// endpoint has one engine (always, for V0).
+func swappedInWindow(x *evalCtx, u *unit) float64 {
+	sw := u.st.Swapped
+	if len(u.ep.Subs) <= 1 {
+		sw = nanMax(sw, u.ep.Trend.SwapMax)
+	}
+	return sw
+}
+
+// oom_risk parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	oomParams = params{
+		{"util_edge", 0.95, "ratio", "gpu_memory_utilization at or above which headroom is too thin"},
+		{"kv_high", 0.90, "ratio", "KV usage that counts as full"},
+		{"mem_edge", 0.97, "ratio", "GPU memory used / total that counts as the edge"},
+		{"headroom", 0.05, "ratio", "free GPU memory the recommendation aims for"},
+		{"step", 0.05, "ratio", "step down of gpu_memory_utilization without a GPU reading"},
+	}
+	oomUtilEdge = oomParams.index("util_edge")
+	oomKVHigh   = oomParams.index("kv_high")
+	oomMemEdge  = oomParams.index("mem_edge")
+	oomHeadroom = oomParams.index("headroom")
+	oomStep     = oomParams.index("step")
+)
+
+var ruleOOMRisk = &Rule{
+	ID: "oom_risk", Title: "Out-of-memory risk", Scope: ScopeEngine,
+	Catches:  "KV cache full on an engine whose --gpu-memory-utilization leaves the GPU almost no headroom for activations and other processes: the next long batch can die with CUDA out of memory.",
+	Needs:    "KV usage, cache_config_info's gpu_memory_utilization; the GPU's memory reading when vtop runs on the node",
+	Cond:     "KV usage ≥ {kv_high} and (gpu_memory_utilization ≥ {util_edge}, or the GPU's used memory ≥ {mem_edge} of its total)",
+	Clear:    "KV usage < {kv_high} − 10 points, or neither memory condition holds",
+	Severity: "warning; critical when the GPU reading shows used ≥ {mem_edge}",
+	Action:   "lower --gpu-memory-utilization: to leave {headroom} of the GPU free when its memory reading is there, else in steps of {step}",
+	For:      5 * time.Minute, ResolveFor: 5 * time.Minute,
+	Params: oomParams,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
+		kv, util := u.st.KVUsage, u.st.GPUMemUtil
+		used, total := gpuMem(x, u)
+		memEdge := !bad(used) && !bad(total) && total > 0 && used/total >= p[oomMemEdge]
+		utilEdge := !bad(util) && util >= p[oomUtilEdge]
+		switch {
+		case bad(kv) || (bad(util) && (bad(used) || bad(total))):
+			return condUnknown, 0
+		case kv >= p[oomKVHigh] && memEdge:
+			return condMet, diagnose.SevCritical
+		case kv >= p[oomKVHigh] && utilEdge:
+			return condMet, diagnose.SevWarning
+		case kv < p[oomKVHigh]-0.1 || (!memEdge && !utilEdge):
+			return condClear, 0
+		}
+		return condHold, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
+		st := u.st
+		used, total := gpuMem(x, u)
+		fd.Summary = fmt.Sprintf("KV %s with --gpu-memory-utilization %s", pct(st.KVUsage), util2(st.GPUMemUtil))
+		fd.Evidence = []diagnose.Evidence{evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evNum("gpu_memory_utilization", st.GPUMemUtil, diagnose.UnitNumber, 0)}
+		if !bad(used) && !bad(total) {
+			fd.Summary += fmt.Sprintf(", GPU memory %s of %s", mib(used), mib(total))
+			fd.Evidence = append(fd.Evidence, evNum("GPU memory used", used, diagnose.UnitBytes, 0), evNum("GPU memory total", total, diagnose.UnitBytes, 0),
+				evNum("GPU memory share", used/total, diagnose.UnitRatio, 0))
+		}
+		fd.Explain = "vLLM reserves gpu_memory_utilization of the GPU for weights, activations and the KV cache. With the cache full and little memory left outside that reservation, a long prefill, a CUDA graph, or another process on the GPU can hit CUDA out of memory and kill the engine."
+		step, miss := LowerMemUtil(st.GPUMemUtil, used, total, p[oomHeadroom], p[oomStep])
+		if miss != "" {
+			fd.Flags = []diagnose.FlagChange{{Flag: "--gpu-memory-utilization", To: "cannot compute: " + miss}}
+			fd.Action = "--gpu-memory-utilization: " + miss
+			return
+		}
+		fd.Flags = []diagnose.FlagChange{{Flag: "--gpu-memory-utilization", From: util2(step.From), To: util2(step.To), Why: step.Why}}
+		fd.Action = fmt.Sprintf("lower --gpu-memory-utilization %s → %s (fewer KV blocks: pair it with the --max-num-seqs they fit)", util2(step.From), util2(step.To))
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf("%s >= %s and on(job, instance, engine) %s",
+			g.gauge(sources.GKVUsage, "max", byEngine), g.num(p[oomKVHigh]),
+			g.cacheInfo(fmt.Sprintf(`%s=~"%s"`, sources.CCGPUMemUtil, geRegex(p[oomUtilEdge]))))}}
+	},
+}
+
+// gpuMem returns the GPU memory the unit's endpoint holds and the total of
+// its GPUs, NaN when vtop has no GPU reading for it.
+func gpuMem(x *evalCtx, u *unit) (used, total float64) {
+	return endpointGPUMem(x.f, u.ep)
+}
+
+// prefix_cache_miss parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	pcParams = params{
+		{"hit_low", 0.10, "ratio", "hit ratio below which caching is not working"},
+		{"hit_clear", 0.20, "ratio", "hit ratio at or above which it clears"},
+		{"min_prompt_rate", 100, "count", "prompt tokens per second below which hit ratios say nothing"},
+		{"min_tokens", 20000, "count", "prompt tokens in the window below which the ratio is noise (a cache still warming up)"},
+	}
+	pcHitLow    = pcParams.index("hit_low")
+	pcHitClear  = pcParams.index("hit_clear")
+	pcMinPrompt = pcParams.index("min_prompt_rate")
+	pcMinTokens = pcParams.index("min_tokens")
+)
+
+var rulePrefixMiss = &Rule{
+	ID: "prefix_cache_miss", Title: "Prefix cache misses", Scope: ScopeEngine,
+	Catches:    "Prefix caching is on but almost nothing matches (a per-request id or timestamp at the top of a shared system prompt, prompts routed away from their cache); or caching is off (info: vLLM cannot tell whether prompts would share prefixes).",
+	Needs:      "cache_config_info's enable_prefix_caching; prefix-cache hit and query counters (V1 ≥0.7.3) or V0's hit-rate gauge",
+	Cond:       "caching on, prompt tokens ≥ {min_prompt_rate} tokens/s and ≥ {min_tokens} in the window, and hit ratio < {hit_low}; or caching off (info)",
+	Clear:      "hit ratio ≥ {hit_clear}, or traffic below {min_prompt_rate} tokens/s",
+	Severity:   "warning; info when caching is off",
+	Action:     "keep the shared part of prompts byte-identical and first, route one prefix to one replica; when off: --enable-prefix-caching (V1 enables it by default: remove --no-enable-prefix-caching)",
+	For:        5 * time.Minute,
+	ResolveFor: 5 * time.Minute,
+	Params:     pcParams,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
+		st := u.st
+		if st.PrefixCaching == sources.TriNo {
+			return condMet, diagnose.SevInfo
+		}
+		hit, tok := st.PrefixHitRatio, st.PromptTokRate
+		switch {
+		case bad(hit) || bad(tok):
+			return condUnknown, 0
+		case tok < p[pcMinPrompt] || hit >= p[pcHitClear]:
+			return condClear, 0
+		case tok*st.Span.Seconds() < p[pcMinTokens]:
+			return condHold, 0
+		case hit < p[pcHitLow]:
+			return condMet, diagnose.SevWarning
+		}
+		return condHold, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
+		st := u.st
+		if st.PrefixCaching == sources.TriNo {
+			fd.Summary = "prefix caching is off"
+			fd.Evidence = []diagnose.Evidence{ev("enable_prefix_caching", "False", 0), evNum("prompt tokens", st.PromptTokRate, diagnose.UnitPerSec, st.Span)}
+			fd.Explain = "The engine recomputes every prompt from the first token. When requests share a beginning (a system prompt, earlier chat turns, a RAG preamble), the prefix cache would skip that prefill."
+			fc := diagnose.FlagChange{Flag: "--enable-prefix-caching", From: "off", To: "on"}
+			switch u.ep.Version.Gen {
+			case sources.GenV1:
+				fc.Why = "cache_config_info says enable_prefix_caching=False; V1 enables it by default for models that support it, so this deployment passes --no-enable-prefix-caching: remove it (or pass --enable-prefix-caching)"
+			case sources.GenV0:
+				fc.Why = "cache_config_info says enable_prefix_caching=False, V0's default: pass --enable-prefix-caching"
+			default:
+				fc.Why = "cache_config_info says enable_prefix_caching=False"
+			}
+			fd.Flags = []diagnose.FlagChange{fc}
+			fd.Action = "if prompts share prefixes, turn prefix caching on (" + fc.Why[strings.LastIndex(fc.Why, ": ")+2:] + ")"
+			return
+		}
+		fd.Summary = fmt.Sprintf("prefix-cache hit %s of %s prompt tokens/s, caching on", pct(st.PrefixHitRatio), num(st.PromptTokRate))
+		fd.Evidence = []diagnose.Evidence{evNum("hit ratio", st.PrefixHitRatio, diagnose.UnitRatio, st.Span), evNum("prompt tokens", st.PromptTokRate, diagnose.UnitPerSec, st.Span),
+			evQ("TTFT p95", &st.TTFT, st.TTFT.P95, st.Span)}
+		if !bad(st.PrefixQueryRate) {
+			fd.Evidence = append(fd.Evidence, evNum("cache queries", st.PrefixQueryRate, diagnose.UnitTokPerSec, st.Span))
+		}
+		fd.Explain = "Prefix caching is on, but almost no prompt begins with blocks already in the cache, so every prefill is computed in full. The cache matches whole blocks from the first token: one changing byte near the top (a request id, a timestamp) defeats it for the rest of the prompt."
+		fd.Action = "keep shared system prompts byte-identical and at the very start (move ids and timestamps after them); send requests with the same prefix to the same replica"
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		hits := g.rate(sources.CPrefixHits, byEngine)
+		q := g.rate(sources.CPrefixQueries, byEngine)
+		prompt := g.rate(sources.CPromptTokens, byEngine)
+		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf("(%s) / (%s) < %s and %s >= %s and %s * %s >= %s",
+			hits, q, g.num(p[pcHitLow]), prompt, g.num(p[pcMinPrompt]), prompt, g.num(g.rangeSeconds()), g.num(p[pcMinTokens]))}}
+	},
+}
+
+// endpointGPUMem sums the used and total memory of the GPUs the endpoint's
+// processes are on (used by anyone: OOM is about the device); NaN without
+// a GPU join.
+func endpointGPUMem(f *diagnose.Frame, ep *diagnose.EndpointView) (used, total float64) {
+	used, total = math.NaN(), math.NaN()
+	if len(ep.GPU.GPUs) == 0 {
+		return
+	}
+	used, total = 0, 0
+	for _, gi := range ep.GPU.GPUs {
+		if gi < 0 || gi >= len(f.GPU.GPUs) {
+			return math.NaN(), math.NaN()
+		}
+		g := &f.GPU.GPUs[gi]
+		// A lost GPU (or one whose memory cannot be read) makes the sum
+		// unknown, not smaller.
+		used += g.MemUsed
+		total += g.MemTotal
+	}
+	if bad(used) || bad(total) {
+		return math.NaN(), math.NaN()
+	}
+	return used, total
+}

@@ -1,0 +1,619 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// Latency, queue and load rules.
+
+// prefill_starvation parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	psParams = params{
+		{"waiting", 5, "count", "waiting requests that count as a queue"},
+		{"batch_full", 0.9, "ratio", "running / max_num_seqs that counts as a full batch"},
+		{"kv_room", 0.9, "ratio", "KV usage below which KV is not the limit"},
+		{"critical", 4, "factor", "TTFT p95 over target that makes it critical"},
+		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
+	}
+	psWaiting   = psParams.index("waiting")
+	psBatchFull = psParams.index("batch_full")
+	psKVRoom    = psParams.index("kv_room")
+	psCritical  = psParams.index("critical")
+	psHeadroom  = psParams.index("headroom")
+)
+
+var rulePrefillStarvation = &Rule{
+	ID: "prefill_starvation", Title: "Prefill starvation", Scope: ScopeEndpoint,
+	Catches:    "New requests wait for their first token while the running batch streams normally: long decodes hold every slot (--max-num-seqs) although the KV cache has room, or V0 without chunked prefill.",
+	Needs:      "TTFT and inter-token histograms, waiting/running gauges, KV usage; max_num_seqs from the config file for the batch-full test",
+	Cond:       "TTFT p95 above the SLO profile's TTFT target, inter-token p50 within its ITL target, ≥ {waiting} waiting, KV usage < {kv_room}, the binding limit is the batch cap (running flat at a plateau over the window with requests waiting throughout), and (when max_num_seqs is known) running ≥ {batch_full} of it",
+	Clear:      "TTFT p95 within target, nothing waiting, or the premise gone: another limit binds (or none: a burst that drains), inter-token p50 above its target, running < {batch_full} − 20 points of max_num_seqs, or KV usage ≥ {kv_room} + 5 points",
+	Severity:   "warning; critical at TTFT p95 ≥ {critical} the target",
+	Action:     "raise --max-num-seqs to what the KV cache holds at the measured sequence length with {headroom} headroom (computed); V0: --enable-chunked-prefill",
+	For:        2 * time.Minute,
+	ResolveFor: 2 * time.Minute,
+	Params:     psParams,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
+		st := u.st
+		ttft, itl, wait, kv := st.TTFT.P95, st.ITL.P50, st.Waiting, st.KVUsage
+		target := x.slo.TTFT.Seconds()
+		switch {
+		case bad(ttft) || bad(wait):
+			return condUnknown, 0
+		case ttft <= target || wait < 1:
+			return condClear, 0
+		case bad(itl) || bad(kv):
+			return condHold, 0
+		}
+		// Raising --max-num-seqs helps only where the batch cap binds: the
+		// batch sits at a plateau with requests waiting and KV room. Any
+		// other limit (adapter slots, the token budget, arrivals beyond
+		// what the KV cache lets the cap grow to) is another finding's.
+		switch u.ep.Verdict.Limit {
+		case diagnose.LimitBatchCap:
+		case diagnose.LimitFewData:
+			return condUnknown, 0
+		default:
+			return condClear, 0
+		}
+		slots := batchSlots(u)
+		full := slots <= 0 || (!bad(st.Running) && st.Running >= p[psBatchFull]*float64(slots))
+		// The premise, re-checked every time: the batch streams normally,
+		// holds (nearly) every slot, and KV has room. Without it the
+		// advice to raise --max-num-seqs is wrong, so the finding resolves.
+		switch {
+		case itl > x.slo.ITL.Seconds():
+			return condClear, 0
+		case slots > 0 && !bad(st.Running) && st.Running < (p[psBatchFull]-0.2)*float64(slots):
+			return condClear, 0
+		case kv >= p[psKVRoom]+0.05:
+			return condClear, 0
+		}
+		if wait >= p[psWaiting] && itl <= x.slo.ITL.Seconds() && kv < p[psKVRoom] && full {
+			x.over = ttft / target
+			if ttft >= p[psCritical]*target {
+				return condMet, diagnose.SevCritical
+			}
+			return condMet, diagnose.SevWarning
+		}
+		return condHold, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
+		st, w := u.st, u.st.Span
+		run := num(st.Running)
+		if slots := batchSlots(u); slots > 0 {
+			run += " of " + strconv.Itoa(slots)
+		}
+		fd.Summary = fmt.Sprintf("TTFT p95 %s (%s target %s) with inter-token p50 %s; %s waiting, running %s, KV %s",
+			qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT), qsecs(&st.ITL, st.ITL.P50), num(st.Waiting), run, pct(st.KVUsage))
+		fd.Evidence = []diagnose.Evidence{evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w),
+			evQ("queue time p95", &st.Queue, st.Queue.P95, w), evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evNum("running", st.Running, diagnose.UnitCount, 0),
+			evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0)}
+		fd.Explain = "Requests already running stream at normal speed, but new ones wait for a slot: the batch is full of long generations and a waiting prompt is only admitted when one finishes. The KV cache still has room, so the cap on running sequences, not memory, is what holds them."
+		var action []string
+		fc, _, lever := maxNumSeqsChange(u, p[psHeadroom], false)
+		switch {
+		case lever:
+			fd.Flags = append(fd.Flags, fc)
+			if fc.From != "" {
+				action = append(action, fmt.Sprintf("raise --max-num-seqs %s → %s (inter-token latency grows with the batch: watch it)", fc.From, fc.To))
+			} else {
+				action = append(action, "max_num_seqs unknown: set it in the config file's targets; the KV cache holds "+fc.To+" sequences of the measured length")
+			}
+		case strings.HasPrefix(fc.To, "cannot compute"):
+			fd.Flags = append(fd.Flags, fc)
+			action = append(action, "--max-num-seqs: "+fc.To)
+		default:
+			action = append(action, "--max-num-seqs already uses the KV cache; add a replica or cap generation length (clients' max_tokens)")
+		}
+		if f, ok := chunkedPrefillFlag(u.ep.Version, "prefills wait behind full decode steps"); ok {
+			fd.Flags = append(fd.Flags, f)
+			action = append(action, "--enable-chunked-prefill")
+		}
+		fd.Action = strings.Join(action, "; ")
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		base := fmt.Sprintf("%s > %s and %s <= %s and %s >= %s and %s < %s",
+			g.quantile(0.95, sources.HTTFT, byEndpoint), g.num(g.slo.TTFT.Seconds()),
+			g.quantile(0.5, sources.HITL, byEndpoint), g.num(g.slo.ITL.Seconds()),
+			g.gauge(sources.GWaiting, "sum", byEndpoint), g.num(p[psWaiting]),
+			g.gauge(sources.GKVUsage, "max", byEndpoint), g.num(p[psKVRoom]))
+		return []promAlert{
+			{Severity: "warning", Expr: base},
+			{Severity: "critical", Expr: fmt.Sprintf("%s and %s >= %s", base, g.quantile(0.95, sources.HTTFT, byEndpoint), g.num(p[psCritical]*g.slo.TTFT.Seconds()))},
+		}
+	},
+}
+
+// queue_backlog parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	qbParams = params{
+		{"waiting", 10, "count", "waiting requests that count as a backlog"},
+		{"queue_p95", 5, "s", "queue time p95 that counts as a backlog"},
+		{"growth", 0.05, "per_s", "growth of the waiting queue, requests per second"},
+		{"clear", 2, "count", "waiting requests below which it clears"},
+		{"critical", 30, "s", "queue time p95 that makes it critical"},
+		{"headroom", 0.15, "ratio", "share of KV blocks the recommended --max-num-seqs leaves free"},
+	}
+	qbWaiting  = qbParams.index("waiting")
+	qbQueueP95 = qbParams.index("queue_p95")
+	qbGrowth   = qbParams.index("growth")
+	qbClear    = qbParams.index("clear")
+	qbCritical = qbParams.index("critical")
+	qbHeadroom = qbParams.index("headroom")
+)
+
+var ruleQueueBacklog = &Rule{
+	ID: "queue_backlog", Title: "Queue backlog", Scope: ScopeEndpoint,
+	Catches:  "More requests arrive than the engine completes: the waiting queue and the time spent in it grow.",
+	Needs:    "waiting gauge; queue-time histogram (≥0.6.4) or the waiting trend",
+	Cond:     "≥ {waiting} waiting and (queue time p95 ≥ {queue_p95} or the queue growing ≥ {growth} over the window)",
+	Clear:    "fewer than {clear} waiting, or the queue emptied within the window and is not growing (a burst that drains)",
+	Severity: "warning; critical at queue time p95 ≥ {critical}",
+	Action:   "more capacity: the replicas that match arrivals (computed from completions and queue growth); --max-num-seqs up to what the KV cache holds when the batch cap binds and KV has room (computed), as the smaller part when arrivals exceed what it absorbs",
+	For:      2 * time.Minute, ResolveFor: 2 * time.Minute,
+	Params: qbParams,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
+		st := u.st
+		wait, q := st.Waiting, st.Queue.P95
+		if bad(wait) {
+			return condUnknown, 0
+		}
+		if wait < p[qbClear] {
+			return condClear, 0
+		}
+		if wait < p[qbWaiting] {
+			return condHold, 0
+		}
+		if u.ep.Verdict.Limit == diagnose.LimitBurst {
+			return condClear, 0 // the queue drains: not a backlog
+		}
+		slow := !bad(q) && q >= p[qbQueueP95]
+		growing := !bad(u.ep.Trend.WaitSlope) && u.ep.Trend.Span >= x.f.Window/2 && u.ep.Trend.WaitSlope >= p[qbGrowth]
+		x.over = max(wait/p[qbWaiting], q/p[qbQueueP95])
+		switch {
+		case slow && q >= p[qbCritical]:
+			return condMet, diagnose.SevCritical
+		case slow || growing:
+			return condMet, diagnose.SevWarning
+		case bad(q) && bad(u.ep.Trend.WaitSlope):
+			return condUnknown, 0
+		}
+		return condHold, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
+		st, w := u.st, u.st.Span
+		fd.Summary = fmt.Sprintf("%s waiting, queue time p95 %s, queue %s", num(st.Waiting), qsecs(&st.Queue, st.Queue.P95), growthWords(u.ep.Trend.WaitSlope))
+		fd.Evidence = []diagnose.Evidence{evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evQ("queue time p95", &st.Queue, st.Queue.P95, w),
+			evNum("queue growth", u.ep.Trend.WaitSlope, diagnose.UnitReqPerSec, u.ep.Trend.Span), evNum("completed", st.ReqRate, diagnose.UnitReqPerSec, w),
+			evNum("running", st.Running, diagnose.UnitCount, 0), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
+		fd.Explain = "Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows."
+		var action []string
+		if why, ok := replicasNeeded(x, u, p[qbQueueP95]); ok {
+			action = append(action, why)
+		}
+		fc, n, lever := maxNumSeqsChange(u, p[qbHeadroom], false)
+		v := &u.ep.Verdict
+		switch {
+		case v.Limit != diagnose.LimitBatchCap && !(v.Limit == diagnose.LimitArrivals && v.Under == diagnose.LimitBatchCap):
+			// The batch cap does not bind: its flag would not admit one
+			// more request.
+		case lever && !bad(st.KVUsage) && st.KVUsage < 0.9:
+			fd.Flags = append(fd.Flags, fc)
+			if cur, err := strconv.Atoi(fc.From); err == nil && cur > 0 {
+				gain := float64(n)/float64(cur) - 1
+				if v.Limit == diagnose.LimitArrivals {
+					action = append(action, fmt.Sprintf("the smaller part: raise --max-num-seqs %s → %s (+%s of capacity, what the KV cache allows)", fc.From, fc.To, pct(gain)))
+				} else {
+					action = append(action, fmt.Sprintf("the KV cache has room: raise --max-num-seqs %s → %s (+%s)", fc.From, fc.To, pct(gain)))
+				}
+			} else {
+				action = append(action, "the KV cache holds "+fc.To+" sequences of the measured length (set max_num_seqs in the config file's targets to compare)")
+			}
+		}
+		if len(action) == 0 {
+			action = append(action, "add replicas or shed load: this engine completes "+num(st.ReqRate)+" req/s")
+		}
+		fd.Action = strings.Join(action, "; ")
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		wait := g.gauge(sources.GWaiting, "sum", byEndpoint)
+		q := g.quantile(0.95, sources.HQueue, byEndpoint)
+		return []promAlert{
+			{Severity: "warning", Expr: fmt.Sprintf("%s >= %s and (%s >= %s or deriv((%s)[%s:]) >= %s)",
+				wait, g.num(p[qbWaiting]), q, g.num(p[qbQueueP95]), wait, g.w, g.num(p[qbGrowth]))},
+			{Severity: "critical", Expr: fmt.Sprintf("%s >= %s and %s >= %s", wait, g.num(p[qbWaiting]), q, g.num(p[qbCritical]))},
+		}
+	},
+}
+
+func growthWords(slope float64) string {
+	switch {
+	case bad(slope):
+		return "trend unknown"
+	case slope > 0:
+		return "growing " + num(slope) + "/s"
+	case slope < 0:
+		return "shrinking " + num(-slope) + "/s"
+	}
+	return "flat"
+}
+
+// capacityNeed sizes capacity from the queue itself, as a multiple of
+// today's, with the replicas of the model serving now. Little's law gives
+// the time a request spends queued (waiting ÷ completion rate); serving
+// every request in flight at once takes (running + waiting) ÷ running of
+// today's capacity, and a queue still growing adds arrivals over
+// completions. Under closed-loop load arrivals equal completions, so the
+// in-flight ratio is what sizes it.
+func capacityNeed(x *evalCtx, u *unit) (need float64, reps int, ok bool) {
+	st := u.st
+	finished, run, wait := st.ReqRate, st.Running, st.Waiting
+	if bad(finished) || finished <= 0 || bad(run) || run < 1 || bad(wait) || wait <= 0 {
+		return 0, 0, false
+	}
+	done := served(st)
+	if done <= 0 {
+		return 0, 0, false
+	}
+	need = (run + wait) / run
+	if g := u.ep.Trend.WaitSlope; !bad(g) && g > 0 {
+		need = max(need, (finished+g)/done)
+	}
+	reps = 1
+	if u.model != "" {
+		for _, m := range x.f.Fleet.Models {
+			if m.Model == u.model {
+				reps = max(1, m.Endpoints)
+			}
+		}
+	}
+	return need, reps, true
+}
+
+// served is the completion rate without aborts: aborted requests finished
+// without being served.
+func served(st *diagnose.Stats) float64 {
+	if !bad(st.AbortShare) {
+		return st.ReqRate * (1 - st.AbortShare)
+	}
+	return st.ReqRate
+}
+
+// replicasNeeded words capacityNeed: the Little's-law arithmetic and the
+// replicas it comes to.
+func replicasNeeded(x *evalCtx, u *unit, target float64) (string, bool) {
+	ratio, reps, ok := capacityNeed(x, u)
+	if !ok {
+		return "", false
+	}
+	st := u.st
+	finished, run, wait, done := st.ReqRate, st.Running, st.Waiting, served(st)
+	inflight := (run + wait) / run
+	s := fmt.Sprintf("Little's law: %s waiting ÷ %s req/s served = %s queued (target %s); serving all %s in flight at once takes (%s running + %s waiting) ÷ %s = %s× today's capacity",
+		num(wait), num(done), secs(wait/done), secs(target), num(run+wait), num(run), num(wait), num(run), dec(inflight, 2))
+	if g := u.ep.Trend.WaitSlope; !bad(g) && g > 0 && ratio > inflight {
+		s += fmt.Sprintf("; the queue still grows %s/s: arrivals (%s + %s) ÷ %s served = %s×", num(g), num(finished), num(g), num(done), dec(ratio, 2))
+	}
+	need := int(math.Ceil(float64(reps)*ratio - 1e-9))
+	switch {
+	case need <= reps:
+		return s + "; capacity is enough once the queue drains", true
+	case reps == 1:
+		return s + fmt.Sprintf(", so %d replicas of this model instead of 1", need), true
+	}
+	return s + fmt.Sprintf(" on this replica: about %d replicas of this model instead of %d if the others are as loaded", need, reps), true
+}
+
+// decode_stutter parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	dsParams = params{
+		{"p99_factor", 2, "factor", "inter-token p99 over target that counts as stutter"},
+		{"min_tokens", 200, "count", "tokens in the window below which percentiles say nothing"},
+	}
+	dsP99Factor = dsParams.index("p99_factor")
+	dsMinTokens = dsParams.index("min_tokens")
+)
+
+var ruleDecodeStutter = &Rule{
+	ID: "decode_stutter", Title: "Decode stutter", Scope: ScopeEndpoint,
+	Catches:  "Streaming stalls now and then: the slowest inter-token gaps far above target while the median is fine (long prefill chunks interleaved with decodes, very large steps).",
+	Needs:    "inter-token histogram (inter_token_latency_seconds ≥0.10.2, time_per_output_token_seconds before); iteration_tokens_total (≥0.6.4) for the computed budget",
+	Cond:     "inter-token p99 > {p99_factor} the SLO profile's ITL target while p50 is within it, over ≥ {min_tokens} tokens",
+	Clear:    "inter-token p99 ≤ 0.75 × {p99_factor} the target, or p50 above the target (not stutter: the median itself is slow)",
+	Severity: "warning",
+	Action:   "lower --max-num-batched-tokens to the step size whose latency meets the target (computed from the tokens-per-step and inter-token percentiles); V0: --enable-chunked-prefill",
+	For:      3 * time.Minute, ResolveFor: 2 * time.Minute,
+	Params: dsParams,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
+		q := &u.st.ITL
+		target := x.slo.ITL.Seconds()
+		switch {
+		case bad(q.P99) || bad(q.P50) || q.Count < p[dsMinTokens]:
+			return condUnknown, 0
+		case q.P50 > target:
+			// Stutter means slow outliers around a healthy median; a slow
+			// median is another problem, so the claim no longer holds.
+			return condClear, 0
+		case q.P99 > p[dsP99Factor]*target && q.P50 <= target:
+			return condMet, diagnose.SevWarning
+		case q.P99 <= 0.75*p[dsP99Factor]*target:
+			return condClear, 0
+		}
+		return condHold, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
+		st, w := u.st, u.st.Span
+		target := x.slo.ITL.Seconds()
+		fd.Summary = fmt.Sprintf("inter-token p99 %s, p50 %s (%s target %s)", qsecs(&st.ITL, st.ITL.P99), qsecs(&st.ITL, st.ITL.P50), x.slo.Name, dur(x.slo.ITL))
+		fd.Evidence = []diagnose.Evidence{evQ("inter-token p99", &st.ITL, st.ITL.P99, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w),
+			evNum("tokens per step p50 (by token)", st.IterTokensByToken.P50, diagnose.UnitCount, w), evNum("tokens per step p99 (by token)", st.IterTokensByToken.P99, diagnose.UnitCount, w),
+			evNum("running", st.Running, diagnose.UnitCount, 0)}
+		fd.Explain = "Most tokens arrive on time, but some steps take far longer: a step that also carries a big prefill chunk (or a very large batch) delays every running stream by its full duration. --max-num-batched-tokens caps the tokens one step may carry."
+		fc := diagnose.FlagChange{Flag: "--max-num-batched-tokens"}
+		// Both distributions weighted by token, so p50 and p99 of each
+		// describe the same steps.
+		b, miss := FitBatchedTokens(st.ITL.P50, st.ITL.P99, st.IterTokensByToken.P50, st.IterTokensByToken.P99, target)
+		switch {
+		case capped(&st.ITL, st.ITL.P99):
+			miss = "inter-token p99 is beyond the last bucket (" + qsecs(&st.ITL, st.ITL.P99) + "): how step time grows with step size is unknown"
+		case capped(&st.IterTokensByToken, st.IterTokensByToken.P99):
+			miss = "tokens per step p99 is beyond the last bucket of " + histName(sources.HIterTokens) + ": how step time grows with step size is unknown"
+		}
+		if miss != "" {
+			fc.To = "cannot compute: " + miss
+			fd.Action = "--max-num-batched-tokens: " + miss
+		} else {
+			fc.To = strconv.Itoa(b.Tokens)
+			fc.Why = b.Why() + "; the current value is not exposed by vLLM"
+			fd.Action = fmt.Sprintf("set --max-num-batched-tokens to %d (smaller prefill chunks; TTFT of long prompts grows)", b.Tokens)
+		}
+		fd.Flags = []diagnose.FlagChange{fc}
+		if f, ok := chunkedPrefillFlag(u.ep.Version, "the budget only splits prefills with chunked prefill"); ok {
+			fd.Flags = append(fd.Flags, f)
+			fd.Action += "; --enable-chunked-prefill"
+		}
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf("%s > %s and %s <= %s",
+			g.quantile(0.99, sources.HITL, byEndpoint), g.num(p[dsP99Factor]*g.slo.ITL.Seconds()),
+			g.quantile(0.5, sources.HITL, byEndpoint), g.num(g.slo.ITL.Seconds()))}}
+	},
+}
+
+// high_abort_rate parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	abParams = params{
+		{"share", 0.10, "ratio", "abort share that counts"},
+		{"critical", 0.25, "ratio", "abort share that makes it critical"},
+		{"clear", 0.05, "ratio", "abort share below which it clears"},
+		{"min_rate", 0.05, "per_s", "finished requests per second below which shares say nothing"},
+	}
+	abShare    = abParams.index("share")
+	abCritical = abParams.index("critical")
+	abClear    = abParams.index("clear")
+	abMinRate  = abParams.index("min_rate")
+)
+
+var ruleAbortRate = &Rule{
+	ID: "high_abort_rate", Title: "High abort rate", Scope: ScopeEndpoint,
+	Catches:  "Clients give up on requests (timeouts, users stopping streams, retries): aborted requests are a large share of finished ones.",
+	Needs:    "request_success by finished_reason (V0 ≥0.4.2, V1 ≥0.7.2)",
+	Cond:     "abort share ≥ {share} of ≥ {min_rate} finished requests over the window",
+	Clear:    "abort share < {clear}",
+	Severity: "warning; critical at ≥ {critical}",
+	Action:   "compare client timeouts with E2E p99; fix the latency finding behind it, or raise the timeout",
+	For:      2 * time.Minute, ResolveFor: 2 * time.Minute,
+	Params: abParams,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
+		share, rate := u.st.AbortShare, u.st.ReqRate
+		switch {
+		case bad(share) || bad(rate):
+			return condUnknown, 0
+		case rate < p[abMinRate] || share < p[abClear]:
+			return condClear, 0
+		case share >= p[abCritical]:
+			x.over = share / p[abShare]
+			return condMet, diagnose.SevCritical
+		case share >= p[abShare]:
+			x.over = share / p[abShare]
+			return condMet, diagnose.SevWarning
+		}
+		return condHold, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
+		st, w := u.st, u.st.Span
+		fd.Summary = fmt.Sprintf("%s of %s finished req/s aborted; E2E p95 %s", pct(st.AbortShare), num(st.ReqRate), qsecs(&st.E2E, st.E2E.P95))
+		fd.Evidence = []diagnose.Evidence{evNum("abort share", st.AbortShare, diagnose.UnitRatio, w), evNum("finished", st.ReqRate, diagnose.UnitReqPerSec, w),
+			evQ("E2E p95", &st.E2E, st.E2E.P95, w), evQ("E2E p99", &st.E2E, st.E2E.P99, w), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
+		fd.Explain = "vLLM counts a request as aborted when the client disconnects before it finishes: a timeout, a user pressing stop, a gateway giving up. Aborted work is wasted GPU time, and clients that retry add load exactly when the engine is slow."
+		fd.Action = fmt.Sprintf("requests take up to %s (E2E p99): make client and gateway timeouts longer than that, or cut latency first (see the other findings); check retries do not pile on", qsecs(&st.E2E, st.E2E.P99))
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		ab := g.labeledRate(sources.LFinished, sources.FinishAbort, byEndpoint)
+		all := g.labeledRate(sources.LFinished, "", byEndpoint)
+		base := fmt.Sprintf("(%s) / (%s)", ab, all)
+		return []promAlert{
+			{Severity: "warning", Expr: fmt.Sprintf("%s >= %s and %s >= %s", base, g.num(p[abShare]), all, g.num(p[abMinRate]))},
+			{Severity: "critical", Expr: fmt.Sprintf("%s >= %s and %s >= %s", base, g.num(p[abCritical]), all, g.num(p[abMinRate]))},
+		}
+	},
+}
+
+// slo_breach parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	sbParams = params{
+		{"min_requests", 20, "count", "observations in the window below which percentiles say nothing"},
+		{"critical", 2, "factor", "p95 over target that makes it critical"},
+	}
+	sbMinReq   = sbParams.index("min_requests")
+	sbCritical = sbParams.index("critical")
+)
+
+var ruleSLOBreach = &Rule{
+	ID: "slo_breach", Title: "SLO breach", Scope: ScopeEndpoint,
+	Catches:    "User-facing latency above the selected SLO profile (--slo, or slo_profiles in the config file): TTFT, inter-token or end-to-end.",
+	Needs:      "TTFT, inter-token and E2E histograms",
+	Cond:       "any of TTFT / inter-token / E2E: p95 above the profile's target, or p99 above twice it, over ≥ {min_requests} observations",
+	Clear:      "every percentile within target",
+	Severity:   "warning; critical when a p95 is ≥ {critical} its target; info during a transient burst that drains (the queue emptied within the window)",
+	Action:     "follow the more specific finding if there is one (it is shown instead); otherwise add capacity",
+	For:        5 * time.Minute,
+	ResolveFor: 2 * time.Minute,
+	Params:     sbParams,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
+		known, breach, crit := false, false, false
+		for _, l := range sloLegs(x.slo, u.st) {
+			if bad(l.q.P95) || l.q.Count < p[sbMinReq] {
+				continue
+			}
+			known = true
+			t := l.target.Seconds()
+			if l.q.P95 > t || (!bad(l.q.P99) && l.q.P99 > 2*t) {
+				breach = true
+			}
+			if l.q.P95 >= p[sbCritical]*t {
+				crit = true
+			}
+		}
+		switch {
+		case !known || u.ep.Verdict.Limit == diagnose.LimitFewData:
+			return condUnknown, 0
+		case breach && u.ep.Verdict.Limit == diagnose.LimitBurst:
+			return condMet, diagnose.SevInfo // a transient burst: said so, never an alarm
+		case crit:
+			return condMet, diagnose.SevCritical
+		case breach:
+			return condMet, diagnose.SevWarning
+		}
+		return condClear, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
+		w := u.st.Span
+		var parts []string
+		for _, l := range sloLegs(x.slo, u.st) {
+			if bad(l.q.P95) {
+				continue
+			}
+			fd.Evidence = append(fd.Evidence, evQ(l.name+" p95", l.q, l.q.P95, w), evNum(l.name+" target", l.target.Seconds(), diagnose.UnitSeconds, 0),
+				evQ(l.name+" p99", l.q, l.q.P99, w))
+			t := l.target.Seconds()
+			if l.q.P95 > t || (!bad(l.q.P99) && l.q.P99 > 2*t) {
+				parts = append(parts, fmt.Sprintf("%s p95 %s > %s", l.name, qsecs(l.q, l.q.P95), dur(l.target)))
+			}
+		}
+		fd.Summary = strings.Join(parts, ", ") + " (" + x.slo.Name + " profile)"
+		if u.ep.Verdict.Limit == diagnose.LimitBurst {
+			fd.Summary += " during a transient burst the engine drained"
+			fd.Explain = "Latency rose while a burst of requests queued; the queue emptied within the window and is not growing, so no limit of the engine binds. Nothing to change unless bursts grow."
+			fd.Action = "none: a burst that drains; watch the queue if bursts grow"
+			return
+		}
+		fd.Explain = "Latency users feel is above the " + x.slo.Name + " profile's targets (" + x.slo.Desc + "). No more specific rule explains it right now."
+		fd.Action = "check running vs waiting and KV usage for the cause; add capacity if the engine is simply saturated"
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		var legs []string
+		var crit []string
+		for _, l := range []struct {
+			h sources.Hist
+			t time.Duration
+		}{{sources.HTTFT, g.slo.TTFT}, {sources.HITL, g.slo.ITL}, {sources.HE2E, g.slo.E2E}} {
+			legs = append(legs, fmt.Sprintf("%s > %s", g.quantile(0.95, l.h, byEndpoint), g.num(l.t.Seconds())),
+				fmt.Sprintf("%s > %s", g.quantile(0.99, l.h, byEndpoint), g.num(2*l.t.Seconds())))
+			crit = append(crit, fmt.Sprintf("%s >= %s", g.quantile(0.95, l.h, byEndpoint), g.num(p[sbCritical]*l.t.Seconds())))
+		}
+		return []promAlert{
+			{Severity: "warning", Expr: strings.Join(legs, " or ")},
+			{Severity: "critical", Expr: strings.Join(crit, " or ")},
+		}
+	},
+}
+
+type sloLeg struct {
+	name   string
+	q      *diagnose.Quantiles
+	target time.Duration
+}
+
+func sloLegs(s *diagnose.SLO, st *diagnose.Stats) [3]sloLeg {
+	return [3]sloLeg{{"TTFT", &st.TTFT, s.TTFT}, {"inter-token", &st.ITL, s.ITL}, {"E2E", &st.E2E, s.E2E}}
+}
+
+// gpu_underutilization parameters, looked up by name: a check indexes its values
+// through these.
+var (
+	guParams = params{
+		{"batch", 2, "count", "mean running requests at or below which batches are small"},
+		{"waiting", 1, "count", "mean waiting requests at or below which nothing queues"},
+		{"kv", 0.5, "ratio", "KV usage below which the cache has room"},
+		{"gpu_util", 50, "count", "GPU utilization (percent) below which the GPU is idle"},
+	}
+	guBatch   = guParams.index("batch")
+	guWaiting = guParams.index("waiting")
+	guKV      = guParams.index("kv")
+	guGPUUtil = guParams.index("gpu_util")
+)
+
+var ruleUnderutil = &Rule{
+	ID: "gpu_underutilization", Title: "GPU underutilization", Scope: ScopeEndpoint,
+	Catches:  "Small batches and an idle GPU while there is capacity: traffic too thin for this replica (or a router starving it).",
+	Needs:    "running/waiting gauges, KV usage; GPU utilization when vtop runs on the node",
+	Cond:     "mean running ≤ {batch} over the window, mean waiting ≤ {waiting}, KV usage < {kv}, and GPU utilization < {gpu_util} % when known",
+	Clear:    "mean running > 2 × {batch}, or requests waiting",
+	Severity: "info: a capacity note (nothing waits)",
+	Action:   "fold this model onto fewer replicas or smaller GPUs (lower --tensor-parallel-size), or route more traffic here",
+	For:      5 * time.Minute, ResolveFor: 2 * time.Minute,
+	Params: guParams,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
+		if resting(u.st) {
+			return condClear, 0 // asleep or paused: idle by design
+		}
+		run, wait, kv := u.ep.Trend.RunMean, u.ep.Trend.WaitMean, u.st.KVUsage
+		util := endpointGPUUtil(x.f, u.ep, x.f.Window)
+		switch {
+		case bad(run) || bad(wait) || bad(kv) || u.ep.Trend.Span < x.f.Window/2:
+			return condUnknown, 0
+		case run > 2*p[guBatch] || wait > p[guWaiting]:
+			return condClear, 0
+		case run <= p[guBatch] && wait <= p[guWaiting] && kv < p[guKV] && (bad(util) || util < p[guGPUUtil]):
+			// Nothing waits: a capacity note, never an alarm.
+			return condMet, diagnose.SevInfo
+		}
+		return condHold, 0
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
+		st := u.st
+		util := endpointGPUUtil(x.f, u.ep, x.f.Window)
+		fd.Summary = fmt.Sprintf("batch ≈%s sequences, %s waiting, KV %s, %s req/s", num(u.ep.Trend.RunMean), num(u.ep.Trend.WaitMean), pct(st.KVUsage), num(st.ReqRate))
+		fd.Evidence = []diagnose.Evidence{evNum("mean running", u.ep.Trend.RunMean, diagnose.UnitCount, u.ep.Trend.Span), evNum("mean waiting", u.ep.Trend.WaitMean, diagnose.UnitCount, u.ep.Trend.Span),
+			evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evNum("finished", st.ReqRate, diagnose.UnitReqPerSec, st.Span), evNum("generation", st.GenTokRate, diagnose.UnitTokPerSec, st.Span)}
+		if !bad(util) {
+			fd.Summary += fmt.Sprintf(", GPU %s%%", dec(util, 0))
+			fd.Evidence = append(fd.Evidence, evNum("GPU utilization", util/100, diagnose.UnitRatio, 0))
+		}
+		fd.Explain = "The engine runs a handful of sequences at a time with nothing waiting: a GPU batch of one or two costs almost as much per step as a batch of dozens, so most of its capacity is idle."
+		fd.Action = "this replica is mostly idle: serve this model from fewer replicas (or a smaller GPU / lower --tensor-parallel-size), or check that the router sends it its share"
+		if _, n, _ := maxNumSeqsChange(u, 0.15, false); n > 0 {
+			fd.Action += fmt.Sprintf("; its KV cache holds %d sequences (computed)", n)
+		}
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		return []promAlert{{Severity: "info", Expr: fmt.Sprintf("avg_over_time((%s)[%s:]) <= %s and avg_over_time((%s)[%s:]) <= %s and %s < %s",
+			g.gauge(sources.GRunning, "sum", byEndpoint), g.w, g.num(p[guBatch]),
+			g.gauge(sources.GWaiting, "sum", byEndpoint), g.w, g.num(p[guWaiting]),
+			g.gauge(sources.GKVUsage, "max", byEndpoint), g.num(p[guKV]))}}
+	},
+}

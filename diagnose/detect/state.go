@@ -1,0 +1,147 @@
+package detect
+
+import (
+	"math"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+)
+
+// The one rule state machine, shared by every scope (engine, endpoint,
+// target, fleet, GPU): each scope only says where its states live.
+//
+//	condMet  ─ holds for Hold ─▶ firing ─ clear/unknown ─▶ resolving ─ resolve_for ─▶ gone
+//	   ▲ pending (shown)            │ ▲ condMet again                 │
+//	   └────────────────────────────┘ └───────────────────────────────┘
+//
+// Severity has hysteresis like firing: it rises at once and falls only
+// after the lower severity has held for the rule's resolve_for, so a ratio
+// sitting on the critical threshold does not flap.
+
+// fastHold is the shortest hold: data far past a threshold fires after it.
+// Up to marginal × the threshold a rule keeps its full for (noise sits
+// there); beyond, the hold shrinks in proportion.
+const (
+	fastHold = 15 * time.Second
+	marginal = 1.5
+)
+
+// ruleState is one rule on one unit (an engine, an endpoint, a fleet
+// member, a GPU).
+type ruleState struct {
+	pendingSince time.Time // the condition has held since (zero: not pending)
+	firing       bool
+	clearSince   time.Time         // firing, and the premise has not held since: resolving
+	sev          diagnose.Severity // the severity shown while firing
+	lowerSince   time.Time         // firing, and the check has said a lower severity since
+	gen          uint32            // the last evaluation that visited it
+	finding      diagnose.Finding  // the last description, while pending or firing
+	shown        bool              // finding describes this evaluation (pending: not superseded)
+	hold         time.Duration     // the hold it fired after (or needs, pending)
+	target       string            // the endpoint of its unit ("" for a GPU): where supersession looks
+}
+
+// holdOf is how long a condition must hold before the rule fires: the
+// rule's for, times marginal ÷ how far past its threshold the data is
+// (over: value ÷ threshold; 0 when the rule does not say), never below
+// fastHold nor above for, and capped by ForCap (vtop --once).
+func (d *Detector) holdOf(r *ActiveRule, over float64) time.Duration {
+	h := r.For
+	switch {
+	case math.IsInf(over, 1):
+		h = 0
+	case over > marginal:
+		h = time.Duration(float64(h) * marginal / over)
+	}
+	if h < fastHold {
+		h = min(fastHold, r.For)
+	}
+	if d.forCap > 0 && h > d.forCap {
+		h = d.forCap
+	}
+	return h
+}
+
+// advance moves one state by one evaluation's verdict. u is nil when the
+// unit was not evaluated (its data went away). It reports whether the
+// state is still live; the caller drops it otherwise.
+func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagnose.Severity, u *unit) bool {
+	r := &d.rules[ri]
+	now := x.now
+	st.shown = false
+	switch c {
+	case condMet:
+		if st.pendingSince.IsZero() {
+			st.pendingSince = now
+			if !x.since.IsZero() && x.since.Before(now) {
+				st.pendingSince = x.since
+			}
+		}
+		st.clearSince = time.Time{}
+		hold := d.holdOf(r, x.over)
+		if !st.firing {
+			if now.Sub(st.pendingSince) < hold {
+				st.sev = sev
+				d.describe(x, st, ri, sev, u, true)
+				st.finding.State, st.finding.Hold = diagnose.FindingPending, hold
+				st.finding.HeldFor = now.Sub(st.pendingSince)
+				st.finding.FirstSeen = st.pendingSince
+				// A pending symptom waits behind its pending cause too.
+				if d.superseded(st.target, ri, true) {
+					st.shown = false
+				}
+				return true
+			}
+			st.firing, st.sev, st.lowerSince, st.hold = true, sev, time.Time{}, hold
+			st.finding = diagnose.Finding{FirstSeen: st.pendingSince}
+		}
+		switch {
+		case sev > st.sev:
+			st.sev, st.lowerSince = sev, time.Time{}
+		case sev < st.sev:
+			if st.lowerSince.IsZero() {
+				st.lowerSince = now
+			}
+			if now.Sub(st.lowerSince) >= r.ResolveFor {
+				st.sev, st.lowerSince = sev, time.Time{}
+			}
+		default:
+			st.lowerSince = time.Time{}
+		}
+		d.describe(x, st, ri, st.sev, u, true)
+		d.firingMarks(st, now)
+	case condHold:
+		if !st.firing {
+			return false
+		}
+		st.clearSince = time.Time{}
+		d.describe(x, st, ri, st.sev, u, false)
+		d.firingMarks(st, now)
+	default:
+		if !st.firing {
+			return false
+		}
+		if st.clearSince.IsZero() {
+			st.clearSince = now
+		}
+		if now.Sub(st.clearSince) >= r.ResolveFor {
+			return false
+		}
+		// Resolving: the evidence is today's when there is any, the
+		// action is withheld (its premise is gone).
+		if u != nil {
+			d.describe(x, st, ri, st.sev, u, false)
+		} else {
+			st.shown = !d.superseded(st.target, ri, false)
+		}
+		st.finding.State, st.finding.ResolvingSince = diagnose.FindingResolving, st.clearSince
+		st.finding.HeldFor, st.finding.Hold = st.clearSince.Sub(st.finding.FirstSeen), st.hold
+		st.finding.Action, st.finding.Flags = "", nil
+	}
+	return true
+}
+
+func (d *Detector) firingMarks(st *ruleState, now time.Time) {
+	st.finding.State, st.finding.ResolvingSince = diagnose.FindingFiring, time.Time{}
+	st.finding.HeldFor, st.finding.Hold = now.Sub(st.finding.FirstSeen), st.hold
+}
