@@ -288,7 +288,7 @@ func (p *Pipeline) Serve(ctx context.Context, lc LoopConfig) error {
 	// The TUI's publish tick evaluates each interval itself; the data clock
 	// then only evaluates when the ticks fall behind it.
 	evalEvery := p.interval
-	if lc.publish != nil {
+	if lc.Publish != nil {
 		evalEvery += p.interval / 2
 	}
 loop:

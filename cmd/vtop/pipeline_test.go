@@ -82,51 +82,7 @@ func TestPipelineRunsOnSourceTime(t *testing.T) {
 	t.Errorf("no kv_cache_thrashing after 6 simulated minutes; findings %v", ids)
 }
 
-// clockOnly moves the pipeline's clock in steps, with nothing to ingest.
-type clockOnly struct {
-	t0         time.Time
-	step, span time.Duration
-}
-
-func (c clockOnly) Run(ctx context.Context, out chan<- sources.Batch) error {
-	for d := c.step; d <= c.span; d += c.step {
-		if !sources.Send(ctx, out, sources.Batch{Now: c.t0.Add(d)}) {
-			return nil
-		}
-	}
-	return nil
-}
-
-// The rules are evaluated once per interval of data time, however often
-// batches arrive (four a second here), not twice; with the TUI's publish
-// ticks doing that, the data clock only evaluates when the ticks fall
-// behind (here they never come: every 1.5 intervals).
-func TestEvaluatesOncePerInterval(t *testing.T) {
-	for _, c := range []struct {
-		name     string
-		lc       loopConfig
-		min, max int
-	}{
-		{"once", loopConfig{}, 59, 61},
-		{"tui without ticks", loopConfig{publish: func(*diagnose.Frame) {}, tick: time.Hour}, 39, 41},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			o, _, err := resolve([]string{"--gpu", "none", "-i", "1s", "127.0.0.1:1"}, noEnv)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o.targets = nil
-			src := clockOnly{time.Unix(1_800_000_000, 0), 250 * time.Millisecond, time.Minute}
-			p, err := newPipelineOf(o, slog.New(slog.NewTextHandler(io.Discard, nil)), src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := p.serve(context.Background(), c.lc); err != nil {
-				t.Fatal(err)
-			}
-			if p.evals < c.min || p.evals > c.max {
-				t.Errorf("%d evaluations over a minute of 1 s polls, want %d-%d", p.evals, c.min, c.max)
-			}
-		})
-	}
+// newPipelineOf (the tests' own sources) builds the pipeline of o over the given sources.
+func newPipelineOf(o *options, logger *slog.Logger, srcs ...sources.Source) (*app.Pipeline, error) {
+	return app.NewOf(o.appConfig(), logger, srcs...)
 }
