@@ -75,9 +75,9 @@ type Stats struct {
 	// Speculative decoding (only with a speculative config): drafts,
 	// drafted and accepted tokens per second; NaN unexposed.
 	SpecDraftRate, SpecDraftTokRate, SpecAcceptedRate float64
-	ErrorShare        float64 // finished with reason error (≥0.14), NaN before
-	RejectRate        float64 // admission rejections/s (≥0.32), NaN unexposed
-	Rejects           []FinishShare
+	ErrorShare                                        float64 // finished with reason error (≥0.14), NaN before
+	RejectRate                                        float64 // admission rejections/s (≥0.32), NaN unexposed
+	Rejects                                           []FinishShare
 	// Sleep is what engine_sleep_state says (≥0.11.1): unknown, awake or
 	// asleep (any engine asleep); SleepLevel the deepest level set.
 	Sleep      SleepState

@@ -18,6 +18,10 @@ import (
 // must come before its finding in the rule table: the detector reads this
 // frame's verdict.
 var causeGraph = map[string][]causeEdge{
+	// A crash loop explains the outages and restarts: its finding says
+	// down now.
+	"endpoint_down":      restatedBy("crash_loop"),
+	"endpoint_restarted": restatedBy("crash_loop"),
 	"preemption":         restatedBy("kv_cache_thrashing", "swapping"),
 	"prefix_cache_miss":  restatedBy("kv_cache_thrashing"),
 	"prefill_starvation": restatedBy("kv_cache_thrashing"),
