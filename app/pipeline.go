@@ -30,6 +30,7 @@ type Pipeline struct {
 	clock     time.Time
 	first     time.Time // the first batch's time: the run's span is clock - first
 	lastEval  time.Time
+	evals     int             // frames built and evaluated
 	latest    *diagnose.Frame // the newest evaluated frame
 	log       *slog.Logger
 	scrapeLog *scrapeLog         // scrape errors and warnings, rate-limited
@@ -279,6 +280,7 @@ func (p *Pipeline) frame() *diagnose.Frame {
 	}
 	p.detector.Evaluate(fr)
 	p.lastEval, p.latest = p.clock, fr
+	p.evals++
 	return fr
 }
 
@@ -327,9 +329,16 @@ func (p *Pipeline) Serve(ctx context.Context, lc LoopConfig) error {
 			lc.Publish(p.frame())
 		}
 	}
-	// Findings need their for durations: evaluate as the clock moves, about
-	// twice per interval however many targets report.
-	evalEvery := p.interval / 2
+	// Findings need their for durations: evaluate as the clock moves, once
+	// per interval however many targets report (a rule's for duration is
+	// whole intervals; a second evaluation in between was a fifth of a
+	// busy fleet's CPU and changed nothing shown, BENCHMARKS.md issue 23).
+	// The TUI's publish tick evaluates each interval itself; the data clock
+	// then only evaluates when the ticks fall behind it.
+	evalEvery := p.interval
+	if lc.Publish != nil {
+		evalEvery += p.interval / 2
+	}
 loop:
 	for running > 0 {
 		select {

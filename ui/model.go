@@ -15,6 +15,7 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/diagnose/format"
+	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/themes"
 )
 
@@ -60,6 +61,7 @@ const (
 	overlayNone overlay = iota
 	overlayHelp
 	overlayFinding
+	overlayTimeline
 )
 
 // windows are the steps of + and -.
@@ -275,6 +277,7 @@ func (m *Model) countsNow() counts {
 	for i := range m.fr.Endpoints {
 		e := &m.fr.Endpoints[i]
 		c.nameLen = max(c.nameLen, width(m.name(e.Name)))
+		c.engineCol = c.engineCol || e.Version.Server != sources.ServerVLLM
 		for _, x := range e.Models {
 			c.modelLen = max(c.modelLen, width(shortModel(x)))
 		}
@@ -308,6 +311,7 @@ func (m *Model) relayout() {
 	}
 	m.find.set(m.collectFindings(), m.findWithTarget(), scope)
 	m.fleet.finds = m.find.fs
+	m.find.verdict = m.verdictLine()
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
 	m.fleet.cols = tableCols(m.lay.cols)
@@ -362,6 +366,13 @@ func (m *Model) refresh() {
 		m.body = block([]string{"", "  " + m.st.muted.s(msg)}, m.w, m.lay.body)
 	case m.overlay == overlayFinding:
 		m.body = m.overlayBody("Finding", m.detailLines(&m.detail, m.w), &m.ovOff)
+	case m.overlay == overlayTimeline:
+		title, target := "What changed and when: the fleet", ""
+		if m.mode != modeFleet && m.ep >= 0 && m.ep < len(m.fr.Endpoints) {
+			target = m.fr.Endpoints[m.ep].Name
+			title = "What changed and when: " + target
+		}
+		m.body = m.overlayBody(title, m.timelineLines(target, m.w), &m.ovOff)
 	case m.mode == modeFleet:
 		m.body = block(m.fleetBody(), m.w, m.lay.body)
 	default:
@@ -406,6 +417,13 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 			m.overlay = overlayNone
 		} else {
 			m.overlay, m.ovOff = overlayHelp, 0
+		}
+		return nil, false
+	case km.Changes.matches(k) && m.fr != nil:
+		if m.overlay == overlayTimeline {
+			m.overlay = overlayNone
+		} else {
+			m.overlay, m.ovOff = overlayTimeline, 0
 		}
 		return nil, false
 	case km.Back.matches(k):

@@ -37,7 +37,6 @@ var ruleEndpointDown = &Rule{
 	// not an outage; a second outage within the flap window fires at once.
 	For: 45 * time.Second, ResolveFor: 30 * time.Second,
 	Params: edParams,
-	// A crash loop explains the outages: its finding says down now.
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		ep := u.ep
 		n, first := memoryOf[*downHistory](u).recent(x.now, seconds(p[edFlapWindow]))
