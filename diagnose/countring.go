@@ -362,16 +362,3 @@ func remapRows[T any](vals []T, st int, slots []int, capacity int) []T {
 	}
 	return out
 }
-
-// bytesPerCount is the bytes the widest stored count takes (for tests): 0
-// while no column moves, 8 once counts are kept as they are.
-func (c *countRing) bytesPerCount() int {
-	if c.wide != nil {
-		return 8
-	}
-	w := 0
-	for _, col := range c.cols {
-		w = max(w, int(col.width))
-	}
-	return w
-}

@@ -186,3 +186,31 @@ func TestEndpointGPUJoin(t *testing.T) {
 		t.Errorf("unavailable: %+v", a)
 	}
 }
+
+// GPUSlope (a test's check of a history) is the least-squares slope of v in units per second over the
+// points where it is known (a memory leak's bytes/s); NaN with fewer than
+// two points or no time between them.
+func GPUSlope(pts []GPUPoint, v func(GPUPoint) float64) float64 {
+	var n, st, sv, stt, stv float64
+	var t0 time.Time
+	for _, p := range pts {
+		x := v(p)
+		if math.IsNaN(x) {
+			continue
+		}
+		if n == 0 {
+			t0 = p.Time
+		}
+		t := p.Time.Sub(t0).Seconds()
+		n++
+		st += t
+		sv += x
+		stt += t * t
+		stv += t * x
+	}
+	den := n*stt - st*st
+	if n < 2 || den == 0 {
+		return math.NaN()
+	}
+	return (n*stv - st*sv) / den
+}

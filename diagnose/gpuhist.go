@@ -18,9 +18,9 @@ import (
 //     sources.LookupXID(x).Action says reset, drain, reboot or restart.
 //   - EndpointView.GPU: the endpoint's GPUs, MemBytes and Hist (its share
 //     over time) for per-endpoint memory growth.
-// GPUWindow, GPUMean, GPUSlope and GPUThrottledShare work on any []GPUPoint.
-// Values of a lost GPU are NaN (an endpoint's MemUsed too), so GPUMean and
-// GPUSlope pass over them.
+// GPUWindow, GPUMean and GPUThrottledShare work on any []GPUPoint.
+// Values of a lost GPU are NaN (an endpoint's MemUsed too), so GPUMean
+// passes over them.
 
 // GPUPoint is one reading of one GPU, or of one endpoint's share of its
 // GPUs, kept for the rules. NaN is unknown.
@@ -74,34 +74,6 @@ func GPUMean(pts []GPUPoint, v func(GPUPoint) float64) float64 {
 		return math.NaN()
 	}
 	return sum / float64(n)
-}
-
-// GPUSlope is the least-squares slope of v in units per second over the
-// points where it is known (a memory leak's bytes/s); NaN with fewer than
-// two points or no time between them.
-func GPUSlope(pts []GPUPoint, v func(GPUPoint) float64) float64 {
-	var n, st, sv, stt, stv float64
-	var t0 time.Time
-	for _, p := range pts {
-		x := v(p)
-		if math.IsNaN(x) {
-			continue
-		}
-		if n == 0 {
-			t0 = p.Time
-		}
-		t := p.Time.Sub(t0).Seconds()
-		n++
-		st += t
-		sv += x
-		stt += t * t
-		stv += t * x
-	}
-	den := n*stt - st*st
-	if n < 2 || den == 0 {
-		return math.NaN()
-	}
-	return (n*stv - st*sv) / den
 }
 
 // GPUThrottledShare is the share of readings (of a GPU that was readable)

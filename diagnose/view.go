@@ -142,6 +142,8 @@ type EndpointView struct {
 	LastSuccess    time.Time
 	ScrapeDuration time.Duration
 	RestartedAt    time.Time // zero unless a restart was seen recently
+	Restarts       []Restart // restarts within the last hour, oldest first; shared, read-only
+	Shifts         []Shift   // changes of workload, capacity and latency against their baselines within the last hour, oldest first
 	Kind           sources.EndpointKind
 	Version        sources.VersionRange
 	Models         []string
@@ -215,4 +217,8 @@ type Frame struct {
 	// within it that were not kept.
 	Roster     []RosterEvent
 	RosterMore int
+	// Problems are what the sources say about themselves now ("file_sd
+	// t.json: no such file", a bound reached, a gap in the history), one
+	// line each, sorted; set by whoever feeds the engine.
+	Problems []string
 }

@@ -138,16 +138,6 @@ func BenchmarkRecordGPU(b *testing.B) {
 			k++
 		}
 	})
-	b.Run("appender", func(b *testing.B) {
-		var buf []byte
-		k := 0
-		for b.Loop() {
-			if buf, err = appendGPUJSON(buf[:0], &snaps[k%len(snaps)]); err != nil {
-				b.Fatal(err)
-			}
-			k++
-		}
-	})
 	b.Run("written", func(b *testing.B) {
 		var out countWriter
 		w, err := NewWriter(&out, Header{}, nil)

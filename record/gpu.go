@@ -1,7 +1,9 @@
 package record
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 	"time"
@@ -23,35 +25,71 @@ type wireSnapshot struct {
 	Notes       []string    `json:"notes,omitempty"`
 }
 
+// wireGPU is a device: its numbers are sources.GPUFields, read and
+// written by their Wire keys (Nums, indexed like the table) between
+// pci_bus_id and clock_events; the rest are its own members.
 type wireGPU struct {
 	Index           int           `json:"index"`
 	Name            string        `json:"name"`
 	UUID            string        `json:"uuid"`
 	PCIBusID        string        `json:"pci_bus_id"`
-	UtilGPU         num           `json:"util_gpu"`
-	UtilMem         num           `json:"util_mem"`
-	MemUsed         num           `json:"mem_used"`
-	MemTotal        num           `json:"mem_total"`
-	TempC           num           `json:"temp_c"`
-	TempSlowdownC   num           `json:"temp_slowdown_c"`
-	PowerW          num           `json:"power_w"`
-	PowerLimitW     num           `json:"power_limit_w"`
-	SMClockMHz      num           `json:"sm_clock_mhz"`
-	MemClockMHz     num           `json:"mem_clock_mhz"`
+	Nums            []num         `json:"-"`
 	ClockEvents     []string      `json:"clock_events,omitempty"`
 	ClockEventBits  uint64        `json:"clock_event_bits"`
-	ECCUncorrected  num           `json:"ecc_uncorrected"`
-	RetiredPages    num           `json:"retired_pages"`
 	RemapPending    bool          `json:"remap_pending,omitempty"`
 	RemapFailed     bool          `json:"remap_failed,omitempty"`
-	PCIeTxBps       num           `json:"pcie_tx_bps"`
-	PCIeRxBps       num           `json:"pcie_rx_bps"`
 	MIG             int8          `json:"mig"`
 	Processes       []wireProcess `json:"processes,omitempty"`
 	Problem         string        `json:"problem,omitempty"`
 	FieldsMissing   []string      `json:"fields_missing,omitempty"`
 	Throttled       bool          `json:"throttled,omitempty"`
 	SimulatedReason string        `json:"simulated_reason,omitempty"`
+}
+
+// MarshalJSON writes the members with the table's numbers after
+// pci_bus_id, as appendGPUJSON does. The first unescaped `,"clock_event`
+// is where clock_events or, when omitted, clock_event_bits begins: inside
+// a JSON string every quote is escaped.
+func (g wireGPU) MarshalJSON() ([]byte, error) {
+	type members wireGPU
+	b, err := json.Marshal(members(g))
+	if err != nil {
+		return nil, err
+	}
+	at := bytes.Index(b, []byte(`,"clock_event`))
+	out := append([]byte(nil), b[:at]...)
+	for i := range sources.GPUFields {
+		v := num(math.NaN())
+		if i < len(g.Nums) {
+			v = g.Nums[i]
+		}
+		n, _ := v.MarshalJSON()
+		out = append(append(append(append(out, ',', '"'), sources.GPUFields[i].Wire...), '"', ':'), n...)
+	}
+	return append(out, b[at:]...), nil
+}
+
+// UnmarshalJSON reads the members, then each table number by its key; a
+// key the recording lacks (a field added after it was made) is unknown.
+func (g *wireGPU) UnmarshalJSON(b []byte) error {
+	type members wireGPU
+	if err := json.Unmarshal(b, (*members)(g)); err != nil {
+		return err
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	g.Nums = make([]num, len(sources.GPUFields))
+	for i := range sources.GPUFields {
+		g.Nums[i] = num(math.NaN())
+		if r, ok := raw[sources.GPUFields[i].Wire]; ok {
+			if err := g.Nums[i].UnmarshalJSON(r); err != nil {
+				return fmt.Errorf("gpu %s: %v", sources.GPUFields[i].Wire, err)
+			}
+		}
+	}
+	return nil
 }
 
 type wireProcess struct {
@@ -121,13 +159,12 @@ func (n *num) UnmarshalJSON(b []byte) error {
 func toWire(s *sources.GPUSnapshot) wireSnapshot {
 	w := wireSnapshot{Time: s.Time, Source: s.Source, Simulated: s.Simulated, Unavailable: s.Unavailable, Notes: s.Notes}
 	for _, g := range s.GPUs {
-		wg := wireGPU{Index: g.Index, Name: g.Name, UUID: g.UUID, PCIBusID: g.PCIBusID,
-			UtilGPU: num(g.UtilGPU), UtilMem: num(g.UtilMem), MemUsed: num(g.MemUsed), MemTotal: num(g.MemTotal),
-			TempC: num(g.TempC), TempSlowdownC: num(g.TempSlowdownC), PowerW: num(g.PowerW), PowerLimitW: num(g.PowerLimitW),
-			SMClockMHz: num(g.SMClockMHz), MemClockMHz: num(g.MemClockMHz), ClockEvents: g.ClockEvents,
-			ClockEventBits: uint64(g.ClockEventBits), ECCUncorrected: num(g.ECCUncorrected), RetiredPages: num(g.RetiredPages),
-			RemapPending: g.RemapPending, RemapFailed: g.RemapFailed, PCIeTxBps: num(g.PCIeTxBps), PCIeRxBps: num(g.PCIeRxBps),
+		wg := wireGPU{Index: g.Index, Name: g.Name, UUID: g.UUID, PCIBusID: g.PCIBusID, ClockEvents: g.ClockEvents,
+			ClockEventBits: uint64(g.ClockEventBits), RemapPending: g.RemapPending, RemapFailed: g.RemapFailed,
 			MIG: int8(g.MIG), Problem: g.Problem, FieldsMissing: g.FieldsMissing, Throttled: g.Throttled, SimulatedReason: g.SimulatedReason}
+		for i := range sources.GPUFields {
+			wg.Nums = append(wg.Nums, num(*sources.GPUFields[i].At(&g)))
+		}
 		for _, p := range g.Processes {
 			wg.Processes = append(wg.Processes, wireProcess{PID: p.PID, Name: p.Name, UsedBytes: num(p.UsedBytes)})
 		}
@@ -160,12 +197,13 @@ func fromWire(w *wireSnapshot) sources.GPUSnapshot {
 			mig = sources.TriUnknown
 		}
 		sg := sources.GPU{Index: g.Index, Name: san(g.Name), UUID: san(g.UUID), PCIBusID: san(g.PCIBusID),
-			UtilGPU: float64(g.UtilGPU), UtilMem: float64(g.UtilMem), MemUsed: float64(g.MemUsed), MemTotal: float64(g.MemTotal),
-			TempC: float64(g.TempC), TempSlowdownC: float64(g.TempSlowdownC), PowerW: float64(g.PowerW), PowerLimitW: float64(g.PowerLimitW),
-			SMClockMHz: float64(g.SMClockMHz), MemClockMHz: float64(g.MemClockMHz), ClockEvents: sanAll(g.ClockEvents),
-			ClockEventBits: sources.ClockEvent(g.ClockEventBits), ECCUncorrected: float64(g.ECCUncorrected), RetiredPages: float64(g.RetiredPages),
-			RemapPending: g.RemapPending, RemapFailed: g.RemapFailed, PCIeTxBps: float64(g.PCIeTxBps), PCIeRxBps: float64(g.PCIeRxBps),
+			ClockEvents: sanAll(g.ClockEvents), ClockEventBits: sources.ClockEvent(g.ClockEventBits),
+			RemapPending: g.RemapPending, RemapFailed: g.RemapFailed,
 			MIG: mig, Problem: san(g.Problem), FieldsMissing: sanAll(g.FieldsMissing), Throttled: g.Throttled, SimulatedReason: san(g.SimulatedReason)}
+		sg.SetUnknown()
+		for i := range min(len(g.Nums), len(sources.GPUFields)) {
+			*sources.GPUFields[i].At(&sg) = float64(g.Nums[i])
+		}
 		for _, p := range g.Processes {
 			sg.Processes = append(sg.Processes, sources.GPUProcess{PID: p.PID, Name: san(p.Name), UsedBytes: float64(p.UsedBytes)})
 		}

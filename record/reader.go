@@ -130,11 +130,9 @@ func NewReader(in io.Reader, name string) (*Reader, error) {
 	if err := json.Unmarshal(payload, &r.hdr); err != nil {
 		return nil, fmt.Errorf("%s: header: %v", name, err)
 	}
-	for i := range r.hdr.Targets {
-		t := &r.hdr.Targets[i]
-		t.Name, t.URL = san(t.Name), san(t.URL)
-	}
-	r.hdr.VtopVersion = san(r.hdr.VtopVersion)
+	// The whole header, the Prometheus server's URL and selector too (the
+	// recorded configuration is raw JSON: its reader sanitizes it).
+	sources.SanitizeAll(&r.hdr, sources.MaxLabelLen)
 	if len(r.hdr.Targets) > maxTargets {
 		return nil, fmt.Errorf("%s: header: more than %d targets", name, maxTargets)
 	}
@@ -312,7 +310,7 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 		if len(r.targets) >= maxTargets {
 			return nil, fmt.Errorf("more than %d targets", maxTargets)
 		}
-		t.Name, t.URL = san(t.Name), san(t.URL)
+		sources.SanitizeAll(&t, sources.MaxLabelLen)
 		r.hdr.Targets = append(r.hdr.Targets, t)
 		r.targets = append(r.targets, lastBody{})
 		return &Event{Kind: KindTarget, Time: r.last, Target: len(r.targets) - 1, TargetInfo: t}, nil

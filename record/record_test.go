@@ -443,3 +443,36 @@ func TestScrapeThatDoesNotFitIsAnError(t *testing.T) {
 		t.Fatalf("read back\n%q\nwant\n%q", got, want)
 	}
 }
+
+// TestCreateRefusesExisting: --record never truncates an existing file
+// nor follows a symbolic link to one; the error says which.
+func TestCreateRefusesExisting(t *testing.T) {
+	dir := t.TempDir()
+	precious := filepath.Join(dir, "incident.vtop")
+	if err := os.WriteFile(precious, []byte("kept"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.vtop")
+	if err := os.Symlink(precious, link); err != nil {
+		t.Fatal(err)
+	}
+	dangling := filepath.Join(dir, "dangling.vtop")
+	if err := os.Symlink(filepath.Join(dir, "nowhere"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{precious: "exists", link: "symbolic link", dangling: "symbolic link"} {
+		w, err := Create(path, Header{}, nil, 0)
+		if err == nil {
+			w.Close()
+			t.Errorf("%s: created", path)
+		} else if !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", path, err, want)
+		}
+	}
+	if b, _ := os.ReadFile(precious); string(b) != "kept" {
+		t.Errorf("the existing file now holds %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "nowhere")); err == nil {
+		t.Errorf("a file was created through the dangling link")
+	}
+}

@@ -81,17 +81,7 @@ func (p *Replay) Header() Header { return p.hdr }
 // Close releases the open file.
 func (p *Replay) Close() error { return p.cur.Close() }
 
-// Next returns the next item; io.EOF after the last file's end, or the
-// *Damage (or unfinished end) where reading stopped.
-func (p *Replay) Next() (Item, error) {
-	it, err := p.nextRaw()
-	if err == nil && it.Kind == KindScrape && it.Scrape.Err == nil {
-		p.parse([]*sources.Scrape{&it.Scrape})
-	}
-	return it, err
-}
-
-// nextRaw is Next with a scrape's body copied into Scrape.Body, not parsed.
+// nextRaw is the next item with a scrape's body copied into Scrape.Body, not parsed.
 func (p *Replay) nextRaw() (Item, error) {
 	for {
 		ev, err := p.cur.Next()

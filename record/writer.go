@@ -3,11 +3,14 @@ package record
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/klauspost/compress/zstd"
@@ -40,7 +43,6 @@ type Writer struct {
 	targets   []prevBody
 	index     map[string]int // target name → index in this file
 	gpu       prevBody
-	gpuBufs   [2][]byte // GPU records: the next one's buffer, the last one
 	raw       []byte    // frame payload before compression
 	frame     []byte
 	zbuf      []byte
@@ -82,17 +84,6 @@ func Create(path string, hdr Header, targets []sources.Target, maxBytes int64) (
 	return w, nil
 }
 
-// NewWriter writes one unrotated recording to out.
-func NewWriter(out io.Writer, hdr Header, targets []sources.Target) (*Writer, error) {
-	w := &Writer{out: out}
-	hdr.Targets = Targets(targets)
-	if err := w.start(hdr); err != nil {
-		return nil, err
-	}
-	w.indexNames(targets)
-	return w, nil
-}
-
 func (w *Writer) indexNames(targets []sources.Target) {
 	for i, t := range targets {
 		w.index[t.Name] = i
@@ -100,8 +91,18 @@ func (w *Writer) indexNames(targets []sources.Target) {
 }
 
 func (w *Writer) open(hdr Header) error {
-	f, err := os.OpenFile(w.path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	// A new file only: never through a symbolic link (another user could
+	// plant one pointing at a file of ours), never over an existing file
+	// (a recording kept from an incident, a typo naming another file). A
+	// rotation renamed the old one away first.
+	f, err := os.OpenFile(w.path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
 	if err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			if st, lerr := os.Lstat(w.path); lerr == nil && st.Mode()&os.ModeSymlink != 0 {
+				return fmt.Errorf("--record %s is a symbolic link; give a new file", w.path)
+			}
+			return fmt.Errorf("--record %s exists; vtop does not overwrite a file: remove it or give a new name", w.path)
+		}
 		return fmt.Errorf("--record: %v", err)
 	}
 	w.file, w.out, w.size = f, f, 0
@@ -313,14 +314,15 @@ func (p *prevBody) appendLines(dst []byte, d *sources.BodyLines, line *[]byte) (
 // GPU records one reading of the local GPUs.
 func (w *Writer) GPU(s *sources.GPUSnapshot) {
 	w.locked(true, func() {
-		// The store keeps the body it is given until the next one: two
-		// buffers in turn.
-		b, err := appendGPUJSON(w.gpuBufs[0][:0], s)
+		// Indented, a field a line, so the line delta carries only the
+		// fields that changed. encoding/json costs ~0.1 ms a reading of 8
+		// GPUs, once a second: 0.01 % of a core, not worth a writer of
+		// our own (BENCHMARKS.md, issue 23).
+		b, err := json.MarshalIndent(toWire(s), "", " ")
 		if err != nil {
 			w.fail(err)
 			return
 		}
-		w.gpuBufs[0], w.gpuBufs[1] = w.gpuBufs[1], b
 		w.raw = w.gpu.appendBody(w.raw[:0], b, &w.lines, &w.prevLines, &w.line)
 		w.add(typeGPU, w.raw)
 	})

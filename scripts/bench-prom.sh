@@ -1,13 +1,25 @@
 #!/usr/bin/env bash
-# CPU per scrape: vtop (headless, --once for the whole run) against
-# Prometheus 2.42 scraping the same `vtop sim` endpoints at 1 s, in the same
-# run, so a busy machine weighs on both alike. Prints each one's CPU per
-# scrape, the ratio, and resident memory. Everything stays on 127.0.0.1.
+# CPU per scrape: vtop against Prometheus 2.42 scraping the same endpoints at
+# 1 s, in the same run, so a busy machine weighs on both alike. Prints each
+# one's CPU per scrape, the ratio, and resident memory. Everything stays on
+# 127.0.0.1.
 #
 #   scripts/bench-prom.sh [ENDPOINTS] [MEASURE_SECONDS]     # default 200 60
 #
-# vtop runs headless (--once) for MEASURE_SECONDS (at least 60 s) with the
-# 60 s window the TUI uses; both are measured over their whole lives.
+# FARM=sim (the default): `vtop sim` busy replicas; vtop runs headless
+# (--once) for MEASURE_SECONDS (at least 60 s) with the 60 s window the TUI
+# uses; both are measured over their whole lives.
+#
+# FARM=capture: scripts/capfarm serves a real capture (CAPTURE, the v0.10.1
+# one by default) with every counter and bucket advancing on each request, as
+# a busy server's body changes. Prometheus, a headless vtop (--once) and
+# vtop's TUI in tmux at 200x60 (MODES="headless tui", either alone) scrape
+# the same endpoints at once; each scraper's requests are counted by the farm
+# (by URL path), and CPU (utime + stime from /proc/PID/stat) and scrapes are
+# read after a 20 s warm-up and MEASURE_SECONDS later. KEYS=N then presses
+# "?" and Escape N times each in the TUI and times each to its screen
+# (tmux capture-pane polled every 1 ms): key-to-screen p50/p99.
+# VTOP=path measures that binary instead of this tree's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -20,6 +32,11 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; sleep 0.5; rm -rf "$tmp"; }
 trap cleanup EXIT
 command -v prometheus >/dev/null || { echo "prometheus is not installed (apt-get install prometheus)"; exit 1; }
+if [ "${FARM:-sim}" = capture ]; then
+  # shellcheck source=scripts/bench-prom-capture.sh
+  . scripts/bench-prom-capture.sh
+  exit
+fi
 
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 go build -o "$tmp/vtop" ./cmd/vtop

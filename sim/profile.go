@@ -11,7 +11,8 @@ import (
 // whose metric set, help texts and bucket layouts it exposes (all read from
 // sources.Metrics), and the registry quirks of that release.
 type Profile struct {
-	Name    string // what --version takes: v0.6, v0.10, v0.11, latest
+	Server  sources.Server // whose names it serves (zero: vLLM)
+	Name    string         // what --version takes: v0.6, v0.10, v0.11, latest
 	Gen     sources.Gen
 	Version sources.Version
 	// CacheLabels are the CacheConfig fields vllm:cache_config_info carries

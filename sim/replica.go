@@ -69,6 +69,7 @@ type Replica struct {
 	leakSince        time.Duration
 	restartAt        time.Duration // pending restart (-1: none)
 	downUntil        time.Duration // the restarted process serves again
+	crashLoop        bool          // an OOM kill ends each process, the supervisor starts the next
 	downs            []activation  // scenarios that take the endpoint off the network
 }
 
@@ -303,6 +304,13 @@ func (r *Replica) restart() {
 	if r.leakRSS > 0 {
 		r.leakSince = at // the bug is still there; the new process starts small
 	}
+	if r.crashLoop {
+		// The leak is in serving: it starts once the model is loaded and
+		// reaches the memory limit crashUp later, when the kernel kills
+		// the process and the supervisor starts it again.
+		r.leakSince = r.downUntil
+		r.restartAt = r.downUntil + crashUp
+	}
 	for _, e := range r.engines {
 		e.restart(at)
 		e.startedAt = r.downUntil // metrics are registered once the model loaded
@@ -473,7 +481,7 @@ func (r *Replica) appendGPUs(dst []sources.GPU, base int) []sources.GPU {
 func (r *Replica) rss() float64 {
 	v := rssBase + 8*(1<<20)*math.Mod((r.now-r.procStart).Seconds(), 37)/37
 	if r.leakRSS > 0 {
-		v += r.leakRSS * (r.now - max(r.leakSince, r.procStart)).Seconds()
+		v += r.leakRSS * max(0, r.now-max(r.leakSince, r.procStart)).Seconds()
 	}
 	return math.Round(v/4096) * 4096
 }

@@ -147,9 +147,26 @@ var Scenarios = []Scenario{
 				e.asleep = true
 			}
 		}},
+	{Name: "long-prompts", Summary: "a retrieval feature starts putting documents into every prompt: the prompt median goes from 600 to 4.8k tokens (×8) at the same request rate and answer length",
+		start: func(r *Replica) { r.load.PromptMedian *= 8 }},
+	{Name: "long-answers", Summary: "a client turns on step-by-step reasoning: the answer median goes from 180 to 720 tokens (×4) at the same request rate",
+		start: func(r *Replica) {
+			l := &r.load
+			l.OutputMedian *= 4
+			l.MaxTokens = max(l.MaxTokens, 4*l.OutputMedian)
+		}},
 	{Name: "restart", Summary: "the vLLM process restarts: the port refuses connections for 20 s while the model loads, then every counter starts from zero",
 		start: func(r *Replica) { r.restartAt = r.now },
 		down:  func(d time.Duration) bool { return d < restartDown }},
+	{Name: "crash-loop", Summary: "a bad deploy leaks the API server's memory fast (3 GiB in 40 s of serving): the kernel's OOM killer ends it at its memory limit (about 4 GiB), the supervisor starts it again, 20 s of model loading, and again: a restart every minute, memory climbing before each",
+		start: func(r *Replica) {
+			r.crashLoop = true
+			r.leakRSS, r.leakSince = crashHeadroom/crashUp.Seconds(), r.now
+			r.restartAt = r.now + crashUp
+		},
+		// Up for crashUp (the leak reaching the limit), down for the
+		// model load, every cycle: the schedule is the mechanism's.
+		down: func(d time.Duration) bool { return d >= crashUp && (d-crashUp)%(crashUp+restartDown) < restartDown }},
 	{Name: "flapping", Summary: "the endpoint drops off the network for 20 s of every minute and comes back; the engine keeps its state",
 		start: func(r *Replica) {},
 		down:  func(d time.Duration) bool { return d%flapPeriod < flapDown }},
@@ -174,8 +191,12 @@ func utilForKV(m Model, tokens float64) float64 {
 
 const (
 	restartDown = 20 * time.Second
-	flapPeriod  = time.Minute
-	flapDown    = 20 * time.Second
+	// crash-loop: the leak fills crashHeadroom above the process's
+	// baseline in crashUp of serving, where its memory limit kills it.
+	crashUp       = 40 * time.Second
+	crashHeadroom = 3 << 30
+	flapPeriod    = time.Minute
+	flapDown      = 20 * time.Second
 )
 
 // LookupScenario finds a scenario by name.

@@ -117,38 +117,6 @@ func NewFetcher(cfg HTTPConfig) (*Fetcher, error) {
 // metrics, and the limit arithmetic must not overflow.
 const MaxBodyLimit = 1 << 30
 
-// checkRedirect follows at most three redirects, and drops the credentials
-// as soon as a hop leaves the first request's origin (scheme, host and
-// port): a token must never go out over http after https, or to another
-// server. Go's client only strips them for another domain.
-func checkRedirect(req *http.Request, via []*http.Request) error {
-	if len(via) >= 3 {
-		return errors.New("too many redirects")
-	}
-	first := via[0].URL
-	for _, r := range append(via[1:len(via):len(via)], req) {
-		if !sameOrigin(first, r.URL) {
-			req.Header.Del("Authorization")
-			break
-		}
-	}
-	return nil
-}
-
-func sameOrigin(a, b *url.URL) bool {
-	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && portOf(a) == portOf(b)
-}
-
-func portOf(u *url.URL) string {
-	if p := u.Port(); p != "" {
-		return p
-	}
-	if strings.EqualFold(u.Scheme, "https") {
-		return "443"
-	}
-	return "80"
-}
-
 // FetchState is what one target reuses from scrape to scrape: the body
 // buffer, so a steady target allocates none, and a loopback target's own
 // connection (Close it when the target is done).
@@ -190,7 +158,7 @@ func (f *Fetcher) FetchInto(ctx context.Context, rawURL string, st *FetchState) 
 		// redirect, that is not the target's own URL.
 		var ue *url.Error
 		if errors.As(err, &ue) && ue.URL != rawURL {
-			st.Redirect = redactURLString(ue.URL)
+			st.Redirect = ShowURL(ue.URL)
 		}
 		err = describeNetErr(err, f.cfg.Timeout)
 		if st.Redirect != "" {

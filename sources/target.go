@@ -134,8 +134,9 @@ func RedactURL(u *url.URL) string {
 	return c.String()
 }
 
-// redactURLString is RedactURL for a URL in text form.
-func redactURLString(s string) string {
+// ShowURL is RedactURL for a URL in text form, sanitized: how every
+// outbound client names its server.
+func ShowURL(s string) string {
 	u, err := url.Parse(s)
 	if err != nil {
 		return Sanitize(redactQuery(s), 80)

@@ -73,9 +73,6 @@ var all = []Theme{
 	{Name: Mono},
 }
 
-// All returns every theme, in the order `t` cycles through them.
-func All() []Theme { return append([]Theme(nil), all...) }
-
 // Names lists the theme names.
 func Names() []string {
 	out := make([]string, len(all))

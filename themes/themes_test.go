@@ -11,7 +11,7 @@ import (
 // A color theme names every color; mono names none.
 func TestPalettes(t *testing.T) {
 	hex := regexp.MustCompile(`^#[0-9a-f]{6}$`)
-	for _, th := range All() {
+	for _, th := range all {
 		v := reflect.ValueOf(th)
 		for i := 0; i < v.NumField(); i++ {
 			f := v.Type().Field(i)
@@ -52,7 +52,7 @@ func TestByNameAndNext(t *testing.T) {
 // paints, so the terminal's does not matter): text and states at WCAG's
 // 4.5:1, labels and sparklines at 3:1, an empty gauge still visible.
 func TestContrast(t *testing.T) {
-	for _, th := range All() {
+	for _, th := range all {
 		if !th.Color {
 			continue
 		}

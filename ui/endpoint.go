@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -252,8 +253,8 @@ const (
 
 // latencyRow: TTFT, inter-token, E2E and queue time, p50/p95/p99 with the
 // p95 sparkline, against the SLO profile.
-func (m *Model) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
-	s, slo := m.st, m.slos[m.slo]
+func (c *common) latencyRow(sj subject, w int, roomy bool, sparkH int) []string {
+	s, slo := c.st, c.profile
 	cw := 0
 	if roomy {
 		cw = countW
@@ -341,10 +342,10 @@ type rowCells struct {
 	hasSwapped, hasReasons          bool
 }
 
-func (m *Model) cells(sj subject) rowCells {
+func (c *common) cells(sj subject) rowCells {
 	var rc rowCells
 	st := sj.stats
-	kvLv := kvLevel(st.KVUsage, m.fr.KV())
+	kvLv := kvLevel(st.KVUsage, c.fr.KV())
 	kv := st.KVUsage
 	rc.kv = cell{value: f.Percent(st.KVUsage), lv: kvLv, gauge: &kv,
 		spark: &sparkSpec{diagnose.SpKV, ratioScale, kvLv}}
@@ -359,7 +360,7 @@ func (m *Model) cells(sj subject) rowCells {
 		capParts = append(capParts, f.Missing+" tokens")
 	}
 	if st.Engines > 1 && !math.IsNaN(st.KVUsageMax) {
-		capParts = append(capParts, "fullest engine "+f.Percent(st.KVUsageMax)+kvLevel(st.KVUsageMax, m.fr.KV()).mark())
+		capParts = append(capParts, "fullest engine "+f.Percent(st.KVUsageMax)+kvLevel(st.KVUsageMax, c.fr.KV()).mark())
 	}
 	rc.capacity = cell{value: strings.Join(capParts, " · ")}
 	if st.PrefixCaching == sources.TriNo {
@@ -406,7 +407,7 @@ func (m *Model) cells(sj subject) rowCells {
 	if !rc.hasReasons {
 		rc.reasons = cell{label: "waiting for", value: f.Missing, tail: "(reasons from vLLM 0.20)"}
 	}
-	rc.qt = cell{label: "queue p95", value: f.Quantile(st.Queue.P95, st.Queue.Lowest, st.Queue.Highest), spark: &sparkSpec{diagnose.SpQueue, queueScale(m.slos[m.slo]), lvNone}}
+	rc.qt = cell{label: "queue p95", value: f.Quantile(st.Queue.P95, st.Queue.Lowest, st.Queue.Highest), spark: &sparkSpec{diagnose.SpQueue, queueScale(c.profile), lvNone}}
 
 	rc.prompt = cell{label: "prompt", value: f.Rate(st.PromptTokRate), unit: " tok/s", spark: &sparkSpec{diagnose.SpPromptTok, autoScale, lvNone}}
 	rc.gen = cell{label: "gen", value: f.Rate(st.GenTokRate), unit: " tok/s", spark: &sparkSpec{diagnose.SpGenTok, autoScale, lvNone}}
@@ -437,51 +438,66 @@ func (m *Model) cells(sj subject) rowCells {
 // resize handler. It never has the focus, so it answers no keys and adds
 // no footer hints.
 type rowsPanel struct {
+	c      *common
 	w, h   int
 	roomy  bool
 	sparkH int
+	e      *diagnose.EndpointView // the shown endpoint; nil for the fleet aggregate
+	sj     subject
 }
 
-func (p *rowsPanel) SetSize(sz size, roomy bool, sparkH int) {
-	p.w, p.h, p.roomy, p.sparkH = sz.w, sz.h, roomy, sparkH
-}
+func (p *rowsPanel) SetSize(sz size) { p.w, p.h = sz.w, sz.h }
 
-// View renders the rows for sj; e is the shown endpoint (nil for the
-// fleet aggregate), whose state may replace the rows with why there are none.
-func (p *rowsPanel) View(m *Model, e *diagnose.EndpointView, sj subject) []string {
+// setForm chooses compact or roomy rows, with sparklines sparkH tall.
+func (p *rowsPanel) setForm(roomy bool, sparkH int) { p.roomy, p.sparkH = roomy, sparkH }
+
+// show sets what the rows show: sj, for endpoint e (nil: the fleet).
+func (p *rowsPanel) show(e *diagnose.EndpointView, sj subject) { p.e, p.sj = e, sj }
+
+// Update: the rows take no keys.
+func (p *rowsPanel) Update(tea.KeyMsg) action { return action{} }
+
+// ShortHelp: the rows add no footer hints.
+func (p *rowsPanel) ShortHelp() []hint { return nil }
+
+// View renders the rows; the endpoint's state may replace them with why
+// there are none.
+func (p *rowsPanel) View() []string {
+	c, e, sj := p.c, p.e, p.sj
 	msg := func(s string) []string { return block([]string{s}, p.w, p.h) }
 	switch {
 	case e != nil && e.NotVLLM && e.State == diagnose.StateDown:
-		return block([]string{m.st.warn.s(symNotVLLM + " this address answers, but not with vLLM's metrics: point vtop at the vLLM API server's port"),
-			m.st.muted.s(e.LastError)}, p.w, p.h)
+		return block([]string{c.st.warn.s(symNotVLLM + " this address answers, but not with vLLM's metrics: point vtop at the vLLM API server's port"),
+			c.st.muted.s(e.LastError)}, p.w, p.h)
 	case e != nil && e.LastSuccess.IsZero():
 		why := "no data yet: waiting for the first answer"
 		if e.LastError != "" {
 			why = "no data: every poll failed (" + e.LastError + ")"
 		}
-		return msg(m.st.muted.s(why))
+		return msg(c.st.muted.s(why))
 	case e != nil && e.Kind == sources.KindRouter:
-		return msg(m.st.warn.s(symWarn + " this is a production-stack router, not an engine: point vtop at the vLLM engines behind it"))
+		return msg(c.st.warn.s(symWarn + " this is a production-stack router, not an engine: point vtop at the vLLM engines behind it"))
 	case e != nil && e.Kind == sources.KindNoSamples:
-		return msg(m.st.warn.s(symWarn + " vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)"))
+		return msg(c.st.warn.s(symWarn + " vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)"))
 	}
-	rows := p.fourRows(m, sj)
+	rows := p.fourRows(sj)
 	if e != nil && (e.State == diagnose.StateDown || e.State == diagnose.StateStale) {
 		// The last values, dimmed: the title says how old they are.
 		for i, r := range rows {
-			rows[i] = m.st.muted.s(ansi.Strip(r))
+			rows[i] = c.st.muted.s(ansi.Strip(r))
 		}
 	}
 	return rows
 }
 
 // fourRows renders latency, cache, queue and throughput for one subject.
-func (p *rowsPanel) fourRows(m *Model, sj subject) []string {
-	s, w, roomy, sparkH := m.st, p.w, p.roomy, p.sparkH
-	out := m.latencyRow(sj, w, roomy, sparkH)
-	rc := m.cells(sj)
+func (p *rowsPanel) fourRows(sj subject) []string {
+	c := p.c
+	s, w, roomy, sparkH := c.st, p.w, p.roomy, p.sparkH
+	out := c.latencyRow(sj, w, roomy, sparkH)
+	rc := c.cells(sj)
 	if !roomy {
-		out = append(out, m.kvLine(rc, sj, w))
+		out = append(out, c.kvLine(rc, sj, w))
 		second := []cell{rc.hit, rc.pre}
 		if rc.hasSwapped {
 			second = append(second, rc.swapped)
@@ -524,8 +540,8 @@ func (p *rowsPanel) fourRows(m *Model, sj subject) []string {
 
 // kvLine is the compact KV line: gauge, percentage and band mark, the KV
 // sparkline, the capacity.
-func (m *Model) kvLine(rc rowCells, sj subject, w int) string {
-	s := m.st
+func (c *common) kvLine(rc rowCells, sj subject, w int) string {
+	s := c.st
 	pl, pa := s.cellText(rc.kv)
 	var b strings.Builder
 	b.WriteString(s.title.s(pad("Cache", labelWidth)) + s.muted.s("KV ") + pa)
@@ -543,9 +559,9 @@ func (m *Model) kvLine(rc rowCells, sj subject, w int) string {
 }
 
 // endpointTitle is the identity line: name, state, version, models, engines.
-func (m *Model) endpointTitle(e *diagnose.EndpointView, w int) string {
-	s := m.st
-	now := m.fr.Time
+func (c *common) endpointTitle(e *diagnose.EndpointView, w int) string {
+	s := c.st
+	now := c.fr.Time
 	state, lv := stateCell(e, now)
 	parts := []string{s.title.s(e.Name), s.lv(lv).s(state)}
 	if e.State != diagnose.StateUp && !e.LastSuccess.IsZero() {
@@ -588,9 +604,9 @@ func engines(n int) string {
 }
 
 // fleetTitle is the aggregate's identity line.
-func (m *Model) fleetTitle(w int) string {
-	s := m.st
-	fr := m.fr
+func (c *common) fleetTitle(w int) string {
+	s := c.st
+	fr := c.fr
 	what := "aggregate of all " + itoa(fr.Fleet.Total) + " endpoints"
 	if fr.Fleet.Up < fr.Fleet.Total {
 		what = "aggregate of the " + itoa(fr.Fleet.Up) + " endpoints up (of " + itoa(fr.Fleet.Total) + ")"
@@ -607,11 +623,11 @@ func (m *Model) fleetTitle(w int) string {
 
 // subsPanel lists an endpoint's data-parallel engines (or, for the fleet,
 // its models): one line each.
-func (m *Model) subsPanel(e *diagnose.EndpointView, sz size) []string {
+func (c *common) subsPanel(e *diagnose.EndpointView, sz size) []string {
 	if sz.h <= 0 {
 		return nil
 	}
-	s := m.st
+	s := c.st
 	type line struct {
 		name string
 		st   *diagnose.Stats
@@ -625,13 +641,13 @@ func (m *Model) subsPanel(e *diagnose.EndpointView, sz size) []string {
 		}
 	} else {
 		title = "Models"
-		for k := range m.fr.Fleet.Models {
-			mv := &m.fr.Fleet.Models[k]
+		for k := range c.fr.Fleet.Models {
+			mv := &c.fr.Fleet.Models[k]
 			ls = append(ls, line{name: mv.Model, st: &mv.Stats, n: mv.Endpoints})
 		}
 	}
 	out := []string{s.rule(fmt.Sprintf("%s (%d)", title, len(ls)), false, sz.w)}
-	slo := m.slos[m.slo]
+	slo := c.profile
 	barW := kvBarSmall
 	if sz.w >= 100 {
 		barW = kvBarMedium
@@ -645,7 +661,7 @@ func (m *Model) subsPanel(e *diagnose.EndpointView, sz size) []string {
 			out = append(out, s.muted.s(fmt.Sprintf("  +%d more", len(ls)-i)))
 			break
 		}
-		_, kvp := s.kvCell(l.st.KVUsage, m.fr.KV(), barW)
+		_, kvp := s.kvCell(l.st.KVUsage, c.fr.KV(), barW)
 		ttft, tl := latencyCell(l.st.TTFT, l.st.TTFT.P95, slo.TTFT, 1)
 		var b strings.Builder
 		b.WriteString("  " + pad(l.name, nameW) + " ")
@@ -682,10 +698,12 @@ func (m *Model) endpointBody() []string {
 	} else {
 		out = append(out, m.fleetTitle(l.w))
 	}
-	rows := m.rows.View(m, e, sj)
+	m.rows.show(e, sj)
+	m.gpu.mine = mine
+	rows := m.rows.View()
 	rows = append(rows, m.subsPanel(e, l.subs)...)
-	gpu := m.gpu.View(m, mine)
-	out = append(out, m.find.View(m, m.finds, m.items)...)
+	gpu := m.gpu.View()
+	out = append(out, m.find.View()...)
 	if l.wide {
 		out = append(out, beside(block(rows, l.left, l.gpu.h), l.left, m.st.muted.s(columnSep), gpu)...)
 	} else {

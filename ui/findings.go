@@ -43,11 +43,18 @@ func flagText(x *diagnose.Finding) string {
 // selection and scroll, answers its own keys and says which keys it has.
 // A finding's flag change is never cut: it wraps onto a line of its own.
 type findingsPane struct {
+	c          *common
 	sel, off   int
 	w, h       int
 	focused    bool
-	withTarget bool            // fleet views name the endpoint
-	expanded   map[string]bool // groups opened with Enter, by groupKey
+	withTarget bool               // fleet views name the endpoint
+	scope      int                // the endpoint shown, or -1: the fleet
+	expanded   map[string]bool    // groups opened with Enter, by groupKey
+	fs         []diagnose.Finding // what the pane lists in this view
+	items      []findItem         // fs as the pane shows them (groups)
+	// verdict is the assessment line of what the view shows (the
+	// endpoint, or the fleet), heading the pane: one verdict first.
+	verdict string
 }
 
 // findItem is one line of the list: a finding, or a group of the
@@ -79,10 +86,21 @@ func underListedCause(fs []diagnose.Finding) []bool {
 	return out
 }
 
-// findItems lists fs for the pane: in fleet views, a rule raised on
-// several endpoints is one group at the rank of its worst finding, with
-// its members under it when opened.
-func (m *Model) findItems(fs []diagnose.Finding, group bool) []findItem {
+// set gives the pane the view's findings: in fleet views (withTarget), a
+// rule raised on several endpoints is one group at the rank of its worst
+// finding, with its members under it when opened.
+func (p *findingsPane) set(fs []diagnose.Finding, withTarget bool, scope int) {
+	p.fs, p.withTarget, p.scope = fs, withTarget, scope
+	p.items = p.findItems(fs, withTarget)
+	p.verdict = ""
+	if fr := p.c.fr; fr != nil && scope >= 0 && scope < len(fr.Endpoints) {
+		p.verdict = report.VerdictLine(&fr.Endpoints[scope].Verdict, false)
+	} else if fr != nil {
+		p.verdict = report.VerdictLine(&fr.Fleet.Verdict, true)
+	}
+}
+
+func (p *findingsPane) findItems(fs []diagnose.Finding, group bool) []findItem {
 	items := make([]findItem, 0, len(fs))
 	sym := underListedCause(fs)
 	count := map[string]int{}
@@ -113,7 +131,7 @@ func (m *Model) findItems(fs []diagnose.Finding, group bool) []findItem {
 		var members []findItem
 		for j := i; j < len(fs); j++ {
 			if groupKey(&fs[j]) == k && !sym[j] {
-				n := m.fleet.name(fs[j].Target)
+				n := p.c.name(fs[j].Target)
 				if fs[j].Engine != "" {
 					n += " e" + fs[j].Engine // one endpoint's engines stay apart
 				}
@@ -124,7 +142,7 @@ func (m *Model) findItems(fs []diagnose.Finding, group bool) []findItem {
 			}
 		}
 		items = append(items, g)
-		if m.find.expanded[k] {
+		if p.expanded[k] {
 			items = append(items, members...)
 		}
 	}
@@ -136,15 +154,16 @@ func (p *findingsPane) SetSize(sz size) { p.w, p.h = sz.w, sz.h }
 // reset goes back to the top (another view's findings).
 func (p *findingsPane) reset() { p.sel, p.off = 0, 0 }
 
-// Update answers list keys: it returns the finding Enter opened, or
-// toggled when Enter opened or closed a group (the list changes size).
-func (p *findingsPane) Update(km *keyMap, k tea.KeyMsg, items []findItem) (open *diagnose.Finding, toggled bool) {
+// Update answers list keys: Enter opens the selected finding, or opens or
+// closes a group (the list changes size).
+func (p *findingsPane) Update(k tea.KeyMsg) action {
+	km, items := &p.c.keys, p.items
 	if i, ok := km.listMove(k, p.sel, len(items), 5); ok {
 		p.sel = i
-		return nil, false
+		return action{}
 	}
 	if !km.Open.matches(k) || p.sel >= len(items) {
-		return nil, false
+		return action{}
 	}
 	it := items[p.sel]
 	if it.n > 1 {
@@ -152,13 +171,14 @@ func (p *findingsPane) Update(km *keyMap, k tea.KeyMsg, items []findItem) (open 
 			p.expanded = map[string]bool{}
 		}
 		p.expanded[it.key] = !p.expanded[it.key]
-		return nil, true
+		return action{relayout: true}
 	}
-	return it.x, false
+	return action{open: it.x}
 }
 
 // ShortHelp is what the footer shows while the pane has the keys.
-func (p *findingsPane) ShortHelp(km *keyMap) []hint {
+func (p *findingsPane) ShortHelp() []hint {
+	km := &p.c.keys
 	return []hint{{b: km.Down, key: "↑↓"}, {b: km.Open, desc: "details / open group"}}
 }
 
@@ -206,15 +226,15 @@ func flagLines(change string, w int) []string {
 
 // findingLines lays finding x out at width w, painted (or plain when sel,
 // for the selection bar).
-func (m *Model) findingLines(it findItem, withTarget, sel bool, w int) entry {
-	s := m.st
+func (c *common) findingLines(it findItem, withTarget, sel bool, w int) entry {
+	s := c.st
 	x := it.x
 	mk := " "
 	if sel {
 		mk = symSel
 	}
 	sev, lv := sevLabel(x.Severity)
-	now := m.fr.Time
+	now := c.fr.Time
 	since := f.Short(now.Sub(x.FirstSeen))
 	if x.FirstSeen.IsZero() {
 		since = f.Missing
@@ -235,7 +255,7 @@ func (m *Model) findingLines(it findItem, withTarget, sel bool, w int) entry {
 	}
 	where, title := "", x.Title
 	if withTarget && it.n < 2 {
-		where = m.fleet.name(x.Target)
+		where = c.name(x.Target)
 		if x.Engine != "" {
 			where += " engine " + x.Engine
 		}
@@ -266,10 +286,19 @@ func (m *Model) findingLines(it findItem, withTarget, sel bool, w int) entry {
 		}
 		return cut(painted, w)
 	}
+	// The head line through the one row painter: severity, where and
+	// what, then a tail (since when, or the change).
+	head := func(tail string, tp paint) string {
+		cols := []col[string]{
+			{cell: func(string, int) cellOut { return cellOut{text: sev, lv: lv} }},
+			{cell: func(string, int) cellOut { return cellOut{label: "  ", text: where + title, p: &s.text} }},
+			{cell: func(t string, _ int) cellOut { return cellOut{text: t, p: &tp} }},
+		}
+		return paintRow(s, cols, tail, rowOpts{lead: mk + " ", leadPainted: s.accent.s(mk) + " ", sep: "", sel: sel, fill: w, w: w})
+	}
 	headPl := mk + " " + sev + "  " + where + title
-	headPa := s.accent.s(mk) + " " + s.lv(lv).s(sev) + "  " + s.text.s(where+title)
 	var e entry
-	e.full = append(e.full, paintLine(headPl+sinceTxt, headPa+s.muted.s(sinceTxt)))
+	e.full = append(e.full, head(sinceTxt, s.muted))
 	indent := strings.Repeat(" ", findingIndent)
 	fw := w - findingIndent - 2 // "→ "
 	fl := flagLines(change, fw)
@@ -301,10 +330,10 @@ func (m *Model) findingLines(it findItem, withTarget, sel bool, w int) entry {
 	// Compact: title and change on one line when they fit, else the change
 	// below; the evidence and age give way.
 	if change != "" && width(headPl)+4+width(change) <= w {
-		e.compact = []string{paintLine(headPl+"  → "+change, headPa+s.accent.s("  → "+change))}
+		e.compact = []string{head("  → "+change, s.accent)}
 		return e
 	}
-	e.compact = []string{paintLine(headPl+" · "+since, headPa+s.muted.s(" · "+since))}
+	e.compact = []string{head(" · "+since, s.muted)}
 	for i, l := range fl {
 		lead := "→ "
 		if i > 0 {
@@ -340,17 +369,17 @@ func evidenceLines(x *diagnose.Finding, w int, paintLine func(pl, pa string) str
 // findingsWant is how many lines the pane wants for fs at width w: all of
 // them in the full form, and at least (the title and the top finding,
 // with a line saying how many more).
-func (m *Model) findingsWant(items []findItem, withTarget bool, w int) (detail, all, least int) {
+func (c *common) findingsWant(items []findItem, withTarget bool, w int) (detail, all, least int) {
 	if len(items) == 0 {
 		return 2, 2, 2
 	}
 	all, detail = 1, 1
 	for _, it := range items {
-		e := m.findingLines(it, withTarget, false, w)
+		e := c.findingLines(it, withTarget, false, w)
 		all += len(e.full)
 		detail += len(e.detail)
 	}
-	least = 1 + len(m.findingLines(items[0], withTarget, false, w).compact)
+	least = 1 + len(c.findingLines(items[0], withTarget, false, w).compact)
 	if len(items) > 1 {
 		least++
 	}
@@ -359,22 +388,23 @@ func (m *Model) findingsWant(items []findItem, withTarget bool, w int) (detail, 
 
 // View renders the findings in the pane's size: worst first, each in the
 // full form when all fit, else compact; the selection kept in view.
-func (p *findingsPane) View(m *Model, fs []diagnose.Finding, items []findItem) []string {
+func (p *findingsPane) View() []string {
 	if p.h <= 0 {
 		return nil
 	}
-	s := m.st
+	fs, items := p.fs, p.items
+	s := p.c.st
 	// One verdict first: which limit binds, then the findings' counts.
 	title := "Findings"
-	if m.verdict != "" {
-		title += " · " + m.verdict
+	if p.verdict != "" {
+		title += " · " + p.verdict
 	}
 	if len(fs) > 0 {
 		title += " · " + strings.TrimPrefix(findingCounts(fs), "findings ")
 	}
 	out := []string{s.rule(title, p.focused, p.w)}
 	if len(fs) == 0 {
-		out = append(out, m.noFindings())
+		out = append(out, p.c.noFindings(p.scope))
 		return block(out, p.w, p.h)
 	}
 	room := p.h - 1
@@ -382,7 +412,7 @@ func (p *findingsPane) View(m *Model, fs []diagnose.Finding, items []findItem) [
 	es := make([]entry, len(items))
 	var total [3]int // detail, full, compact
 	for i := range items {
-		es[i] = m.findingLines(items[i], p.withTarget, p.focused && i == p.sel, p.w)
+		es[i] = p.c.findingLines(items[i], p.withTarget, p.focused && i == p.sel, p.w)
 		total[0] += len(es[i].detail)
 		total[1] += len(es[i].full)
 		total[2] += len(es[i].compact)
@@ -445,10 +475,10 @@ func clock(t time.Time) string {
 }
 
 // detailLines is a finding in full: the explanation and every flag change.
-func (m *Model) detailLines(x *diagnose.Finding, w int) []string {
-	s := m.st
+func (c *common) detailLines(x *diagnose.Finding, w int) []string {
+	s := c.st
 	w = min(w, detailMaxWidth)
-	now := m.fr.Time
+	now := c.fr.Time
 	sev, lv := sevLabel(x.Severity)
 	out := []string{s.lv(lv).s(sev) + "  " + s.title.s(x.Title)}
 	where := "target " + x.Target
@@ -511,16 +541,4 @@ func (m *Model) detailLines(x *diagnose.Finding, w int) []string {
 		out = append(out, "  "+s.muted.s("no change recommended"))
 	}
 	return out
-}
-
-// verdictLine is the assessment of what the view shows: the endpoint's in
-// its view, else the fleet's.
-func (m *Model) verdictLine() string {
-	if m.fr == nil {
-		return ""
-	}
-	if m.mode == modeEndpoint && m.ep >= 0 && m.ep < len(m.fr.Endpoints) {
-		return report.VerdictLine(&m.fr.Endpoints[m.ep].Verdict, false)
-	}
-	return report.VerdictLine(&m.fr.Fleet.Verdict, true)
 }

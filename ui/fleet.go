@@ -52,18 +52,30 @@ type fleetTable struct {
 	expandAll bool
 
 	rows   []rowRef
-	short  map[string]string // endpoint name → what the table shows (shortNames)
-	prefix string            // the parts every name shares, dropped in the table
+	prefix string // the parts every name shares, dropped in the table
 	suffix string
 	cursor int // index into rows, or cursorFleet
 	offset int // first row shown (the departed rows follow rows)
 	cache  map[rowRef]string
 	roster roster
+
+	c       *common
+	cols    []col[*fleetRow]
+	w, h    int                // the summary line, the column titles and the rows
+	focused bool               // the table has the keys: the cursor is drawn
+	finds   []diagnose.Finding // the view's findings, counted on the summary line
 }
 
-func newFleetTable() fleetTable {
-	return fleetTable{expanded: map[int]bool{}, cache: map[rowRef]string{}}
+func newFleetTable(c *common) fleetTable {
+	return fleetTable{c: c, expanded: map[int]bool{}, cache: map[rowRef]string{}}
 }
+
+// SetSize sets the table's size: the summary line, the column titles and
+// h-2 rows.
+func (t *fleetTable) SetSize(sz size) { t.w, t.h = sz.w, sz.h }
+
+// page is how many rows the table shows.
+func (t *fleetTable) page() int { return max(0, t.h-fleetHeadLines) }
 
 func (t *fleetTable) selected() (rowRef, bool) {
 	if t.cursor < 0 || t.cursor >= len(t.rows) {
@@ -87,9 +99,9 @@ func (t *fleetTable) rebuild(fr *diagnose.Frame) {
 	}
 	short, prefix, suffix := shortNames(names)
 	t.prefix, t.suffix = prefix, suffix
-	t.short = make(map[string]string, len(names))
+	t.c.short = make(map[string]string, len(names))
 	for i, n := range names {
-		t.short[n] = short[i]
+		t.c.short[n] = short[i]
 	}
 	eps := make([]int, 0, len(fr.Endpoints))
 	q := strings.ToLower(t.filter)
@@ -141,14 +153,6 @@ func (t *fleetTable) isExpanded(ep int) bool {
 		return v
 	}
 	return t.expandAll
-}
-
-// name is what the table calls an endpoint.
-func (t *fleetTable) name(full string) string {
-	if s, ok := t.short[full]; ok {
-		return s
-	}
-	return full
 }
 
 // matches: the filter finds an endpoint by name, model or state, or by
@@ -264,9 +268,11 @@ func compareEndpoints(a, b *diagnose.EndpointView, k sortKey, reverse bool) int 
 	return c
 }
 
-// Update answers the table's keys (page is the rows shown); it reports
-// whether Enter asked to open the selected row.
-func (t *fleetTable) Update(km *keyMap, k tea.KeyMsg, fr *diagnose.Frame, page int) (open bool) {
+// Update answers the table's keys: Enter asks to open the selected row;
+// showing or hiding engines changes the table's size.
+func (t *fleetTable) Update(k tea.KeyMsg) action {
+	km, fr, page := &t.c.keys, t.c.fr, t.page()
+	n := len(t.rows)
 	switch {
 	case km.Up.matches(k):
 		t.move(-1)
@@ -281,7 +287,7 @@ func (t *fleetTable) Update(km *keyMap, k tea.KeyMsg, fr *diagnose.Frame, page i
 	case km.Bottom.matches(k):
 		t.cursor = len(t.rows) - 1
 	case km.Open.matches(k):
-		return true
+		return action{openRow: true}
 	case km.Filter.matches(k):
 		t.filtering = true
 	case km.Sort.matches(k):
@@ -301,11 +307,13 @@ func (t *fleetTable) Update(km *keyMap, k tea.KeyMsg, fr *diagnose.Frame, page i
 		clear(t.expanded)
 		t.rebuild(fr)
 	}
-	return false
+	// Engines shown or hidden: the panels may grow or shrink.
+	return action{relayout: len(t.rows) != n}
 }
 
 // ShortHelp is what the footer shows while the table has the keys.
-func (t *fleetTable) ShortHelp(km *keyMap) []hint {
+func (t *fleetTable) ShortHelp() []hint {
+	km := &t.c.keys
 	hs := []hint{{b: km.Down, key: "↑↓"}, {b: km.Open}, {b: km.Filter}, {b: km.Sort, desc: "sort:" + sortNames[t.sort]}, {b: km.Expand}}
 	if t.filter != "" {
 		hs = append([]hint{{b: km.Back, desc: "clear " + quote(t.filter)}}, hs...)
@@ -420,154 +428,182 @@ func (s *styles) kvCell(v float64, b diagnose.KVBands, barW int) (plain, painted
 	return plain, painted
 }
 
-// renderRow renders one table row, plain (for the selected row, painted
-// whole) and painted cell by cell.
-func (m *Model) renderRow(r rowRef, selected bool) string {
-	fr := m.fr
-	var gone *diagnose.RosterEvent
-	var e *diagnose.EndpointView
-	if k, ok := goneIndex(r); ok {
-		gone = &m.fleet.roster.gone[k]
-		e = gone.Last
-	} else {
-		e = &fr.Endpoints[r.ep]
+// fleetRow is what a table row's cells read: the endpoint (or its last
+// values when it left), the stats shown (an engine's, or unknown when it
+// never answered), and how it is drawn.
+type fleetRow struct {
+	c    *common
+	t    *fleetTable
+	r    rowRef
+	e    *diagnose.EndpointView
+	st   *diagnose.Stats
+	sub  bool                  // an engine row
+	gone *diagnose.RosterEvent // a departed row
+	dim  bool                  // down, stale or gone: the last values, dimmed
+}
+
+// fleetCells are the table's cell functions, by column.
+var fleetCells = map[colID]func(*fleetRow, int) cellOut{
+	colName:  (*fleetRow).nameCell,
+	colState: (*fleetRow).stateCell,
+	colModel: (*fleetRow).modelCell,
+	colKV:    (*fleetRow).kvCell,
+	colRunWait: func(r *fleetRow, _ int) cellOut {
+		return cellOut{text: f.Count(r.st.Running) + "/" + f.Count(r.st.Waiting)}
+	},
+	colTTFT: func(r *fleetRow, _ int) cellOut {
+		t, lv := latencyCell(r.st.TTFT, r.st.TTFT.P95, r.c.profile.TTFT, 1)
+		return cellOut{text: t, lv: lv}
+	},
+	colITL: func(r *fleetRow, _ int) cellOut {
+		t, lv := latencyCell(r.st.ITL, r.st.ITL.P95, r.c.profile.ITL, 1)
+		return cellOut{text: t, lv: lv}
+	},
+	colTok:     func(r *fleetRow, _ int) cellOut { return cellOut{text: f.Rate(r.st.GenTokRate)} },
+	colTrend:   (*fleetRow).trendCell,
+	colFinding: (*fleetRow).findingCell,
+}
+
+// tableCols binds the layout's columns to their cell functions.
+func tableCols(cs []column) []col[*fleetRow] {
+	out := make([]col[*fleetRow], len(cs))
+	for i, c := range cs {
+		out[i] = col[*fleetRow]{column: c, cell: fleetCells[c.id]}
 	}
-	st := &e.Stats
-	sub := r.sub >= 0 && r.sub < len(e.Subs)
-	if sub {
-		st = &e.Subs[r.sub].Stats
+	return out
+}
+
+func (r *fleetRow) nameCell(w int) cellOut {
+	e := r.e
+	text := fitName(r.c.name(e.Name), w)
+	if r.sub {
+		text = symSub + " " + subLabel(e, r.r.sub)
+		if width(text) > w && e.Subs[r.r.sub].Key.Engine != "" {
+			// Narrow: "└ e3", so engine rows stay apart.
+			text = symSub + " e" + e.Subs[r.r.sub].Key.Engine
+		}
+	}
+	return cellOut{text: text, keep: true}
+}
+
+func (r *fleetRow) stateCell(int) cellOut {
+	now := r.c.fr.Time
+	switch {
+	case r.gone != nil:
+		return cellOut{text: symLeft + " left " + f.Short(max(0, now.Sub(r.gone.At)).Truncate(time.Second)), keep: true}
+	case r.sub:
+		return cellOut{keep: true}
+	}
+	text, lv := stateCell(r.e, now)
+	if at, ok := r.t.roster.joined[r.e.Name]; ok && lv == lvOK {
+		// Up and new to the fleet: how long ago it joined.
+		text, lv = symJoined+" joined "+f.Short(max(0, now.Sub(at)).Truncate(time.Second)), lvInfo
+	}
+	return cellOut{text: text, lv: lv, keep: true}
+}
+
+func (r *fleetRow) modelCell(int) cellOut {
+	var text string
+	if r.sub {
+		text = shortModel(r.e.Subs[r.r.sub].Key.Model)
+	} else {
+		ms := make([]string, len(r.e.Models))
+		for i, x := range r.e.Models {
+			ms[i] = shortModel(x)
+		}
+		text = strings.Join(ms, ",")
+	}
+	if text == "" {
+		text = f.Missing
+	}
+	return cellOut{text: text}
+}
+
+func (r *fleetRow) kvCell(w int) cellOut {
+	pl, pa := r.c.st.kvCell(r.st.KVUsage, r.c.fr.KV(), w-6)
+	return cellOut{text: pl, painted: pa}
+}
+
+func (r *fleetRow) trendCell(w int) cellOut {
+	if r.sub || w < minSpark {
+		return cellOut{}
+	}
+	slo := r.c.profile
+	spec := sparkSpec{diagnose.SpTTFT, latencyScale(slo.TTFT), sloLevel(r.st.TTFT.P95, slo.TTFT, 1)}
+	raw := r.c.st.pad.sparkline(history{r.e.Spark, r.e.SparkLong}.at(w), spec.which, w, spec.sc)
+	return cellOut{text: raw, painted: r.c.st.sparkPaint(&spec).s(raw)}
+}
+
+func (r *fleetRow) findingCell(w int) cellOut {
+	e := r.e
+	switch {
+	case r.gone != nil:
+		text := symLeft + " left " + clock(r.gone.At)
+		if !e.LastSuccess.IsZero() {
+			text += ", values as of " + clock(e.LastSuccess)
+		}
+		return cellOut{text: text}
+	case r.sub:
+		return cellOut{}
+	}
+	text, lv := worstCell(e, w)
+	if text == "" && r.dim && !e.LastSuccess.IsZero() && w > 2 {
+		text = "values as of " + clock(e.LastSuccess)
+	}
+	if text == "" && w > 2 {
+		if text = r.t.roster.note(e.Name); text != "" {
+			lv = lvInfo
+		}
+	}
+	return cellOut{text: text, lv: lv, keep: lv != lvNone}
+}
+
+// row is the table's k-th row as its cells read it.
+func (t *fleetTable) row(r rowRef) *fleetRow {
+	fr := t.c.fr
+	x := &fleetRow{c: t.c, t: t, r: r}
+	if k, ok := goneIndex(r); ok {
+		x.gone = &t.roster.gone[k]
+		x.e = x.gone.Last
+	} else {
+		x.e = &fr.Endpoints[r.ep]
+	}
+	e := x.e
+	x.st = &e.Stats
+	x.sub = r.sub >= 0 && r.sub < len(e.Subs)
+	if x.sub {
+		x.st = &e.Subs[r.sub].Stats
 	}
 	if e.LastSuccess.IsZero() {
 		// Never answered: its Stats are empty, not zero.
 		u := unknownStats()
-		st = &u
+		x.st = &u
 	}
-	slo := m.slos[m.slo]
 	// Down or stale: the last values, dimmed, never in the healthy colour.
-	dim := !sub && (e.State == diagnose.StateDown || e.State == diagnose.StateStale || gone != nil)
-	var plain, painted strings.Builder
+	x.dim = !x.sub && (e.State == diagnose.StateDown || e.State == diagnose.StateStale || x.gone != nil)
+	return x
+}
+
+// renderRow renders one table row: painted cell by cell, or plain under
+// the selection bar.
+func (t *fleetTable) renderRow(r rowRef, selected bool) string {
+	x := t.row(r)
+	s := t.c.st
 	mark := " "
 	if selected {
 		mark = symSel
 	}
 	exp := " "
-	if !sub && gone == nil && len(e.Subs) > 1 {
+	if !x.sub && x.gone == nil && len(x.e.Subs) > 1 {
 		exp = symExpand
-		if m.fleet.isExpanded(r.ep) {
+		if t.isExpanded(r.ep) {
 			exp = symCollapse
 		}
 	}
-	plain.WriteString(mark + exp + " ")
-	painted.WriteString(m.st.accent.s(mark) + m.st.muted.s(exp) + " ")
-	for i, c := range m.lay.cols {
-		if i > 0 {
-			plain.WriteByte(' ')
-			painted.WriteByte(' ')
-		}
-		text, lv := "", lvNone
-		switch c.id {
-		case colName:
-			text = fitName(m.fleet.name(e.Name), c.w)
-			if sub {
-				text = symSub + " " + subLabel(e, r.sub)
-				if width(text) > c.w && e.Subs[r.sub].Key.Engine != "" {
-					// Narrow: "└ e3", so engine rows stay apart.
-					text = symSub + " e" + e.Subs[r.sub].Key.Engine
-				}
-			}
-		case colState:
-			switch {
-			case gone != nil:
-				text = symLeft + " left " + f.Short(max(0, fr.Time.Sub(gone.At)).Truncate(time.Second))
-			case !sub:
-				text, lv = stateCell(e, fr.Time)
-				if at, ok := m.fleet.roster.joined[e.Name]; ok && lv == lvOK {
-					// Up and new to the fleet: how long ago it joined.
-					text, lv = symJoined+" joined "+f.Short(max(0, fr.Time.Sub(at)).Truncate(time.Second)), lvInfo
-				}
-			}
-		case colModel:
-			if sub {
-				text = shortModel(e.Subs[r.sub].Key.Model)
-			} else {
-				ms := make([]string, len(e.Models))
-				for i, x := range e.Models {
-					ms[i] = shortModel(x)
-				}
-				text = strings.Join(ms, ",")
-			}
-			if text == "" {
-				text = f.Missing
-			}
-		case colKV:
-			pl, pa := m.st.kvCell(st.KVUsage, m.fr.KV(), c.w-6)
-			if dim {
-				pa = m.st.muted.s(pl)
-			}
-			plain.WriteString(pl)
-			painted.WriteString(pa)
-			continue
-		case colRunWait:
-			text = f.Count(st.Running) + "/" + f.Count(st.Waiting)
-		case colTTFT:
-			text, lv = latencyCell(st.TTFT, st.TTFT.P95, slo.TTFT, 1)
-		case colITL:
-			text, lv = latencyCell(st.ITL, st.ITL.P95, slo.ITL, 1)
-		case colTok:
-			text = f.Rate(st.GenTokRate)
-		case colTrend:
-			if !sub {
-				spec := sparkSpec{diagnose.SpTTFT, latencyScale(slo.TTFT), sloLevel(st.TTFT.P95, slo.TTFT, 1)}
-				if c.w >= minSpark {
-					raw := m.st.pad.sparkline(history{e.Spark, e.SparkLong}.at(c.w), spec.which, c.w, spec.sc)
-					p := m.st.sparkPaint(&spec)
-					if dim {
-						p = m.st.muted
-					}
-					plain.WriteString(raw)
-					painted.WriteString(p.s(raw))
-					continue
-				}
-			}
-		case colFinding:
-			switch {
-			case gone != nil:
-				text = symLeft + " left " + clock(gone.At)
-				if !e.LastSuccess.IsZero() {
-					text += ", values as of " + clock(e.LastSuccess)
-				}
-			case !sub:
-				text, lv = worstCell(e, c.w)
-				if text == "" && dim && !e.LastSuccess.IsZero() && c.w > 2 {
-					text = "values as of " + clock(e.LastSuccess)
-				}
-				if text == "" && c.w > 2 {
-					if text = m.fleet.roster.note(e.Name); text != "" {
-						lv = lvInfo
-					}
-				}
-			}
-		}
-		if width(text) > c.w && strings.HasPrefix(text, "~") {
-			text = text[1:] // a narrow column keeps the number whole; the endpoint view says "~"
-		}
-		var cell string
-		if c.right {
-			cell = padLeft(text, c.w)
-		} else {
-			cell = pad(text, c.w)
-		}
-		plain.WriteString(cell)
-		p := m.st.lv(lv)
-		if text == f.Missing || strings.HasPrefix(text, f.Missing) || dim && c.id != colState && c.id != colName && (c.id != colFinding || lv == lvNone) {
-			p = m.st.muted
-		}
-		painted.WriteString(p.s(cell))
-	}
-	if selected {
-		return m.st.sel.s(plain.String())
-	}
-	return painted.String()
+	return paintRow(s, t.cols, x, rowOpts{
+		lead: mark + exp + " ", leadPainted: s.accent.s(mark) + s.muted.s(exp) + " ",
+		sep: " ", dim: x.dim, sel: selected,
+	})
 }
 
 // worstCell is the worst-finding column: the first firing cause (a
@@ -678,25 +714,25 @@ func sloLevel(v float64, target time.Duration, factor float64) level {
 	return lvOK
 }
 
-// renderTableHeader renders the column titles, the sorted one marked.
-func (m *Model) renderTableHeader() string {
+// header renders the column titles, the sorted one marked.
+func (t *fleetTable) header() string {
 	var b strings.Builder
 	b.WriteString(strings.Repeat(" ", markWidth))
-	for i, c := range m.lay.cols {
+	for i, c := range t.cols {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
 		title := c.title
-		if c.id == colName && (m.fleet.prefix != "" || m.fleet.suffix != "") {
+		if c.id == colName && (t.prefix != "" || t.suffix != "") {
 			// The parts the names share, dropped from the rows.
-			if shared := m.fleet.prefix + "…" + m.fleet.suffix; width(shared) < c.w {
+			if shared := t.prefix + "…" + t.suffix; width(shared) < c.w {
 				title = shared
 			}
 		}
-		if c.id == sortCol[m.fleet.sort] {
+		if c.id == sortCol[t.sort] {
 			// Arrows say which way values grow down the table.
 			arrow := "↓"
-			if m.fleet.reverse != (m.fleet.sort == sortName) {
+			if t.reverse != (t.sort == sortName) {
 				arrow = "↑"
 			}
 			title = cut(title, c.w-1) + arrow
@@ -707,58 +743,59 @@ func (m *Model) renderTableHeader() string {
 			b.WriteString(pad(title, c.w))
 		}
 	}
-	return m.st.muted.s(b.String())
+	return t.c.st.muted.s(b.String())
 }
 
-// fleetSummary is the fleet line: endpoints up, throughput, the worst TTFT
+// summary is the fleet line: endpoints up, throughput, the worst TTFT
 // p95 and where, findings by severity.
-func (m *Model) fleetSummary(selected bool) string {
-	fr := m.fr
+func (t *fleetTable) summary(selected bool) string {
+	c := t.c
+	fr, st, w := c.fr, c.st, t.w
 	fs := &fr.Fleet.Stats
 	worst, worstName := diagnose.Quantiles{P95: math.NaN()}, ""
 	for i := range fr.Endpoints {
 		e := &fr.Endpoints[i]
 		if e.State == diagnose.StateUp && !math.IsNaN(e.Stats.TTFT.P95) && (math.IsNaN(worst.P95) || e.Stats.TTFT.P95 > worst.P95) {
-			worst, worstName = e.Stats.TTFT, m.fleet.name(e.Name)
+			worst, worstName = e.Stats.TTFT, c.name(e.Name)
 		}
 	}
-	slo := m.slos[m.slo]
+	slo := c.profile
 	type part struct {
 		text string
 		p    paint
 	}
-	upLv := m.st.ok
+	upLv := st.ok
 	if fr.Fleet.Up < fr.Fleet.Total {
-		upLv = m.st.warn
+		upLv = st.warn
 	}
 	if fr.Fleet.Up == 0 {
-		upLv = m.st.crit
+		upLv = st.crit
 	}
 	parts := []part{
-		{"Fleet", m.st.title},
+		{"Fleet", st.title},
 		{itoa(fr.Fleet.Up) + "/" + itoa(fr.Fleet.Total) + " up", upLv},
 	}
 	// The findings come first: they are what to read in an incident.
-	list := m.finds
+	list := t.finds
 	fc := findingCounts(list)
-	if m.w < tierMedium {
+	if w < tierMedium {
 		fc = shortCounts(list)
 	}
-	if len(list) == 0 && m.notClear() == "" {
+	if len(list) == 0 && c.notClear(-1) == "" {
 		fc += " " + symOK
 	}
-	parts = append(parts, part{fc, m.st.text})
-	parts = append(parts, part{"gen " + f.Rate(fs.GenTokRate) + " tok/s", m.st.text})
-	if m.w >= tierMedium {
-		parts = append(parts, part{"prompt " + f.Rate(fs.PromptTokRate) + " tok/s", m.st.text},
-			part{f.Rate(fs.ReqRate) + " req/s", m.st.text})
+	parts = append(parts, part{fc, st.text})
+	parts = append(parts, part{"gen " + f.Rate(fs.GenTokRate) + " tok/s", st.text})
+	if w >= tierMedium {
+		parts = append(parts, part{"prompt " + f.Rate(fs.PromptTokRate) + " tok/s", st.text},
+			part{f.Rate(fs.ReqRate) + " req/s", st.text})
 	}
 	wt, lv := latencyCell(worst, worst.P95, slo.TTFT, 1)
 	wt = strings.TrimSpace(wt)
 	if worstName != "" {
 		wt += " " + worstName
 	}
-	parts = append(parts, part{"worst TTFT p95 " + wt, m.st.lv(lv)})
+	parts = append(parts, part{"worst TTFT p95 " + wt, st.lv(lv)})
 
 	mark := " "
 	if selected {
@@ -766,19 +803,19 @@ func (m *Model) fleetSummary(selected bool) string {
 	}
 	var plain, painted strings.Builder
 	plain.WriteString(mark + " ")
-	painted.WriteString(m.st.accent.s(mark) + " ")
+	painted.WriteString(st.accent.s(mark) + " ")
 	for i, p := range parts {
 		if i > 0 {
 			plain.WriteString(" · ")
-			painted.WriteString(m.st.muted.s(" · "))
+			painted.WriteString(st.muted.s(" · "))
 		}
 		plain.WriteString(p.text)
 		painted.WriteString(p.p.s(p.text))
 	}
 	if selected {
-		return m.st.sel.s(pad(plain.String(), m.w))
+		return st.sel.s(pad(plain.String(), w))
 	}
-	return cut(painted.String(), m.w)
+	return cut(painted.String(), w)
 }
 
 // countFindings counts fs by severity; pending ones apart.
@@ -825,26 +862,26 @@ func findingCounts(fs []diagnose.Finding) string {
 
 // noFindings is the findings pane with nothing to list: a ✓ only when
 // nothing on screen says otherwise, else what does.
-func (m *Model) noFindings() string {
-	if why := m.notClear(); why != "" {
-		return m.st.warn.s(symWarn) + " " + m.st.muted.s("no finding yet, but "+why)
+func (c *common) noFindings(ep int) string {
+	if why := c.notClear(ep); why != "" {
+		return c.st.warn.s(symWarn) + " " + c.st.muted.s("no finding yet, but "+why)
 	}
-	return m.st.ok.s(symOK) + " " + m.st.muted.s("no findings")
+	return c.st.ok.s(symOK) + " " + c.st.muted.s("no findings")
 }
 
 // notClear says why a screen without findings is still not all clear: an
 // endpoint shown down or stale, or a value at its critical mark (KV, TTFT,
 // inter-token or E2E p95 against the SLO, judged as the table judges
-// them). In an endpoint's view only that endpoint counts.
-func (m *Model) notClear() string {
-	if m.fr == nil {
+// them). In an endpoint's view (ep ≥ 0) only that endpoint counts.
+func (c *common) notClear(ep int) string {
+	if c.fr == nil {
 		return ""
 	}
-	slo := m.slos[m.slo]
+	slo := c.profile
 	down, crit := 0, false
-	for i := range m.fr.Endpoints {
-		e := &m.fr.Endpoints[i]
-		if m.mode == modeEndpoint && m.ep >= 0 && m.ep != i {
+	for i := range c.fr.Endpoints {
+		e := &c.fr.Endpoints[i]
+		if ep >= 0 && ep != i {
 			continue
 		}
 		if e.State == diagnose.StateDown || e.State == diagnose.StateStale {
@@ -852,7 +889,7 @@ func (m *Model) notClear() string {
 			continue
 		}
 		st := &e.Stats
-		if e.State == diagnose.StateUp && (kvLevel(st.KVUsage, m.fr.KV()) == lvCrit || sloLevel(st.TTFT.P95, slo.TTFT, 1) == lvCrit ||
+		if e.State == diagnose.StateUp && (kvLevel(st.KVUsage, c.fr.KV()) == lvCrit || sloLevel(st.TTFT.P95, slo.TTFT, 1) == lvCrit ||
 			sloLevel(st.ITL.P95, slo.ITL, 1) == lvCrit || sloLevel(st.E2E.P95, slo.E2E, 1) == lvCrit) {
 			crit = true
 		}
@@ -860,7 +897,7 @@ func (m *Model) notClear() string {
 	switch {
 	case crit:
 		return "values marked " + symCrit + " are over their limits"
-	case down > 0 && m.mode == modeEndpoint && m.ep >= 0:
+	case down > 0 && ep >= 0:
 		return "the endpoint is down or stale: its values are old"
 	case down == 1:
 		return "1 endpoint is down or stale"
@@ -870,14 +907,14 @@ func (m *Model) notClear() string {
 	return ""
 }
 
-// fleetBody renders the fleet view between header and footer.
-func (m *Model) fleetBody() []string {
-	l := &m.lay
-	out := make([]string, 0, l.body)
-	out = append(out, m.fleetSummary(m.fleet.cursor == cursorFleet && m.focus == paneMain))
-	out = append(out, m.renderTableHeader())
-	t := &m.fleet
-	n := l.fleetRows
+// View renders the summary line, the column titles and the rows that fit,
+// with a line saying how many are above and below when not all do.
+func (t *fleetTable) View() []string {
+	st := t.c.st
+	out := make([]string, 0, t.h)
+	out = append(out, t.summary(t.cursor == cursorFleet && t.focused))
+	out = append(out, t.header())
+	n := t.page()
 	more := t.shown() > n && n >= 2
 	if more {
 		n-- // the last line says how many rows are above and below
@@ -890,20 +927,20 @@ func (m *Model) fleetBody() []string {
 				if t.filter == "" {
 					msg = "no endpoints"
 				}
-				out = append(out, m.st.muted.s("  "+msg))
+				out = append(out, st.muted.s("  "+msg))
 				continue
 			}
 			out = append(out, "")
 			continue
 		}
 		r := t.rowAt(k)
-		if k == t.cursor && m.focus == paneMain {
-			out = append(out, m.renderRow(r, true))
+		if k == t.cursor && t.focused {
+			out = append(out, t.renderRow(r, true))
 			continue
 		}
 		line, ok := t.cache[r]
 		if !ok {
-			line = m.renderRow(r, false)
+			line = t.renderRow(r, false)
 			t.cache[r] = line
 		}
 		out = append(out, line)
@@ -920,10 +957,9 @@ func (m *Model) fleetBody() []string {
 		if rs := t.roster.summary(); rs != "" {
 			parts = append(parts, rs)
 		}
-		out = append(out, cut(m.st.muted.s("   "+strings.Join(parts, " · ")+" · ↑↓ pgup pgdn to scroll"), m.w))
+		out = append(out, cut(st.muted.s("   "+strings.Join(parts, " · ")+" · ↑↓ pgup pgdn to scroll"), t.w))
 	}
-	out = append(out, m.find.View(m, m.finds, m.items)...)
-	return append(out, m.gpu.View(m, nil)...)
+	return out
 }
 
 // shortCounts: "✖1 ▲2 ◇0 …2", or "no findings".

@@ -317,14 +317,14 @@ func TestGoldenTheme(t *testing.T) {
 func TestGoldenFleet40GroupOpen(t *testing.T) {
 	m := newTestModel(fleet40Frame(), 120, 40, Options{})
 	press(m, "tab", "enter")
-	if len(m.items) != 2+8 || !m.items[1].member {
-		t.Fatalf("group not opened: %d items", len(m.items))
+	if len(m.find.items) != 2+8 || !m.find.items[1].member {
+		t.Fatalf("group not opened: %d items", len(m.find.items))
 	}
 	checkLayout(t, m)
 	checkFlagsWhole(t, m)
 	golden.RequireEqual(t, m.View())
 	press(m, "g", "enter")
-	if len(m.items) != 2 {
-		t.Errorf("group not closed: %d items", len(m.items))
+	if len(m.find.items) != 2 {
+		t.Errorf("group not closed: %d items", len(m.find.items))
 	}
 }

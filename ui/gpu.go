@@ -74,8 +74,8 @@ func tempLevel(g *sources.GPU) level {
 
 // gpuState is the device's health: a problem, throttling (and for how
 // long, from the history), or fine.
-func (m *Model) gpuState(g *sources.GPU, ser *diagnose.GPUSeries) (string, paint) {
-	s := m.st
+func (c *common) gpuState(g *sources.GPU, ser *diagnose.GPUSeries) (string, paint) {
+	s := c.st
 	if g.Problem != "" {
 		return symCrit + " " + g.Problem, s.crit
 	}
@@ -94,7 +94,7 @@ func (m *Model) gpuState(g *sources.GPU, ser *diagnose.GPUSeries) (string, paint
 	if g.Throttled {
 		t := symWarn + " throttled"
 		if ser != nil && !ser.ThrottledSince.IsZero() {
-			t += " " + f.Short(m.fr.Time.Sub(ser.ThrottledSince))
+			t += " " + f.Short(c.fr.Time.Sub(ser.ThrottledSince))
 		}
 		return t + ": " + strings.Join(g.ClockEvents, ", "), s.warn
 	}
@@ -125,66 +125,103 @@ func gpuSparkWidth(w int) int {
 	return sw
 }
 
-// gpuLine is one device on one line: utilization (and its history),
-// memory, temperature, power against its limit, health, clocks.
-func (m *Model) gpuLine(g *sources.GPU, ser *diagnose.GPUSeries, mine bool, w int) string {
-	s := m.st
-	mk := " "
-	if mine {
-		mk = symExpand
-	}
+// gpuDev is what a GPU line's cells read.
+type gpuDev struct {
+	c    *common
+	g    *sources.GPU
+	ser  *diagnose.GPUSeries
+	w    int // the line's width
+	temp level
+}
+
+// gpuCols are the GPU line's cells; each carries the spaces before it.
+func gpuCols(w int) []col[*gpuDev] {
 	nameW := 14
 	if w >= 150 {
 		nameW = 22
 	}
-	tl := tempLevel(g)
-	temp := whole(g.TempC) + "°C" + tl.mark()
-	power := whole(g.PowerW) + "/" + whole(g.PowerLimitW) + "W"
-	clocks := "SM " + whole(g.SMClockMHz) + "MHz"
-	if w >= 150 {
-		clocks += " mem " + whole(g.MemClockMHz) + "MHz"
+	cols := []col[*gpuDev]{
+		{column{w: 2, right: true}, func(d *gpuDev, _ int) cellOut { return cellOut{text: itoa(d.g.Index), p: &noPaint} }},
+		{column{w: 1 + nameW}, func(d *gpuDev, _ int) cellOut { return cellOut{label: " ", text: shortGPUName(d.g.Name), p: &noPaint} }},
+		{column{w: 10, right: true}, func(d *gpuDev, _ int) cellOut {
+			return cellOut{label: " util ", text: f.Percent(d.g.UtilGPU / 100), p: &noPaint}
+		}},
 	}
-	state, sp := m.gpuState(g, ser)
-	var b strings.Builder
-	b.WriteString(s.accent.s(mk) + padLeft(itoa(g.Index), 2) + " " + pad(shortGPUName(g.Name), nameW))
+	if sw := gpuSparkWidth(w); sw > 0 {
+		cols = append(cols, col[*gpuDev]{column{}, func(d *gpuDev, _ int) cellOut {
+			if d.ser == nil {
+				return cellOut{}
+			}
+			pts := d.ser.Points
+			raw := d.c.st.pad.series(len(pts), func(i int) float64 { return pts[i].UtilGPU }, sw, 1, sparkScale{max: 100})[0]
+			return cellOut{label: " ", text: raw, p: &d.c.st.spark}
+		}})
+	}
+	cols = append(cols,
+		col[*gpuDev]{column{w: 6 + 12}, func(d *gpuDev, _ int) cellOut {
+			return cellOut{label: "  mem ", text: memPair(d.g.MemUsed, d.g.MemTotal), p: &noPaint}
+		}},
+		col[*gpuDev]{column{w: 1 + 6, right: true}, func(d *gpuDev, _ int) cellOut {
+			p := d.c.st.lv(d.temp)
+			return cellOut{label: " ", text: whole(d.g.TempC) + "°C" + d.temp.mark(), p: &p}
+		}},
+		col[*gpuDev]{column{w: 2 + 9, right: true}, func(d *gpuDev, _ int) cellOut {
+			return cellOut{label: "  ", text: whole(d.g.PowerW) + "/" + whole(d.g.PowerLimitW) + "W", p: &noPaint}
+		}},
+		col[*gpuDev]{column{}, func(d *gpuDev, _ int) cellOut {
+			state, sp := d.c.gpuState(d.g, d.ser)
+			return cellOut{label: "  ", text: state, p: &sp, keep: true}
+		}},
+		col[*gpuDev]{column{}, func(d *gpuDev, _ int) cellOut {
+			clocks := "SM " + whole(d.g.SMClockMHz) + "MHz"
+			if d.w >= 150 {
+				clocks += " mem " + whole(d.g.MemClockMHz) + "MHz"
+			}
+			return cellOut{label: "  ", text: clocks, p: &d.c.st.muted}
+		}},
+	)
+	return cols
+}
+
+// gpuLine is one device on one line: utilization (and its history),
+// memory, temperature, power against its limit, health, clocks.
+func (c *common) gpuLine(g *sources.GPU, ser *diagnose.GPUSeries, mine bool, w int) string {
+	s := c.st
+	mk := " "
+	if mine {
+		mk = symExpand
+	}
+	d := &gpuDev{c: c, g: g, ser: ser, w: w, temp: tempLevel(g)}
+	cols := gpuCols(w)
 	if g.Problem != "" {
-		b.WriteString(" " + sp.s(state))
-		return cut(b.String(), w)
+		// A GPU that cannot be read says only why.
+		state, sp := c.gpuState(g, ser)
+		cols = append(cols[:2], col[*gpuDev]{column{}, func(*gpuDev, int) cellOut { return cellOut{label: " ", text: state, p: &sp} }})
 	}
-	b.WriteString(s.muted.s(" util ") + padLeft(f.Percent(g.UtilGPU/100), 4))
-	if sw := gpuSparkWidth(w); sw > 0 && ser != nil {
-		pts := ser.Points
-		b.WriteString(" " + s.spark.s(s.pad.series(len(pts), func(i int) float64 { return pts[i].UtilGPU }, sw, 1, sparkScale{max: 100})[0]))
-	}
-	b.WriteString(s.muted.s("  mem ") + pad(memPair(g.MemUsed, g.MemTotal), 12))
-	b.WriteString(" " + s.lv(tl).s(padLeft(temp, 6)))
-	b.WriteString("  " + padLeft(power, 9))
-	b.WriteString("  " + sp.s(state))
-	b.WriteString("  " + s.muted.s(clocks))
-	return cut(b.String(), w)
+	return paintRow(s, cols, d, rowOpts{lead: mk, leadPainted: s.accent.s(mk), w: w})
 }
 
 // procLine lists the processes holding memory on a GPU.
-func (m *Model) procLine(g *sources.GPU, w int) string {
+func (c *common) procLine(g *sources.GPU, w int) string {
 	if len(g.Processes) == 0 {
-		return m.st.muted.s("      no processes")
+		return c.st.muted.s("      no processes")
 	}
 	parts := make([]string, 0, len(g.Processes))
 	for _, p := range g.Processes {
 		parts = append(parts, fmt.Sprintf("%d %s %s", p.PID, p.Name, f.Bytes(p.UsedBytes)))
 	}
-	return cut(m.st.muted.s("      ↳ "+strings.Join(parts, " · ")), w)
+	return cut(c.st.muted.s("      ↳ "+strings.Join(parts, " · ")), w)
 }
 
 // mineLine says which GPUs serve the endpoint, or why that is unknown.
-func (m *Model) mineLine(e *diagnose.EndpointGPU, w int) string {
-	s := m.st
+func (c *common) mineLine(e *diagnose.EndpointGPU, w int) string {
+	s := c.st
 	if len(e.GPUs) == 0 {
 		return cut(s.muted.s("this endpoint: "+e.Note), w)
 	}
 	ids := make([]string, len(e.GPUs))
 	for i, g := range e.GPUs {
-		ids[i] = itoa(m.fr.GPU.GPUs[g].Index)
+		ids[i] = itoa(c.fr.GPU.GPUs[g].Index)
 	}
 	text := "this endpoint (" + symExpand + "): " + f.Bytes(e.MemBytes) + " on GPU " + strings.Join(ids, ", ")
 	if !math.IsNaN(e.UtilGPU) {
@@ -206,19 +243,19 @@ func (m *Model) mineLine(e *diagnose.EndpointGPU, w int) string {
 const maxGPUEvents = 3
 
 // eventLines lists the newest XID events with what to do.
-func (m *Model) eventLines(w int) []string {
-	ev := m.fr.GPUEvents
+func (c *common) eventLines(w int) []string {
+	ev := c.fr.GPUEvents
 	var out []string
 	for i := len(ev) - 1; i >= 0 && len(out) < maxGPUEvents; i-- {
 		e := &ev[i]
-		p := m.st.warn
+		p := c.st.warn
 		sym := symWarn
 		if e.Level == "critical" {
-			p, sym = m.st.crit, symCrit
+			p, sym = c.st.crit, symCrit
 		}
 		x := sources.LookupXID(e.XID)
 		text := fmt.Sprintf("%s XID %d · GPU %d · %s · %s", sym, e.XID, e.GPU, clock(e.Time), e.Text)
-		out = append(out, cut(p.s(text)+m.st.muted.s(" → "+x.Action.Advice()), w))
+		out = append(out, cut(p.s(text)+c.st.muted.s(" → "+x.Action.Advice()), w))
 	}
 	return out
 }
@@ -227,9 +264,11 @@ func (m *Model) eventLines(w int) []string {
 // answers its own keys and says which keys it has. The Model only routes
 // keys to it when it has the focus and sets its size from the layout.
 type gpuPane struct {
+	c       *common
 	off     int // the first GPU shown
 	w, h    int
 	focused bool
+	mine    *diagnose.EndpointGPU // the shown endpoint's share; nil in the fleet views
 }
 
 func (p *gpuPane) SetSize(sz size) { p.w, p.h = sz.w, sz.h }
@@ -237,40 +276,40 @@ func (p *gpuPane) SetSize(sz size) { p.w, p.h = sz.w, sz.h }
 // reset goes back to the first GPU (another endpoint's panel).
 func (p *gpuPane) reset() { p.off = 0 }
 
-// Update scrolls the list of n GPUs; it says whether the key was its own.
-func (p *gpuPane) Update(km *keyMap, k tea.KeyMsg, n int) bool {
-	i, ok := km.listMove(k, p.off, n, 4)
-	if ok {
+// Update scrolls the list of GPUs.
+func (p *gpuPane) Update(k tea.KeyMsg) action {
+	if i, ok := p.c.keys.listMove(k, p.off, len(p.c.fr.GPU.GPUs), 4); ok {
 		p.off = i
 	}
-	return ok
+	return action{}
 }
 
 // ShortHelp is what the footer shows while the pane has the keys.
-func (p *gpuPane) ShortHelp(km *keyMap) []hint {
+func (p *gpuPane) ShortHelp() []hint {
+	km := &p.c.keys
 	return []hint{{b: km.Down, key: "↑↓", desc: "scroll"}}
 }
 
-// View renders the panel at its size; mine is the shown endpoint's share
-// (nil in the fleet views). One line is the one-line summary.
-func (p *gpuPane) View(m *Model, mine *diagnose.EndpointGPU) []string {
+// View renders the panel at its size. One line is the one-line summary.
+func (p *gpuPane) View() []string {
+	c, mine := p.c, p.mine
 	sz := size{p.w, p.h}
 	if sz.h == 1 {
-		return []string{m.gpuSummary(sz.w)}
+		return []string{c.gpuSummary(sz.w)}
 	}
 	if sz.h <= 0 {
 		return nil
 	}
-	s := m.st
-	g := &m.fr.GPU
+	s := c.st
+	g := &c.fr.GPU
 	if why := gpuUnavailable(g); why != "" {
 		return block([]string{s.muted.s("GPU: unavailable (" + why + ")")}, sz.w, sz.h)
 	}
 	out := []string{s.rule(gpuTitle(g), p.focused, sz.w)}
 	if mine != nil && (len(mine.GPUs) > 0 || mine.Note != "") && sz.h > 2 {
-		out = append(out, m.mineLine(mine, sz.w))
+		out = append(out, c.mineLine(mine, sz.w))
 	}
-	events := m.eventLines(sz.w)
+	events := c.eventLines(sz.w)
 	n := len(g.GPUs)
 	room := sz.h - len(out)
 	// Per-process memory when every GPU still fits with it: the layout
@@ -289,7 +328,7 @@ func (p *gpuPane) View(m *Model, mine *diagnose.EndpointGPU) []string {
 		fit = max(0, (room-1)/per) // one line says how many more
 	}
 	if fit == 0 {
-		return block([]string{m.gpuSummary(sz.w)}, sz.w, sz.h)
+		return block([]string{c.gpuSummary(sz.w)}, sz.w, sz.h)
 	}
 	out = append(out, events[:ev]...)
 	p.off = max(0, min(p.off, n-fit))
@@ -297,13 +336,13 @@ func (p *gpuPane) View(m *Model, mine *diagnose.EndpointGPU) []string {
 	for _, i := range order[p.off:min(n, p.off+fit)] {
 		d := &g.GPUs[i]
 		var ser *diagnose.GPUSeries
-		if i < len(m.fr.GPUSeries) {
-			ser = &m.fr.GPUSeries[i]
+		if i < len(c.fr.GPUSeries) {
+			ser = &c.fr.GPUSeries[i]
 		}
 		isMine := mine != nil && slices.Contains(mine.GPUs, i)
-		out = append(out, m.gpuLine(d, ser, isMine, sz.w))
+		out = append(out, c.gpuLine(d, ser, isMine, sz.w))
 		if procs {
-			out = append(out, m.procLine(d, sz.w))
+			out = append(out, c.procLine(d, sz.w))
 		}
 	}
 	if hidden := n - fit; hidden > 0 && len(out) < sz.h {
@@ -344,9 +383,9 @@ func gpuOrder(n int, mine *diagnose.EndpointGPU) []int {
 }
 
 // gpuSummary is the GPU panel in one line, for the fleet view.
-func (m *Model) gpuSummary(w int) string {
-	s := m.st
-	g := &m.fr.GPU
+func (c *common) gpuSummary(w int) string {
+	s := c.st
+	g := &c.fr.GPU
 	if why := gpuUnavailable(g); why != "" {
 		return cut(s.muted.s("GPU: unavailable ("+why+")"), w)
 	}
@@ -388,10 +427,10 @@ func (m *Model) gpuSummary(w int) string {
 	if throttled > 0 {
 		parts = append(parts, s.warn.s(fmt.Sprintf("%s %d throttled", symWarn, throttled)))
 	}
-	if n := len(m.fr.GPUEvents); n > 0 {
+	if n := len(c.fr.GPUEvents); n > 0 {
 		parts = append(parts, s.crit.s(fmt.Sprintf("%s %d XID events", symCrit, n)))
 	}
-	if throttled == 0 && problems == 0 && len(m.fr.GPUEvents) == 0 {
+	if throttled == 0 && problems == 0 && len(c.fr.GPUEvents) == 0 {
 		parts = append(parts, s.ok.s(symOK))
 	}
 	parts = append(parts,

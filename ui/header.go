@@ -101,15 +101,7 @@ func (m *Model) shortHelp() []hint {
 	case m.overlay == overlayFinding:
 		return []hint{{b: km.Back}, {b: km.Home}, {b: km.Down, key: "↑↓", desc: "scroll"}, {b: km.Help}, {b: km.Quit}}
 	}
-	var hs []hint
-	switch {
-	case m.focus == paneFindings:
-		hs = m.find.ShortHelp(km)
-	case m.focus == paneGPU:
-		hs = m.gpu.ShortHelp(km)
-	case m.mode == modeFleet:
-		hs = m.fleet.ShortHelp(km)
-	}
+	hs := m.component(m.focus).ShortHelp()
 	if m.mode == modeEndpoint {
 		hs = append([]hint{{b: km.Back, desc: "fleet"}}, hs...)
 	} else if m.focus != paneMain {

@@ -169,14 +169,14 @@ func checkFlagsWhole(t *testing.T, m *Model) {
 		return
 	}
 	lines := strings.Split(m.View(), "\n")
-	for _, it := range m.items {
+	for _, it := range m.find.items {
 		x := *it.x
 		title := x.Title
 		switch {
 		case it.n > 1:
 			title += " ×" + fmt.Sprint(it.n)
 		case m.findWithTarget():
-			title = m.fleet.name(x.Target) + ": " + title
+			title = m.name(x.Target) + ": " + title
 		}
 		if it.member {
 			title = "└ " + title

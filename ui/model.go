@@ -68,22 +68,22 @@ var windowSteps = []time.Duration{
 
 // Model is the top-level model.
 type Model struct {
+	// What every panel reads (styles, keys, the frame shown, the clock,
+	// the SLO profile, endpoint names): the panels hold a pointer to it.
+	common
+
 	hub    Hub
 	replay *replayBar // vtop replay: the timeline and playback keys; nil when live
-	keys   keyMap
 	opts   Options
 	r      *lipgloss.Renderer
 
 	theme themes.Theme
-	st    *styles
 	slos  []diagnose.SLO
 	slo   int
 
 	w, h int
 	lay  layout
 
-	now        time.Time
-	fr         *diagnose.Frame // shown
 	newest     *diagnose.Frame // newest received (differs while paused)
 	skipped    int             // frames received while paused
 	paused     bool
@@ -98,15 +98,13 @@ type Model struct {
 	ovOff   int // overlay scroll
 	detail  diagnose.Finding
 
-	fleet fleetTable
-	find  findingsPane
-	finds []diagnose.Finding // what the findings pane lists in this view
-	// verdict is the assessment line of what the view shows (an endpoint,
-	// or the fleet), heading the findings pane.
-	verdict string
-	items []findItem         // finds as the pane shows them (groups)
-	gpu   gpuPane
-	rows  rowsPanel
+	// The panels, and the same panels by view and pane: the table (fleet)
+	// or the four rows (endpoint), the GPUs and the findings.
+	fleet  fleetTable
+	find   findingsPane
+	gpu    gpuPane
+	rows   rowsPanel
+	panels [2][numPanes]component
 
 	// A short note after a key whose effect is not otherwise visible
 	// ("theme light", "polling 8 targets"), shown until flashUntil.
@@ -121,7 +119,13 @@ type Model struct {
 
 // New returns the model. It reads frames from hub.Frames().
 func New(hub Hub, o Options) *Model {
-	m := &Model{hub: hub, keys: newKeyMap(), opts: o, r: o.Renderer, ep: -1, fleet: newFleetTable(), wantWindow: o.Window}
+	m := &Model{hub: hub, opts: o, r: o.Renderer, ep: -1, wantWindow: o.Window}
+	c := &m.common
+	c.keys = newKeyMap()
+	m.fleet = newFleetTable(c)
+	m.find.c, m.gpu.c, m.rows.c = c, c, c
+	m.panels[modeFleet] = [numPanes]component{paneMain: &m.fleet, paneGPU: &m.gpu, paneFindings: &m.find}
+	m.panels[modeEndpoint] = [numPanes]component{paneMain: &m.rows, paneGPU: &m.gpu, paneFindings: &m.find}
 	m.replay = newReplayBar(hub)
 	if m.r == nil {
 		m.r = lipgloss.DefaultRenderer()
@@ -140,6 +144,7 @@ func New(hub Hub, o Options) *Model {
 			m.slo = i
 		}
 	}
+	m.profile = m.slos[m.slo]
 	return m
 }
 
@@ -267,7 +272,7 @@ func (m *Model) countsNow() counts {
 	}
 	for i := range m.fr.Endpoints {
 		e := &m.fr.Endpoints[i]
-		c.nameLen = max(c.nameLen, width(m.fleet.name(e.Name)))
+		c.nameLen = max(c.nameLen, width(m.name(e.Name)))
 		for _, x := range e.Models {
 			c.modelLen = max(c.modelLen, width(shortModel(x)))
 		}
@@ -289,28 +294,41 @@ func (m *Model) countsNow() counts {
 		c.subs = len(m.fr.Fleet.Models)
 	}
 	// The findings pane is full width in every view.
-	c.findDetail, c.findAll, c.findLeast = m.findingsWant(m.items, m.findWithTarget(), m.w)
+	c.findDetail, c.findAll, c.findLeast = m.findingsWant(m.find.items, m.findWithTarget(), m.w)
 	return c
 }
 
 // relayout is the one resize handler: every region comes from plan.
 func (m *Model) relayout() {
-	m.finds = m.collectFindings()
-	m.items = m.findItems(m.finds, m.findWithTarget())
-	m.verdict = m.verdictLine()
+	scope := -1
+	if m.mode == modeEndpoint {
+		scope = m.ep
+	}
+	m.find.set(m.collectFindings(), m.findWithTarget(), scope)
+	m.fleet.finds = m.find.fs
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
+	m.fleet.cols = tableCols(m.lay.cols)
+	m.fleet.focused = m.focus == paneMain
 	m.find.focused = m.focus == paneFindings
-	m.find.withTarget = m.findWithTarget()
 	m.gpu.focused = m.focus == paneGPU
+	m.gpu.mine = nil
 	if m.mode == modeFleet {
+		m.fleet.SetSize(size{m.lay.w, fleetHeadLines + m.lay.fleetRows})
 		m.find.SetSize(m.lay.fleetFind)
 		m.gpu.SetSize(m.lay.fleetGPU)
 	} else {
 		m.find.SetSize(m.lay.find)
 		m.gpu.SetSize(m.lay.gpu)
-		m.rows.SetSize(m.lay.rows, m.lay.roomy, m.lay.sparkH)
+		m.rows.SetSize(m.lay.rows)
+		m.rows.setForm(m.lay.roomy, m.lay.sparkH)
 	}
+}
+
+// fleetBody is the fleet view: the table, the findings, the GPUs.
+func (m *Model) fleetBody() []string {
+	out := append(m.fleet.View(), m.find.View()...)
+	return append(out, m.gpu.View()...)
 }
 
 // findWithTarget: the fleet's findings name their endpoint.
@@ -420,6 +438,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 		return nil, false
 	case km.SLO.matches(k):
 		m.slo = (m.slo + 1) % len(m.slos)
+		m.profile = m.slos[m.slo]
 		clear(m.fleet.cache)
 		h, slo := m.hub, m.slos[m.slo]
 		return func() tea.Msg { h.SetSLO(slo); return nil }, false
@@ -436,14 +455,23 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 		m.cyclePane(1)
 	case km.PrevPane.matches(k):
 		m.cyclePane(-1)
-	case m.focus == paneFindings:
-		m.findingsKey(k)
-	case m.focus == paneGPU:
-		m.gpu.Update(km, k, len(m.fr.GPU.GPUs))
-	case m.mode == modeFleet:
-		m.fleetKey(k)
+	default:
+		m.act(m.component(m.focus).Update(k))
 	}
 	return nil, false
+}
+
+// act does what a panel's key asked of the screen around it.
+func (m *Model) act(a action) {
+	switch {
+	case a.openRow:
+		m.open()
+	case a.open != nil:
+		m.detail = *a.open
+		m.overlay, m.ovOff = overlayFinding, 0
+	case a.relayout:
+		m.relayout()
+	}
 }
 
 // splitKeys undoes what a slow link does to keys: bubbletea delivers runes
@@ -641,31 +669,9 @@ func (m *Model) endpointMatches(name, q string) bool {
 	return false
 }
 
-func (m *Model) findingsKey(k tea.KeyMsg) {
-	x, toggled := m.find.Update(&m.keys, k, m.items)
-	switch {
-	case toggled:
-		m.relayout()
-	case x != nil:
-		m.detail = *x
-		m.overlay, m.ovOff = overlayFinding, 0
-	}
-}
-
 func (m *Model) scrollOverlay(k tea.KeyMsg) {
 	if i, ok := m.keys.listMove(k, m.ovOff, 1<<20, m.lay.body-2); ok {
 		m.ovOff = i
-	}
-}
-
-func (m *Model) fleetKey(k tea.KeyMsg) {
-	n := len(m.fleet.rows)
-	if m.fleet.Update(&m.keys, k, m.fr, m.lay.fleetRows) {
-		m.open()
-		return
-	}
-	if len(m.fleet.rows) != n {
-		m.relayout() // engines shown or hidden: the panels may grow or shrink
 	}
 }
 

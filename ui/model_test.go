@@ -566,14 +566,14 @@ func TestFilterFindings(t *testing.T) {
 		if got := names(m); !slices.Equal(got, c.rows) {
 			t.Errorf("/%s: rows %v, want %v", c.q, got, c.rows)
 		}
-		if len(m.finds) != c.finds {
-			t.Errorf("/%s: %d findings listed, want %d", c.q, len(m.finds), c.finds)
+		if len(m.find.fs) != c.finds {
+			t.Errorf("/%s: %d findings listed, want %d", c.q, len(m.find.fs), c.finds)
 		}
 	}
 	m := newTestModel(brokenFrame(), 120, 40, Options{})
 	press(m, "/", "p", "e", "n", "d", "enter")
-	if got := names(m); len(got) != 2 || len(m.finds) != 2 {
-		t.Errorf("/pend: rows %v, %d findings", got, len(m.finds))
+	if got := names(m); len(got) != 2 || len(m.find.fs) != 2 {
+		t.Errorf("/pend: rows %v, %d findings", got, len(m.find.fs))
 	}
 }
 

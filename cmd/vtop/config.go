@@ -188,6 +188,14 @@ func loadFile(path string, explicit bool) (*fileConfig, error) {
 		}
 		fc.Values[k] = n.Value
 	}
+	// A config file is untrusted: the names it gives (profiles, pools,
+	// rules) reach findings and the screen. Values and URLs go through
+	// their own parsers, which quote them sanitized.
+	sources.SanitizeAll(&fc.SLOProfiles, sources.MaxLabelLen)
+	sources.SanitizeAll(&fc.Rules, sources.MaxLabelLen)
+	for i := range fc.Targets {
+		fc.Targets[i].Pool = sources.Sanitize(fc.Targets[i].Pool, sources.MaxLabelLen)
+	}
 	return fc, nil
 }
 
@@ -336,6 +344,9 @@ func (o *options) resolveProm(fs *pflag.FlagSet) error {
 	if p.backfill < 0 {
 		return errors.New("--backfill must not be negative")
 	}
+	if p.backfill > maxBackfill {
+		return fmt.Errorf("--backfill %s is more than %s: read older history in Grafana, or give --at with --once", p.backfill, maxBackfill)
+	}
 	for _, h := range hs {
 		k, v, ok := strings.Cut(h, ":")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
@@ -465,6 +476,11 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 	}
 	return nil
 }
+
+// maxBackfill bounds --backfill: a week of history is more than any rule
+// or sparkline looks at, and past it a typo (--backfill 100000h) would
+// read a server's whole retention.
+const maxBackfill = 7 * 24 * time.Hour
 
 // parseSize reads 16MiB, 512KiB, 1048576.
 func parseSize(s string) (int64, error) {

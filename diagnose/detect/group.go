@@ -30,6 +30,10 @@ var causeGraph = map[string][]causeEdge{
 	// A replica that stalls or thrashes holds the requests routed to it:
 	// the imbalance is what the cause looks like from the balancer.
 	"replica_imbalance": explainedBy(stallOrCache...),
+	// A crash loop explains the outages and the restarts: its finding says
+	// down now and counts them.
+	"endpoint_down":      restatedBy("crash_loop"),
+	"endpoint_restarted": restatedBy("crash_loop"),
 }
 
 // stallOrCache are the causes a queue, an SLO breach or aborts follow.

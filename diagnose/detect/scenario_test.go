@@ -369,7 +369,7 @@ func TestV0WithV1HelpReadAsV0(t *testing.T) {
 		Scenarios: []sim.ScenarioSpec{{Name: "swapping-v1-help", Delay: incidentAt}}})
 	var helpV0, helpV1 string
 	for _, m := range sources.Metrics {
-		if m.Role == sources.RoleGauge && sources.Gauge(m.ID) == sources.GRunning {
+		if m.Role == sources.RoleGauge && sources.Gauge(m.ID) == sources.GRunning && m.Server == sources.ServerVLLM {
 			if m.Gen == sources.GenV0 {
 				helpV0 = m.Help
 			} else {

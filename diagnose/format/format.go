@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/mattn/go-runewidth"
 )
 
 // Missing is how an unknown value is shown.
@@ -295,35 +293,6 @@ func trim(s string) string {
 	if strings.Contains(s, ".") {
 		s = strings.TrimRight(s, "0")
 		s = strings.TrimSuffix(s, ".")
-	}
-	return s
-}
-
-// Truncate cuts s to at most n display cells, ending in "…" when cut.
-func Truncate(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	return runewidth.Truncate(s, n, "…")
-}
-
-// Width is the display width of s.
-func Width(s string) int { return runewidth.StringWidth(s) }
-
-// PadRight pads s with spaces to n cells (truncating when longer).
-func PadRight(s string, n int) string {
-	s = Truncate(s, n)
-	if w := Width(s); w < n {
-		s += strings.Repeat(" ", n-w)
-	}
-	return s
-}
-
-// PadLeft right-aligns s in n cells.
-func PadLeft(s string, n int) string {
-	s = Truncate(s, n)
-	if w := Width(s); w < n {
-		s = strings.Repeat(" ", n-w) + s
 	}
 	return s
 }

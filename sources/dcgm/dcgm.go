@@ -6,6 +6,7 @@
 package dcgm
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -40,9 +41,16 @@ const (
 	numFields
 )
 
+// SMClockName and UtilName are the exporter's SM clock (MHz) and
+// utilization (percent) series, for rules exported to Prometheus.
+const (
+	SMClockName = "DCGM_FI_DEV_SM_CLOCK"
+	UtilName    = "DCGM_FI_DEV_GPU_UTIL"
+)
+
 // fields maps every metric name to its field: old and new spellings alike.
 var fields = map[string]field{
-	"DCGM_FI_DEV_GPU_UTIL":                      fUtil,
+	UtilName:                                    fUtil,
 	"DCGM_FI_DEV_GPU_UTIL_RATIO":                fUtilRatio,
 	"DCGM_FI_PROF_GR_ENGINE_ACTIVE":             fEngineAct,
 	"DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO":         fEngineAct,
@@ -56,7 +64,7 @@ var fields = map[string]field{
 	"DCGM_FI_DEV_BOARD_POWER_WATTS":             fPower,
 	"DCGM_FI_DEV_ENFORCED_POWER_LIMIT":          fPowerLimit,
 	"DCGM_FI_DEV_POWER_MGMT_LIMIT":              fPowerLimit,
-	"DCGM_FI_DEV_SM_CLOCK":                      fSMClock,
+	SMClockName:                                 fSMClock,
 	"DCGM_FI_DEV_MEM_CLOCK":                     fMemClock,
 	"DCGM_FI_DEV_CLOCKS_EVENT_REASONS":          fClockEvents,
 	"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS":        fClockEvents,
@@ -97,6 +105,65 @@ type Reader struct {
 	devs    map[string]*acc
 	order   []string
 	lastXID map[string]float64
+	// What a reading refused: devices past MaxDevices, values out of their
+	// field's range (the first one, to name it).
+	dropped    int
+	rejected   int
+	rejectedEx string
+}
+
+// MaxDevices bounds the GPUs (and MIG instances) one reading keeps: the
+// largest nodes hold 8 GPUs of 7 instances, and a fleet's exporters read
+// together a few thousand; an answer naming more is hostile or a mistake,
+// and past the bound it costs nothing more.
+const MaxDevices = 4096
+
+// valid is each field's plausible range; a value outside it is a broken
+// or hostile exporter's, kept as unknown rather than shown or acted on (an
+// XID of 79.5 is not "fallen off the bus").
+func valid(f field, v float64) bool {
+	if math.IsInf(v, 0) {
+		return false
+	}
+	integer := v == math.Trunc(v)
+	switch f {
+	case fUtil, fMemCopy:
+		return v >= 0 && v <= 100
+	case fUtilRatio, fEngineAct:
+		return v >= 0 && v <= 1
+	case fFBUsed, fFBFree, fFBReserved:
+		return v >= 0 && v <= 1<<24 // MiB: 16 TiB
+	case fTemp:
+		return v >= -50 && v <= 200
+	case fPower, fPowerLimit:
+		return v >= 0 && v <= 100_000
+	case fSMClock, fMemClock:
+		return v >= 0 && v <= 100_000
+	case fClockEvents:
+		return integer && v >= 0 && v < 1<<53
+	case fXID:
+		return integer && v >= 0 && v <= 1<<16
+	case fECCDBEVol, fRemapUncorr:
+		return integer && v >= 0
+	case fRemapFail:
+		return v == 0 || v == 1
+	case fPCIeTx, fPCIeRx:
+		return v >= 0
+	}
+	return true
+}
+
+// Refused says what the last reading left out: devices past MaxDevices
+// and values out of range, as a note ("" when nothing was).
+func (r *Reader) Refused() string {
+	var parts []string
+	if r.dropped > 0 {
+		parts = append(parts, fmt.Sprintf("more than %d GPUs in one reading: %d left out", MaxDevices, r.dropped))
+	}
+	if r.rejected > 0 {
+		parts = append(parts, fmt.Sprintf("%d value%s out of range ignored (%s)", r.rejected, plural(r.rejected), r.rejectedEx))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // NewReader returns an empty reader.
@@ -106,6 +173,7 @@ func NewReader() *Reader { return &Reader{lastXID: map[string]float64{}} }
 func (r *Reader) Begin() {
 	r.devs = map[string]*acc{}
 	r.order = r.order[:0]
+	r.dropped, r.rejected, r.rejectedEx = 0, 0, ""
 }
 
 // Add reads one sample; label returns a label's value ("" when absent)
@@ -114,6 +182,13 @@ func (r *Reader) Begin() {
 func (r *Reader) Add(name string, label func(string) string, v float64, instanceHost string) {
 	f, ok := fields[name]
 	if !ok || math.IsNaN(v) {
+		return
+	}
+	if !valid(f, v) {
+		if r.rejected == 0 {
+			r.rejectedEx = name + " " + strconv.FormatFloat(v, 'g', 6, 64)
+		}
+		r.rejected++
 		return
 	}
 	uuid := label("UUID")
@@ -131,7 +206,11 @@ func (r *Reader) Add(name string, label func(string) string, v float64, instance
 	k := host + "/" + uuid + "/" + mig
 	a := r.devs[k]
 	if a == nil {
-		a = &acc{Device: Device{Instance: mig}}
+		if len(r.order) >= MaxDevices {
+			r.dropped++ // counts series, not devices: enough to say so
+			return
+		}
+		a = &acc{Device: Device{Instance: sources.Sanitize(mig, 20)}}
 		for i := range a.v {
 			a.v[i] = math.NaN()
 		}
@@ -175,6 +254,9 @@ func workload(label func(string) string) (ns, pod string) {
 func (r *Reader) End(t time.Time) ([]Device, []sources.GPUEvent) {
 	out := make([]Device, 0, len(r.order))
 	var events []sources.GPUEvent
+	// The codes of the devices of this reading only: a device gone (or a
+	// storm of one-off UUIDs) leaves nothing behind.
+	seen := make(map[string]float64, len(r.lastXID))
 	for _, k := range r.order {
 		a := r.devs[k]
 		g := &a.GPU
@@ -207,10 +289,13 @@ func (r *Reader) End(t time.Time) ([]Device, []sources.GPUEvent) {
 			if prev, seen := r.lastXID[k]; x != 0 && (!seen || prev != x) {
 				events = append(events, sources.XIDEvent(t, len(out), int(x)))
 			}
-			r.lastXID[k] = x
+			seen[k] = x
+		} else if prev, ok := r.lastXID[k]; ok {
+			seen[k] = prev
 		}
 		out = append(out, a.Device)
 	}
+	r.lastXID = seen
 	return out, events
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
@@ -34,31 +35,46 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 	for {
 		now := time.Now()
 		r.Begin()
+		// Every exporter at once: a hung one costs its own timeout, not
+		// the healthy ones' turn. They are parsed in order afterwards.
+		bodies := make([][]byte, len(s.URLs))
+		fails := make([]error, len(s.URLs))
+		var wg sync.WaitGroup
+		for i, u := range s.URLs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				bodies[i], _, fails[i] = s.Fetcher.Fetch(ctx, u, &bufs[i])
+			}()
+		}
+		wg.Wait()
 		var errs []string
 		for i, u := range s.URLs {
-			body, _, err := s.Fetcher.Fetch(ctx, u, &bufs[i])
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("dcgm-exporter %s: %v", sources.Sanitize(u, 80), err))
+			if fails[i] != nil {
+				errs = append(errs, fmt.Sprintf("dcgm-exporter %s: %v", sources.ShowURL(u), fails[i]))
 				continue
 			}
 			host := ""
 			if pu, err := url.Parse(u); err == nil {
 				host = pu.Hostname()
 			}
-			r.ParseText(body, host)
+			r.ParseText(bodies[i], host)
+		}
+		if note := r.Refused(); note != "" {
+			errs = append(errs, "dcgm-exporter: "+note)
 		}
 		devs, ev := r.End(now)
 		fl := Fleet{Devices: devs, Events: ev}
 		snap, held := fl.Snapshot(now, fmt.Sprintf("dcgm-exporter (%d endpoint%s)", len(s.URLs), plural(len(s.URLs))), holders)
 		snap.Notes = errs
-		if len(errs) == len(s.URLs) {
+		if countErrs(fails) == len(s.URLs) {
 			snap.Unavailable = strings.Join(errs, "; ")
 		}
 		b := sources.Batch{Now: now, GPU: &snap}
 		for i, t := range s.Targets {
 			tr := sources.ProcTree{GPUs: held[i]}
 			if len(held[i]) == 0 {
-				tr.Note = "no dcgm-exporter GPU on its host"
+				tr.Note = "no dcgm-exporter GPU attributed to it (none on its host, or a host serving several replicas)"
 			}
 			b.Procs = append(b.Procs, sources.TargetProcs{Target: t.Name, Tree: tr})
 		}
@@ -78,4 +94,14 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+func countErrs(errs []error) int {
+	n := 0
+	for _, e := range errs {
+		if e != nil {
+			n++
+		}
+	}
+	return n
 }

@@ -31,6 +31,11 @@ func (r *Reader) ParseText(body []byte, instanceHost string) (skipped int) {
 			continue
 		}
 		name, rest, ok := cutName(line)
+		if ok && !Known(string(name)) {
+			// OpenMetrics writes a counter's samples with _total
+			// (DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS_total).
+			name, ok = bytes.CutSuffix(name, []byte("_total"))
+		}
 		if !ok || !Known(string(name)) {
 			continue
 		}

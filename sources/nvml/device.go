@@ -92,13 +92,10 @@ func (s *Source) openDevice(i int) *device {
 
 // blank is the device with every number unknown.
 func (d *device) blank() sources.GPU {
-	n := math.NaN()
-	return sources.GPU{
-		Index: d.index, Name: d.name, UUID: d.uuid, PCIBusID: d.bus,
-		UtilGPU: n, UtilMem: n, MemUsed: n, MemTotal: n, TempC: n, TempSlowdownC: d.slowdownC,
-		PowerW: n, PowerLimitW: n, SMClockMHz: n, MemClockMHz: n, ECCUncorrected: n,
-		RetiredPages: n, PCIeTxBps: n, PCIeRxBps: n,
-	}
+	g := sources.GPU{Index: d.index, Name: d.name, UUID: d.uuid, PCIBusID: d.bus}
+	g.SetUnknown()
+	g.TempSlowdownC = d.slowdownC
+	return g
 }
 
 // reader reads one device once, turning every return code into a value,

@@ -147,16 +147,11 @@ func Open(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		c.cfg.Fetcher = cfg.Fetcher
 	}
-	next := cfg.Fetcher.Client().Transport
-	if t, ok := next.(*http.Transport); ok {
-		// The targets' transport waits a scrape's timeout for headers; a
-		// server answers a fleet-wide query (or /federate, which sends
-		// nothing until it has gathered every series) within the query's.
-		t = t.Clone()
-		t.ResponseHeaderTimeout = cfg.Timeout
-		next = t
-	}
-	c.http = &http.Client{Transport: &roundTripper{c: c, next: next}}
+	// The targets' transport waits a scrape's timeout for headers; a server
+	// answers a fleet-wide query (or /federate, which sends nothing until it
+	// has gathered every series) within the query's. Credentials and the
+	// extra headers go to this server only, never along a redirect elsewhere.
+	c.http = &http.Client{Transport: &roundTripper{c: c, next: cfg.Fetcher.OriginClient(u, cfg.Headers, cfg.Timeout)}}
 	ac, err := api.NewClient(api.Config{Address: strings.TrimSuffix(cfg.URL, "/"), Client: c.http})
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus %s: %v", c.name, err)
@@ -179,21 +174,14 @@ func (c *Client) Server() string { return c.name }
 // Interval is the scrape interval, detected or given.
 func (c *Client) Interval() time.Duration { return c.interval }
 
-// roundTripper adds credentials and the extra headers, and bounds the body.
+// roundTripper logs and bounds each request; the client under it (the
+// outbound policy's) adds the credentials and follows redirects.
 type roundTripper struct {
 	c    *Client
-	next http.RoundTripper
+	next *http.Client
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	req = req.Clone(req.Context())
-	if err := rt.c.cfg.Fetcher.Authorize(req); err != nil {
-		return nil, err
-	}
-	for k, v := range rt.c.cfg.Headers {
-		req.Header.Set(k, v)
-	}
-	req.Header.Set("User-Agent", "vtop")
 	// What was asked: a POST's form, a GET's query (/federate's selectors),
 	// both with the --prometheus URL's own query values hidden; the URL
 	// itself is logged with every value hidden.
@@ -210,19 +198,25 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	start := time.Now()
-	resp, err := rt.next.RoundTrip(req)
+	resp, err := rt.next.Do(req)
 	if err != nil {
+		// The policy's client quotes the URL, query values and all; the
+		// outer client names the request again.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, err
 	}
 	rt.c.queries.Add(1)
-	lb := &limitBody{r: resp.Body, left: rt.c.cfg.MaxBody, n: &rt.c.bytes}
+	var done func(int64)
 	if l := rt.c.cfg.Log; l != nil {
-		lb.done = func() {
+		done = func(n int64) {
 			l.Debug("prometheus request", "method", req.Method, "url", sources.RedactURL(req.URL), "form", form, "status", resp.StatusCode,
-				"bytes", rt.c.cfg.MaxBody-lb.left, "seconds", time.Since(start).Seconds())
+				"bytes", n, "seconds", time.Since(start).Seconds())
 		}
 	}
-	resp.Body = lb
+	resp.Body = sources.LimitBody(resp.Body, rt.c.cfg.MaxBody, &rt.c.bytes, done)
 	return resp, nil
 }
 
@@ -256,37 +250,6 @@ func (c *Client) redactForm(form string) string {
 		}
 	}
 	return v.Encode()
-}
-
-// errTooLarge is a response past Config.MaxBody.
-var errTooLarge = errors.New("response larger than the limit; narrow --selector")
-
-type limitBody struct {
-	r    io.ReadCloser
-	left int64
-	n    *atomic.Int64
-	done func() // at Close
-}
-
-func (l *limitBody) Read(p []byte) (int, error) {
-	if l.left <= 0 {
-		return 0, errTooLarge
-	}
-	if int64(len(p)) > l.left {
-		p = p[:l.left]
-	}
-	n, err := l.r.Read(p)
-	l.left -= int64(n)
-	l.n.Add(int64(n))
-	return n, err
-}
-
-func (l *limitBody) Close() error {
-	if l.done != nil {
-		l.done()
-		l.done = nil
-	}
-	return l.r.Close()
 }
 
 // match renders a selector for the given sample names plus the user's
@@ -371,12 +334,12 @@ func (c *Client) queryRange(ctx context.Context, q string, r v1.Range) (model.Ma
 	}
 	if err := jsoniter.ConfigCompatibleWithStandardLibrary.NewDecoder(resp.Body).Decode(&res); err != nil {
 		if resp.StatusCode/100 != 2 {
-			return nil, c.queryErr(q, fmt.Errorf("HTTP %s", resp.Status))
+			return nil, answerErr(resp, c.queryErr(q, fmt.Errorf("HTTP %s", resp.Status)))
 		}
 		return nil, c.queryErr(q, err)
 	}
 	if res.Status != "success" {
-		return nil, c.queryErr(q, fmt.Errorf("%s: %s", res.ErrorType, res.Error))
+		return nil, answerErr(resp, c.queryErr(q, fmt.Errorf("%s: %s", res.ErrorType, res.Error)))
 	}
 	if res.Data.ResultType != "matrix" {
 		return nil, fmt.Errorf("prometheus %s: query %s: got a %s, not a range", c.name, sources.Sanitize(q, 200), sources.Sanitize(res.Data.ResultType, 20))
@@ -397,12 +360,75 @@ func (c *Client) queryRangeText(ctx context.Context, q string, r v1.Range) (*ran
 	p, err := readRange(resp.Body, r)
 	if err != nil {
 		if resp.StatusCode/100 != 2 {
-			err = fmt.Errorf("HTTP %s: %v", resp.Status, err)
+			return nil, answerErr(resp, c.queryErr(q, fmt.Errorf("HTTP %s: %v", resp.Status, err)))
 		}
 		return nil, c.queryErr(q, err)
 	}
 	return p, nil
 }
+
+// statusError is a query the server refused with an HTTP status: whether
+// asking again can help, and when it asked to be asked again.
+type statusError struct {
+	err    error
+	status int
+	after  time.Duration // Retry-After, 0 when not given
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
+func answerErr(resp *http.Response, err error) error {
+	if resp.StatusCode/100 == 2 {
+		return err
+	}
+	return &statusError{err: err, status: resp.StatusCode, after: retryAfter(resp.Header.Get("Retry-After"))}
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date.
+func retryAfter(h string) time.Duration {
+	if h == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+// retryWait says whether a failed query is worth asking again, and how
+// long to wait first: not a refusal in 4xx other than 429 (the query is
+// wrong, or too large), and never longer than maxRetryWait, whatever a
+// Retry-After asks. attempt counts from 0.
+func retryWait(err error, attempt int) (time.Duration, bool) {
+	if errors.Is(err, context.Canceled) {
+		return 0, false
+	}
+	wait := retryBase << attempt
+	var se *statusError
+	if errors.As(err, &se) {
+		if se.status/100 == 4 && se.status != http.StatusTooManyRequests {
+			return 0, false
+		}
+		if se.after > 0 {
+			wait = se.after
+		}
+	}
+	return min(wait, maxRetryWait), true
+}
+
+// Backfill chunks are asked up to retryAttempts times, waiting retryBase,
+// then twice that, between tries (or what the server's Retry-After says,
+// up to maxRetryWait): a loaded server during an incident answers 503 or
+// 429 now and then.
+const (
+	retryAttempts = 3
+	retryBase     = 500 * time.Millisecond
+	maxRetryWait  = 30 * time.Second
+)
 
 // postRange sends a range query, bounded as every query is.
 func (c *Client) postRange(ctx context.Context, q string, r v1.Range) (*http.Response, error) {
@@ -428,6 +454,9 @@ func (c *Client) queryErr(q string, err error) error {
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		msg = fmt.Sprintf("no answer within %s", c.cfg.Timeout)
+	}
+	if strings.Contains(msg, sources.ErrTooLarge.Error()) {
+		msg += fmt.Sprintf(" (%d MiB): narrow --selector", c.cfg.MaxBody>>20)
 	}
 	return fmt.Errorf("prometheus %s: query %s: %s", c.name, sources.Sanitize(q, 200), sources.Sanitize(msg, 200))
 }
@@ -560,6 +589,11 @@ func (c *Client) detectInterval(ctx context.Context, now time.Time) (time.Durati
 	}
 	slices.Sort(gaps)
 	iv := gaps[len(gaps)/2]
+	if iv > maxInterval {
+		// Samples years apart (a hostile or broken server): no interval
+		// vtop can follow, and the chunk arithmetic would overflow.
+		return 0, fmt.Errorf("prometheus %s: the samples of vLLM's running gauge are %s apart, more than the %s a scrape interval can be", c.name, iv, maxInterval)
+	}
 	if iv >= time.Second {
 		iv = iv.Round(time.Second)
 	} else {
@@ -567,6 +601,9 @@ func (c *Client) detectInterval(ctx context.Context, now time.Time) (time.Durati
 	}
 	return max(iv, 100*time.Millisecond), nil
 }
+
+// maxInterval bounds the scrape interval vtop follows, detected or given.
+const maxInterval = time.Hour
 
 // configuredInterval reads the global scrape_interval from the server's
 // configuration (Prometheus' /api/v1/status/config); 1m, Prometheus'
@@ -586,7 +623,7 @@ func (c *Client) configuredInterval(ctx context.Context) time.Duration {
 		return def
 	}
 	d, err := model.ParseDuration(y.Global.ScrapeInterval)
-	if err != nil || d <= 0 {
+	if err != nil || d <= 0 || time.Duration(d) > maxInterval {
 		return def
 	}
 	return time.Duration(d)

@@ -1,6 +1,9 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
+	"math"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -29,36 +32,47 @@ type JSONGPUEvent struct {
 	Advice string    `json:"advice"`
 }
 
-// JSONGPU is one device. Unknown numbers are null.
+// JSONGPU is one device. Its numbers are sources.GPUFields, written by
+// their JSON keys after pci_bus_id (Nums, indexed like the table).
+// Unknown numbers are null.
 type JSONGPU struct {
-	Index             int              `json:"index"`
-	Name              string           `json:"name"`
-	UUID              string           `json:"uuid"`
-	PCIBusID          string           `json:"pci_bus_id"`
-	UtilPercent       Num              `json:"utilization_percent"`
-	MemUtilPercent    Num              `json:"memory_utilization_percent"`
-	MemUsedBytes      Num              `json:"memory_used_bytes"`
-	MemTotalBytes     Num              `json:"memory_total_bytes"`
-	TempC             Num              `json:"temperature_c"`
-	TempSlowdownC     Num              `json:"temperature_slowdown_c"`
-	PowerW            Num              `json:"power_w"`
-	PowerLimitW       Num              `json:"power_limit_w"`
-	SMClockMHz        Num              `json:"sm_clock_mhz"`
-	MemClockMHz       Num              `json:"memory_clock_mhz"`
-	ClockEvents       []string         `json:"clock_events"`
-	ClockEventBits    uint64           `json:"clock_event_bits"`
-	Throttled         bool             `json:"throttled"`
-	ThrottledSince    *time.Time       `json:"throttled_since"`
-	ECCUncorrected    Num              `json:"ecc_uncorrected_volatile"`
-	RetiredOrRemapped Num              `json:"retired_pages_or_remapped_rows"`
-	RemapPending      bool             `json:"remap_pending"`
-	RemapFailed       bool             `json:"remap_failed"`
-	PCIeTxBps         Num              `json:"pcie_tx_bytes_per_s"`
-	PCIeRxBps         Num              `json:"pcie_rx_bytes_per_s"`
-	MIG               *bool            `json:"mig_mode"`
-	Processes         []JSONGPUProcess `json:"processes"`
-	Problem           string           `json:"problem,omitempty"`
-	FieldsMissing     []string         `json:"fields_missing"`
+	Index          int              `json:"index"`
+	Name           string           `json:"name"`
+	UUID           string           `json:"uuid"`
+	PCIBusID       string           `json:"pci_bus_id"`
+	Nums           []Num            `json:"-"`
+	ClockEvents    []string         `json:"clock_events"`
+	ClockEventBits uint64           `json:"clock_event_bits"`
+	Throttled      bool             `json:"throttled"`
+	ThrottledSince *time.Time       `json:"throttled_since"`
+	RemapPending   bool             `json:"remap_pending"`
+	RemapFailed    bool             `json:"remap_failed"`
+	MIG            *bool            `json:"mig_mode"`
+	Processes      []JSONGPUProcess `json:"processes"`
+	Problem        string           `json:"problem,omitempty"`
+	FieldsMissing  []string         `json:"fields_missing"`
+}
+
+// MarshalJSON writes the members with the table's numbers spliced in
+// before clock_events (always written; its quote cannot be inside a
+// string, where every quote is escaped).
+func (j JSONGPU) MarshalJSON() ([]byte, error) {
+	type members JSONGPU
+	b, err := json.Marshal(members(j))
+	if err != nil {
+		return nil, err
+	}
+	at := bytes.Index(b, []byte(`,"clock_events":`))
+	out := append([]byte(nil), b[:at]...)
+	for i := range sources.GPUFields {
+		v := Num(math.NaN())
+		if i < len(j.Nums) {
+			v = j.Nums[i]
+		}
+		n, _ := v.MarshalJSON()
+		out = append(append(append(append(out, ',', '"'), sources.GPUFields[i].JSON...), '"', ':'), n...)
+	}
+	return append(out, b[at:]...), nil
 }
 
 // JSONGPUProcess is a process holding GPU memory.
@@ -103,14 +117,12 @@ func GPUJSON(fr *diagnose.Frame) (JSONGPUStatus, []JSONGPU) {
 	gpus := make([]JSONGPU, 0, len(g.GPUs))
 	for i := range g.GPUs {
 		d := &g.GPUs[i]
-		j := JSONGPU{Index: d.Index, Name: d.Name, UUID: d.UUID, PCIBusID: d.PCIBusID,
-			UtilPercent: Num(d.UtilGPU), MemUtilPercent: Num(d.UtilMem), MemUsedBytes: Num(d.MemUsed), MemTotalBytes: Num(d.MemTotal),
-			TempC: Num(d.TempC), TempSlowdownC: Num(d.TempSlowdownC), PowerW: Num(d.PowerW), PowerLimitW: Num(d.PowerLimitW),
-			SMClockMHz: Num(d.SMClockMHz), MemClockMHz: Num(d.MemClockMHz), ClockEvents: orEmpty(d.ClockEvents),
-			ClockEventBits: uint64(d.ClockEventBits), Throttled: d.Throttled, ECCUncorrected: Num(d.ECCUncorrected),
-			RetiredOrRemapped: Num(d.RetiredPages), RemapPending: d.RemapPending, RemapFailed: d.RemapFailed,
-			PCIeTxBps: Num(d.PCIeTxBps), PCIeRxBps: Num(d.PCIeRxBps), MIG: triPtr(d.MIG),
-			Processes: []JSONGPUProcess{}, Problem: d.Problem, FieldsMissing: orEmpty(d.FieldsMissing)}
+		j := JSONGPU{Index: d.Index, Name: d.Name, UUID: d.UUID, PCIBusID: d.PCIBusID, ClockEvents: orEmpty(d.ClockEvents),
+			ClockEventBits: uint64(d.ClockEventBits), Throttled: d.Throttled, RemapPending: d.RemapPending, RemapFailed: d.RemapFailed,
+			MIG: triPtr(d.MIG), Processes: []JSONGPUProcess{}, Problem: d.Problem, FieldsMissing: orEmpty(d.FieldsMissing)}
+		for k := range sources.GPUFields {
+			j.Nums = append(j.Nums, Num(*sources.GPUFields[k].At(d)))
+		}
 		if i < len(fr.GPUSeries) {
 			j.ThrottledSince = tptr(fr.GPUSeries[i].ThrottledSince)
 		}

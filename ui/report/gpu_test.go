@@ -157,3 +157,35 @@ func TestGPUJSON(t *testing.T) {
 		t.Errorf("%+v", j)
 	}
 }
+
+// The JSON report writes every row of sources.GPUFields by its JSON key,
+// between pci_bus_id and clock_events, null when unknown.
+func TestGPUJSONFields(t *testing.T) {
+	fr := gpuFrame()
+	_, gpus := GPUJSON(fr)
+	b, err := json.Marshal(gpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	for i := range fr.GPU.GPUs {
+		for _, fd := range sources.GPUFields {
+			v, ok := got[i][fd.JSON]
+			want := *fd.At(&fr.GPU.GPUs[i])
+			switch {
+			case !ok:
+				t.Errorf("GPU %d: no %q", i, fd.JSON)
+			case math.IsNaN(want) && v != nil:
+				t.Errorf("GPU %d: %s = %v, want null", i, fd.JSON, v)
+			case !math.IsNaN(want) && v != want:
+				t.Errorf("GPU %d: %s = %v, want %v", i, fd.JSON, v, want)
+			}
+		}
+	}
+	if a, c := bytes.Index(b, []byte(`"pci_bus_id"`)), bytes.Index(b, []byte(`"`+sources.GPUFields[0].JSON+`"`)); c < a || c > bytes.Index(b, []byte(`"clock_events"`)) {
+		t.Errorf("numbers not between pci_bus_id and clock_events:\n%s", b)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -38,6 +39,7 @@ type JSONReport struct {
 	WindowSeconds   float64        `json:"window_seconds"`
 	IntervalSeconds float64        `json:"interval_seconds"`
 	Status          JSONStatus     `json:"status"`
+	Problems        []string       `json:"problems,omitempty"` // what the sources say about themselves
 	Fleet           JSONFleet      `json:"fleet"`
 	Endpoints       []JSONEndpoint `json:"endpoints"`
 	GPU             JSONGPUStatus  `json:"gpu"`
@@ -326,12 +328,7 @@ func tptr(t time.Time) *time.Time {
 	return &u
 }
 
-// BuildJSON converts a frame into the JSON document.
-func BuildJSON(f *diagnose.Frame, vtopVersion string, st Status) JSONReport {
-	return BuildJSONRun(f, vtopVersion, st, Run{Window: f.Window, Elapsed: f.Window})
-}
-
-// BuildJSONRun is BuildJSON saying how the run went.
+// BuildJSONRun converts a frame into the JSON document, saying how the run went.
 func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSONReport {
 	r := JSONReport{
 		Schema: SchemaVersion, VtopVersion: vtopVersion, GeneratedAt: f.Time.UTC(),
@@ -343,6 +340,7 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 		Findings:  Findings(f.Findings),
 		Pending:   Findings(f.Pending),
 		Groups:    []JSONGroup{},
+		Problems:  f.Problems,
 	}
 	for _, g := range f.Groups {
 		r.Groups = append(r.Groups, JSONGroup{g.Rule, g.Title, g.Severity.String(), g.Targets, g.Members})
@@ -396,24 +394,29 @@ func orEmpty(s []string) []string {
 func WriteJSON(w io.Writer, r JSONReport) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	v := reflect.ValueOf(r)
-	bw.WriteString("{\n")
+	bw.WriteString("{")
+	first := true
 	for i := range v.NumField() {
-		name, err := json.Marshal(v.Type().Field(i).Tag.Get("json"))
+		tag, opts, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if opts == "omitempty" && v.Field(i).IsZero() {
+			continue
+		}
+		name, err := json.Marshal(tag)
 		if err != nil {
 			return err
 		}
-		bw.WriteString("  ")
+		if !first {
+			bw.WriteByte(',')
+		}
+		first = false
+		bw.WriteString("\n  ")
 		bw.Write(name)
 		bw.WriteString(": ")
 		if err := writeIndented(bw, v.Field(i)); err != nil {
 			return err
 		}
-		if i < v.NumField()-1 {
-			bw.WriteByte(',')
-		}
-		bw.WriteByte('\n')
 	}
-	bw.WriteString("}\n")
+	bw.WriteString("\n}\n")
 	return bw.Flush()
 }
 

@@ -104,6 +104,8 @@ func statusText(fr *diagnose.Frame, st Status) string {
 	s := strings.ToUpper(st.String())
 	if st == Unknown && fr.Fleet.Total > 0 && fr.Fleet.Up == 0 {
 		s += " (no target answered: nothing but its reachability could be judged)"
+	} else if st == Unknown && fr.Fleet.Total == 0 && len(fr.Problems) > 0 {
+		s += " (no target: " + fr.Problems[0] + ")"
 	}
 	return s
 }
@@ -113,6 +115,9 @@ func WriteTextRun(w io.Writer, fr *diagnose.Frame, st Status, r Run) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "vtop report  %s  %s  interval %s  status %s\n",
 		fr.Time.Format("2006-01-02 15:04:05 MST"), r.span(fr), f.Dur(fr.Interval), statusText(fr, st))
+	for _, p := range fr.Problems {
+		b.WriteString("problem: " + p + "\n")
+	}
 	writeVerdicts(&b, fr)
 	writeFindings(&b, fr)
 	for i := range fr.Endpoints {

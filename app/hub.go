@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -7,12 +7,12 @@ import (
 	"github.com/vtop-dev/vtop/diagnose"
 )
 
-// hub runs the pipeline for a live view: the pipeline's event loop owns the
+// Hub runs the pipeline for a live view: the pipeline's event loop owns the
 // engine (one goroutine), applies commands from the UI, and publishes a
 // frame every interval. The UI gets the newest frame; a slow UI skips
 // frames, it never queues them.
-type hub struct {
-	p      *pipeline
+type Hub struct {
+	p      *Pipeline
 	frames chan *diagnose.Frame // capacity 1, newest wins
 	cmds   chan hubCmd
 }
@@ -24,12 +24,13 @@ type hubCmd struct {
 	slo     *diagnose.SLO // switch the profile the latency rules measure against
 }
 
-func newHub(p *pipeline) *hub {
-	return &hub{p: p, frames: make(chan *diagnose.Frame, 1), cmds: make(chan hubCmd, 8)}
+// NewHub returns the hub of p; Run starts it.
+func NewHub(p *Pipeline) *Hub {
+	return &Hub{p: p, frames: make(chan *diagnose.Frame, 1), cmds: make(chan hubCmd, 8)}
 }
 
 // SetWindow asks for a new quantile/rate window.
-func (h *hub) SetWindow(w time.Duration) {
+func (h *Hub) SetWindow(w time.Duration) {
 	select {
 	case h.cmds <- hubCmd{window: w}:
 	default:
@@ -37,7 +38,7 @@ func (h *hub) SetWindow(w time.Duration) {
 }
 
 // SetSLO switches the SLO profile of the latency rules.
-func (h *hub) SetSLO(s diagnose.SLO) {
+func (h *Hub) SetSLO(s diagnose.SLO) {
 	select {
 	case h.cmds <- hubCmd{slo: &s}:
 	default:
@@ -45,26 +46,26 @@ func (h *hub) SetSLO(s diagnose.SLO) {
 }
 
 // PollNow asks every target to poll immediately.
-func (h *hub) PollNow() {
+func (h *Hub) PollNow() {
 	select {
 	case h.cmds <- hubCmd{pollNow: true}:
 	default:
 	}
 }
 
-// Frames delivers published frames; it is closed when run returns.
-func (h *hub) Frames() <-chan *diagnose.Frame { return h.frames }
+// Frames delivers published frames; it is closed when Run returns.
+func (h *Hub) Frames() <-chan *diagnose.Frame { return h.frames }
 
-// run feeds the pipeline until ctx ends, publishing a frame every interval.
-func (h *hub) run(ctx context.Context, interval time.Duration) {
+// Run feeds the pipeline until ctx ends, publishing a frame every interval.
+func (h *Hub) Run(ctx context.Context, interval time.Duration) {
 	defer close(h.frames)
-	if err := h.p.serve(ctx, loopConfig{publish: h.put, tick: interval, cmds: h.cmds}); err != nil {
+	if err := h.p.Serve(ctx, LoopConfig{Publish: h.put, Tick: interval, cmds: h.cmds}); err != nil {
 		h.p.log.Debug("sources", "err", err)
 	}
 }
 
 // put hands a frame to the UI, dropping an unread older one.
-func (h *hub) put(fr *diagnose.Frame) {
+func (h *Hub) put(fr *diagnose.Frame) {
 	select {
 	case <-h.frames:
 	default:

@@ -1,0 +1,121 @@
+# FARM=capture for scripts/bench-prom.sh (sourced by it: n, measure, base,
+# tmp, pids and the cleanup trap are its). See that script's header.
+command -v tmux >/dev/null || { echo "tmux is not installed (apt-get install tmux)"; exit 1; }
+modes=${MODES:-headless tui}
+keys=${KEYS:-0}
+warm=20
+capture=${CAPTURE:-testdata/dumps/armandossrecife-vllm-server-api-chat__v0.10.1-ngc25.09_full.txt}
+export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
+if [ -n "${VTOP:-}" ]; then cp "$VTOP" "$tmp/vtop"; else go build -o "$tmp/vtop" ./cmd/vtop; fi
+go build -o "$tmp/capfarm" ./scripts/capfarm
+sock="vtop-bench-$$"
+trap 'tmux -L "$sock" kill-server 2>/dev/null || true; cleanup' EXIT
+
+"$tmp/capfarm" --capture "$capture" --listen "127.0.0.1:$base" --endpoints "$n" >"$tmp/farm.out" 2>"$tmp/farm.err" &
+farm=$!; pids+=($farm)
+for _ in $(seq 100); do grep -q "capfarm:" "$tmp/farm.out" 2>/dev/null && break; sleep 0.1; done
+grep -q "capfarm:" "$tmp/farm.out" || { echo "capfarm did not start:"; cat "$tmp/farm.err"; exit 1; }
+counts() { curl -s "http://127.0.0.1:$base/capfarm/counts"; } # "h=1 metrics=2 t=3"
+count() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print $2; f=1} END {if (!f) print 0}'; }
+
+targets() { # targets PATH-PREFIX
+  echo "targets:"
+  for i in $(seq 0 $((n - 1))); do echo "  - http://127.0.0.1:$((base + i))/$1/metrics"; done
+}
+targets h >"$tmp/headless.yaml"
+targets t >"$tmp/tui.yaml"
+{
+  echo "global: {scrape_interval: 1s, scrape_timeout: 1s}"
+  echo "scrape_configs:"
+  echo "  - job_name: vllm"
+  echo "    static_configs:"
+  echo "      - targets:"
+  for i in $(seq 0 $((n - 1))); do echo "          - 127.0.0.1:$((base + i))"; done
+} >"$tmp/prometheus.yml"
+
+prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" --web.listen-address=127.0.0.1:$((base - 1)) \
+  --log.level=warn >"$tmp/prom.out" 2>&1 &
+prom=$!; pids+=($prom)
+hl=""; tui=""
+if [[ " $modes " == *" headless "* ]]; then
+  "$tmp/vtop" --once -o json -i 1s -w "$((warm + measure + 30))s" --max-parallel 128 --gpu none --config "$tmp/headless.yaml" \
+    >"$tmp/report.json" 2>"$tmp/vtop.err" &
+  hl=$!; pids+=($hl)
+fi
+if [[ " $modes " == *" tui "* ]]; then
+  # A real terminal of 200x60 (tmux), TERM as a terminal sets it.
+  tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 \
+    env -i PATH="$PATH" HOME="$tmp" TERM=xterm-256color LANG=C.UTF-8 XDG_CONFIG_HOME="$tmp" \
+    "$tmp/vtop" -i 1s --max-parallel 128 --gpu none --config "$tmp/tui.yaml"
+  for _ in $(seq 50); do
+    tui=$(pgrep -f "^$tmp/vtop -i 1s" || true)
+    [ -n "$tui" ] && break
+    sleep 0.1
+  done
+  [ -n "$tui" ] || { echo "the TUI did not start"; exit 1; }
+fi
+
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+hz=$(getconf CLK_TCK)
+sleep "$warm"
+c0=$(counts); t0=$(date +%s.%N)
+p0=$(ticks $prom); h0=$(ticks "${hl:-0}"); u0=$(ticks "${tui:-0}")
+pmax=0; hmax=0; umax=0
+for _ in $(seq "$measure"); do
+  sleep 1
+  r=$(rss $prom); [ "${r:-0}" -gt "$pmax" ] && pmax=$r
+  [ -n "$hl" ] && { r=$(rss "$hl"); [ "${r:-0}" -gt "$hmax" ] && hmax=$r; }
+  [ -n "$tui" ] && { r=$(rss "$tui"); [ "${r:-0}" -gt "$umax" ] && umax=$r; }
+done
+c1=$(counts); t1=$(date +%s.%N)
+p1=$(ticks $prom); h1=$(ticks "${hl:-0}"); u1=$(ticks "${tui:-0}")
+load=$(cut -d' ' -f1-3 /proc/loadavg)
+wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
+printf "endpoints        %d (capfarm: %s, every counter and bucket advancing), %.0f s measured after %d s; load average %s\n" \
+  "$n" "$(basename "$capture")" "$wall" "$warm" "$load"
+line() { # line LABEL TICKS0 TICKS1 SCRAPES RSS_KIB
+  awk -v l="$1" -v a="$2" -v b="$3" -v s="$4" -v r="$5" -v hz="$hz" -v w="$wall" -v n="$n" 'BEGIN {
+    c = (b - a) / hz
+    printf "%-16s %.3f ms CPU per scrape (%.3f cores, %d scrapes = %.1f%% of %d/s), RSS max %.0f MiB\n", l, 1000 * c / s, c / w, s, 100 * s / (n * w), n, r / 1024 }'
+}
+ps=$(( $(count "$c1" metrics) - $(count "$c0" metrics) ))
+line "prometheus 2.42" "$p0" "$p1" "$ps" "$pmax"
+ratio() { awk -v a="$1" -v b="$2" -v s="$3" -v pa="$p0" -v pb="$p1" -v ps="$ps" 'BEGIN {printf "%.2f", ((b - a) / s) / ((pb - pa) / ps)}'; }
+if [ -n "$hl" ]; then
+  hs=$(( $(count "$c1" h) - $(count "$c0" h) ))
+  line "vtop headless" "$h0" "$h1" "$hs" "$hmax"
+fi
+if [ -n "$tui" ]; then
+  us=$(( $(count "$c1" t) - $(count "$c0" t) ))
+  line "vtop TUI 200x60" "$u0" "$u1" "$us" "$umax"
+fi
+[ -n "$hl" ] && echo "ratio headless   $(ratio "$h0" "$h1" "$hs") (vtop / prometheus, CPU per scrape)"
+[ -n "$tui" ] && echo "ratio TUI        $(ratio "$u0" "$u1" "$us") (vtop / prometheus, CPU per scrape)"
+
+if [ -n "$tui" ] && [ "$keys" -gt 0 ]; then
+  # Key to screen: "?" opens the help (its "Symbols" heading appears),
+  # Escape closes it; each timed from send-keys until capture-pane shows it.
+  # capture-pane's own latency is included, so this is an upper bound.
+  python3 - "$sock" "$keys" <<'EOF'
+import subprocess, sys, time
+sock, n = sys.argv[1], int(sys.argv[2])
+def screen():
+    return subprocess.run(["tmux", "-L", sock, "capture-pane", "-p"], capture_output=True, text=True).stdout
+def press(key, shown):
+    t0 = time.monotonic()
+    subprocess.run(["tmux", "-L", sock, "send-keys", key], check=True)
+    while ("Symbols" in screen()) != shown:
+        if time.monotonic() - t0 > 5:
+            sys.exit("key %s: the screen did not change in 5 s" % key)
+        time.sleep(0.001)
+    return (time.monotonic() - t0) * 1000
+ms = []
+for i in range(n):
+    ms.append(press("?", True)); time.sleep(0.2)
+    ms.append(press("Escape", False)); time.sleep(0.2)
+ms.sort()
+q = lambda p: ms[min(len(ms) - 1, int(p * len(ms)))]
+print("key-to-screen    %d presses: p50 %.1f ms, p99 %.1f ms, max %.1f ms (tmux capture-pane included)" % (len(ms), q(0.5), q(0.99), ms[-1]))
+EOF
+fi
