@@ -128,6 +128,13 @@ var Scenarios = []Scenario{
 			l := &r.load
 			l.Rate, l.BurstEvery, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.PrefixShare = r.scaled(2.4), 0, 12000, 0.2, 40, 0.3, 0
 		}},
+	{Name: "spec-decode-low-accept", Summary: "deployed with speculative decoding (5 drafted tokens, 85 % accepted each on the code traffic it was tuned for); the traffic turns to busy open-ended chat (2.5× the requests, answers twice as long) where the draft guesses wrong: 10 % accepted, so each step verifies five drafts to keep about one",
+		deploy: func(c *ReplicaConfig) { c.SpecTokens, c.SpecAccept = 5, 0.85 },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.OutputMedian = l.Rate*2.5, 2*l.OutputMedian
+			r.ecfg.specAccept = 0.10
+		}},
 	{Name: "batch-job-bursts", Summary: "a periodic batch job on top of chat traffic: bursts of 8× the rate for about 4 s, about every 40 s, each drained within seconds, no preemption",
 		start: func(r *Replica) {
 			l := &r.load
