@@ -9,16 +9,16 @@ import (
 // engineConfig is the deployment of one engine: what `vllm serve` was
 // started with and what its GPU profiling found.
 type engineConfig struct {
-	profile        *Profile
-	model          Model
-	maxNumSeqs     int
-	budget         int // max_num_batched_tokens
-	maxLoras       int // --max-loras; 0: LoRA off
+	profile    *Profile
+	model      Model
+	maxNumSeqs int
+	budget     int // max_num_batched_tokens
+	maxLoras   int // --max-loras; 0: LoRA off
 	// Speculative decoding (--speculative-config): specTokens drafted a
 	// step, each accepted with probability specAccept given the ones
 	// before it were (0 tokens: off).
-	specTokens int
-	specAccept float64
+	specTokens     int
+	specAccept     float64
 	blockSize      int
 	numGPUBlocks   int
 	numCPUBlocks   int // V0 swap space

@@ -546,4 +546,3 @@ func isSpec(m *sources.Metric) bool {
 	}
 	return false
 }
-
