@@ -55,6 +55,9 @@ type famLayout struct {
 	labelBefore  bool  // the extra label sorts before model_name
 	labelSince   []int // FinishReasons indexes shown (V1: all of the release)
 	lazyLabelled bool  // V0: a finish reason appears once it happened
+	// scheduler: SGLang writes this family from its scheduler, with the
+	// scheduler's labels; the others from its tokenizer manager, by model.
+	scheduler bool
 }
 
 type layout struct {
@@ -112,7 +115,7 @@ func layoutFor(p *Profile, mp bool, maxModelLen int, opts exposeOpts) *layout {
 }
 
 func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int, opts exposeOpts) famLayout {
-	fl := famLayout{row: m, index: index}
+	fl := famLayout{row: m, index: index, scheduler: p.Server == sources.ServerSGLang && sglangScheduler(m)}
 	help := m.Help
 	if opts.helpV1 {
 		help = v1Help(m)
@@ -170,6 +173,22 @@ func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int, opt
 	return fl
 }
 
+// sglangScheduler: SGLang's SchedulerMetricsCollector writes its gauges,
+// the queue-time histogram and the retraction and transfer counters; the
+// TokenizerMetricsCollector the token counters and latency histograms.
+func sglangScheduler(m *sources.Metric) bool {
+	switch m.Role {
+	case sources.RoleGauge:
+		return true
+	case sources.RoleHist:
+		return sources.Hist(m.ID) == sources.HQueue
+	case sources.RoleCounter:
+		c := sources.Counter(m.ID)
+		return c == sources.CPreemptions || c == sources.CKVTransferFailed
+	}
+	return false
+}
+
 // v1Help is the HELP text of m's V1 row (the same family as V1 names it),
 // or m's own when V1 has none.
 func v1Help(m *sources.Metric) string {
@@ -189,12 +208,31 @@ type engineLabels struct {
 	pre   []byte // `{engine="0",` or `{`
 	model []byte // `model_name="…"`
 	cache []byte // the whole cache_config_info sample line
+	// sched is SGLang's scheduler label set (engine_type before the
+	// model, the ranks after it, sorted as its multiprocess registry
+	// writes them); nil for vLLM.
+	sched *engineLabels
+}
+
+// of is the label set family fl is written with.
+func (l *engineLabels) of(fl *famLayout) *engineLabels {
+	if fl.scheduler && l.sched != nil {
+		return l.sched
+	}
+	return l
 }
 
 func (r *Replica) buildLabels() []engineLabels {
 	out := make([]engineLabels, len(r.engines))
 	for e := range r.engines {
 		l := &out[e]
+		if r.profile.Server == sources.ServerSGLang {
+			model := sources.LabelModel + `="` + escapeLabel(r.cfg.Model.Name) + `"`
+			l.pre, l.model = []byte("{"), []byte(model)
+			l.sched = &engineLabels{pre: []byte(`{engine_type="unified",`),
+				model: []byte(model + `,moe_ep_rank="0",pp_rank="0",tp_rank="0"`)}
+			continue
+		}
 		l.pre = []byte("{")
 		if r.profile.engineLabel() {
 			l.pre = []byte(`{` + sources.LabelEngine + `="` + strconv.Itoa(e) + `",`)
@@ -315,7 +353,7 @@ func (r *Replica) appendExposition(b []byte, f Format) []byte {
 			continue
 		}
 		for e, eng := range r.engines {
-			lbl := &r.labels[e]
+			lbl := r.labels[e].of(fl)
 			created := epoch + eng.startedAt.Seconds() + float64(fl.index)*31e-6
 			switch m.Role {
 			case sources.RoleGauge:
@@ -346,7 +384,7 @@ func (r *Replica) appendExposition(b []byte, f Format) []byte {
 		// The text format writes creation times as a separate gauge family.
 		b = append(b, fl.createdHead...)
 		for e, eng := range r.engines {
-			lbl := &r.labels[e]
+			lbl := r.labels[e].of(fl)
 			created := epoch + eng.startedAt.Seconds() + float64(fl.index)*31e-6
 			if m.Role != sources.RoleLabeled {
 				b = appendSample(b, fl.created, lbl, "", "", created)
@@ -463,6 +501,8 @@ func (e *engine) gaugeValue(g sources.Gauge) float64 {
 		return e.avgPrompt
 	case sources.GAvgGenTput:
 		return e.avgGen
+	case sources.GKVTokensMax:
+		return float64(e.cfg.numGPUBlocks * e.cfg.blockSize)
 	}
 	return 0
 }

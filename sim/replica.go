@@ -111,6 +111,11 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	if p.Gen == sources.GenV0 && rc.DP > 1 {
 		return nil, fmt.Errorf("%s: data parallelism needs a V1 engine", rc.Name)
 	}
+	if p.Server == sources.ServerSGLang && rc.DP > 1 {
+		// SGLang's tokenizer-side series are one per server, its
+		// scheduler's one per dp_rank: not simulated.
+		return nil, fmt.Errorf("%s: the SGLang simulation has one engine (no --dp)", rc.Name)
+	}
 	var scs []activation
 	for _, spec := range rc.Scenarios {
 		sc, err := LookupScenario(spec.Name)

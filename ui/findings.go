@@ -28,15 +28,21 @@ func flagText(x *diagnose.Finding) string {
 	if len(x.Flags) == 0 {
 		return x.Action
 	}
-	parts := make([]string, len(x.Flags))
+	var b strings.Builder
 	for i, fc := range x.Flags {
+		switch {
+		case i > 0 && fc.Alt:
+			b.WriteString(" or ")
+		case i > 0:
+			b.WriteString(", ")
+		}
 		if fc.From == "" {
-			parts[i] = fc.Flag + " → " + fc.To
+			b.WriteString(fc.Flag + " → " + fc.To)
 			continue
 		}
-		parts[i] = fc.Flag + " " + fc.From + "→" + fc.To
+		b.WriteString(fc.Flag + " " + fc.From + "→" + fc.To)
 	}
-	return strings.Join(parts, ", ")
+	return b.String()
 }
 
 // findingsPane is the findings list as a component: it owns its size,
@@ -52,8 +58,8 @@ type findingsPane struct {
 	expanded   map[string]bool    // groups opened with Enter, by groupKey
 	fs         []diagnose.Finding // what the pane lists in this view
 	items      []findItem         // fs as the pane shows them (groups)
-	// verdict is the assessment line of what the view shows (the
-	// endpoint, or the fleet), heading the pane: one verdict first.
+	// verdict is the assessment line of what the view shows (an endpoint,
+	// or the fleet), heading the pane.
 	verdict string
 }
 
@@ -92,12 +98,6 @@ func underListedCause(fs []diagnose.Finding) []bool {
 func (p *findingsPane) set(fs []diagnose.Finding, withTarget bool, scope int) {
 	p.fs, p.withTarget, p.scope = fs, withTarget, scope
 	p.items = p.findItems(fs, withTarget)
-	p.verdict = ""
-	if fr := p.c.fr; fr != nil && scope >= 0 && scope < len(fr.Endpoints) {
-		p.verdict = report.VerdictLine(&fr.Endpoints[scope].Verdict, false)
-	} else if fr != nil {
-		p.verdict = report.VerdictLine(&fr.Fleet.Verdict, true)
-	}
 }
 
 func (p *findingsPane) findItems(fs []diagnose.Finding, group bool) []findItem {
@@ -474,6 +474,46 @@ func clock(t time.Time) string {
 	return t.Format("15:04:05")
 }
 
+// timelineLines is the timeline of one endpoint (target its name) or of
+// the fleet (""), newest last, painted by kind.
+func (c *common) timelineLines(target string, w int) []string {
+	evs := diagnose.Timeline(c.fr, target)
+	if len(evs) == 0 {
+		return []string{c.st.muted.s("no change, restart or finding yet: the baselines need about 30 scrapes")}
+	}
+	out := make([]string, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, c.timelineLine(e, target == "", w))
+	}
+	return out
+}
+
+// timelineLine is one event: its time and kind painted, then what.
+func (c *common) timelineLine(e diagnose.Event, withTarget bool, w int) string {
+	s := c.st
+	p := s.text
+	switch e.Kind {
+	case diagnose.EventWorkload:
+		p = s.info
+	case diagnose.EventCapacity, diagnose.EventRestart, diagnose.EventLeft:
+		p = s.lv(lvWarn)
+	case diagnose.EventFiring:
+		_, lv := sevLabel(e.Severity)
+		p = s.lv(lv)
+	case diagnose.EventBack, diagnose.EventResolving, diagnose.EventJoined:
+		p = s.ok
+	}
+	what := e.Kind.String()
+	if e.Kind == diagnose.EventFiring || e.Kind == diagnose.EventResolving {
+		what += " " + sevWord(e.Severity)
+	}
+	line := s.muted.s(clock(e.Time.UTC())) + "  "
+	if withTarget {
+		line += e.Target + "  "
+	}
+	return cut(line+p.s(pad(what, 14))+e.Text, w)
+}
+
 // detailLines is a finding in full: the explanation and every flag change.
 func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 	s := c.st
@@ -527,12 +567,16 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 			out = append(out, "  "+s.accent.s(l))
 		}
 	}
-	for _, fc := range x.Flags {
+	for i, fc := range x.Flags {
 		from := fc.From
 		if from == "" {
 			from = "(current value unknown)"
 		}
-		out = append(out, "  "+s.key.s(fc.Flag)+"  "+from+" → "+s.accent.s(fc.To))
+		or := ""
+		if i > 0 && fc.Alt {
+			or = "or "
+		}
+		out = append(out, "  "+or+s.key.s(fc.Flag)+"  "+from+" → "+s.accent.s(fc.To))
 		for _, l := range wrap(fc.Why, w-6) {
 			out = append(out, "      "+s.muted.s(l))
 		}
@@ -540,5 +584,28 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 	if x.Action == "" && len(x.Flags) == 0 {
 		out = append(out, "  "+s.muted.s("no change recommended"))
 	}
+	// What changed on its endpoint before and since: the first question
+	// of an incident call, beside the finding it is asked about.
+	if evs := diagnose.Timeline(c.fr, x.Target); len(evs) > 0 {
+		out = append(out, "", s.title.s("What changed and when")+s.muted.s("  (c: the whole timeline)"))
+		for _, e := range evs[max(0, len(evs)-detailEvents):] {
+			out = append(out, "  "+c.timelineLine(e, false, w-2))
+		}
+	}
 	return out
 }
+
+// verdictLine is the assessment of what the view shows: the endpoint's in
+// its view, else the fleet's.
+func (m *Model) verdictLine() string {
+	if m.fr == nil {
+		return ""
+	}
+	if m.mode == modeEndpoint && m.ep >= 0 && m.ep < len(m.fr.Endpoints) {
+		return report.VerdictLine(&m.fr.Endpoints[m.ep].Verdict, false)
+	}
+	return report.VerdictLine(&m.fr.Fleet.Verdict, true)
+}
+
+// detailEvents is how much of the timeline a finding's detail shows.
+const detailEvents = 8

@@ -434,6 +434,7 @@ func (d *Detector) describe(x *evalCtx, st *ruleState, ri int, sev diagnose.Seve
 		fd.LastSeen = x.now
 	}
 	r.describe(x, u, r.Values, sev, &fd)
+	inEngineTerms(&fd, u.ep)
 	st.finding, st.shown = fd, true
 }
 

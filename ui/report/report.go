@@ -120,6 +120,7 @@ func WriteTextRun(w io.Writer, fr *diagnose.Frame, st Status, r Run) error {
 	}
 	writeVerdicts(&b, fr)
 	writeFindings(&b, fr)
+	writeTimeline(&b, fr)
 	for i := range fr.Endpoints {
 		b.WriteByte('\n')
 		writeEndpoint(&b, fr, &fr.Endpoints[i])
