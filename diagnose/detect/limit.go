@@ -35,6 +35,10 @@ const (
 	// growing is the queue growth (requests/s) that says arrivals outrun
 	// completions, as queue_backlog's default.
 	growing = 0.05
+	// burstFor bounds how long a burst keeps requests waiting without a
+	// break: a queue standing longer is not draining (a new incident
+	// leaves the burst verdict after it).
+	burstFor = 10 * time.Second
 	// saturatingStep is the step size (tokens) from which a step is
 	// compute-bound on a datacenter GPU: below it a larger token budget
 	// adds prefill throughput almost for free, above it only longer steps.
@@ -70,12 +74,13 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	if tr.Points < minPoints {
 		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 	}
-	if !bad(tr.WaitMin) && tr.WaitMin < 1 && tr.WaitMax >= 1 && !(tr.WaitSlope >= growing && st.Waiting > tr.WaitMean) && !(st.PreemptionsRate > 0) {
-		// The queue emptied within the window and is not climbing back: a
-		// burst the engine drains; no limit binds.
+	if !bad(tr.WaitMin) && tr.WaitMin < 1 && tr.WaitMax >= 1 && tr.WaitFor < burstFor && !(st.PreemptionsRate > 0) {
+		// The queue emptied within the window and whatever waits now has
+		// waited less than a burst lasts: a burst the engine drains; no
+		// limit binds.
 		return diagnose.Verdict{Limit: diagnose.LimitBurst, Evidence: []diagnose.Evidence{
-			evNum("fewest waiting", tr.WaitMin, diagnose.UnitCount, tr.Span), evNum("waiting", st.Waiting, diagnose.UnitCount, 0),
-			evNum("queue growth", tr.WaitSlope, diagnose.UnitReqPerSec, tr.Span)}}
+			evNum("waiting without a break", tr.WaitFor.Seconds(), diagnose.UnitSeconds, 0), evNum("most waiting", tr.WaitMax, diagnose.UnitCount, tr.Span),
+			evNum("waiting", st.Waiting, diagnose.UnitCount, 0)}}
 	}
 	v := bindingLimit(x, ep)
 	if v.Limit.Symptom() && v.Limit != diagnose.LimitUnexplained {
