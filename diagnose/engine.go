@@ -93,6 +93,9 @@ type endpoint struct {
 	dur         time.Duration
 	restartedAt time.Time
 	procStart   float64
+	life        procLife  // the process serving now: its memory, for the next restart
+	restarts    []Restart // oldest first, within restartRetain; readers share it
+	shift       shiftState
 	// What the engine reads of the newest snapshot once it is ingested:
 	// its header (snap points at head; Subs nil) and its sub-series' keys
 	// and cache configs. Its samples live in history; the snapshot itself
@@ -135,7 +138,8 @@ func New(cfg Config, targets []TargetInfo) *Engine {
 // index.
 func (e *Engine) AddTarget(t TargetInfo) int {
 	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs, pool: t.Pool,
-		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN(), trend: UnknownTrend()})
+		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN(), trend: UnknownTrend(),
+		life: newLife(), shift: newShiftState()})
 	return len(e.eps) - 1
 }
 
@@ -189,9 +193,10 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 	}
 	ep.lastSuccess = s.Time
 	snap := capSubs(s.Data, e.cfg.MaxSubs)
+	restarted := false
 	if st := snap.Proc[sources.PStartTime]; !math.IsNaN(st) {
 		if !math.IsNaN(ep.procStart) && math.Abs(st-ep.procStart) > 1 {
-			ep.restartedAt = s.Time
+			restarted = true
 		}
 		ep.procStart = st
 	}
@@ -204,9 +209,14 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 			ep.subs[sub.Key] = h
 		}
 		if h.add(s.Time, sub, spacing, retain, e.cfg.MaxFrames) {
-			ep.restartedAt = s.Time
+			restarted = true
 		}
 	}
+	// One restart per scrape, however many signals show it.
+	if restarted {
+		ep.noteRestart(s.Time, snap)
+	}
+	ep.life.observe(s.Time, snap, ep.gpuMem())
 	// Forget sub-series (engines, models) gone for longer than the window,
 	// and the least recently seen beyond the cap.
 	for k, h := range ep.subs {
@@ -223,6 +233,7 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 		ep.refs = append(ep.refs, subRef{key: snap.Subs[k].Key, cache: snap.Subs[k].Cache})
 	}
 	e.derive(ep, s.Time)
+	e.observeShifts(ep, s.Time)
 	sp := ep.sp.sparkStats() // only what a sparkline point draws
 	ep.spark.push(sparkPoint(s.Time, &sp))
 	ep.trend = TrendOf(ep.spark.view(), s.Time, e.cfg.Window)
@@ -407,6 +418,8 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 	if !ep.restartedAt.IsZero() && now.Sub(ep.restartedAt) < e.cfg.RestartShown {
 		v.RestartedAt = ep.restartedAt
 	}
+	v.Restarts = ep.recentRestarts(now)
+	v.Shifts = ep.shift.view(now)
 	if s := ep.snap; s != nil {
 		v.Kind, v.Version, v.Models, v.Warnings, v.Samples = s.Kind, s.Version, models(ep.refs), s.Warnings, s.Samples
 		v.RSS = s.Proc[sources.PRSS]

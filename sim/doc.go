@@ -58,7 +58,10 @@
 //	prefix-cache-miss     a 2k-token shared system prompt stops matching (a request id at its top)
 //	abort-storm           longer answers, 4 s client timeout, half the timeouts retried
 //	queue-backlog         a failover sends 10× the traffic
+//	long-prompts          the prompt median ×8 (documents in every prompt), same request rate
+//	long-answers          the answer median ×4 (step-by-step reasoning), same request rate
 //	restart               the process restarts: 20 s refusing connections, counters from zero
+//	crash-loop            OOM-killed at its memory limit every 40 s of serving, restarted by its supervisor: a restart a minute
 //	flapping              off the network 20 s of every minute; the engine keeps going
 //	thermal-throttle      busy traffic while cooling degrades: clocks halve at 87 °C
 //

@@ -22,6 +22,7 @@ type ReplicaConfig struct {
 	DP               int     // data-parallel engines behind the API server (V1)
 	MaxNumSeqs       int     // --max-num-seqs
 	MaxBatchedTokens int     // --max-num-batched-tokens
+	MaxLoras         int     // --max-loras (with --enable-lora; 0: LoRA off)
 	BlockSize        int     // --block-size (16)
 	GPUMemUtil       float64 // --gpu-memory-utilization (0.9)
 	NumGPUBlocks     int     // --num-gpu-blocks-override (0: from GPU memory)
@@ -68,6 +69,7 @@ type Replica struct {
 	leakSince        time.Duration
 	restartAt        time.Duration // pending restart (-1: none)
 	downUntil        time.Duration // the restarted process serves again
+	crashLoop        bool          // an OOM kill ends each process, the supervisor starts the next
 	downs            []activation  // scenarios that take the endpoint off the network
 }
 
@@ -106,6 +108,11 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	rc.DP = max(rc.DP, 1)
 	if p.Gen == sources.GenV0 && rc.DP > 1 {
 		return nil, fmt.Errorf("%s: data parallelism needs a V1 engine", rc.Name)
+	}
+	if p.Server == sources.ServerSGLang && rc.DP > 1 {
+		// SGLang's tokenizer-side series are one per server, its
+		// scheduler's one per dp_rank: not simulated.
+		return nil, fmt.Errorf("%s: the SGLang simulation has one engine (no --dp)", rc.Name)
 	}
 	var scs []activation
 	for _, spec := range rc.Scenarios {
@@ -165,7 +172,7 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 			r.downs = append(r.downs, a)
 		}
 	}
-	r.ecfg = engineConfig{profile: p, model: rc.Model, maxNumSeqs: rc.MaxNumSeqs, budget: rc.MaxBatchedTokens,
+	r.ecfg = engineConfig{profile: p, model: rc.Model, maxNumSeqs: rc.MaxNumSeqs, budget: rc.MaxBatchedTokens, maxLoras: rc.MaxLoras,
 		blockSize: rc.BlockSize, numGPUBlocks: rc.NumGPUBlocks,
 		numCPUBlocks: int(rc.SwapSpaceGiB * (1 << 30) / blockBytes), gpuMemUtil: rc.GPUMemUtil,
 		prefixCaching: caching, chunkedPrefill: p.ChunkedPrefill, countAborts: !f.hideAborts}
@@ -175,7 +182,7 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	r.rng = rand.New(rand.NewPCG(seed, uint64(i)+1))
 	r.arr.rng = r.rng
 	r.mp = p.multiprocess(rc.DP)
-	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1})
+	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1, lora: rc.MaxLoras > 0})
 	r.labels = r.buildLabels()
 	r.activate()
 	return r, nil
@@ -271,7 +278,7 @@ func (r *Replica) inFlight() int {
 }
 
 func reshape(dst, src *request, now time.Duration) {
-	*dst = request{arrival: now, prompt: src.prompt, target: src.target, maxTokens: src.maxTokens, n: src.n,
+	*dst = request{arrival: now, prompt: src.prompt, target: src.target, maxTokens: src.maxTokens, n: src.n, lora: src.lora,
 		group: src.group, groupTokens: src.groupTokens, timeout: src.timeout, deadline: never}
 	if src.timeout > 0 {
 		dst.deadline = now + src.timeout
@@ -301,6 +308,13 @@ func (r *Replica) restart() {
 	r.retryQ = r.retryQ[:0]
 	if r.leakRSS > 0 {
 		r.leakSince = at // the bug is still there; the new process starts small
+	}
+	if r.crashLoop {
+		// The leak is in serving: it starts once the model is loaded and
+		// reaches the memory limit crashUp later, when the kernel kills
+		// the process and the supervisor starts it again.
+		r.leakSince = r.downUntil
+		r.restartAt = r.downUntil + crashUp
 	}
 	for _, e := range r.engines {
 		e.restart(at)
@@ -472,7 +486,7 @@ func (r *Replica) appendGPUs(dst []sources.GPU, base int) []sources.GPU {
 func (r *Replica) rss() float64 {
 	v := rssBase + 8*(1<<20)*math.Mod((r.now-r.procStart).Seconds(), 37)/37
 	if r.leakRSS > 0 {
-		v += r.leakRSS * (r.now - max(r.leakSince, r.procStart)).Seconds()
+		v += r.leakRSS * max(0, r.now-max(r.leakSince, r.procStart)).Seconds()
 	}
 	return math.Round(v/4096) * 4096
 }

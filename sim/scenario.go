@@ -110,9 +110,63 @@ var Scenarios = []Scenario{
 			l.Rate, l.BurstEvery, l.Clients, l.ClientTimeout, l.CancelShare = 0, 0, 400, 0, 0
 			l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.PrefixShare = 6000, 0.3, 32, 0.5, 0
 		}},
+	{Name: "long-prompts", Summary: "a retrieval feature starts putting documents into every prompt: the prompt median goes from 600 to 4.8k tokens (×8) at the same request rate and answer length",
+		start: func(r *Replica) { r.load.PromptMedian *= 8 }},
+	{Name: "long-answers", Summary: "a client turns on step-by-step reasoning: the answer median goes from 180 to 720 tokens (×4) at the same request rate",
+		start: func(r *Replica) {
+			l := &r.load
+			l.OutputMedian *= 4
+			l.MaxTokens = max(l.MaxTokens, 4*l.OutputMedian)
+		}},
+	{Name: "lora-slots", Summary: "a multi-tenant fine-tune service deployed with --enable-lora --max-loras 2 for its 2 adapters; tenants grow to 8 adapters: requests whose adapter is not loaded wait for a slot while the batch and the KV cache have room",
+		deploy: func(c *ReplicaConfig) { c.MaxLoras = 2 },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Adapters, l.Rate, l.BurstEvery = 8, r.scaled(4), 0
+		}},
+	{Name: "lora-slots-closed", Summary: "lora-slots under a closed-loop harness: 24 clients over 8 adapters, each sending its next request when the previous one ends",
+		deploy: func(c *ReplicaConfig) { c.MaxLoras = 2 },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Adapters, l.Rate, l.BurstEvery, l.Clients, l.ClientTimeout, l.CancelShare = 8, 0, 0, 24, 0, 0
+		}},
+	{Name: "prompt-shift", Summary: "deployed with --max-num-batched-tokens 2048; a document-analysis client replaces the chat traffic: 12k-token prompts with short answers, so every step fills the token budget with prefill chunks and waiting prompts are admitted slowly",
+		deploy: func(c *ReplicaConfig) { c.MaxBatchedTokens = 2048 },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.BurstEvery, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.PrefixShare = r.scaled(2.4), 0, 12000, 0.2, 40, 0.3, 0
+		}},
+	{Name: "batch-job-bursts", Summary: "a periodic batch job on top of chat traffic: bursts of 8× the rate for about 4 s, about every 40 s, each drained within seconds, no preemption",
+		start: func(r *Replica) {
+			l := &r.load
+			l.BurstEvery, l.BurstLen, l.BurstFactor = 40*time.Second, 4*time.Second, 8
+		}},
+	{Name: "night-trickle", Summary: "night-time traffic: a request every ten seconds or so, no bursts",
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.BurstEvery = r.scaled(0.1), 0
+		}},
+	{Name: "idle", Summary: "no traffic at all: the replica waits for requests",
+		start: func(r *Replica) { r.load.Rate, r.load.BurstEvery = 0, 0 }},
+	{Name: "sleeping", Summary: "the operator puts the engine to sleep (POST /sleep, level 1: weights offloaded) and routes its traffic elsewhere",
+		start: func(r *Replica) {
+			r.load.Rate, r.load.BurstEvery = 0, 0
+			for _, e := range r.engines {
+				e.asleep = true
+			}
+		}},
 	{Name: "restart", Summary: "the vLLM process restarts: the port refuses connections for 20 s while the model loads, then every counter starts from zero",
 		start: func(r *Replica) { r.restartAt = r.now },
 		down:  func(d time.Duration) bool { return d < restartDown }},
+	{Name: "crash-loop", Summary: "a bad deploy leaks the API server's memory fast (3 GiB in 40 s of serving): the kernel's OOM killer ends it at its memory limit (about 4 GiB), the supervisor starts it again, 20 s of model loading, and again: a restart every minute, memory climbing before each",
+		start: func(r *Replica) {
+			r.crashLoop = true
+			r.leakRSS, r.leakSince = crashHeadroom/crashUp.Seconds(), r.now
+			r.restartAt = r.now + crashUp
+		},
+		// Up for crashUp (the leak reaching the limit), down for the
+		// model load, every cycle: the schedule is the mechanism's.
+		down: func(d time.Duration) bool { return d >= crashUp && (d-crashUp)%(crashUp+restartDown) < restartDown }},
 	{Name: "flapping", Summary: "the endpoint drops off the network for 20 s of every minute and comes back; the engine keeps its state",
 		start: func(r *Replica) {},
 		down:  func(d time.Duration) bool { return d%flapPeriod < flapDown }},
@@ -137,8 +191,12 @@ func utilForKV(m Model, tokens float64) float64 {
 
 const (
 	restartDown = 20 * time.Second
-	flapPeriod  = time.Minute
-	flapDown    = 20 * time.Second
+	// crash-loop: the leak fills crashHeadroom above the process's
+	// baseline in crashUp of serving, where its memory limit kills it.
+	crashUp       = 40 * time.Second
+	crashHeadroom = 3 << 30
+	flapPeriod    = time.Minute
+	flapDown      = 20 * time.Second
 )
 
 // LookupScenario finds a scenario by name.

@@ -381,7 +381,7 @@ func classOf(ls labels.Labels) class {
 	if model == "" {
 		model = ls.Get(LabelModelAlt)
 	}
-	c.sub = SubKey{Model: KeyLabel(model, MaxLabelLen), Engine: KeyLabel(ls.Get(LabelEngine), 16)}
+	c.sub = SubKey{Model: KeyLabel(model, MaxLabelLen), Engine: KeyLabel(ls.Get(Servers[f.server].EngineLabel), 16)}
 	c.pid = ls.Has(LabelPID)
 	if f.role == RoleLabeled {
 		row := &Metrics[f.rows[0]]
@@ -683,7 +683,7 @@ func (n *Normalizer) noVLLMError() error {
 		}
 	}
 	if best != "" {
-		return fmt.Errorf("%w: this looks like %s (%d of its samples); vtop reads vLLM's vllm:* metrics", ErrNotVLLM, best, cnt)
+		return fmt.Errorf("%w: this looks like %s (%d of its samples); vtop reads vLLM's and SGLang's metrics", ErrNotVLLM, best, cnt)
 	}
 	if n.samples == 0 {
 		return fmt.Errorf("%w: the response has no metric samples", errNoSamples)

@@ -240,7 +240,7 @@ func TestParseErrors(t *testing.T) {
 	cases := []struct{ name, body, want string }{
 		{"truncated mid-line", "vllm:num_requests_running{model_name=\"m\"} 1\nvllm:num_requests_waiting{model_na", "parse error"},
 		{"garbage line", "vllm:num_requests_running{model_name=\"m\"} 1\nthis is not a metric line\n", "parse error"},
-		{"sglang", "sglang:num_running_reqs{model_name=\"m\"} 1\nsglang:token_usage{model_name=\"m\"} 0.5\n", "looks like SGLang"},
+		{"tgi", "tgi_queue_size 1\ntgi_batch_current_size 4\n", "looks like Hugging Face TGI"},
 		{"not vllm", "go_goroutines 7\n", "no vLLM metrics among 1 samples"},
 		{"empty", "", "no samples"},
 		{"invalid utf8 help", "# HELP vllm:num_requests_running \x1b[31m\xff\n", "not a valid utf8"},

@@ -15,12 +15,15 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/diagnose/format"
+	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/themes"
 )
 
 // Hub is what the UI needs from the live pipeline.
 type Hub interface {
 	Frames() <-chan *diagnose.Frame // newest frame wins; closed when the pipeline stops
+	// SetWindow and SetSLO are settings: the UI asks them in key order,
+	// from Update, so they must not block; the newest asked wins.
 	SetWindow(time.Duration)
 	SetSLO(diagnose.SLO) // the profile the latency rules judge by, as the latency row does
 	PollNow()
@@ -58,6 +61,7 @@ const (
 	overlayNone overlay = iota
 	overlayHelp
 	overlayFinding
+	overlayTimeline
 )
 
 // windows are the steps of + and -.
@@ -273,6 +277,7 @@ func (m *Model) countsNow() counts {
 	for i := range m.fr.Endpoints {
 		e := &m.fr.Endpoints[i]
 		c.nameLen = max(c.nameLen, width(m.name(e.Name)))
+		c.engineCol = c.engineCol || e.Version.Server != sources.ServerVLLM
 		for _, x := range e.Models {
 			c.modelLen = max(c.modelLen, width(shortModel(x)))
 		}
@@ -306,6 +311,7 @@ func (m *Model) relayout() {
 	}
 	m.find.set(m.collectFindings(), m.findWithTarget(), scope)
 	m.fleet.finds = m.find.fs
+	m.find.verdict = m.verdictLine()
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
 	m.fleet.cols = tableCols(m.lay.cols)
@@ -360,6 +366,13 @@ func (m *Model) refresh() {
 		m.body = block([]string{"", "  " + m.st.muted.s(msg)}, m.w, m.lay.body)
 	case m.overlay == overlayFinding:
 		m.body = m.overlayBody("Finding", m.detailLines(&m.detail, m.w), &m.ovOff)
+	case m.overlay == overlayTimeline:
+		title, target := "What changed and when: the fleet", ""
+		if m.mode != modeFleet && m.ep >= 0 && m.ep < len(m.fr.Endpoints) {
+			target = m.fr.Endpoints[m.ep].Name
+			title = "What changed and when: " + target
+		}
+		m.body = m.overlayBody(title, m.timelineLines(target, m.w), &m.ovOff)
 	case m.mode == modeFleet:
 		m.body = block(m.fleetBody(), m.w, m.lay.body)
 	default:
@@ -406,6 +419,13 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 			m.overlay, m.ovOff = overlayHelp, 0
 		}
 		return nil, false
+	case km.Changes.matches(k) && m.fr != nil:
+		if m.overlay == overlayTimeline {
+			m.overlay = overlayNone
+		} else {
+			m.overlay, m.ovOff = overlayTimeline, 0
+		}
+		return nil, false
 	case km.Back.matches(k):
 		m.back()
 		return nil, false
@@ -440,8 +460,11 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 		m.slo = (m.slo + 1) % len(m.slos)
 		m.profile = m.slos[m.slo]
 		clear(m.fleet.cache)
-		h, slo := m.hub, m.slos[m.slo]
-		return func() tea.Msg { h.SetSLO(slo); return nil }, false
+		// Asked here, in key order, not from a command's goroutine: keys
+		// pressed quickly must end on the last one (the hub keeps the
+		// newest setting).
+		m.hub.SetSLO(m.profile)
+		return nil, false
 	}
 	if m.overlay != overlayNone {
 		m.scrollOverlay(k)
@@ -551,8 +574,8 @@ func (m *Model) stepWindow(up bool) tea.Cmd {
 		return nil
 	}
 	m.wantWindow = next
-	h := m.hub
-	return func() tea.Msg { h.SetWindow(next); return nil }
+	m.hub.SetWindow(next) // in key order, as SetSLO
+	return nil
 }
 
 // panes lists the panes the current view shows, in Tab order: the

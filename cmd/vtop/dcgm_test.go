@@ -235,7 +235,8 @@ func promValue(base, q string) (float64, bool) {
 }
 
 // Direct mode: --dcgm reads a dcgm-exporter endpoint itself; the GPUs fill
-// the report's GPU section and join the targets on the exporter's host.
+// the report's GPU section and join a target on the exporter's host when
+// the host serves that target alone.
 func TestDirectDCGM(t *testing.T) {
 	bin := vtopBinary(t)
 	hosts, dcgmURL := simFleetDCGM(t, bin, "--replicas", "2", "--scenario", "healthy")
@@ -262,8 +263,109 @@ func TestDirectDCGM(t *testing.T) {
 		t.Errorf("GPU section: %s, %d GPUs\n%.2000s", rep.GPU.Source, len(rep.GPUs), out)
 	}
 	for _, e := range rep.Endpoints {
-		if len(e.GPU.GPUs) != 2 { // one host: each replica holds every GPU of it
-			t.Errorf("%s joined to GPUs %v", e.Name, e.GPU.GPUs)
+		// One host serving two replicas: its GPUs are the node's, held
+		// by neither (no pod says whose).
+		if len(e.GPU.GPUs) != 0 {
+			t.Errorf("%s joined to GPUs %v on a host it shares", e.Name, e.GPU.GPUs)
+		}
+	}
+	// The host serving one replica: its GPUs are that replica's.
+	code, out, errOut = runArgs(t, nil, "--once", "-o", "json", "--window", "2s", "--interval", "500ms", "--dcgm", dcgmURL, hosts[0])
+	if code == int(3) {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rep.Endpoints = nil
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(rep.Endpoints) != 1 || len(rep.Endpoints[0].GPU.GPUs) != 2 {
+		t.Errorf("the host's one replica: %+v", rep.Endpoints)
+	}
+}
+
+// A node's GPUs joined by host only (the replicas carry no pod label, the
+// exporter's GPUs do): one GPU thermally throttled (another workload's,
+// on the same node) and a thrashing replica. The GPU belongs to no replica,
+// so its finding is the node's and no replica's cause: the thrashing
+// replica's cause is KV thrashing, and the healthy replicas show nothing.
+func TestDCGMHostJoinNodeLevel(t *testing.T) {
+	f, err := sim.NewFleet(sim.FleetConfig{Replicas: []sim.ReplicaConfig{
+		{Name: "thrash", Scenarios: []sim.ScenarioSpec{{Name: "kv-thrashing", Delay: 30 * time.Second}}},
+		{Name: "ok-a", Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+		{Name: "ok-b", Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+		{Name: "hot", Scenarios: []sim.ScenarioSpec{{Name: "thermal-throttle"}}}, // not watched: its GPU is on the node
+	}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	watched := f.Replicas()[:3]
+	rd := dcgm.NewReader()
+	norms := []*sources.Normalizer{sources.NewNormalizer(), sources.NewNormalizer(), sources.NewNormalizer()}
+	holders := []dcgm.Holder{{Host: sim.DCGMNode}, {Host: sim.DCGMNode}, {Host: sim.DCGMNode}}
+	var batches []sources.Batch
+	for f.Elapsed() < 5*time.Minute {
+		f.Advance(time.Second)
+		b := sources.Batch{Now: f.Now()}
+		for i, r := range watched {
+			s := sources.Scrape{Target: r.Name(), Time: f.Now()}
+			s.Data, s.Err = norms[i].Normalize(r.Exposition(sim.FormatText), sim.FormatText.ContentType())
+			b.Scrapes = append(b.Scrapes, s)
+		}
+		rd.Begin()
+		rd.ParseText(f.DCGMExposition(), "127.0.0.1")
+		devs, ev := rd.End(f.Now())
+		fl := dcgm.Fleet{Devices: devs, Events: ev}
+		snap, held := fl.Snapshot(f.Now(), "dcgm-exporter", holders)
+		b.GPU = &snap
+		for i, r := range watched {
+			b.Procs = append(b.Procs, sources.TargetProcs{Target: r.Name(), Tree: sources.ProcTree{GPUs: held[i]}})
+		}
+		batches = append(batches, b)
+	}
+	o, _, err := resolve([]string{"--gpu", "none", "127.0.0.1:1"}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.targets = nil
+	p, err := newPipelineOf(o, quiet(), replay(batches))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fr := runToEnd(t, p)
+	if len(fr.GPU.GPUs) != 4 {
+		t.Fatalf("%d GPUs on the node, want 4 (every GPU of the replicas' host)", len(fr.GPU.GPUs))
+	}
+	gpuFinding := false
+	for _, fd := range fr.Findings {
+		t.Logf("%s %s on %q (cause %q): %s", fd.Severity, fd.Rule, fd.Target, fd.Cause, fd.Summary)
+		if fd.Rule == "gpu_throttling" {
+			gpuFinding = true
+			for _, r := range watched {
+				if strings.Contains(fd.Target, r.Name()) {
+					t.Errorf("the node's GPU finding names replica %s: %q", r.Name(), fd.Target)
+				}
+			}
+		}
+		if strings.HasPrefix(fd.Cause, "gpu_throttling") {
+			t.Errorf("%s on %s follows the node's GPU: %q", fd.Rule, fd.Target, fd.Cause)
+		}
+	}
+	if !gpuFinding {
+		t.Error("no gpu_throttling on the node")
+	}
+	for _, e := range fr.Endpoints {
+		if len(e.GPU.GPUs) != 0 {
+			t.Errorf("%s holds GPUs %v on a host it shares", e.Name, e.GPU.GPUs)
+		}
+		switch e.Name {
+		case "thrash":
+			if len(e.Findings) == 0 || e.Findings[0].Rule != "kv_cache_thrashing" {
+				t.Errorf("thrash's first finding: %+v", e.Findings)
+			}
+		default:
+			for _, fd := range e.Findings {
+				t.Errorf("healthy %s shows %s %s: %s", e.Name, fd.Severity, fd.Rule, fd.Summary)
+			}
 		}
 	}
 }

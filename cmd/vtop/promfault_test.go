@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/app"
 )
 
 // faultProxy passes requests to a real server, answering the first
@@ -97,11 +99,11 @@ func TestPrometheusFirstFrameAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hb := newHub(p)
+	hb := app.NewHub(p)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		hb.run(ctx, 4*time.Minute)
+		hb.Run(ctx, 4*time.Minute)
 		close(done)
 	}()
 	defer func() {

@@ -18,6 +18,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"golang.org/x/sys/unix"
 
+	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/ui"
 	"github.com/vtop-dev/vtop/ui/report"
 )
@@ -40,7 +41,7 @@ func runTUI(ctx context.Context, o *options, stdout, stderr io.Writer, logger *s
 // watch runs the hub and the TUI until the user quits, a signal arrives or
 // the hub panics. Whatever ends it, the terminal is restored before watch
 // returns, and nothing but the UI is written to the terminal meanwhile.
-func watch(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Writer, logger *slog.Logger) int {
+func watch(ctx context.Context, p *app.Pipeline, o *options, stdout, stderr io.Writer, logger *slog.Logger) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
@@ -50,16 +51,16 @@ func watch(ctx context.Context, p *pipeline, o *options, stdout, stderr io.Write
 	log.SetOutput(slogWriter{logger})
 	defer log.SetOutput(prevLog)
 
-	if err := p.startRecording(o, 0); err != nil {
+	if err := p.StartRecording(o.appConfig(), 0); err != nil {
 		fmt.Fprintf(stderr, "vtop: %v\n", err)
 		return int(report.Unknown)
 	}
-	defer p.stopRecording(stderr)
-	h := newHub(p)
+	defer p.StopRecording(stderr)
+	h := app.NewHub(p)
 	m := ui.New(h, ui.Options{Theme: o.theme, SLO: o.rules.SLO.Name, SLOs: o.rules.Profiles, Window: o.window,
 		Renderer: lipgloss.NewRenderer(stdout)})
 	return runProgram(ctx, m, stdout, stderr, logger, o.hasLog(), "vtop", func(ctx context.Context) {
-		h.run(ctx, o.interval)
+		h.Run(ctx, o.interval)
 	})
 }
 

@@ -41,9 +41,16 @@ const (
 	numFields
 )
 
+// SMClockName and UtilName are the exporter's SM clock (MHz) and
+// utilization (percent) series, for rules exported to Prometheus.
+const (
+	SMClockName = "DCGM_FI_DEV_SM_CLOCK"
+	UtilName    = "DCGM_FI_DEV_GPU_UTIL"
+)
+
 // fields maps every metric name to its field: old and new spellings alike.
 var fields = map[string]field{
-	"DCGM_FI_DEV_GPU_UTIL":                      fUtil,
+	UtilName:                                    fUtil,
 	"DCGM_FI_DEV_GPU_UTIL_RATIO":                fUtilRatio,
 	"DCGM_FI_PROF_GR_ENGINE_ACTIVE":             fEngineAct,
 	"DCGM_FI_PROF_GR_ENGINE_UTIL_RATIO":         fEngineAct,
@@ -57,7 +64,7 @@ var fields = map[string]field{
 	"DCGM_FI_DEV_BOARD_POWER_WATTS":             fPower,
 	"DCGM_FI_DEV_ENFORCED_POWER_LIMIT":          fPowerLimit,
 	"DCGM_FI_DEV_POWER_MGMT_LIMIT":              fPowerLimit,
-	"DCGM_FI_DEV_SM_CLOCK":                      fSMClock,
+	SMClockName:                                 fSMClock,
 	"DCGM_FI_DEV_MEM_CLOCK":                     fMemClock,
 	"DCGM_FI_DEV_CLOCKS_EVENT_REASONS":          fClockEvents,
 	"DCGM_FI_DEV_CLOCK_THROTTLE_REASONS":        fClockEvents,

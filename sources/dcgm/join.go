@@ -23,17 +23,37 @@ type Fleet struct {
 }
 
 // Snapshot is the reading as the GPU panel and rules take it: only the
-// devices some holder holds, so a fleet narrowed by --selector does not
-// show the whole cluster's GPUs.
+// devices on some holder's pod or host, so a fleet narrowed by --selector
+// does not show the whole cluster's GPUs. held lists, per holder, the
+// devices attributed to it: by its pod, or by its host when that host
+// serves it alone. A device on a host shared by several replicas, none
+// known to hold it by pod, is kept but held by none: its findings are the
+// node's, never one replica's cause, and no replica's utilization
+// averages it in.
 func (f *Fleet) Snapshot(t time.Time, source string, holders []Holder) (sources.GPUSnapshot, [][]string) {
 	held := make([][]string, len(holders))
 	keep := map[int]bool{}
-	for hi, h := range holders {
-		for di := range f.Devices {
-			if f.holds(&f.Devices[di], h) {
+	var onHost []int
+	for di := range f.Devices {
+		d := &f.Devices[di]
+		byPod := false
+		onHost = onHost[:0]
+		for hi, h := range holders {
+			switch {
+			case f.podHolds(d, h):
+				byPod = true
 				keep[di] = true
-				held[hi] = append(held[hi], uuidOf(&f.Devices[di]))
+				held[hi] = append(held[hi], uuidOf(d))
+			case (h.Pod == "" || d.Pod == "") && f.onHost(d, h):
+				// On its host, and no pod label says another workload's.
+				keep[di] = true
+				onHost = append(onHost, hi)
 			}
+		}
+		// The host fallback attributes only where it cannot be wrong:
+		// one replica on the host, which no pod label contradicts.
+		if !byPod && len(onHost) == 1 && hostReplicas(holders, d, f) == 1 {
+			held[onHost[0]] = append(held[onHost[0]], uuidOf(d))
 		}
 	}
 	snap := sources.GPUSnapshot{Time: t, Source: source}
@@ -68,17 +88,15 @@ func uuidOf(d *Device) string {
 	return d.UUID
 }
 
-// holds joins by pod when both sides know one, else by host: the node name
-// the exporter reports or the exporter's own address (a short name
-// matches its fully qualified one). Without pods, every replica on a host
-// holds every GPU of that host.
-func (f *Fleet) holds(d *Device, h Holder) bool {
-	if h.Pod != "" && d.Pod != "" {
-		return d.Pod == h.Pod && (h.Namespace == "" || d.Namespace == "" || d.Namespace == h.Namespace)
-	}
-	if h.Pod != "" {
-		return false
-	}
+// podHolds joins by pod when both sides know one.
+func (f *Fleet) podHolds(d *Device, h Holder) bool {
+	return h.Pod != "" && d.Pod != "" && d.Pod == h.Pod && (h.Namespace == "" || d.Namespace == "" || d.Namespace == h.Namespace)
+}
+
+// onHost says the device is on the holder's host: the node name the
+// exporter reports or the exporter's own address (a short name matches
+// its fully qualified one).
+func (f *Fleet) onHost(d *Device, h Holder) bool {
 	return h.Host != "" && (sameHost(d.Host, h.Host) || sameHost(d.Exporter, h.Host))
 }
 
@@ -97,3 +115,15 @@ func sameHost(a, b string) bool {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// hostReplicas counts the holders on the device's host, whatever their
+// pods: the host fallback needs the host to serve one replica.
+func hostReplicas(holders []Holder, d *Device, f *Fleet) int {
+	n := 0
+	for _, h := range holders {
+		if f.onHost(d, h) {
+			n++
+		}
+	}
+	return n
+}

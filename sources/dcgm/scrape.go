@@ -74,7 +74,7 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 		for i, t := range s.Targets {
 			tr := sources.ProcTree{GPUs: held[i]}
 			if len(held[i]) == 0 {
-				tr.Note = "no dcgm-exporter GPU on its host"
+				tr.Note = "no dcgm-exporter GPU attributed to it (none on its host, or a host serving several replicas)"
 			}
 			b.Procs = append(b.Procs, sources.TargetProcs{Target: t.Name, Tree: tr})
 		}

@@ -264,7 +264,7 @@ func (s *Source) endGPUs(b *sources.Batch) {
 	for i, r := range reps {
 		t := sources.ProcTree{GPUs: held[i]}
 		if len(held[i]) == 0 {
-			t.Note = "no dcgm-exporter GPU carries its pod or host"
+			t.Note = "no dcgm-exporter GPU carries its pod, or its host serves several replicas"
 		}
 		b.Procs = append(b.Procs, sources.TargetProcs{Target: r.name, Tree: t})
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -17,10 +17,10 @@ import (
 	"github.com/vtop-dev/vtop/sources/promapi"
 )
 
-// pipeline is sources → diagnose for one run: the sources, and the engine
+// Pipeline is sources → diagnose for one run: the sources, and the engine
 // and detector they feed. Its clock is the newest Batch.Now seen, so a
 // replay or a backfill is judged at the times it recorded.
-type pipeline struct {
+type Pipeline struct {
 	srcs      []sources.Source
 	engine    *diagnose.Engine
 	detector  *detect.Detector
@@ -29,6 +29,7 @@ type pipeline struct {
 	clock     time.Time
 	first     time.Time // the first batch's time: the run's span is clock - first
 	lastEval  time.Time
+	evals     int             // frames built and evaluated
 	latest    *diagnose.Frame // the newest evaluated frame
 	log       *slog.Logger
 	scrapeLog *scrapeLog        // scrape errors and warnings, rate-limited
@@ -39,81 +40,82 @@ type pipeline struct {
 	problems  map[string]string // what the sources say about themselves, by key (Batch.Problems)
 }
 
-// newPipeline wires the sources of o: the poller over its targets and the
-// GPUs of this machine.
-func newPipeline(o *options, logger *slog.Logger) (*pipeline, error) {
-	fetcher, err := sources.NewFetcher(o.http)
+// New wires the sources of c: the poller over its targets and the GPUs of
+// this machine (or dcgm-exporter's, or Prometheus' view of the fleet).
+// Reading from Prometheus, c.Interval and c.Window become the server's.
+func New(c *Config, logger *slog.Logger) (*Pipeline, error) {
+	fetcher, err := sources.NewFetcher(c.HTTP)
 	if err != nil {
 		return nil, err
 	}
-	if o.prom.url != "" {
-		return newPromPipeline(o, fetcher, logger)
+	if c.Prom.URL != "" {
+		return newProm(c, fetcher, logger)
 	}
 	pc := sources.DefaultPollerConfig()
-	pc.Interval, pc.MaxSamples = o.interval, o.maxSamples
-	pc.KeepBody = o.record != ""
-	if o.maxParallel > 0 {
-		pc.MaxParallel = o.maxParallel
+	pc.Interval, pc.MaxSamples = c.Interval, c.MaxSamples
+	pc.KeepBody = c.Record != ""
+	if c.MaxParallel > 0 {
+		pc.MaxParallel = c.MaxParallel
 	}
-	var poll sources.Source = sources.NewPollSource(sources.NewPoller(o.targets, fetcher, pc))
-	if len(o.discover) > 0 {
+	var poll sources.Source = sources.NewPollSource(sources.NewPoller(c.Targets, fetcher, pc))
+	if len(c.Discover) > 0 {
 		// Targets that come and go: each found one gets its own poller.
-		poll = &discovery.Source{Specs: o.discover, Static: o.targets, Resolver: o.http.Resolver, Fetcher: fetcher, Poll: pc,
+		poll = &discovery.Source{Specs: c.Discover, Static: c.Targets, Resolver: c.HTTP.Resolver, Fetcher: fetcher, Poll: pc,
 			OnError: func(sp discovery.Spec, err error) { logger.Warn("discovery", "rule", sp.String(), "err", err) }}
 	}
-	if len(o.dcgm) > 0 {
+	if len(c.DCGM) > 0 {
 		// Remote GPUs: dcgm-exporter instead of this machine's NVML.
-		d := &dcgm.Scraper{URLs: o.dcgm, Fetcher: fetcher, Interval: o.interval, Targets: o.targets}
-		return newPipelineOf(o, logger, poll, d)
+		d := &dcgm.Scraper{URLs: c.DCGM, Fetcher: fetcher, Interval: c.Interval, Targets: c.Targets}
+		return NewOf(c, logger, poll, d)
 	}
-	gpuSrc := o.gpuSource
+	gpuSrc := c.GPUSource
 	if gpuSrc == nil {
-		if gpuSrc, err = openGPUSource(o); err != nil {
+		if gpuSrc, err = openGPUSource(c); err != nil {
 			return nil, err
 		}
 	}
-	gpu := hostproc.NewGPUFeed(gpuSrc, o.targets, o.interval, "/proc")
-	if o.procTrees != nil {
+	gpu := hostproc.NewGPUFeed(gpuSrc, c.Targets, c.Interval, "/proc")
+	if c.ProcTrees != nil {
 		var trees []sources.TargetProcs
-		for i, t := range o.procTrees {
-			trees = append(trees, sources.TargetProcs{Target: o.targets[i].Name, Tree: t})
+		for i, t := range c.ProcTrees {
+			trees = append(trees, sources.TargetProcs{Target: c.Targets[i].Name, Tree: t})
 		}
 		gpu.UseTrees(trees)
 	}
-	return newPipelineOf(o, logger, poll, gpu)
+	return NewOf(c, logger, poll, gpu)
 }
 
-// newPromPipeline reads the fleet from a Prometheus-compatible server: its
+// newProm reads the fleet from a Prometheus-compatible server: its
 // scrape interval becomes the poll interval, and the window covers at
 // least four of its scrapes.
-func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) (*pipeline, error) {
+func newProm(c *Config, fetcher *sources.Fetcher, logger *slog.Logger) (*Pipeline, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*promQueryTimeout)
 	defer cancel()
-	cfg := promapi.Config{URL: o.prom.url, Selector: o.prom.selector, Headers: o.prom.headers,
-		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: o.prom.backfill, Once: o.once, Log: logger,
-		KeepBody: o.record != ""}
+	cfg := promapi.Config{URL: c.Prom.URL, Selector: c.Prom.Selector, Headers: c.Prom.Headers,
+		Fetcher: fetcher, Timeout: promQueryTimeout, Backfill: c.Prom.Backfill, Once: c.Once, Log: logger,
+		KeepBody: c.Record != ""}
 	// Every scrape for the window and the longest hold; a coarser step
 	// before that (the leak fit and sparklines need no more).
-	if det, err := detect.NewDetector(o.rules); err == nil {
+	if det, err := detect.NewDetector(c.Rules); err == nil {
 		var hold time.Duration
 		for _, r := range det.Rules() {
 			hold = max(hold, r.For)
 		}
-		cfg.FullRes = o.window + hold + time.Minute
+		cfg.FullRes = c.Window + hold + time.Minute
 	}
-	if at := o.prom.at; !at.IsZero() {
+	if at := c.Prom.At; !at.IsZero() {
 		cfg.Clock = func() time.Time { return at } // --once --at: the server's history up to then
 	}
-	c, err := promapi.Open(ctx, cfg)
+	cl, err := promapi.Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	o.interval = c.Interval()
-	o.window = max(o.window, 4*o.interval)
-	logger.Debug("prometheus", "server", c.Server(), "interval", o.interval, "federate", c.Federates())
-	p, err := newPipelineOf(o, logger, promapi.NewSource(c))
+	c.Interval = cl.Interval()
+	c.Window = max(c.Window, 4*c.Interval)
+	logger.Debug("prometheus", "server", cl.Server(), "interval", c.Interval, "federate", cl.Federates())
+	p, err := NewOf(c, logger, promapi.NewSource(cl))
 	if p != nil {
-		p.prom = c
+		p.prom = cl
 	}
 	return p, err
 }
@@ -121,29 +123,29 @@ func newPromPipeline(o *options, fetcher *sources.Fetcher, logger *slog.Logger) 
 // promQueryTimeout bounds one query to the server.
 const promQueryTimeout = 15 * time.Second
 
-// newPipelineOf builds the pipeline over any sources; o's targets are known
-// up front, so they keep their order whatever source names them first.
-func newPipelineOf(o *options, logger *slog.Logger, srcs ...sources.Source) (*pipeline, error) {
-	det, err := detect.NewDetector(o.rules)
+// NewOf builds the pipeline over any sources; c's targets are known up
+// front, so they keep their order whatever source names them first.
+func NewOf(c *Config, logger *slog.Logger, srcs ...sources.Source) (*Pipeline, error) {
+	det, err := detect.NewDetector(c.Rules)
 	if err != nil {
 		return nil, err
 	}
-	p := &pipeline{
+	p := &Pipeline{
 		srcs:      srcs,
-		engine:    diagnose.New(diagnose.Config{Window: o.window, Interval: o.interval}, nil),
+		engine:    diagnose.New(diagnose.Config{Window: c.Window, Interval: c.Interval}, nil),
 		detector:  det,
-		interval:  o.interval,
+		interval:  c.Interval,
 		index:     map[string]int{},
 		log:       logger,
 		scrapeLog: newScrapeLog(logger, time.Now),
 	}
-	for _, t := range o.targets {
+	for _, t := range c.Targets {
 		p.add(t)
 	}
 	return p, nil
 }
 
-func (p *pipeline) add(t sources.Target) int {
+func (p *Pipeline) add(t sources.Target) int {
 	if i, ok := p.index[t.Name]; ok {
 		return i
 	}
@@ -154,7 +156,7 @@ func (p *pipeline) add(t sources.Target) int {
 
 // join adds a target that arrived: one found after the run's first two
 // intervals (the fleet as opened) is shown as having joined.
-func (p *pipeline) join(t sources.Target, now time.Time) {
+func (p *Pipeline) join(t sources.Target, now time.Time) {
 	if _, ok := p.index[t.Name]; ok || p.first.IsZero() || now.Sub(p.first) <= 2*p.interval {
 		p.add(t)
 		return
@@ -165,7 +167,7 @@ func (p *pipeline) join(t sources.Target, now time.Time) {
 
 // remove forgets a departed target (its last view stays in the frames'
 // roster for a while); those after it move down one index.
-func (p *pipeline) remove(name string, now time.Time) {
+func (p *Pipeline) remove(name string, now time.Time) {
 	i, ok := p.index[name]
 	if !ok {
 		return
@@ -180,9 +182,9 @@ func (p *pipeline) remove(name string, now time.Time) {
 	}
 }
 
-// apply moves one batch into the engine and advances the clock. With
+// Apply moves one batch into the engine and advances the clock. With
 // --record, what it ingests is recorded in the same order.
-func (p *pipeline) apply(b *sources.Batch) {
+func (p *Pipeline) Apply(b *sources.Batch) {
 	if p.rec != nil {
 		p.wallClock(b)
 	}
@@ -232,7 +234,7 @@ func (p *pipeline) apply(b *sources.Batch) {
 
 // frame builds the picture at the pipeline's clock: the engine's frame with
 // the findings attached.
-func (p *pipeline) frame() *diagnose.Frame {
+func (p *Pipeline) frame() *diagnose.Frame {
 	p.rec.Tick(p.clock)
 	fr := p.engine.Frame(p.clock)
 	for _, line := range p.problems {
@@ -241,24 +243,25 @@ func (p *pipeline) frame() *diagnose.Frame {
 	slices.Sort(fr.Problems)
 	p.detector.Evaluate(fr)
 	p.lastEval, p.latest = p.clock, fr
+	p.evals++
 	return fr
 }
 
-// loopConfig says what one run of the event loop does besides feeding the
+// LoopConfig says what one run of the event loop does besides feeding the
 // engine.
-type loopConfig struct {
-	publish func(*diagnose.Frame) // the TUI's frames, every tick; nil for --once
-	tick    time.Duration         // wall-clock period of publish
-	cmds    <-chan hubCmd         // the UI's requests; nil for --once
-	stop    func() bool           // asked after every batch: true ends the loop (--once: nothing answers)
+type LoopConfig struct {
+	Publish func(*diagnose.Frame) // the TUI's frames, every tick; nil for --once
+	Tick    time.Duration         // wall-clock period of Publish
+	Stop    func() bool           // asked after every batch: true ends the loop (--once: nothing answers)
+	hub     *Hub                  // the UI's requests; nil for --once
 }
 
-// serve is the one event loop of the TUI and of --once: it runs every
+// Serve is the one event loop of the TUI and of --once: it runs every
 // source, applies their batches and evaluates the rules whenever the
 // clock moved an interval (so findings' for durations count in data time,
 // however fast a replay goes), until ctx ends or every source is done. It
 // returns the sources' start errors.
-func (p *pipeline) serve(ctx context.Context, lc loopConfig) error {
+func (p *Pipeline) Serve(ctx context.Context, lc LoopConfig) error {
 	ctx, cancel := context.WithCancel(ctx)
 	in := make(chan sources.Batch, len(p.srcs))
 	errc := make(chan error, len(p.srcs))
@@ -268,19 +271,30 @@ func (p *pipeline) serve(ctx context.Context, lc loopConfig) error {
 	var errs []error
 	running := len(p.srcs)
 	var tick <-chan time.Time
-	if lc.publish != nil {
-		t := time.NewTicker(lc.tick)
+	var wake <-chan struct{}
+	if lc.hub != nil {
+		wake = lc.hub.wake
+	}
+	if lc.Publish != nil {
+		t := time.NewTicker(lc.Tick)
 		defer t.Stop()
 		tick = t.C
 	}
 	publish := func() {
-		if lc.publish != nil && !p.clock.IsZero() {
-			lc.publish(p.frame())
+		if lc.Publish != nil && !p.clock.IsZero() {
+			lc.Publish(p.frame())
 		}
 	}
-	// Findings need their for durations: evaluate as the clock moves, about
-	// twice per interval however many targets report.
-	evalEvery := p.interval / 2
+	// Findings need their for durations: evaluate as the clock moves, once
+	// per interval however many targets report (a rule's for duration is
+	// whole intervals; a second evaluation in between was a fifth of a
+	// busy fleet's CPU and changed nothing shown, BENCHMARKS.md issue 23).
+	// The TUI's publish tick evaluates each interval itself; the data clock
+	// then only evaluates when the ticks fall behind it.
+	evalEvery := p.interval
+	if lc.Publish != nil {
+		evalEvery += p.interval / 2
+	}
 loop:
 	for running > 0 {
 		select {
@@ -288,7 +302,7 @@ loop:
 			break loop
 		case b := <-in:
 			first := p.scrapes == 0
-			p.apply(&b)
+			p.Apply(&b)
 			if first && p.scrapes > 0 {
 				// The first data is shown as it arrives, not a tick later:
 				// with --prometheus the tick is the server's scrape
@@ -298,7 +312,7 @@ loop:
 			if p.clock.Sub(p.lastEval) >= evalEvery {
 				p.frame()
 			}
-			if lc.stop != nil && lc.stop() {
+			if lc.Stop != nil && lc.Stop() {
 				break loop
 			}
 		case err := <-errc:
@@ -306,21 +320,23 @@ loop:
 			if err != nil {
 				errs = append(errs, err)
 			}
-		case c := <-lc.cmds:
-			if c.window > 0 {
-				p.engine.SetWindow(c.window)
-				publish()
+		case <-wake:
+			r := lc.hub.take()
+			if r.window > 0 {
+				p.engine.SetWindow(r.window)
 			}
-			if c.pollNow {
+			if r.slo != nil {
+				p.detector.SetSLO(*r.slo)
+			}
+			if r.pollNow {
 				for _, s := range p.srcs {
 					if pn, ok := s.(sources.PollNower); ok {
 						pn.PollNow()
 					}
 				}
 			}
-			if c.slo != nil {
-				p.detector.SetSLO(*c.slo)
-				publish()
+			if r.window > 0 || r.slo != nil {
+				publish() // the next frame shows the new setting: no a→b left on screen
 			}
 		case <-tick:
 			publish()
@@ -337,7 +353,7 @@ loop:
 	for {
 		select {
 		case b := <-in:
-			p.apply(&b)
+			p.Apply(&b)
 		default:
 			publish()
 			return errors.Join(errs...)
@@ -348,7 +364,7 @@ loop:
 // wallClock drops the monotonic clock readings of a batch being recorded:
 // a recording holds wall-clock times, and the live run computes its rates
 // from the same, so a replay gets the same numbers to the last bit.
-func (p *pipeline) wallClock(b *sources.Batch) {
+func (p *Pipeline) wallClock(b *sources.Batch) {
 	b.Now = b.Now.Round(0)
 	for i := range b.Scrapes {
 		b.Scrapes[i].Time = b.Scrapes[i].Time.Round(0)
@@ -359,3 +375,48 @@ func (p *pipeline) wallClock(b *sources.Batch) {
 		b.GPU = &g
 	}
 }
+
+// Frame evaluates the rules at the pipeline's clock: the picture a report
+// prints.
+func (p *Pipeline) Frame() *diagnose.Frame { return p.frame() }
+
+// SetForCap caps the rules' for durations (a --once run cannot wait
+// longer than its one window).
+func (p *Pipeline) SetForCap(d time.Duration) { p.detector.SetForCap(d) }
+
+// Scrapes counts the scrape results applied, and of those the ones that
+// read vLLM metrics.
+func (p *Pipeline) Scrapes() (applied, answered int) { return p.scrapes, p.answered }
+
+// Span is the data time the run covered: from the first batch to the
+// clock; false before the first batch.
+func (p *Pipeline) Span() (time.Duration, bool) {
+	if p.first.IsZero() {
+		return 0, false
+	}
+	return p.clock.Sub(p.first), true
+}
+
+// RecordRun writes a --once run's record (how it ended) to the recording,
+// when recording.
+func (p *Pipeline) RecordRun(b []byte) {
+	if p.rec != nil {
+		p.rec.Run(b)
+	}
+}
+
+// LogPromStats logs what reading from Prometheus cost, with --prometheus.
+func (p *Pipeline) LogPromStats(endpoints int, wall time.Duration) {
+	if p.prom == nil {
+		return
+	}
+	q, b := p.prom.Stats()
+	p.log.Info("prometheus requests", "server", p.prom.Server(), "queries", q, "bytes", b,
+		"endpoints", endpoints, "read_seconds", wall.Seconds())
+}
+
+// Log is the pipeline's logger (--log).
+func (p *Pipeline) Log() *slog.Logger { return p.log }
+
+// Latest is the newest evaluated frame; nil before the first evaluation.
+func (p *Pipeline) Latest() *diagnose.Frame { return p.latest }

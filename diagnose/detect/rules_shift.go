@@ -1,0 +1,213 @@
+package detect
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/sources/dcgm"
+)
+
+// What changed, and when: the engine's shifts (diagnose/shift.go), told
+// apart as a change of traffic or a change of capacity. A capacity signal
+// that moves with the traffic (a longer prompt slows every step) is the
+// traffic's doing: only one that moves alone is a fault.
+
+// shift parameters, looked up by name: a check indexes its values through
+// these.
+var (
+	shParams = params{
+		{"tie", 30, "s", "a capacity change this close to a change of traffic is the traffic's doing"},
+	}
+	shTie = shParams.index("tie")
+)
+
+var ruleWorkloadShift = &Rule{
+	ID: "workload_shift", Title: "Workload changed", Scope: ScopeEndpoint,
+	Catches:  "What clients send changed against its baseline: the arrival rate, prompt or answer lengths, the prefix-cache hit rate, the abort share. The first question of an incident call: what changed, by how much, and when.",
+	Needs:    "request counters and the prompt/generation length histograms, one observation a scrape",
+	Cond:     "a workload signal moved from its baseline by its least change and held (arrivals, prompt tokens/s: ×1.8 for 45 s; prompt and output means: ×1.6 for 20 s; prefix hit rate 20 points, abort share 15 points, for 30 s)",
+	Clear:    "every changed workload signal is back near its baseline, or has been the new level for 10 minutes",
+	Severity: "info: a traffic question, not a fault",
+	Action:   "find the client or feature that changed and when (the onset); size the deployment for the new traffic or route it separately",
+	For:      0, ResolveFor: 30 * time.Second,
+	Params: shParams,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
+		lead := firstOpen(u.ep.Shifts, diagnose.ShiftWorkload)
+		if lead == nil {
+			return condClear, 0
+		}
+		x.since = lead.Onset
+		return condMet, diagnose.SevInfo
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
+		lead := firstOpen(u.ep.Shifts, diagnose.ShiftWorkload)
+		if lead = orLatest(u.ep.Shifts, lead, diagnose.ShiftWorkload); lead == nil {
+			fd.Summary = "the workload is back at its baseline"
+			return
+		}
+		fd.Summary, fd.Evidence = shiftWords(u.ep.Shifts, lead, seconds(p[shTie]))
+		fd.Explain = "The traffic this endpoint serves is not what it was: " + lead.Name + " moved first. Latency and queueing that follow are the server meeting different work, not a fault; a flag sized for the old traffic may be wrong for the new."
+		fd.Action = fmt.Sprintf("a traffic question: find the client or feature that changed at %s (%s%s); size the deployment for it or route it separately", clock(lead.Onset), lead.Name, lead.FactorWords())
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		// Prompt tokens/s over 5 minutes against the hour before: the
+		// nearest a rule without state gets to a baseline.
+		now := rateOver(sources.CPromptTokens, byEndpoint, "5m", "")
+		before := rateOver(sources.CPromptTokens, byEndpoint, "1h", "5m")
+		return []promAlert{{Severity: "info", Expr: fmt.Sprintf("(%s) / (%s) > 1.8 or (%s) / (%s) < 1/1.8", now, before, now, before)}}
+	},
+}
+
+var ruleCapacityShift = &Rule{
+	ID: "capacity_shift", Title: "Capacity changed", Scope: ScopeEndpoint,
+	Catches:  "The engine can do less than its baseline: the SM clock of its own GPUs, while busy, fell with no change of workload around it. A fault, not a traffic question: thermal or power throttling, a hardware slowdown, a lowered clock or power limit.",
+	Needs:    "the endpoint's own GPUs (NVML, or dcgm-exporter joined by pod or by a host serving it alone), one reading a scrape",
+	Cond:     "the slowest busy GPU's SM clock moved ×1.25 from its baseline for 20 s with no workload change within {tie} of its onset",
+	Clear:    "the clock is back near its baseline, or has been the new level for 10 minutes",
+	Severity: "warning",
+	Action:   "a fault: check the GPU (nvidia-smi -q -d PERFORMANCE,TEMPERATURE: clocks and throttle reasons), other processes on it, and whether the engine restarted with other flags",
+	For:      0, ResolveFor: 30 * time.Second,
+	Params: shParams,
+	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
+		c := loneCapacity(u.ep.Shifts, seconds(p[shTie]))
+		if c == nil {
+			return condClear, 0
+		}
+		x.since = c.Onset
+		return condMet, diagnose.SevWarning
+	},
+	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
+		c := loneCapacity(u.ep.Shifts, seconds(p[shTie]))
+		if c = orLatest(u.ep.Shifts, c, diagnose.ShiftCapacity); c == nil {
+			fd.Summary = "the engine's speed is back at its baseline"
+			return
+		}
+		fd.Summary, fd.Evidence = shiftWords(u.ep.Shifts, c, seconds(p[shTie]))
+		fd.Summary += ", with no change of traffic"
+		fd.Explain = "The same traffic gets less service than before: " + c.Name + " moved while arrivals, prompt and answer lengths held. The GPU itself slowed: every step takes longer, whatever vLLM's flags."
+		fd.Action = fmt.Sprintf("a fault since %s: check the GPU (nvidia-smi -q -d PERFORMANCE,TEMPERATURE: clocks and throttle reasons), other processes on it, and whether the engine restarted with other flags", clock(c.Onset))
+	},
+	prom: func(g *promGen, p []float64) []promAlert {
+		// dcgm-exporter's SM clock against the hour before, on busy GPUs.
+		c, u := dcgm.SMClockName, dcgm.UtilName
+		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf("%s < avg_over_time(%s[1h] offset 5m) / 1.25 and on(Hostname, gpu) %s >= 20", c, c, u)}}
+	},
+}
+
+// rateOver is the rate of a counter's aliases over w, offset by off
+// ("" none).
+func rateOver(id sources.Counter, by, w, off string) string {
+	if off != "" {
+		off = " offset " + off
+	}
+	return alt(sources.FamilyNames(sources.RoleCounter, uint8(id)), func(n string) string {
+		return fmt.Sprintf("sum by (%s) (rate(%s_total[%s]%s))", by, n, w, off)
+	})
+}
+
+// firstOpen is the earliest open shift of the kind, nil when none.
+func firstOpen(ss []diagnose.Shift, k diagnose.ShiftKind) *diagnose.Shift {
+	var first *diagnose.Shift
+	for i := range ss {
+		s := &ss[i]
+		if s.Kind == k && s.Ended.IsZero() && (first == nil || s.Onset.Before(first.Onset)) {
+			first = s
+		}
+	}
+	return first
+}
+
+// orLatest is s, or when nil (a finding resolving: its change ended) the
+// latest shift of the kind, nil when none is left.
+func orLatest(ss []diagnose.Shift, s *diagnose.Shift, k diagnose.ShiftKind) *diagnose.Shift {
+	if s != nil {
+		return s
+	}
+	for i := len(ss) - 1; i >= 0; i-- {
+		if ss[i].Kind == k {
+			return &ss[i]
+		}
+	}
+	return nil
+}
+
+// loneCapacity is the earliest open capacity shift with no workload shift
+// (open or ended) whose onset is within tie of its own.
+func loneCapacity(ss []diagnose.Shift, tie time.Duration) *diagnose.Shift {
+	var first *diagnose.Shift
+	for i := range ss {
+		s := &ss[i]
+		if s.Kind != diagnose.ShiftCapacity || !s.Ended.IsZero() {
+			continue
+		}
+		traffic := false
+		for _, w := range ss {
+			if w.Kind == diagnose.ShiftWorkload && absDur(w.Onset.Sub(s.Onset)) <= tie {
+				traffic = true
+			}
+		}
+		if !traffic && (first == nil || s.Onset.Before(first.Onset)) {
+			first = s
+		}
+	}
+	return first
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}
+
+// shiftWords says what moved first and when, then what moved with it (the
+// open shifts of the same kind, and the latency that followed, each with
+// its own time): "since 14:02:01 prompt tokens/s 3.6k → 17k (×4.8);
+// prompt mean 1.1k → 5.8k tokens (×5.4) at 14:02:06; TTFT p95 70ms →
+// 24s (×340) at 14:02:03".
+func shiftWords(ss []diagnose.Shift, lead *diagnose.Shift, tie time.Duration) (string, []diagnose.Evidence) {
+	parts := []string{"since " + clock(lead.Onset) + " " + lead.Words()}
+	evs := shiftEvidence(nil, lead)
+	var same, felt []*diagnose.Shift
+	for i := range ss {
+		s := &ss[i]
+		if s == lead || (!s.Ended.IsZero() && lead.Ended.IsZero()) || s.Onset.Before(lead.Onset.Add(-tie)) {
+			continue
+		}
+		switch {
+		case s.Kind == lead.Kind:
+			same = append(same, s)
+		case s.Kind == diagnose.ShiftSymptom:
+			felt = append(felt, s)
+		default:
+			continue
+		}
+		evs = shiftEvidence(evs, s)
+	}
+	byOnset := func(a, b *diagnose.Shift) int { return a.Onset.Compare(b.Onset) }
+	slices.SortStableFunc(same, byOnset)
+	slices.SortStableFunc(felt, byOnset)
+	// The line stays readable: two more of the same kind, and the latency
+	// users feel; the rest is in the evidence.
+	for _, s := range same[:min(len(same), 2)] {
+		parts = append(parts, s.Words()+" at "+clock(s.Onset))
+	}
+	for _, s := range felt {
+		if s.Signal == diagnose.SigTTFT || s.Signal == diagnose.SigITL {
+			parts = append(parts, s.Words()+" at "+clock(s.Onset))
+		}
+	}
+	return strings.Join(parts, "; "), evs
+}
+
+func shiftEvidence(evs []diagnose.Evidence, s *diagnose.Shift) []diagnose.Evidence {
+	return append(evs, evNum(s.Name+" before", s.Before, s.Unit, 0), evNum(s.Name+" since the change", s.After, s.Unit, 0),
+		ev(s.Name+" changed at", s.Onset.UTC().Format(time.RFC3339), 0))
+}
+
+// clock is a time of day as findings say it.
+func clock(t time.Time) string { return t.UTC().Format("15:04:05") }

@@ -1,0 +1,87 @@
+package diagnose_test
+
+import (
+	"context"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// runScenarioSeed runs one replica with scenario sc starting at start,
+// through the whole path (sim → normalizer → engine) for d, and returns
+// the last frame and the fleet's start time.
+func runScenarioSeed(t *testing.T, sc string, start, d time.Duration, seed uint64) (*diagnose.Frame, time.Time) {
+	t.Helper()
+	f, err := sim.NewFleet(sim.FleetConfig{Replicas: []sim.ReplicaConfig{{Name: "r",
+		Scenarios: []sim.ScenarioSpec{{Name: sc, Delay: start}}}}}, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := f.Now()
+	norm := sources.NewNormalizer()
+	eng := diagnose.New(diagnose.Config{}, []diagnose.TargetInfo{{Name: "r"}})
+	for f.Elapsed() < d {
+		f.Advance(time.Second)
+		eng.Ingest(0, f.Replicas()[0].Scrape(norm, sim.FormatOpenMetrics))
+		eng.IngestGPU(f.GPUs().Sample(context.Background()))
+	}
+	return eng.Frame(f.Now()), t0
+}
+
+// Workload changes written from the mechanism (the simulator changes what
+// clients send, nothing else) are found with their onset, the scrape they
+// begin at, and before → after: prompt length ×8, answer length ×4,
+// arrivals ×2.2 and ×10. A healthy replica's bursts are no change.
+func TestShiftOnsets(t *testing.T) {
+	const start = 3 * time.Minute
+	cases := []struct {
+		scenario string
+		sig      diagnose.Signal
+		factor   float64       // After/Before at least (below 1: at most)
+		late     time.Duration // the onset at most this after the change
+	}{
+		{"long-prompts", diagnose.SigPromptTok, 3, 2 * time.Second},
+		{"long-prompts", diagnose.SigPromptLen, 4, 8 * time.Second}, // finished requests: seen as they finish
+		{"long-answers", diagnose.SigGenLen, 3, 8 * time.Second},    // an answer's length is known when it ends
+		// ×2.2, about the chat traffic's own bursts (×2.5 for ~10 s):
+		// where it began within a burst's length.
+		{"busy", diagnose.SigArrivals, 1.8, 45 * time.Second},
+		{"queue-backlog", diagnose.SigArrivals, 5, 2 * time.Second},
+		{"queue-backlog", diagnose.SigTTFT, 10, 5 * time.Second}, // as the queue builds
+	}
+	for _, seed := range []uint64{1, 7, 11} {
+		for _, c := range cases {
+			fr, t0 := runScenarioSeed(t, c.scenario, start, start+3*time.Minute, seed)
+			var got *diagnose.Shift
+			for i, s := range fr.Endpoints[0].Shifts {
+				if s.Signal == c.sig && !s.Onset.Before(t0.Add(start-30*time.Second)) {
+					got = &fr.Endpoints[0].Shifts[i]
+					break
+				}
+			}
+			if got == nil {
+				t.Errorf("seed %d %s: no %s change: %+v", seed, c.scenario, diagnose.SignalName(c.sig), fr.Endpoints[0].Shifts)
+				continue
+			}
+			on := got.Onset.Sub(t0)
+			t.Logf("seed %d %s: %s %s since %v (seen %v): %.3g → %.3g (×%.2f)", seed, c.scenario, got.Kind, got.Name, on, got.Detected.Sub(t0), got.Before, got.After, got.Factor())
+			// The change happens at start; the first scrape that sees it is
+			// start + 1 s. Within two scrape intervals (a burst just
+			// before it may draw the estimate earlier).
+			if on < start-2*time.Second || on > start+c.late {
+				t.Errorf("seed %d %s: %s onset %v, the change began at %v", seed, c.scenario, got.Name, on, start)
+			}
+			if f := got.Factor(); math.IsNaN(f) || f < c.factor {
+				t.Errorf("seed %d %s: %s ×%.2f, want ≥ ×%g", seed, c.scenario, got.Name, f, c.factor)
+			}
+		}
+		fr, _ := runScenarioSeed(t, "healthy", 0, 15*time.Minute, seed)
+		for _, s := range fr.Endpoints[0].Shifts {
+			t.Errorf("seed %d healthy: %s %s %.3g → %.3g at %v", seed, s.Kind, s.Name, s.Before, s.After, s.Onset)
+		}
+	}
+}
