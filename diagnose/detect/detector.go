@@ -1,11 +1,7 @@
 package detect
 
 import (
-	"fmt"
-	"math"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -28,7 +24,6 @@ type Detector struct {
 	gpus   map[gpuStateKey]*ruleState
 	gen    uint32
 	supers [][]int // per rule, the indexes of the rules that supersede it
-	under  [][]int // per rule, the indexes of the rules it supersedes
 	// stateful are the indexes of the rules that declare a memory.
 	stateful []int
 	kv       diagnose.KVBands // the KV colour bands of the active thresholds
@@ -49,10 +44,9 @@ type fleetKey struct {
 // epState is what the detector keeps per endpoint: the rules' states and
 // the memories of the rules that declare one.
 type epState struct {
-	shownTo map[string]float64 // the numeric value each flag was last shown with
-	name    string
-	states  map[stateKey]*ruleState
-	mem     []ruleMemory // by rule index; nil for a rule that keeps none
+	name   string
+	states map[stateKey]*ruleState
+	mem    []ruleMemory // by rule index; nil for a rule that keeps none
 }
 
 // NewDetector returns a detector with cfg applied to the rule table.
@@ -65,7 +59,7 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 	if slo.Name == "" {
 		slo = diagnose.SLOProfiles()[0]
 	}
-	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, fleet: map[fleetKey]*ruleState{}, gpus: map[gpuStateKey]*ruleState{}, supers: make([][]int, len(rules)), under: make([][]int, len(rules))}
+	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, fleet: map[fleetKey]*ruleState{}, gpus: map[gpuStateKey]*ruleState{}, supers: make([][]int, len(rules))}
 	for i, r := range rules {
 		if r.memory != nil {
 			d.stateful = append(d.stateful, i)
@@ -74,7 +68,6 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 			for j := range rules {
 				if rules[j].ID == id {
 					d.supers[i] = append(d.supers[i], j)
-					d.under[j] = append(d.under[j], i)
 				}
 			}
 		}
@@ -334,47 +327,7 @@ func (d *Detector) describe(x *evalCtx, st *ruleState, ri int, sev diagnose.Seve
 		fd.LastSeen = x.now
 	}
 	r.describe(x, u, r.Values, sev, &fd)
-	if in, _ := d.inherited(x.es, ri); in > fd.Severity && fd.Severity != diagnose.SevInfo {
-		fd.Severity = in
-	}
-	shown := &st.shownTo
-	if x.es != nil {
-		shown = &x.es.shownTo // one number per flag on an endpoint, whichever rule says it
-	}
-	steadyFlags(shown, &fd)
 	st.finding, st.shown = fd, true
-}
-
-// inherited is the highest severity of the causes rule ri supersedes
-// whose condition holds on the endpoint (firing, or pending), and whether
-// one of them fires: the specific cause shown in their place does not say
-// less than they would (thrashing named where preemption was critical
-// stays critical while that evidence holds).
-func (d *Detector) inherited(es *epState, ri int) (sev diagnose.Severity, any bool) {
-	sev, any, _ = d.generals(es, ri)
-	return sev, any
-}
-
-// generals is inherited, and whether any cause rule ri supersedes holds
-// (firing or pending).
-func (d *Detector) generals(es *epState, ri int) (sev diagnose.Severity, any, holds bool) {
-	if es == nil {
-		return sev, false, false
-	}
-	for k, st := range es.states {
-		// Only a cause lends its severity: a symptom (an SLO breach, a
-		// queue) takes its cause's, as the cause graph says.
-		if !slices.Contains(d.under[ri], k.rule) || causeGraph[d.rules[k.rule].ID] != nil {
-			continue
-		}
-		switch {
-		case st.firing && st.clearSince.IsZero():
-			sev, any, holds = max(sev, st.sev), true, true
-		case !st.firing && !st.pendingSince.IsZero():
-			sev, holds = max(sev, st.sev), true // pending: its severity, not its firing
-		}
-	}
-	return sev, any, holds
 }
 
 // superseded reports whether a rule that supersedes rule ri fires (and is
@@ -389,11 +342,7 @@ func (d *Detector) supersededBy(es *epState, ri int, pending bool) bool {
 		return false
 	}
 	for k, st := range es.states {
-		// A resolving cause still stands in for the general rules: the
-		// name stays while its resolve_for decides whether the evidence
-		// is gone, rather than the general one taking the headline for
-		// a scrape when its rate dips.
-		live := st.firing || pending && !st.firing && st.shown
+		live := st.firing && st.clearSince.IsZero() || pending && !st.firing && st.shown
 		if live && slices.Contains(sup, k.rule) {
 			return true
 		}
@@ -460,47 +409,4 @@ func (d *Detector) evalFleet(x *evalCtx, f *diagnose.Frame) (active, pending []d
 		active, pending = appendShown(active, pending, st)
 	}
 	return active, pending
-}
-
-// flagMargin is how far a recommended value must move before the shown
-// one follows: a --max-num-seqs computed from a minute's averages wanders
-// by a few sequences from one scrape to the next, and two engineers who
-// look ten seconds apart must read the same number.
-const flagMargin = 0.15
-
-// steadyFlags keeps each numeric recommendation where it was last shown
-// until the evidence moves it by more than flagMargin, in the finding's
-// flags and action alike.
-func steadyFlags(shownTo *map[string]float64, fd *diagnose.Finding) {
-	for i := range fd.Flags {
-		fc := &fd.Flags[i]
-		v, err := strconv.ParseFloat(fc.To, 64)
-		if err != nil || v <= 0 {
-			continue
-		}
-		if *shownTo == nil {
-			*shownTo = map[string]float64{}
-		}
-		// Within the margin either way the number shown stays; its Why
-		// says the value computed now. (For --max-num-seqs the fit keeps
-		// a 15% KV headroom, so a held value at most 15% above today's
-		// fit is still inside it.)
-		prev, ok := (*shownTo)[fc.Flag]
-		if !ok || math.Abs(v-prev) > flagMargin*prev {
-			(*shownTo)[fc.Flag] = v
-			continue
-		}
-		if prev == v {
-			continue
-		}
-		held := strconv.FormatFloat(prev, 'f', -1, 64)
-		if strings.Contains(fc.To, ".") {
-			held = strconv.FormatFloat(prev, 'f', len(fc.To)-strings.IndexByte(fc.To, '.')-1, 64)
-		}
-		if fc.From != "" {
-			fd.Action = strings.Replace(fd.Action, fc.From+" → "+fc.To, fc.From+" → "+held, 1)
-		}
-		fc.Why += fmt.Sprintf("; shown as %s until the evidence moves it by more than %s (now %s)", held, pct(flagMargin), fc.To)
-		fc.To = held
-	}
 }

@@ -14,24 +14,6 @@ import (
 
 func chatCfg() RulesConfig { return RulesConfig{SLO: diagnose.SLOProfiles()[0]} }
 
-// isolated is cfg with the rules that rule id supersedes disabled: a test
-// of one rule's own thresholds and holds, without the more general rules
-// it takes over from (issue 19: a specific rule fires at once in the
-// place of a general one firing, and keeps its severity).
-func isolated(cfg RulesConfig, id string) RulesConfig {
-	if cfg.Rules == nil {
-		cfg.Rules = map[string]RuleConfig{}
-	}
-	for _, r := range ruleTable {
-		if slices.Contains(r.SupersededBy, id) {
-			rc := cfg.Rules[r.ID]
-			rc.Disabled = true
-			cfg.Rules[r.ID] = rc
-		}
-	}
-	return cfg
-}
-
 func thrashing(s *diagnose.Stats) {
 	s.KVUsage, s.KVUsageMax, s.PreemptionsRate, s.TTFT = 0.97, 0.97, 22, qs(1.5, 4, 6, 200)
 	s.Running, s.Waiting, s.AvgPromptLen, s.AvgGenLen = 250, 40, 800, 300
@@ -42,7 +24,7 @@ func thrashing(s *diagnose.Stats) {
 // held for resolve_for: no flapping.
 func TestHysteresis(t *testing.T) {
 	ep := upEndpoint("r", healthyStats())
-	w := newWorld(t, isolated(chatCfg(), "kv_cache_thrashing"), ep)
+	w := newWorld(t, chatCfg(), ep)
 	set := func(pre, kv float64) func(time.Time, *world) {
 		return func(_ time.Time, w *world) {
 			s := &w.eps[0].Stats

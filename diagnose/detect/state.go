@@ -2,7 +2,6 @@ package detect
 
 import (
 	"math"
-	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -32,15 +31,13 @@ const (
 type ruleState struct {
 	pendingSince time.Time // the condition has held since (zero: not pending)
 	firing       bool
-	clearSince   time.Time          // firing, and the premise has not held since: resolving
-	sev          diagnose.Severity  // the severity shown while firing
-	lowerSince   time.Time          // firing, and the check has said a lower severity since
-	gen          uint32             // the last evaluation that visited it
-	finding      diagnose.Finding   // the last description, while pending or firing
-	shown        bool               // finding describes this evaluation (pending: not superseded)
-	hold         time.Duration      // the hold it fired after (or needs, pending)
-	shownTo      map[string]float64 // the numeric value each flag was last shown with
-	lapseSince   time.Time          // pending, and its condition lapsed since (bridged while a rule it supersedes fires)
+	clearSince   time.Time         // firing, and the premise has not held since: resolving
+	sev          diagnose.Severity // the severity shown while firing
+	lowerSince   time.Time         // firing, and the check has said a lower severity since
+	gen          uint32            // the last evaluation that visited it
+	finding      diagnose.Finding  // the last description, while pending or firing
+	shown        bool              // finding describes this evaluation (pending: not superseded)
+	hold         time.Duration     // the hold it fired after (or needs, pending)
 }
 
 // holdOf is how long a condition must hold before the rule fires: the
@@ -73,9 +70,7 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagno
 	st.shown = false
 	switch c {
 	case condMet:
-		st.lapseSince = time.Time{}
-		fresh := st.pendingSince.IsZero()
-		if fresh {
+		if st.pendingSince.IsZero() {
 			st.pendingSince = now
 			if !x.since.IsZero() && x.since.Before(now) {
 				st.pendingSince = x.since
@@ -84,21 +79,8 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagno
 		st.clearSince = time.Time{}
 		hold := d.holdOf(r, x.over)
 		if !st.firing {
-			// The more specific rule supersedes the general one while
-			// pending too: with a rule it supersedes already firing, its
-			// own condition met is the cause named, and it fires now
-			// rather than hand the headline to the general rule for its
-			// hold.
-			_, general := d.inherited(x.es, ri)
-			if now.Sub(st.pendingSince) < hold && !general {
-				// Pending severity has the same hysteresis as firing: it
-				// rises at once and falls only after resolve_for.
-				if fresh {
-					st.sev, st.lowerSince = sev, time.Time{}
-				} else {
-					d.settle(st, sev, now, r.ResolveFor)
-				}
-				sev = st.sev
+			if now.Sub(st.pendingSince) < hold {
+				st.sev = sev
 				d.describe(x, st, ri, sev, u, true)
 				st.finding.State, st.finding.Hold = diagnose.FindingPending, hold
 				st.finding.HeldFor = now.Sub(st.pendingSince)
@@ -109,27 +91,34 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagno
 				}
 				return true
 			}
-			// A more specific rule pending on the endpoint takes the
-			// general one's place as it fires: the headline goes to the
-			// cause, not to the symptom whose hold ran out first.
-			d.promote(x, ri, max(sev, st.sev))
-			// Firing keeps the severity the pending state had reached.
-			st.firing, st.sev, st.hold = true, max(sev, st.sev), hold
+			st.firing, st.sev, st.lowerSince, st.hold = true, sev, time.Time{}, hold
 			st.finding = diagnose.Finding{FirstSeen: st.pendingSince}
 		}
-		d.settle(st, sev, now, r.ResolveFor)
+		switch {
+		case sev > st.sev:
+			st.sev, st.lowerSince = sev, time.Time{}
+		case sev < st.sev:
+			if st.lowerSince.IsZero() {
+				st.lowerSince = now
+			}
+			if now.Sub(st.lowerSince) >= r.ResolveFor {
+				st.sev, st.lowerSince = sev, time.Time{}
+			}
+		default:
+			st.lowerSince = time.Time{}
+		}
 		d.describe(x, st, ri, st.sev, u, true)
 		d.firingMarks(st, now)
 	case condHold:
 		if !st.firing {
-			return d.bridge(x, st, ri, u)
+			return false
 		}
 		st.clearSince = time.Time{}
 		d.describe(x, st, ri, st.sev, u, false)
 		d.firingMarks(st, now)
 	default:
 		if !st.firing {
-			return d.bridge(x, st, ri, u)
+			return false
 		}
 		if st.clearSince.IsZero() {
 			st.clearSince = now
@@ -149,66 +138,6 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagno
 		st.finding.Action, st.finding.Flags = "", nil
 	}
 	return true
-}
-
-// pendingGrace is how long a pending cause outlives a lapse of its own
-// condition while a rule it supersedes holds: its rate dipping below the
-// threshold for a scrape does not hand the headline to the general rule.
-const pendingGrace = 10 * time.Second
-
-// bridge keeps a pending state through a short lapse of its condition
-// while a rule it supersedes holds; it reports whether the state lives.
-func (d *Detector) bridge(x *evalCtx, st *ruleState, ri int, u *unit) bool {
-	if _, _, general := d.generals(x.es, ri); !general || u == nil || st.pendingSince.IsZero() {
-		return false
-	}
-	if st.lapseSince.IsZero() {
-		st.lapseSince = x.now
-	}
-	if x.now.Sub(st.lapseSince) >= pendingGrace {
-		return false
-	}
-	d.describe(x, st, ri, st.sev, u, false)
-	st.finding.State, st.finding.FirstSeen = diagnose.FindingPending, st.pendingSince
-	st.finding.HeldFor = x.now.Sub(st.pendingSince)
-	if x.es != nil && d.supersededBy(x.es, ri, true) {
-		st.shown = false
-	}
-	return true
-}
-
-// promote fires the pending, shown states of the rules that supersede
-// rule ri on the endpoint being evaluated, at least at severity sev.
-func (d *Detector) promote(x *evalCtx, ri int, sev diagnose.Severity) {
-	if x.es == nil || len(d.supers[ri]) == 0 {
-		return
-	}
-	for k, st := range x.es.states {
-		if st.firing || !st.shown || st.pendingSince.IsZero() || !slices.Contains(d.supers[ri], k.rule) {
-			continue
-		}
-		st.firing, st.sev, st.hold = true, max(st.sev, sev), st.finding.Hold
-		st.finding.Severity = max(st.finding.Severity, st.sev)
-		d.firingMarks(st, x.now)
-	}
-}
-
-// settle applies severity hysteresis: a higher severity at once, a lower
-// one once it has held for resolveFor.
-func (d *Detector) settle(st *ruleState, sev diagnose.Severity, now time.Time, resolveFor time.Duration) {
-	switch {
-	case sev > st.sev:
-		st.sev, st.lowerSince = sev, time.Time{}
-	case sev < st.sev:
-		if st.lowerSince.IsZero() {
-			st.lowerSince = now
-		}
-		if now.Sub(st.lowerSince) >= resolveFor {
-			st.sev, st.lowerSince = sev, time.Time{}
-		}
-	default:
-		st.lowerSince = time.Time{}
-	}
 }
 
 func (d *Detector) firingMarks(st *ruleState, now time.Time) {
