@@ -30,6 +30,7 @@ const nTracked = len(tracked)
 var counted = [...]sources.Counter{
 	sources.CPromptTokens, sources.CGenTokens, sources.CPreemptions,
 	sources.CPrefixQueries, sources.CPrefixHits, sources.CPromptCached,
+	sources.CSpecDrafts, sources.CSpecDraftTokens, sources.CSpecAccepted,
 }
 
 const nCounted = len(counted)

@@ -16,6 +16,7 @@ type Trend struct {
 	RunMax    float64       // most running at any point of the window; NaN unknown
 	WaitMean  float64       // mean waiting requests; NaN unknown
 	WaitMin   float64       // fewest waiting at any point; NaN unknown
+	WaitMax   float64       // most waiting at any point; NaN unknown
 	SwapMax   float64       // most requests swapped at any point (V0); NaN unknown
 	Span      time.Duration // from the oldest to the newest point with a waiting count
 	Points    int           // points with a waiting count
@@ -24,7 +25,7 @@ type Trend struct {
 // UnknownTrend is a trend with every number unknown.
 func UnknownTrend() Trend {
 	n := math.NaN()
-	return Trend{WaitSlope: n, RunMean: n, RunMin: n, RunMax: n, WaitMean: n, WaitMin: n, SwapMax: n}
+	return Trend{WaitSlope: n, RunMean: n, RunMin: n, RunMax: n, WaitMean: n, WaitMin: n, WaitMax: n, SwapMax: n}
 }
 
 // TrendOf derives the trend from a sparkline's points (oldest first) over
@@ -53,7 +54,7 @@ func TrendOf(pts []SparkPoint, now time.Time, window time.Duration) Trend {
 		if math.IsNaN(w) {
 			continue
 		}
-		tr.WaitMin = nanMin(tr.WaitMin, w)
+		tr.WaitMin, tr.WaitMax = nanMin(tr.WaitMin, w), nanMax(tr.WaitMax, w)
 		t := float64(p.UnixMilli-t0) / 1000
 		n++
 		sx += t

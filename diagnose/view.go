@@ -72,9 +72,12 @@ type Stats struct {
 	// fewer large busy ones has a small step p50 but a large token p50).
 	IterTokensByToken Quantiles
 	PromptCachedRate  float64 // prompt tokens/s served from cache (≥0.16)
-	ErrorShare        float64 // finished with reason error (≥0.14), NaN before
-	RejectRate        float64 // admission rejections/s (≥0.32), NaN unexposed
-	Rejects           []FinishShare
+	// Speculative decoding (only with a speculative config): drafts,
+	// drafted and accepted tokens per second; NaN unexposed.
+	SpecDraftRate, SpecDraftTokRate, SpecAcceptedRate float64
+	ErrorShare                                        float64 // finished with reason error (≥0.14), NaN before
+	RejectRate                                        float64 // admission rejections/s (≥0.32), NaN unexposed
+	Rejects                                           []FinishShare
 	// Sleep is what engine_sleep_state says (≥0.11.1): unknown, awake or
 	// asleep (any engine asleep); SleepLevel the deepest level set.
 	Sleep      SleepState
@@ -92,7 +95,8 @@ func UnknownStats() Stats {
 		PrefixHitRatio: n, PrefixQueryRate: n, PreemptionsRate: n, Swapped: n, CPUKVUsage: n,
 		Running: n, Waiting: n, WaitingCapacity: n, WaitingDeferred: n, PromptTokRate: n, GenTokRate: n,
 		ReqRate: n, AbortShare: n, AvgPromptLen: n, AvgGenLen: n, MeanIterTokens: n,
-		IterTokens: q, IterTokensByToken: q, PromptCachedRate: n, ErrorShare: n, RejectRate: n}
+		IterTokens: q, IterTokensByToken: q, PromptCachedRate: n, ErrorShare: n, RejectRate: n,
+		SpecDraftRate: n, SpecDraftTokRate: n, SpecAcceptedRate: n}
 }
 
 // SleepState is an engine's sleep mode as vLLM reports it.
@@ -156,6 +160,7 @@ type EndpointView struct {
 	SparkLong      []SparkPoint // one point per LongStep, 30 min; shared, read-only
 	Trend          Trend        // the queue and batch over the window, from Spark
 	GPU            EndpointGPU  // filled when the endpoint runs on this host
+	Verdict        Verdict      // which limit binds (the detector's; zero before rules run)
 	Findings       []Finding    // this endpoint's firing and resolving findings, worst first
 	Pending        []Finding    // conditions holding toward their hold (State pending), worst first
 }
@@ -175,6 +180,7 @@ type ModelView struct {
 	Model     string
 	Endpoints int
 	Stats     Stats
+	Verdict   Verdict // the pool's bottleneck (the detector's)
 }
 
 // FleetView aggregates all endpoints that are up.
@@ -182,6 +188,7 @@ type FleetView struct {
 	Up, Total int
 	Stats     Stats
 	Models    []ModelView
+	Verdict   Verdict // the fleet's bottleneck (the detector's)
 	Spark     []SparkPoint
 	SparkLong []SparkPoint // one point per LongStep, 30 min
 }
@@ -210,4 +217,8 @@ type Frame struct {
 	// within it that were not kept.
 	Roster     []RosterEvent
 	RosterMore int
+	// Problems are what the sources say about themselves now ("file_sd
+	// t.json: no such file", a bound reached, a gap in the history), one
+	// line each, sorted; set by whoever feeds the engine.
+	Problems []string
 }

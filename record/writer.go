@@ -43,7 +43,7 @@ type Writer struct {
 	targets   []prevBody
 	index     map[string]int // target name → index in this file
 	gpu       prevBody
-	raw       []byte    // frame payload before compression
+	raw       []byte // frame payload before compression
 	frame     []byte
 	zbuf      []byte
 	batch     []byte    // records not yet written, by flush

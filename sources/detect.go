@@ -12,6 +12,11 @@ import (
 // assumed from a version string (CATALOG.md §4.4); the range only tunes
 // advice, such as which flags exist.
 func (n *Normalizer) detectVersion(snap *Snapshot) VersionRange {
+	if s := n.detectServer(); s != ServerVLLM {
+		// Release spans and generations are vLLM's; another engine's
+		// rows carry none.
+		return VersionRange{Server: s}
+	}
 	r := VersionRange{Gen: n.detectGen()}
 	var lo, hi Version
 	narrow := func(min, max Version) {
@@ -27,7 +32,7 @@ func (n *Normalizer) detectVersion(snap *Snapshot) VersionRange {
 			continue
 		}
 		f := &families[fi]
-		if f.role == RoleProc || f.role == RoleRouter {
+		if f.role == RoleProc || f.role == RoleRouter || f.server != ServerVLLM {
 			continue
 		}
 		var fmin, fmax Version
@@ -75,6 +80,25 @@ func (n *Normalizer) detectVersion(snap *Snapshot) VersionRange {
 	}
 	r.Min, r.Max = lo, hi
 	return r
+}
+
+// detectServer is the engine with the most metric families present (vLLM
+// on a tie): by family names, which a re-exporter keeps, never by one HELP
+// text.
+func (n *Normalizer) detectServer() Server {
+	var count [NumServers]int
+	for fi, ok := range n.present {
+		if ok && families[fi].role != RoleProc && families[fi].role != RoleRouter {
+			count[families[fi].server]++
+		}
+	}
+	best := ServerVLLM
+	for s := range count {
+		if count[s] > count[best] {
+			best = Server(s)
+		}
+	}
+	return best
 }
 
 // detectGen decides the engine generation from metric families only one

@@ -18,9 +18,18 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // are artifacts of publication, not of the exposition.
 func published(t *testing.T, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "testdata", "dumps", name))
+	return publishedIn(t, "dumps", name)
+}
+
+func publishedIn(t *testing.T, dir, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "testdata", dir, name))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A shell prompt line ("$ curl …/metrics") was pasted, not served.
+	if bytes.HasPrefix(b, []byte("$ ")) {
+		b = b[bytes.IndexByte(b, '\n')+1:]
 	}
 	if !strings.Contains(name, "_fragment") {
 		return b
@@ -98,7 +107,12 @@ func lastFinite(b []float64) float64 {
 
 func dumpNames(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("..", "testdata", "dumps", "*.txt"))
+	return namesIn(t, "dumps")
+}
+
+func namesIn(t *testing.T, dir string) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "testdata", dir, "*.txt"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no dumps: %v", err)
 	}
@@ -111,10 +125,19 @@ func dumpNames(t *testing.T) []string {
 
 // TestDumpsParse: every real capture parses, and its canonical signals match
 // the golden file (go test ./sources -run TestDumpsParse -update).
-func TestDumpsParse(t *testing.T) {
-	for _, name := range dumpNames(t) {
+func TestDumpsParse(t *testing.T) { goldenParse(t, "dumps") }
+
+// TestOtherEnginesParse: the real SGLang, Dynamo and TensorRT-LLM fragments
+// (testdata/other-engines, PROVENANCE.md there) read as their goldens say:
+// SGLang's families as the canonical signals of an SGLang server, its
+// sglang_ spelling too; Dynamo's vLLM worker as vLLM; the others refused
+// with the engine named.
+func TestOtherEnginesParse(t *testing.T) { goldenParse(t, "other-engines") }
+
+func goldenParse(t *testing.T, dir string) {
+	for _, name := range namesIn(t, dir) {
 		t.Run(name, func(t *testing.T) {
-			body := published(t, name)
+			body := publishedIn(t, dir, name)
 			snap, err := NewNormalizer().Normalize(body, "text/plain; version=0.0.4; charset=utf-8")
 			var got string
 			if err != nil {
@@ -122,7 +145,7 @@ func TestDumpsParse(t *testing.T) {
 			} else {
 				got = canon(snap)
 			}
-			golden := filepath.Join("..", "testdata", "golden", "dumps", strings.TrimSuffix(name, ".txt")+".golden")
+			golden := filepath.Join("..", "testdata", "golden", dir, strings.TrimSuffix(name, ".txt")+".golden")
 			if *update {
 				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
 					t.Fatal(err)

@@ -134,8 +134,8 @@ func badTargets(t *testing.T, timeout time.Duration) []struct{ name, url, want s
 			w.Write(big.Bytes())
 		}), "too many samples: more than 50000"},
 		{"not vllm", serve(t, func(w http.ResponseWriter, r *http.Request) {
-			fmt.Fprint(w, "sglang:num_running_reqs{model_name=\"m\"} 1\n")
-		}), "looks like SGLang"},
+			fmt.Fprint(w, "tgi_queue_size 1\ntgi_batch_current_size 4\n")
+		}), "looks like Hugging Face TGI"},
 		{"hostile error text", serve(t, func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "application/x-\x1b[31mevil")
 			fmt.Fprint(w, "vllm:num_requests_running 1\n")

@@ -24,12 +24,13 @@ type wireName struct {
 
 // family is one distinct family name of the table with every row that uses it.
 type family struct {
-	name string
-	kind Kind
-	role Role
-	id   uint8
-	rank uint8
-	rows []int // indexes into Metrics
+	name   string
+	kind   Kind
+	role   Role
+	id     uint8
+	rank   uint8
+	server Server
+	rows   []int // indexes into Metrics
 }
 
 var (
@@ -46,11 +47,11 @@ func init() {
 		if !ok {
 			fi = len(families)
 			famIndex[m.Name] = fi
-			families = append(families, family{name: m.Name, kind: m.Kind, role: m.Role, id: m.ID, rank: m.Rank})
+			families = append(families, family{name: m.Name, kind: m.Kind, role: m.Role, id: m.ID, rank: m.Rank, server: m.Server})
 		}
 		f := &families[fi]
-		if f.kind != m.Kind || f.role != m.Role || f.id != m.ID || f.rank != m.Rank {
-			panic(fmt.Sprintf("schema: rows of %s disagree on kind/role/id/rank", m.Name))
+		if f.kind != m.Kind || f.role != m.Role || f.id != m.ID || f.rank != m.Rank || f.server != m.Server {
+			panic(fmt.Sprintf("schema: rows of %s disagree on kind/role/id/rank/server", m.Name))
 		}
 		f.rows = append(f.rows, i)
 	}
@@ -60,21 +61,33 @@ func init() {
 		}
 		byWire[name] = wireName{fi, p}
 	}
-	for fi, f := range families {
-		switch f.kind {
+	addFamily := func(name string, fi int) {
+		switch families[fi].kind {
 		case KindGauge, KindInfo:
-			add(f.name, fi, partValue)
+			add(name, fi, partValue)
 		case KindCounter:
 			// The wire name ends in _total whatever the code name (text and
 			// OpenMetrics alike); simulators that drop _total are accepted too.
-			add(f.name+"_total", fi, partValue)
-			add(f.name, fi, partValue)
-			add(f.name+"_created", fi, partCreated)
+			add(name+"_total", fi, partValue)
+			add(name, fi, partValue)
+			add(name+"_created", fi, partCreated)
 		case KindHistogram:
-			add(f.name+"_bucket", fi, partBucket)
-			add(f.name+"_sum", fi, partSum)
-			add(f.name+"_count", fi, partCount)
-			add(f.name+"_created", fi, partCreated)
+			add(name+"_bucket", fi, partBucket)
+			add(name+"_sum", fi, partSum)
+			add(name+"_count", fi, partCount)
+			add(name+"_created", fi, partCreated)
+		}
+	}
+	for fi, f := range families {
+		addFamily(f.name, fi)
+	}
+	// The same families under each re-exporter's prefix. A router's names
+	// mark a router by their own spelling only.
+	for _, sp := range Spellings {
+		for fi, f := range families {
+			if rest, ok := strings.CutPrefix(f.name, sp.Table); ok && f.role != RoleRouter {
+				addFamily(sp.Wire+rest, fi)
+			}
 		}
 	}
 }
@@ -113,4 +126,15 @@ func FamilyNames(r Role, id uint8) []string {
 		}
 	}
 	return out
+}
+
+// Exposes reports whether engine s has a family for a canonical signal: a
+// signal it lacks is shown as "not exposed by <engine>", never as zero.
+func Exposes(s Server, r Role, id uint8) bool {
+	for i := range families {
+		if f := &families[i]; f.server == s && f.role == r && f.id == id {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
@@ -238,7 +240,7 @@ func TestParseErrors(t *testing.T) {
 	cases := []struct{ name, body, want string }{
 		{"truncated mid-line", "vllm:num_requests_running{model_name=\"m\"} 1\nvllm:num_requests_waiting{model_na", "parse error"},
 		{"garbage line", "vllm:num_requests_running{model_name=\"m\"} 1\nthis is not a metric line\n", "parse error"},
-		{"sglang", "sglang:num_running_reqs{model_name=\"m\"} 1\nsglang:token_usage{model_name=\"m\"} 0.5\n", "looks like SGLang"},
+		{"tgi", "tgi_queue_size 1\ntgi_batch_current_size 4\n", "looks like Hugging Face TGI"},
 		{"not vllm", "go_goroutines 7\n", "no vLLM metrics among 1 samples"},
 		{"empty", "", "no samples"},
 		{"invalid utf8 help", "# HELP vllm:num_requests_running \x1b[31m\xff\n", "not a valid utf8"},
@@ -539,5 +541,34 @@ func TestTooManySubs(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(s.Warnings, "\n"), "too many models/engines") {
 		t.Errorf("warnings %q", s.Warnings)
+	}
+}
+
+// TestNULLineStart: a NUL byte at the start of a line (which the text
+// lexer takes for the end of the input) fails the scrape with a message
+// naming the line, instead of a silent partial read; a NUL inside a label
+// value is still read (and escaped).
+func TestNULLineStart(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("..", "testdata", "dumps", "Ahasannn-hardware-aware-router__v0.11.0_full.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(body, []byte("\n"))
+	for _, at := range []int{0, len(lines) / 3} {
+		var b []byte
+		for i, l := range lines {
+			if i == at {
+				b = append(b, 0)
+			}
+			b = append(b, l...)
+		}
+		snap, err := NewNormalizer().Normalize(b, "text/plain; version=0.0.4")
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("a NUL byte starts line %d", at+1)) {
+			t.Errorf("NUL at line %d: %v (%v samples read)", at+1, err, snap)
+		}
+	}
+	snap, err := NewNormalizer().Normalize([]byte("vllm:num_requests_running{model_name=\"a\x00b\"} 1\n"), "text/plain; version=0.0.4")
+	if err != nil || snap.Samples != 1 {
+		t.Errorf("NUL inside a label value: %v", err)
 	}
 }

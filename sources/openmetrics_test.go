@@ -60,4 +60,3 @@ func TestDumpsOpenMetrics(t *testing.T) {
 		})
 	}
 }
-

@@ -20,6 +20,26 @@ type PollerConfig struct {
 	// KeepBody keeps what --record needs of each body normalized without
 	// error: its changed lines (Scrape.Lines), or a copy (Scrape.Body).
 	KeepBody bool
+	// Slots is the pool of scrape slots the poller draws from; pollers
+	// that share one (a run's static and discovered targets) share
+	// MaxParallel, the fair share and the start offsets. nil: its own.
+	Slots *Slots
+}
+
+// Slots is a run's scrape-slot pool: at most its size scrapes hold a slot
+// at once, across every poller drawing from it, and each one's fair share
+// of a slot is computed over all their targets.
+type Slots struct {
+	sem     chan struct{}
+	targets atomic.Int64 // targets of the pollers running on it
+}
+
+// NewSlots makes a pool of n slots (64 when n <= 0).
+func NewSlots(n int) *Slots {
+	if n <= 0 {
+		n = 64
+	}
+	return &Slots{sem: make(chan struct{}, n)}
 }
 
 // DefaultPollerConfig returns the defaults: 1 s interval, 64 scrapes at once,
@@ -68,8 +88,10 @@ func NewPoller(targets []Target, f *Fetcher, cfg PollerConfig) *Poller {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	return &Poller{cfg: cfg, targets: targets, fetch: f, box: NewMailbox(len(targets)),
-		sem: make(chan struct{}, cfg.MaxParallel)}
+	if cfg.Slots == nil {
+		cfg.Slots = NewSlots(cfg.MaxParallel)
+	}
+	return &Poller{cfg: cfg, targets: targets, fetch: f, box: NewMailbox(len(targets)), sem: cfg.Slots.sem}
 }
 
 // Mailbox returns where results arrive.
@@ -82,7 +104,7 @@ func (p *Poller) Targets() []Target { return p.targets }
 // one burst; it is stable per target URL, and at most a second, so a long
 // --interval still shows numbers at once.
 func (p *Poller) offset(i int) time.Duration {
-	if len(p.targets) == 1 {
+	if p.cfg.Slots.targets.Load() <= 1 {
 		return 0
 	}
 	h := fnv.New32a()
@@ -96,7 +118,8 @@ func (p *Poller) offset(i int) time.Duration {
 // so 700 hung targets cannot keep a healthy one waiting for its turn; the
 // timeout still ends it. A hung scrape costs a socket, not CPU.
 func (p *Poller) fairShare() time.Duration {
-	return max(p.cfg.Interval*time.Duration(p.cfg.MaxParallel)/time.Duration(max(len(p.targets), 1)), time.Millisecond)
+	n := max(p.cfg.Slots.targets.Load(), 1)
+	return max(p.cfg.Interval*time.Duration(cap(p.sem))/time.Duration(n), time.Millisecond)
 }
 
 // slot is one target's claim on the shared semaphore, given back once: by
@@ -119,11 +142,12 @@ func (s *slot) release() {
 // to tens of KiB parsing), not a grown stack each.
 func (p *Poller) Run(ctx context.Context) {
 	var wg sync.WaitGroup // one per target whose poll is pending or running
-	share := p.fairShare()
+	p.cfg.Slots.targets.Add(int64(len(p.targets)))
+	defer p.cfg.Slots.targets.Add(-int64(len(p.targets)))
 	runs := make([]*targetPoll, len(p.targets))
 	p.mu.Lock()
 	for i := range p.targets {
-		r := &targetPoll{p: p, ctx: ctx, wg: &wg, i: i, share: share, seen: p.gen,
+		r := &targetPoll{p: p, ctx: ctx, wg: &wg, i: i, seen: p.gen,
 			norm: NewNormalizer(), st: FetchState{Plain: p.targets[i].IsLoopback()}, sl: &slot{sem: p.sem}}
 		r.norm.MaxSamples = p.cfg.MaxSamples
 		r.sl.timer = time.AfterFunc(time.Hour, r.sl.release)
@@ -158,7 +182,6 @@ type targetPoll struct {
 	ctx      context.Context
 	wg       *sync.WaitGroup
 	i        int
-	share    time.Duration
 	norm     *Normalizer
 	st       FetchState
 	sl       *slot
@@ -188,7 +211,8 @@ func (r *targetPoll) poll() {
 	}
 	sl := r.sl
 	sl.held.Store(true)
-	sl.timer.Reset(r.share)
+	// The share is taken now: the pool's targets come and go (discovery).
+	sl.timer.Reset(p.fairShare())
 	start, began := p.cfg.Clock(), time.Now()
 	st := &r.st
 	st.Buf = bodies.Get().(*bytes.Buffer)

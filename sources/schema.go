@@ -2,8 +2,10 @@ package sources
 
 // This file is the one place that spells metric names. Every name vLLM has
 // exposed on /metrics since 0.3, each alias across releases, and the help text
-// and bucket layout of each release, live in the Metrics table below; the
-// parser, the version detector and the simulator all read it.
+// and bucket layout of each release, live in the Metrics table below, beside
+// SGLang's names for the same canonical signals (the Server column) and the
+// prefixes re-exporters put on them (Spellings); the parser, the engine and
+// version detectors and the simulator all read it.
 // Facts come from ../shared/vllm-metrics/CATALOG.md (built from vLLM's tagged
 // sources) and the captured dumps in testdata/dumps.
 
@@ -22,6 +24,8 @@ const (
 	GAvgGenTput                    // V0 ≤0.6.6: engine-computed generation tokens/s
 	GSpecAcceptRate                // V0: speculative acceptance rate gauge
 	GPaused                        // engine paused (engine_pause_state > 0)
+	GSpecAcceptLen                 // SGLang: mean tokens accepted per speculative step
+	GKVTokensMax                   // SGLang: tokens the KV pool holds (max_total_num_tokens)
 	NumGauges
 )
 
@@ -43,6 +47,9 @@ const (
 	CSpecDrafts
 	CSpecDraftTokens
 	CSpecAccepted
+	CKVTransferFailed // P/D: KV transfers that failed (NIXL, SGLang's transfer queue)
+	CKVExpired        // P/D: requests whose transferred KV expired before use (NIXL ≥0.15)
+	CKVOffloadBytes   // KV offload to and from CPU, bytes (≥0.16, by transfer_type until 0.24)
 	NumCounters
 )
 
@@ -80,6 +87,7 @@ const (
 	LPromptSource                     // counter by source (local_compute / local_cache_hit / external_kv_transfer)
 	LSleepState                       // gauge by sleep_state
 	LAdmissionRejected                // counter by reason (the admission cap that rejected)
+	LSpecAcceptedPos                  // counter by position: drafts accepted at each position (≥0.8.5)
 	NumLabeled
 )
 
@@ -110,6 +118,53 @@ func (k Kind) String() string {
 	return [...]string{"gauge", "counter", "histogram", "gauge"}[k]
 }
 
+// Server is a serving engine: whose names a table row spells.
+type Server uint8
+
+const (
+	ServerVLLM Server = iota
+	ServerSGLang
+	NumServers
+)
+
+// ServerInfo is what the table knows of an engine beyond its rows.
+type ServerInfo struct {
+	Name string // as the screen says it
+	// EngineLabel numbers the data-parallel engines of one server: vLLM's
+	// engine, SGLang's dp_rank (absent without data parallelism).
+	EngineLabel string
+}
+
+// Servers is indexed by Server.
+var Servers = [NumServers]ServerInfo{
+	ServerVLLM:   {Name: "vLLM", EngineLabel: LabelEngine},
+	ServerSGLang: {Name: "SGLang", EngineLabel: "dp_rank"},
+}
+
+func (s Server) String() string {
+	if s < NumServers {
+		return Servers[s].Name
+	}
+	return "unknown"
+}
+
+// Spelling is a prefix under which an engine's families also appear: a
+// re-export or a renaming. Every family whose name starts with Table reads
+// under Wire+rest as well.
+type Spelling struct {
+	Wire, Table string
+	By          string // who writes it, for the endpoint's line
+}
+
+// Spellings are the prefix aliases. The unprefixed row is NVIDIA NIM's
+// /v1/metrics, which serves vLLM's families without vllm:.
+var Spellings = []Spelling{
+	{Wire: "ray_vllm:", Table: VLLMPrefix, By: "Ray Serve LLM"},
+	{Wire: "vllm_omni:", Table: VLLMPrefix, By: "vLLM-Omni"},
+	{Wire: "sglang_", Table: SGLangPrefix, By: "SGLang (sglang_ builds, SMG router)"},
+	{Wire: "", Table: VLLMPrefix, By: "NVIDIA NIM"},
+}
+
 // Role says what a table row feeds.
 type Role uint8
 
@@ -136,21 +191,27 @@ const (
 	BIter
 	BParamsN
 	BKVResidency
+	BSGLangTTFT  // SGLang's own layouts (TokenizerMetricsCollector defaults)
+	BSGLangITL   //
+	BSGLangE2E   //
+	BSGLangQueue // SchedulerMetricsCollector's queue_time_seconds
 )
 
 // Metric is one row of the table: a family name as vLLM defines it, in one
 // engine generation, over one span of releases.
 type Metric struct {
-	Name  string // family name; counters without the _total suffix
-	Kind  Kind
-	Role  Role
-	ID    uint8
-	Rank  uint8 // among names feeding the same signal, the lowest present wins
-	Gen   Gen   // GenUnknown: both generations
-	Since Version
-	Shown Version // last release that exposes it by default (zero: still shown)
-	Last  Version // last release whose code defines it (zero: still defined)
-	Label string  // the extra label of a Labeled family
+	// Server is the serving engine whose family this is (zero: vLLM).
+	Server Server
+	Name   string // family name; counters without the _total suffix
+	Kind   Kind
+	Role   Role
+	ID     uint8
+	Rank   uint8 // among names feeding the same signal, the lowest present wins
+	Gen    Gen   // GenUnknown: both generations
+	Since  Version
+	Shown  Version // last release that exposes it by default (zero: still shown)
+	Last   Version // last release whose code defines it (zero: still defined)
+	Label  string  // the extra label of a Labeled family
 	// LabelAlt is another spelling of Label that other exporters use
 	// (llm-d's simulator writes finish_reason); Label wins when both are
 	// there.
@@ -179,7 +240,10 @@ const (
 	LabelMaxLora     = "max_lora"
 	LabelRunLora     = "running_lora_adapters"
 	LabelWaitLora    = "waiting_lora_adapters"
+	LabelPosition    = "position"
+	LabelTransfer    = "transfer_type"
 	VLLMPrefix       = "vllm:"
+	SGLangPrefix     = "sglang:"
 	helpV1Running    = "Number of requests in model execution batches."
 	helpV0Running    = "Number of requests currently running on GPU."
 	helpKV           = "KV-cache usage. 1 means 100 percent usage."
@@ -275,6 +339,38 @@ var Metrics = []Metric{
 	{Name: "vllm:spec_decode_num_draft_tokens", Kind: KindCounter, Role: RoleCounter, ID: uint8(CSpecDraftTokens), Since: V(0, 5, 3), Optional: true, Help: "Number of draft tokens."},
 	{Name: "vllm:spec_decode_num_accepted_tokens", Kind: KindCounter, Role: RoleCounter, ID: uint8(CSpecAccepted), Since: V(0, 5, 3), Optional: true, Help: "Number of accepted tokens."},
 
+	{Name: "vllm:spec_decode_num_accepted_tokens_per_pos", Kind: KindCounter, Role: RoleLabeled, ID: uint8(LSpecAcceptedPos), Label: LabelPosition, Gen: GenV1, Since: V(0, 8, 5), Optional: true, Help: "Accepted tokens per draft position."},
+
+	// P/D disaggregation and KV offload (CATALOG.md §2e: only with a KV
+	// connector). The first offload layout is by transfer_type; the flat
+	// load/store names of 0.24 are not read yet.
+	{Name: "vllm:nixl_num_failed_transfers", Kind: KindCounter, Role: RoleCounter, ID: uint8(CKVTransferFailed), Gen: GenV1, Since: V(0, 11, 1), Optional: true, Help: "Number of failed NIXL KV Cache transfers."},
+	{Name: "vllm:nixl_num_kv_expired_reqs", Kind: KindCounter, Role: RoleCounter, ID: uint8(CKVExpired), Gen: GenV1, Since: V(0, 15, 0), Optional: true, Help: "Number of requests that had their KV expire."},
+	{Name: "vllm:kv_offload_total_bytes", Kind: KindCounter, Role: RoleCounter, ID: uint8(CKVOffloadBytes), Gen: GenV1, Since: V(0, 16, 0), Optional: true, Help: "Number of bytes offloaded by KV connector."},
+
+	// SGLang (CATALOG.md §7; python/sglang/srt/metrics/collector.py, later
+	// observability/metrics_collector.py): its names for the canonical
+	// signals. Its release numbers are not vLLM's, so these rows carry none.
+	// Retraction is SGLang's preemption; token_usage its KV usage.
+	{Server: ServerSGLang, Name: "sglang:num_running_reqs", Kind: KindGauge, Role: RoleGauge, ID: uint8(GRunning), Help: "The number of running requests."},
+	{Server: ServerSGLang, Name: "sglang:num_queue_reqs", Kind: KindGauge, Role: RoleGauge, ID: uint8(GWaiting), Help: "The number of requests in the waiting queue."},
+	{Server: ServerSGLang, Name: "sglang:token_usage", Kind: KindGauge, Role: RoleGauge, ID: uint8(GKVUsage), Help: "The token usage."},
+	{Server: ServerSGLang, Name: "sglang:max_total_num_tokens", Kind: KindGauge, Role: RoleGauge, ID: uint8(GKVTokensMax), Help: "Maximum total number of tokens in the KV cache pool."},
+	{Server: ServerSGLang, Name: "sglang:cache_hit_rate", Kind: KindGauge, Role: RoleGauge, ID: uint8(GPrefixHitRateGPU), Help: "The prefix cache hit rate."},
+	{Server: ServerSGLang, Name: "sglang:spec_accept_rate", Kind: KindGauge, Role: RoleGauge, ID: uint8(GSpecAcceptRate), Help: "The average acceptance rate of speculative decoding (`accepted tokens / total draft tokens` in batch)."},
+	{Server: ServerSGLang, Name: "sglang:spec_accept_length", Kind: KindGauge, Role: RoleGauge, ID: uint8(GSpecAcceptLen), Help: "The average acceptance length of speculative decoding."},
+	{Server: ServerSGLang, Name: "sglang:num_retracted_requests", Kind: KindCounter, Role: RoleCounter, ID: uint8(CPreemptions), Help: "Total number of retracted requests."},
+	{Server: ServerSGLang, Name: "sglang:num_transfer_failed_reqs", Kind: KindCounter, Role: RoleCounter, ID: uint8(CKVTransferFailed), Help: "The number of transfer failed requests."},
+	{Server: ServerSGLang, Name: "sglang:prompt_tokens", Kind: KindCounter, Role: RoleCounter, ID: uint8(CPromptTokens), Help: helpPromptToks},
+	{Server: ServerSGLang, Name: "sglang:generation_tokens", Kind: KindCounter, Role: RoleCounter, ID: uint8(CGenTokens), Help: helpGenToks},
+	{Server: ServerSGLang, Name: "sglang:cached_tokens", Kind: KindCounter, Role: RoleCounter, ID: uint8(CPromptCached), Help: "Number of cached prompt tokens."},
+	{Server: ServerSGLang, Name: "sglang:time_to_first_token_seconds", Kind: KindHistogram, Role: RoleHist, ID: uint8(HTTFT), Bucket: BSGLangTTFT, Help: "Histogram of time to first token in seconds."},
+	{Server: ServerSGLang, Name: "sglang:inter_token_latency_seconds", Kind: KindHistogram, Role: RoleHist, ID: uint8(HITL), Bucket: BSGLangITL, Help: "Histogram of inter-token latency in seconds."},
+	// The name before inter_token_latency_seconds (the 0.3-era docs dump).
+	{Server: ServerSGLang, Name: "sglang:time_per_output_token_seconds", Kind: KindHistogram, Role: RoleHist, ID: uint8(HITL), Rank: 1, Optional: true, Help: "Histogram of time per output token in seconds."},
+	{Server: ServerSGLang, Name: "sglang:e2e_request_latency_seconds", Kind: KindHistogram, Role: RoleHist, ID: uint8(HE2E), Bucket: BSGLangE2E, Help: "Histogram of End-to-end request latency in seconds"},
+	{Server: ServerSGLang, Name: "sglang:queue_time_seconds", Kind: KindHistogram, Role: RoleHist, ID: uint8(HQueue), Bucket: BSGLangQueue, Help: "Histogram of queueing time in seconds."},
+
 	// prometheus_client's process collector (absent in multiprocess mode).
 	{Name: "process_resident_memory_bytes", Kind: KindGauge, Role: RoleProc, ID: uint8(PRSS), Help: "Resident memory size in bytes."},
 	{Name: "process_virtual_memory_bytes", Kind: KindGauge, Role: RoleProc, ID: uint8(PVirtual), Help: "Virtual memory size in bytes."},
@@ -297,7 +393,6 @@ var Metrics = []Metric{
 // OtherEngines maps the metric prefixes of other serving engines to their
 // names, so a target that is not vLLM gets a useful error.
 var OtherEngines = []struct{ Prefix, Name string }{
-	{"sglang:", "SGLang"},
 	{"tgi_", "Hugging Face TGI"},
 	{"nv_trt_llm_", "TensorRT-LLM (Triton)"},
 	{"nv_inference_", "NVIDIA Triton"},
@@ -401,6 +496,12 @@ var bucketLayouts = map[Buckets][]BucketLayout{
 	},
 	BParamsN:     {{Bounds: []float64{1, 2, 5, 10, 20}}},
 	BKVResidency: {{Bounds: kvResident}},
+	// SGLang's defaults (TokenizerMetricsCollector, SchedulerMetricsCollector);
+	// the 0.3-era docs dump shows older layouts, not tracked.
+	BSGLangTTFT:  {{Bounds: []float64{0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400}}},
+	BSGLangITL:   {{Bounds: []float64{0.002, 0.004, 0.006, 0.008, 0.010, 0.015, 0.020, 0.025, 0.030, 0.035, 0.040, 0.060, 0.080, 0.100, 0.200, 0.400, 0.600, 0.800, 1.000, 2.000, 4.000, 6.000, 8.000}}},
+	BSGLangE2E:   {{Bounds: []float64{0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200, 1800, 2400}}},
+	BSGLangQueue: {{Bounds: []float64{0.0, 0.1, 0.2, 0.5, 1, 2, 3, 4, 5, 10, 15, 20, 30, 40, 50, 60, 70, 80, 90, 100, 200, 300, 400, 500, 600, 700, 800, 900, 1000, 1200, 1400, 1600, 1800, 2000, 2500, 3000}}},
 }
 
 // BucketBounds returns the bucket upper bounds (without +Inf) family b had in

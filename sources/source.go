@@ -36,6 +36,16 @@ type Batch struct {
 	Scrapes  []Scrape     // results, each stamped with its own Time
 	GPU      *GPUSnapshot // a reading of GPUs, or nil
 	Procs    []TargetProcs
+	// Problems are what a source says about itself (a discovery rule that
+	// fails, a bound reached, history it could not read): each replaces
+	// the one with its Key, and an empty Text clears it.
+	Problems []Problem
+}
+
+// Problem is one thing a source wants said about itself, until cleared.
+type Problem struct {
+	Key  string // who says it: "file_sd targets.json", "prometheus backfill"
+	Text string // one sanitized line; "" clears the Key's
 }
 
 // TargetProcs is the process tree serving a target on this host.
@@ -46,7 +56,7 @@ type TargetProcs struct {
 
 // Empty reports whether the batch carries nothing but its clock.
 func (b *Batch) Empty() bool {
-	return len(b.Arrived) == 0 && len(b.Departed) == 0 && len(b.Scrapes) == 0 && b.GPU == nil && len(b.Procs) == 0
+	return len(b.Arrived) == 0 && len(b.Departed) == 0 && len(b.Scrapes) == 0 && b.GPU == nil && len(b.Procs) == 0 && len(b.Problems) == 0
 }
 
 // PollNower is a live source that can be asked to poll at once (the UI's

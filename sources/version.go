@@ -54,11 +54,18 @@ func (g Gen) String() string {
 // VersionRange is what a scrape says about the vLLM release behind it:
 // the engine generation and the releases whose metric set fits what was seen.
 type VersionRange struct {
+	// Server is the engine whose families the scrape carries, decided by
+	// the count of present families of each (never by a HELP text). The
+	// rest describes vLLM releases only.
+	Server   Server
 	Gen      Gen
 	Min, Max Version // zero: unbounded on that side
 }
 
 func (r VersionRange) String() string {
+	if r.Server != ServerVLLM {
+		return r.Server.String()
+	}
 	g := r.Gen.String()
 	switch {
 	case r.Min.IsZero() && r.Max.IsZero():

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vtop-dev/vtop/ui/report"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -56,6 +58,9 @@ type findingsPane struct {
 	expanded   map[string]bool    // groups opened with Enter, by groupKey
 	fs         []diagnose.Finding // what the pane lists in this view
 	items      []findItem         // fs as the pane shows them (groups)
+	// verdict is the assessment line of what the view shows (an endpoint,
+	// or the fleet), heading the pane.
+	verdict string
 }
 
 // findItem is one line of the list: a finding, or a group of the
@@ -389,7 +394,11 @@ func (p *findingsPane) View() []string {
 	}
 	fs, items := p.fs, p.items
 	s := p.c.st
+	// One verdict first: which limit binds, then the findings' counts.
 	title := "Findings"
+	if p.verdict != "" {
+		title += " · " + p.verdict
+	}
 	if len(fs) > 0 {
 		title += " · " + strings.TrimPrefix(findingCounts(fs), "findings ")
 	}
@@ -584,6 +593,18 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 		}
 	}
 	return out
+}
+
+// verdictLine is the assessment of what the view shows: the endpoint's in
+// its view, else the fleet's.
+func (m *Model) verdictLine() string {
+	if m.fr == nil {
+		return ""
+	}
+	if m.mode == modeEndpoint && m.ep >= 0 && m.ep < len(m.fr.Endpoints) {
+		return report.VerdictLine(&m.fr.Endpoints[m.ep].Verdict, false)
+	}
+	return report.VerdictLine(&m.fr.Fleet.Verdict, true)
 }
 
 // detailEvents is how much of the timeline a finding's detail shows.

@@ -56,9 +56,13 @@ func brokenFrame() *diagnose.Frame {
 		for i := range fr.Endpoints {
 			if fr.Endpoints[i].Name == x.Target {
 				fr.Endpoints[i].Pending = append(fr.Endpoints[i].Pending, x)
+				// The verdict line heads the findings: which limit binds,
+				// how many signals agree.
+				fr.Endpoints[i].Verdict = diagnose.Verdict{Limit: diagnose.LimitKVCache, Signals: 3, Of: 4}
 			}
 		}
 	}
+	fr.Fleet.Verdict = diagnose.Verdict{Limit: diagnose.LimitKVCache, Signals: 2, Of: 8}
 	return fr
 }
 

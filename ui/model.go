@@ -15,12 +15,15 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/diagnose/format"
+	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/themes"
 )
 
 // Hub is what the UI needs from the live pipeline.
 type Hub interface {
 	Frames() <-chan *diagnose.Frame // newest frame wins; closed when the pipeline stops
+	// SetWindow and SetSLO are settings: the UI asks them in key order,
+	// from Update, so they must not block; the newest asked wins.
 	SetWindow(time.Duration)
 	SetSLO(diagnose.SLO) // the profile the latency rules judge by, as the latency row does
 	PollNow()
@@ -274,6 +277,7 @@ func (m *Model) countsNow() counts {
 	for i := range m.fr.Endpoints {
 		e := &m.fr.Endpoints[i]
 		c.nameLen = max(c.nameLen, width(m.name(e.Name)))
+		c.engineCol = c.engineCol || e.Version.Server != sources.ServerVLLM
 		for _, x := range e.Models {
 			c.modelLen = max(c.modelLen, width(shortModel(x)))
 		}
@@ -307,6 +311,7 @@ func (m *Model) relayout() {
 	}
 	m.find.set(m.collectFindings(), m.findWithTarget(), scope)
 	m.fleet.finds = m.find.fs
+	m.find.verdict = m.verdictLine()
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
 	m.fleet.cols = tableCols(m.lay.cols)
@@ -455,8 +460,11 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 		m.slo = (m.slo + 1) % len(m.slos)
 		m.profile = m.slos[m.slo]
 		clear(m.fleet.cache)
-		h, slo := m.hub, m.slos[m.slo]
-		return func() tea.Msg { h.SetSLO(slo); return nil }, false
+		// Asked here, in key order, not from a command's goroutine: keys
+		// pressed quickly must end on the last one (the hub keeps the
+		// newest setting).
+		m.hub.SetSLO(m.profile)
+		return nil, false
 	}
 	if m.overlay != overlayNone {
 		m.scrollOverlay(k)
@@ -566,8 +574,8 @@ func (m *Model) stepWindow(up bool) tea.Cmd {
 		return nil
 	}
 	m.wantWindow = next
-	h := m.hub
-	return func() tea.Msg { h.SetWindow(next); return nil }
+	m.hub.SetWindow(next) // in key order, as SetSLO
+	return nil
 }
 
 // panes lists the panes the current view shows, in Tab order: the

@@ -11,6 +11,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/ui"
 )
 
@@ -35,8 +36,8 @@ func BenchmarkKeyToScreenPolled1000(b *testing.B) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	h := newHub(p)
-	go h.run(ctx, o.interval)
+	h := app.NewHub(p)
+	go h.Run(ctx, o.interval)
 	pr, pw := io.Pipe()
 	prog := tea.NewProgram(ui.New(h, ui.Options{Window: o.window}), tea.WithInput(nil), tea.WithOutput(pw),
 		tea.WithFPS(renderFPS), tea.WithoutSignalHandler(), tea.WithContext(ctx))

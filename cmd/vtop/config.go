@@ -344,6 +344,9 @@ func (o *options) resolveProm(fs *pflag.FlagSet) error {
 	if p.backfill < 0 {
 		return errors.New("--backfill must not be negative")
 	}
+	if p.backfill > maxBackfill {
+		return fmt.Errorf("--backfill %s is more than %s: read older history in Grafana, or give --at with --once", p.backfill, maxBackfill)
+	}
 	for _, h := range hs {
 		k, v, ok := strings.Cut(h, ":")
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
@@ -473,6 +476,11 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 	}
 	return nil
 }
+
+// maxBackfill bounds --backfill: a week of history is more than any rule
+// or sparkline looks at, and past it a typo (--backfill 100000h) would
+// read a server's whole retention.
+const maxBackfill = 7 * 24 * time.Hour
 
 // parseSize reads 16MiB, 512KiB, 1048576.
 func parseSize(s string) (int64, error) {

@@ -73,3 +73,18 @@ func TestE2EFileSDArrivalsAndDepartures(t *testing.T) {
 		})
 	}
 }
+
+// A --file-sd file that cannot be read says why in the --once report (it
+// said UNKNOWN, 0/0 up and nothing else), in text and JSON.
+func TestOnceFileSDFailureSaid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "missing.json")
+	code, out, errOut := runArgs(t, nil, "--once", "--window", "1s", "--interval", "200ms", "--gpu", "none", "--file-sd", path)
+	if code != 3 || !strings.Contains(out, "UNKNOWN (no target: file_sd "+path+": stat") || !strings.Contains(out, "problem: file_sd") {
+		t.Errorf("exit %d, stderr %q\n%s", code, errOut, out)
+	}
+	_, js, _ := runArgs(t, nil, "--once", "-o", "json", "--window", "1s", "--interval", "200ms", "--gpu", "none", "--file-sd", path)
+	var rep struct{ Problems []string }
+	if err := json.Unmarshal([]byte(js), &rep); err != nil || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "no such file") {
+		t.Errorf("JSON problems %q (%v)\n%s", rep.Problems, err, js)
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/app"
 )
 
 // An export of a recording is accepted by promtool's backfill, and a real
@@ -36,16 +38,16 @@ func TestExportIntoPrometheus(t *testing.T) {
 	}
 
 	// vtop's p95 at the last evaluation of the replay.
-	p, err := openPlayer([]string{rec}, 0, "")
+	p, err := app.OpenPlayer([]string{rec}, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for p.next() {
+	for p.Next() {
 	}
-	p.close()
-	fr := p.frame
-	if p.stop != nil || fr == nil || len(fr.Endpoints) != 1 {
-		t.Fatalf("replay: %v", p.stop)
+	p.Close()
+	fr := p.Frame()
+	if p.Stopped() != nil || fr == nil || len(fr.Endpoints) != 1 {
+		t.Fatalf("replay: %v", p.Stopped())
 	}
 	want := fr.Endpoints[0].Stats.TTFT.P95
 	if math.IsNaN(want) || fr.Endpoints[0].Stats.TTFT.Count == 0 {

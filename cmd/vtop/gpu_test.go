@@ -179,8 +179,8 @@ func TestGPUFeedJoinsLocalEndpoint(t *testing.T) {
 	for len(ep.GPUs) == 0 {
 		select {
 		case b := <-out:
-			p.apply(&b)
-			ep = p.frame().Endpoints[0].GPU
+			p.Apply(&b)
+			ep = p.Frame().Endpoints[0].GPU
 		case <-deadline:
 			t.Fatalf("no join: %+v", ep)
 		}
@@ -192,7 +192,7 @@ func TestGPUFeedJoinsLocalEndpoint(t *testing.T) {
 	if ep.Root != os.Getpid() || ep.MemBytes != 5<<30 || ep.GPUs[0] != 0 || math.IsNaN(ep.UtilGPU) {
 		t.Errorf("local endpoint: %+v", ep)
 	}
-	if r := p.frame().Endpoints[1].GPU; r.Note != diagnose.NoteNotLocal {
+	if r := p.Frame().Endpoints[1].GPU; r.Note != diagnose.NoteNotLocal {
 		t.Errorf("remote endpoint: %+v", r)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
 )
 
@@ -21,11 +22,11 @@ func TestHubCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHub(p)
+	h := app.NewHub(p)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		h.run(ctx, o.interval)
+		h.Run(ctx, o.interval)
 		close(done)
 	}()
 	waitFrame := func(what string, ok func(*diagnose.Frame) bool) {

@@ -13,7 +13,7 @@ import (
 const mod = "github.com/vtop-dev/vtop"
 
 // TestLayering enforces the one-way shape of STYLE.md:
-// sources → diagnose → ui/themes → cmd. Lower layers never import higher
+// sources → diagnose → ui/themes → app → cmd. Lower layers never import higher
 // ones, and only ui (and cmd) may import the terminal libraries.
 func TestLayering(t *testing.T) {
 	// deps: forbidden anywhere below the package; direct: forbidden as a
@@ -24,15 +24,20 @@ func TestLayering(t *testing.T) {
 		direct bool
 		forbid []string
 	}{
-		{mod + "/sources/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/sources/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		// The simulator and the recording format are peers of the sources:
 		// they may use sources, never what reads them.
-		{mod + "/sim/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
-		{mod + "/record/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
-		{mod + "/diagnose/...", false, []string{mod + "/ui", mod + "/themes", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/sim/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/record/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/diagnose/...", false, []string{mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/diagnose/...", true, []string{"net", "net/http", "os/exec", "os/signal"}},
-		{mod + "/themes/...", false, []string{mod + "/sources", mod + "/diagnose", mod + "/ui", mod + "/cmd", "github.com/charmbracelet/"}},
-		{mod + "/ui/...", false, []string{mod + "/cmd"}},
+		{mod + "/themes/...", false, []string{mod + "/sources", mod + "/diagnose", mod + "/ui", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/ui/...", false, []string{mod + "/app", mod + "/cmd"}},
+		// The pipeline, its hub and the replay player run a program; cmd
+		// only parses, wires and exits. They never draw: the TUI takes
+		// their frames through ui.Hub (ui's plain types come with it).
+		{mod + "/app/...", false, []string{mod + "/cmd"}},
+		{mod + "/app/...", true, []string{"github.com/charmbracelet/bubbletea", "github.com/charmbracelet/lipgloss", "os/signal"}},
 		{mod + "/ui/...", true, []string{"net", "net/http", "os/exec", "os/signal"}},
 	}
 	// The detector reads the engine's views; the engine never knows the

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/sim"
 )
 
@@ -29,12 +30,12 @@ func TestPrometheusFiveMinutesOfLeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hb := newHub(p)
+	hb := app.NewHub(p)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
-		hb.run(ctx, time.Second)
+		hb.Run(ctx, time.Second)
 		close(done)
 	}()
 	deadline := time.After(10 * time.Second)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
@@ -59,7 +60,7 @@ func TestPipelineRunsOnSourceTime(t *testing.T) {
 	// with ctx.
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := p.serve(ctx, loopConfig{publish: func(f *diagnose.Frame) { last = f }, tick: time.Minute}); err != nil {
+	if err := p.Serve(ctx, app.LoopConfig{Publish: func(f *diagnose.Frame) { last = f }, Tick: time.Minute}); err != nil {
 		t.Fatal(err)
 	}
 	if ctx.Err() != nil {
@@ -79,4 +80,9 @@ func TestPipelineRunsOnSourceTime(t *testing.T) {
 		}
 	}
 	t.Errorf("no kv_cache_thrashing after 6 simulated minutes; findings %v", ids)
+}
+
+// newPipelineOf (the tests' own sources) builds the pipeline of o over the given sources.
+func newPipelineOf(o *options, logger *slog.Logger, srcs ...sources.Source) (*app.Pipeline, error) {
+	return app.NewOf(o.appConfig(), logger, srcs...)
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
@@ -40,17 +41,17 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 
 // runToEnd runs a pipeline until its sources are done and returns the
 // last frame.
-func runToEnd(t *testing.T, p *pipeline) *diagnose.Frame {
+func runToEnd(t *testing.T, p *app.Pipeline) *diagnose.Frame {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := p.serve(ctx, loopConfig{}); err != nil {
+	if err := p.Serve(ctx, app.LoopConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	if ctx.Err() != nil {
 		t.Fatal("the sources did not finish in 2 minutes")
 	}
-	return p.frame()
+	return p.Frame()
 }
 
 // The fleet of the agreement test: a healthy replica, one thrashing its KV
@@ -195,11 +196,11 @@ func TestPrometheusBackfillNamesLeak(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hb := newHub(p)
+	hb := app.NewHub(p)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		hb.run(ctx, time.Second)
+		hb.Run(ctx, time.Second)
 		close(done)
 	}()
 	named := false
@@ -355,7 +356,7 @@ func TestPromAtFlag(t *testing.T) {
 
 // startHub runs the TUI's pipeline and hub on args as vtop would, ticking
 // at the resolved interval, until the test ends.
-func startHub(t *testing.T, args ...string) (*hub, *options) {
+func startHub(t *testing.T, args ...string) (*app.Hub, *options) {
 	t.Helper()
 	o, _, err := resolve(args, envFor(t))
 	if err != nil {
@@ -365,11 +366,11 @@ func startHub(t *testing.T, args ...string) (*hub, *options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hb := newHub(p)
+	hb := app.NewHub(p)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
-		hb.run(ctx, o.interval)
+		hb.Run(ctx, o.interval)
 		close(done)
 	}()
 	t.Cleanup(func() {

@@ -6,15 +6,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
+	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/spf13/pflag"
 
+	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/ui"
 	"github.com/vtop-dev/vtop/ui/report"
 )
 
@@ -34,6 +40,10 @@ the live run did. TIME is RFC 3339 (2026-11-24T04:12:31Z), a time of day
 Flags:
 `
 
+// replayLayered are the replay flags that also come from the environment
+// and the config file.
+var replayLayered = []string{"output", "theme", "max-samples", "log"}
+
 // runReplay is `vtop replay`.
 func runReplay(args []string, stdout, stderr io.Writer, getenv func(string) string) int {
 	fs := pflag.NewFlagSet("vtop replay", pflag.ContinueOnError)
@@ -47,6 +57,7 @@ func runReplay(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	fs.String("theme", "dark", "color theme: dark, light, high-contrast, mono")
 	fs.Int("max-samples", 0, "most samples accepted from one recorded scrape (default as live)")
 	fs.String("log", "", "write diagnostics to this file")
+	fs.String("config", "", "config file (default $VTOP_CONFIG, then $XDG_CONFIG_HOME/vtop/config.yaml)")
 	fs.BoolP("help", "h", false, "show this help")
 	err := fs.Parse(args)
 	if h, _ := fs.GetBool("help"); h || errors.Is(err, pflag.ErrHelp) {
@@ -63,6 +74,18 @@ func runReplay(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	if fs.NArg() == 0 {
 		return fail(errors.New("name the recording: vtop replay FILE"))
 	}
+	// flags > VTOP_* > config file, as for the main command, for what a
+	// replay shares with a live run. The SLO profile is the recording's
+	// unless --slo says otherwise: a config's profile judged the live run
+	// that was recorded, or did not.
+	path, explicit := configPath(fs, getenv)
+	fc, err := loadFile(path, explicit)
+	if err != nil {
+		return fail(err)
+	}
+	if err := layer(fs, getenv, fc, path, replayLayered...); err != nil {
+		return fail(err)
+	}
 	once, _ := fs.GetBool("once")
 	at, _ := fs.GetString("at")
 	out, _ := fs.GetString("output")
@@ -75,23 +98,24 @@ func runReplay(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	if speed < 1 || speed > 60 {
 		return fail(fmt.Errorf("--speed must be 1 to 60, not %d", speed))
 	}
-	p, err := openPlayer(fs.Args(), maxSamples, slo)
+	look := &options{}
+	look.theme, _ = fs.GetString("theme")
+	if err := look.resolveLook(fs, getenv); err != nil {
+		return fail(err)
+	}
+	p, err := app.OpenPlayer(fs.Args(), maxSamples, slo)
 	if err != nil {
 		return fail(err)
 	}
-	defer p.close()
+	defer p.Close()
 	var atT time.Time
 	if at != "" {
-		if atT, err = parseAt(at, p.hdr.Started); err != nil {
+		if atT, err = parseAt(at, p.Header().Started); err != nil {
 			return fail(err)
 		}
 	}
 	if once || !isTerminal(stdout) {
 		return replayOnce(p, atT, out, stdout, stderr)
-	}
-	theme, _ := fs.GetString("theme")
-	if (getenv("NO_COLOR") != "" && !fs.Changed("theme")) || getenv("TERM") == "dumb" {
-		theme = "mono"
 	}
 	logPath, _ := fs.GetString("log")
 	logger, closeLog, err := openLog(logPath)
@@ -101,7 +125,7 @@ func runReplay(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	defer closeLog()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return replayTUI(ctx, p, atT, speed, theme, stdout, stderr, logger)
+	return replayTUI(ctx, p, atT, maxSamples, slo, speed, look.theme, stdout, stderr, logger)
 }
 
 // parseMoment reads the main command's --at: as parseAt, from now, and
@@ -121,6 +145,11 @@ func parseMoment(s string, now time.Time) (time.Time, error) {
 // an offset from the start.
 func parseAt(s string, start time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		// The zero time (0001-01-01) means "now" or "the end" inside
+		// vtop: a moment before 1970 holds no metrics anyway.
+		if t.Before(time.Unix(0, 0)) {
+			return time.Time{}, fmt.Errorf("--at %s is before 1970: no metrics are that old", sources.Sanitize(s, 40))
+		}
 		return t, nil
 	}
 	if d, err := time.ParseDuration(strings.TrimPrefix(s, "+")); err == nil && d >= 0 {
@@ -137,32 +166,32 @@ func parseAt(s string, start time.Time) (time.Time, error) {
 
 // replayOnce prints the report of the last evaluation at or before at (the
 // end of the recording when at is zero).
-func replayOnce(p *player, at time.Time, out string, stdout, stderr io.Writer) int {
+func replayOnce(p *app.Player, at time.Time, out string, stdout, stderr io.Writer) int {
 	var fr *diagnose.Frame
 	if at.IsZero() {
-		for p.next() {
+		for p.Next() {
 		}
-		fr = p.frame
+		fr = p.Frame()
 	} else {
-		fr = p.until(at)
+		fr = p.Until(at)
 	}
-	if p.stop != nil {
-		fmt.Fprintf(stderr, "vtop replay: %v\n", p.stop)
+	if err := p.Stopped(); err != nil {
+		fmt.Fprintf(stderr, "vtop replay: %v\n", err)
 	}
 	if fr == nil {
 		if at.IsZero() {
 			fmt.Fprintf(stderr, "vtop replay: the recording holds no evaluation\n")
 		} else {
 			fmt.Fprintf(stderr, "vtop replay: no evaluation at or before %s (the recording starts %s)\n",
-				at.UTC().Format(time.RFC3339), p.hdr.Started.UTC().Format(time.RFC3339))
+				at.UTC().Format(time.RFC3339), p.Header().Started.UTC().Format(time.RFC3339))
 		}
 		return int(report.Unknown)
 	}
 	// At the end of a --once recording, the report says how that run went
 	// (its elapsed time, an interruption) as the live one did.
 	run := report.Run{Window: fr.Window, Elapsed: fr.Window}
-	if at.IsZero() && p.run != nil {
-		if err := json.Unmarshal(p.run, &run); err != nil {
+	if at.IsZero() && p.RunInfo() != nil {
+		if err := json.Unmarshal(p.RunInfo(), &run); err != nil {
 			run = report.Run{Window: fr.Window, Elapsed: fr.Window}
 		}
 	}
@@ -177,4 +206,25 @@ func replayOnce(p *player, at time.Time, out string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "vtop replay: %v\n", err)
 	}
 	return int(st)
+}
+
+// replayTUI shows the recording in the TUI until the user quits, through
+// the live TUI's runProgram: the same signals, suspend and restore.
+func replayTUI(ctx context.Context, pl *app.Player, at time.Time, maxSamples int, slo string, speed int, theme string, stdout, stderr io.Writer, logger *slog.Logger) int {
+	prevLog := log.Writer()
+	log.SetOutput(slogWriter{logger})
+	defer log.SetOutput(prevLog)
+
+	h := app.NewReplayHub(pl.Files(), maxSamples, slo, speed)
+	m := ui.New(h, ui.Options{Theme: theme, SLO: pl.Rules().SLO.Name, SLOs: pl.Rules().Profiles, Window: time.Duration(pl.Header().Window),
+		Renderer: lipgloss.NewRenderer(stdout), Tick: -1})
+	if code := runProgram(ctx, m, stdout, stderr, logger, false, "vtop replay", func(ctx context.Context) {
+		h.Run(ctx, pl, at)
+	}); code != 0 {
+		return code
+	}
+	if st := h.ReplayState(); st.Note != "" {
+		fmt.Fprintf(stderr, "vtop replay: %s\n", st.Note)
+	}
+	return int(report.OK)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
@@ -57,17 +58,17 @@ func BenchmarkReplay50(b *testing.B) {
 	var took, cpu time.Duration
 	for b.Loop() {
 		start, cpu0 := time.Now(), cpuTime()
-		p, err := openPlayer([]string{path}, 0, "")
+		p, err := app.OpenPlayer([]string{path}, 0, "")
 		if err != nil {
 			b.Fatal(err)
 		}
 		n := 0
-		for p.next() {
+		for p.Next() {
 			n++
 		}
-		p.close()
-		if p.stop != nil || n != minutes*60 {
-			b.Fatalf("%d evaluations, %v", n, p.stop)
+		p.Close()
+		if p.Stopped() != nil || n != minutes*60 {
+			b.Fatalf("%d evaluations, %v", n, p.Stopped())
 		}
 		took, cpu = time.Since(start), cpuTime()-cpu0
 	}
@@ -113,7 +114,7 @@ func BenchmarkRecordOverhead(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := p.startRecording(o, 0); err != nil {
+			if err := p.StartRecording(o.appConfig(), 0); err != nil {
 				b.Fatal(err)
 			}
 			ct := sim.FormatOpenMetrics.ContentType()
@@ -138,16 +139,14 @@ func BenchmarkRecordOverhead(b *testing.B) {
 					}
 					batch.Scrapes = append(batch.Scrapes, s)
 				}
-				p.apply(&batch)
-				p.frame()
+				p.Apply(&batch)
+				p.Frame()
 				cpu += cpuTime() - cpu0
 				n++
 			}
 			// CPU time, not the wall clock, on a machine others share.
 			b.ReportMetric(float64(cpu)/float64(n), "cpu-ns/op")
-			if p.rec != nil {
-				p.rec.Close()
-			}
+			p.CloseRecording()
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/record"
 )
@@ -50,7 +51,7 @@ func TestReplayOfPrometheusRun(t *testing.T) {
 		t.Fatal("no finding at the end of the live run: the comparison proves little")
 	}
 	pl := live.replayed(t, evals)
-	if got := pl.hdr.Prometheus; got == nil || !strings.Contains(got.URL, "key=REDACTED") || got.Backfill != record.Duration(10*time.Minute) {
+	if got := pl.Header().Prometheus; got == nil || !strings.Contains(got.URL, "key=REDACTED") || got.Backfill != record.Duration(10*time.Minute) {
 		t.Errorf("the header's server: %+v", got)
 	}
 
@@ -104,7 +105,7 @@ func TestReplayOfPrometheusRefresh(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "refresh.vtop")
 	start := time.Now()
 	// The backfill, then refreshes for a while (how many does not matter).
-	live := recordEvaluations(t, []string{"--prometheus", srv, "--backfill", "10s", "--record", path}, envFor(t), func(*pipeline) bool {
+	live := recordEvaluations(t, []string{"--prometheus", srv, "--backfill", "10s", "--record", path}, envFor(t), func(*app.Pipeline) bool {
 		return time.Since(start) >= 10*time.Second
 	})
 	joined := 0
@@ -117,7 +118,7 @@ func TestReplayOfPrometheusRefresh(t *testing.T) {
 		t.Fatalf("%d of 2 replicas joined to their GPUs live: the comparison proves little", joined)
 	}
 	pl := live.replayed(t, path)
-	if got, want := frameJSON(t, pl.frame), frameJSON(t, live.last); got != want {
+	if got, want := frameJSON(t, pl.Frame()), frameJSON(t, live.last); got != want {
 		t.Fatalf("the last frame differs:\n--- live\n%s\n--- replay\n%s", want, got)
 	}
 	t.Logf("%d evaluations equal", len(live.times))
@@ -133,7 +134,7 @@ type liveRun struct {
 
 // recordEvaluations runs vtop's pipeline on args (with --record) until its
 // sources are done or enough says so, noting every evaluation.
-func recordEvaluations(t *testing.T, args []string, env func(string) string, enough func(*pipeline) bool) *liveRun {
+func recordEvaluations(t *testing.T, args []string, env func(string) string, enough func(*app.Pipeline) bool) *liveRun {
 	t.Helper()
 	o, _, err := resolve(args, env)
 	if err != nil {
@@ -143,20 +144,20 @@ func recordEvaluations(t *testing.T, args []string, env func(string) string, eno
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.startRecording(o, 0); err != nil {
+	if err := p.StartRecording(o.appConfig(), 0); err != nil {
 		t.Fatal(err)
 	}
 	lr := &liveRun{}
 	note := func() { // after every batch: at most one evaluation since the last call
-		if p.latest != lr.last {
-			lr.last = p.latest
+		if p.Latest() != lr.last {
+			lr.last = p.Latest()
 			lr.findings = append(lr.findings, findingLines(lr.last))
 			lr.times = append(lr.times, lr.last.Time)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := p.serve(ctx, loopConfig{stop: func() bool {
+	if err := p.Serve(ctx, app.LoopConfig{Stop: func() bool {
 		note()
 		return enough != nil && enough(p)
 	}}); err != nil {
@@ -165,9 +166,9 @@ func recordEvaluations(t *testing.T, args []string, env func(string) string, eno
 	if ctx.Err() != nil {
 		t.Fatal("the run did not end in 2 minutes")
 	}
-	p.frame()
+	p.Frame()
 	note()
-	if err := p.rec.Close(); err != nil {
+	if err := p.CloseRecording(); err != nil {
 		t.Fatal(err)
 	}
 	return lr
@@ -175,28 +176,28 @@ func recordEvaluations(t *testing.T, args []string, env func(string) string, eno
 
 // replayed replays path and checks that it evaluates at the live run's
 // instants with its findings; the player is left at the end.
-func (lr *liveRun) replayed(t *testing.T, path string) *player {
+func (lr *liveRun) replayed(t *testing.T, path string) *app.Player {
 	t.Helper()
-	pl, err := openPlayer([]string{path}, 0, "")
+	pl, err := app.OpenPlayer([]string{path}, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(pl.close)
+	t.Cleanup(pl.Close)
 	k := 0
-	for pl.next() {
+	for pl.Next() {
 		if k >= len(lr.times) {
 			t.Fatalf("replay evaluates more often (%d) than the live run (%d)", k+1, len(lr.times))
 		}
-		if !pl.frame.Time.Equal(lr.times[k]) {
-			t.Fatalf("evaluation %d at %v, live at %v", k, pl.frame.Time, lr.times[k])
+		if !pl.Frame().Time.Equal(lr.times[k]) {
+			t.Fatalf("evaluation %d at %v, live at %v", k, pl.Frame().Time, lr.times[k])
 		}
-		if got := findingLines(pl.frame); strings.Join(got, "\n") != strings.Join(lr.findings[k], "\n") {
+		if got := findingLines(pl.Frame()); strings.Join(got, "\n") != strings.Join(lr.findings[k], "\n") {
 			t.Fatalf("evaluation %d (%v): replay\n%s\nlive\n%s", k, lr.times[k], strings.Join(got, "\n"), strings.Join(lr.findings[k], "\n"))
 		}
 		k++
 	}
-	if pl.stop != nil || k != len(lr.times) {
-		t.Fatalf("replay stopped after %d of %d evaluations: %v", k, len(lr.times), pl.stop)
+	if pl.Stopped() != nil || k != len(lr.times) {
+		t.Fatalf("replay stopped after %d of %d evaluations: %v", k, len(lr.times), pl.Stopped())
 	}
 	return pl
 }

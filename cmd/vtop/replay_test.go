@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/diagnose/detect"
 	"github.com/vtop-dev/vtop/sim"
@@ -119,8 +120,8 @@ func simRunRules(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.detector.SetForCap(simFor)
-	if err := p.startRecording(o, simFor); err != nil {
+	p.SetForCap(simFor)
+	if err := p.StartRecording(o.appConfig(), simFor); err != nil {
 		t.Fatal(err)
 	}
 	ct := sim.FormatOpenMetrics.ContentType()
@@ -146,13 +147,11 @@ func simRunRules(t testing.TB, path string, rcs []sim.ReplicaConfig, steps int, 
 		}
 		g := fleet.GPUs().Sample(context.Background())
 		b.GPU = &g
-		p.apply(&b)
-		each(p.frame())
+		p.Apply(&b)
+		each(p.Frame())
 	}
-	if p.rec != nil {
-		if err := p.rec.Close(); err != nil {
-			t.Fatal(err)
-		}
+	if err := p.CloseRecording(); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -165,23 +164,23 @@ func evaluationLine(fr *diagnose.Frame) string {
 // what it gave live (live[k] for the k-th), as often as live.
 func replaySays(t *testing.T, path string, live []string, say func(*diagnose.Frame) string) {
 	t.Helper()
-	p, err := openPlayer([]string{path}, 0, "")
+	p, err := app.OpenPlayer([]string{path}, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.close()
+	defer p.Close()
 	k := 0
-	for p.next() {
+	for p.Next() {
 		if k >= len(live) {
 			t.Fatalf("replay evaluates more often (%d) than the live run (%d)", k+1, len(live))
 		}
-		if got := say(p.frame); got != live[k] {
+		if got := say(p.Frame()); got != live[k] {
 			t.Fatalf("evaluation %d: replay\n%s\nlive\n%s", k, got, live[k])
 		}
 		k++
 	}
-	if p.stop != nil || k != len(live) {
-		t.Fatalf("replay stopped after %d of %d evaluations: %v", k, len(live), p.stop)
+	if p.Stopped() != nil || k != len(live) {
+		t.Fatalf("replay stopped after %d of %d evaluations: %v", k, len(live), p.Stopped())
 	}
 }
 
@@ -322,21 +321,21 @@ func TestReplayGoldens(t *testing.T) {
 // transitions replays a recording and lists when each finding appeared,
 // changed severity or cleared, as offsets from the first evaluation.
 func transitions(t *testing.T, path string) string {
-	p, err := openPlayer([]string{path}, 0, "")
+	p, err := app.OpenPlayer([]string{path}, 0, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.close()
+	defer p.Close()
 	var b strings.Builder
 	prev := map[string]string{}
 	var start time.Time
-	for p.next() {
+	for p.Next() {
 		if start.IsZero() {
-			start = p.frame.Time
+			start = p.Frame().Time
 		}
-		at := p.frame.Time.Sub(start).Round(time.Millisecond)
+		at := p.Frame().Time.Sub(start).Round(time.Millisecond)
 		cur := map[string]string{}
-		for _, f := range p.frame.Findings {
+		for _, f := range p.Frame().Findings {
 			key := f.Rule + " " + f.Target + "/" + f.Model + "/" + f.Engine
 			cur[key] = f.Severity.String()
 			if prev[key] != cur[key] {
@@ -355,9 +354,47 @@ func transitions(t *testing.T, path string) string {
 		}
 		prev = cur
 	}
-	if p.stop != nil {
-		t.Fatalf("%s: %v", path, p.stop)
+	if p.Stopped() != nil {
+		t.Fatalf("%s: %v", path, p.Stopped())
 	}
-	fmt.Fprintf(&b, "%d evaluations\n", p.ticks)
+	fmt.Fprintf(&b, "%d evaluations\n", p.Evaluations())
 	return b.String()
+}
+
+// vtop replay takes what it shares with a live run as the main command
+// does: flags over VTOP_* over the config file.
+func TestReplaySettingsPrecedence(t *testing.T) {
+	rec, err := filepath.Glob(filepath.Join("testdata", "replay", "*.vtop"))
+	if err != nil || len(rec) == 0 {
+		t.Fatalf("no recording in testdata/replay: %v", err)
+	}
+	cfg := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(cfg, []byte("output: json\ninterval: 5s\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := func(extra map[string]string) func(string) string {
+		return func(k string) string {
+			if k == "VTOP_CONFIG" {
+				return cfg
+			}
+			return extra[k]
+		}
+	}
+	isJSON := func(s string) bool { return strings.HasPrefix(strings.TrimSpace(s), "{") }
+	_, out, errOut := runArgs(t, env(nil), "replay", "--once", rec[0])
+	if !isJSON(out) {
+		t.Errorf("output: json in the config file: not JSON (stderr %q):\n%.200s", errOut, out)
+	}
+	_, out, _ = runArgs(t, env(map[string]string{"VTOP_OUTPUT": "text"}), "replay", "--once", rec[0])
+	if isJSON(out) {
+		t.Errorf("VTOP_OUTPUT=text over the file: JSON")
+	}
+	_, out, _ = runArgs(t, env(map[string]string{"VTOP_OUTPUT": "text"}), "replay", "--once", "-o", "json", rec[0])
+	if !isJSON(out) {
+		t.Errorf("-o json over VTOP_OUTPUT: not JSON")
+	}
+	code, _, errOut := runArgs(t, env(map[string]string{"VTOP_THEME": "neon"}), "replay", "--once", rec[0])
+	if code != int(report.Unknown) || !strings.Contains(errOut, "VTOP_THEME") && !strings.Contains(errOut, "--theme") {
+		t.Errorf("VTOP_THEME=neon: exit %d, stderr %q", code, errOut)
+	}
 }

@@ -155,6 +155,11 @@ func histName(h sources.Hist) string {
 // unit's own when it is one engine, else the smallest engine's (a flag
 // applies per engine).
 func engineCache(u *unit) (blocks, blockSize float64, note string) {
+	if u.ep.Version.Server == sources.ServerSGLang {
+		// SGLang's pool is counted in tokens (max_total_num_tokens): a
+		// "block" of one token.
+		return u.st.KVCapacityTokens / float64(max(1, u.st.Engines)), 1, ""
+	}
 	if u.st.Engines <= 1 || len(u.ep.Subs) <= 1 {
 		return u.st.NumGPUBlocks, u.st.BlockSize, ""
 	}
@@ -184,7 +189,7 @@ func avgSeq(st *diagnose.Stats) float64 { return st.AvgPromptLen + st.AvgGenLen 
 
 // batchSlots is how many sequences the unit (an engine or an endpoint) can
 // run at once; 0: unknown.
-func batchSlots(u *unit) int { return diagnose.BatchSlots(u.ep.MaxNumSeqs, u.st) }
+func batchSlots(u *unit) int { return diagnose.BatchSlots(currentMaxNumSeqs(u.ep), u.st) }
 
 // LiveFit is how many sequences the KV cache holds at what the running
 // sequences hold now: KV usage ÷ running is one running sequence's share of
@@ -239,7 +244,7 @@ func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc diagnose.FlagCh
 	running := u.st.Running / engines
 	live, liveMiss := FitLive(u.st.KVUsage, running, blocks, headroom)
 	fc = diagnose.FlagChange{Flag: "--max-num-seqs"}
-	cur := u.ep.MaxNumSeqs
+	cur := currentMaxNumSeqs(u.ep)
 	if cur > 0 {
 		fc.From = strconv.Itoa(cur)
 	}
@@ -263,6 +268,10 @@ func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc diagnose.FlagCh
 	}
 	if note != "" {
 		why = append(why, note)
+	}
+	if cur > 0 && u.ep.MaxNumSeqs <= 0 {
+		p, _ := plateau(u.ep)
+		why = append(why, fmt.Sprintf("current value from the plateau: %s running per engine throughout %s with requests waiting and KV at %s", grouped(p), dur(u.ep.Trend.Span), pct(u.st.KVUsage)))
 	}
 	if n < 1 {
 		fc.To = "cannot compute: " + strings.TrimPrefix(why[0], "cache config: cannot compute: ")

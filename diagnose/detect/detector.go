@@ -9,7 +9,7 @@ import (
 )
 
 // Detector runs the rules over frames and keeps what they need between
-// frames: per rule and target the pending/firing state (a condition must
+// frames: per rule and unit the pending/firing state (a condition must
 // hold for the rule's for before it fires and its clear condition must hold
 // for resolve_for before it resolves, so findings do not flap), and per
 // endpoint the memory a stateful rule declares (see ruleMemory). Time comes from the
@@ -19,34 +19,52 @@ type Detector struct {
 	rules  []ActiveRule
 	slo    diagnose.SLO
 	forCap time.Duration
-	eps    []*epState
-	fleet  map[fleetKey]*ruleState
-	gpus   map[gpuStateKey]*ruleState
+	// states is the one state table: every scope's units (an engine, an
+	// endpoint, a target, a fleet member, a GPU) keyed by (rule, unit),
+	// created, advanced and fired by one loop and swept by one policy
+	// (see Evaluate).
+	states map[stateKey]*ruleState
+	eps    []*epState // per endpoint, the rules' memories
 	gen    uint32
-	supers [][]int // per rule, the indexes of the rules that supersede it
+	// live marks, per endpoint and rule, a state that fires (and does not
+	// resolve) or is shown pending this evaluation: what supersession reads.
+	live   map[liveKey]liveMark
+	supers [][]int // per rule, the indexes of the rules that restate it (the cause graph)
 	// stateful are the indexes of the rules that declare a memory.
 	stateful []int
 	kv       diagnose.KVBands // the KV colour bands of the active thresholds
 }
 
-// stateKey names one rule's state on one endpoint: the engine-scope rules
-// keep one per (model, engine).
-type stateKey struct {
-	rule          int
+// unitKey names one unit whatever its scope: an endpoint (target), one
+// (model, engine) of it, a fleet member (target and model), or a GPU
+// (target empty; gpu is its device index, with its UUID when known).
+type unitKey struct {
+	target        string
 	model, engine string
+	gpu           int
+	uuid          string
 }
 
-type fleetKey struct {
-	rule          int
-	model, target string
+// stateKey names one rule's state on one unit.
+type stateKey struct {
+	rule int
+	unit unitKey
 }
 
-// epState is what the detector keeps per endpoint: the rules' states and
+type liveKey struct {
+	target string
+	rule   int
+}
+
+// liveMark is the evaluation that last saw a rule firing, or shown
+// pending, on an endpoint.
+type liveMark struct{ firing, pending uint32 }
+
+// epState is what the detector keeps per endpoint beyond the state table:
 // the memories of the rules that declare one.
 type epState struct {
-	name   string
-	states map[stateKey]*ruleState
-	mem    []ruleMemory // by rule index; nil for a rule that keeps none
+	name string
+	mem  []ruleMemory // by rule index; nil for a rule that keeps none
 }
 
 // NewDetector returns a detector with cfg applied to the rule table.
@@ -59,14 +77,18 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 	if slo.Name == "" {
 		slo = diagnose.SLOProfiles()[0]
 	}
-	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, fleet: map[fleetKey]*ruleState{}, gpus: map[gpuStateKey]*ruleState{}, supers: make([][]int, len(rules))}
+	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, states: map[stateKey]*ruleState{},
+		live: map[liveKey]liveMark{}, supers: make([][]int, len(rules))}
 	for i, r := range rules {
 		if r.memory != nil {
 			d.stateful = append(d.stateful, i)
 		}
-		for _, id := range r.SupersededBy {
+		for _, c := range causeGraph[r.ID] {
+			if !c.restates {
+				continue
+			}
 			for j := range rules {
-				if rules[j].ID == id {
+				if rules[j].ID == c.cause {
 					d.supers[i] = append(d.supers[i], j)
 				}
 			}
@@ -100,6 +122,7 @@ type unit struct {
 	// longer lists it; gpuIndex is its device index) and who it serves.
 	gpu, gpuIndex int
 	target        string
+	key           unitKey // its row in the state table
 }
 
 // evalCtx carries the frame and per-endpoint values computed on demand.
@@ -118,72 +141,42 @@ type evalCtx struct {
 	// peers are the replicas a fleet finding compares its target with.
 	peers []*diagnose.EndpointView
 	u     unit
-	es    *epState // the endpoint being evaluated
-}
-
-// unitFor fills the context's one unit: evaluations never keep it, so it
-// is reused rather than allocated per rule and endpoint.
-func (x *evalCtx) unitFor(ep *diagnose.EndpointView, es *epState, ri int, st *diagnose.Stats, model, engine string) *unit {
-	x.u = unit{ep: ep, mem: es.mem[ri], st: st, model: model, engine: engine}
-	return &x.u
 }
 
 // Evaluate runs every enabled rule over the frame and attaches the active
-// findings, worst first, to the frame and to each endpoint.
+// findings, worst first, to the frame and to each endpoint. As in
+// Prometheus' alerting rules, one loop creates, advances and fires the
+// states of every scope in the one table, and one sweep resolves or drops
+// the states no evaluation visited.
 func (d *Detector) Evaluate(f *diagnose.Frame) {
 	d.gen++
 	f.SLO = d.slo
 	f.KVBands = d.kv
 	x := &evalCtx{f: f, now: f.Time, slo: &d.slo}
-	var all, pending []diagnose.Finding
+	d.remember(f)
+	for i := range f.Endpoints {
+		f.Endpoints[i].Verdict = classify(x, &f.Endpoints[i])
+	}
+	for ri := range d.rules {
+		if d.rules[ri].Enabled {
+			d.evalRule(x, ri)
+		}
+	}
+	d.sweep(x, f)
+	d.collect(f)
+	groupFindings(f)
+	poolVerdicts(f)
+}
+
+// remember feeds every endpoint to the memories of the rules that keep
+// one, before any check reads them.
+func (d *Detector) remember(f *diagnose.Frame) {
 	for i := range f.Endpoints {
 		ep := &f.Endpoints[i]
-		es := d.endpoint(i, ep.Name)
-		d.observe(es, ep, f.Time)
-		x.es = es
-		d.evalEndpoint(x, ep, es)
-		ep.Findings, ep.Pending = d.collect(es)
-		all = append(all, ep.Findings...)
-		pending = append(pending, ep.Pending...)
+		d.observe(d.endpoint(i, ep.Name), ep, f.Time)
 	}
 	if len(d.eps) > len(f.Endpoints) {
 		d.eps = d.eps[:len(f.Endpoints)]
-	}
-	fleet, fleetPending := d.evalFleet(x, f)
-	attach(f, fleet, fleetPending, func(ep *diagnose.EndpointView, fd *diagnose.Finding) bool { return ep.Name == fd.Target })
-	gpus, gpuPending := d.evalGPUs(x, f)
-	attach(f, gpus, gpuPending, func(ep *diagnose.EndpointView, fd *diagnose.Finding) bool {
-		return len(fd.GPUs) > 0 && slices.Contains(ep.GPU.GPUs, fd.GPUs[0])
-	})
-	all = append(append(all, fleet...), gpus...)
-	pending = append(append(pending, fleetPending...), gpuPending...)
-	SortFindings(all)
-	SortFindings(pending)
-	f.Findings, f.Pending = all, pending
-	groupFindings(f)
-}
-
-// attach adds fleet or GPU findings to the endpoints they concern.
-func attach(f *diagnose.Frame, active, pending []diagnose.Finding, concerns func(*diagnose.EndpointView, *diagnose.Finding) bool) {
-	for j := range f.Endpoints {
-		ep := &f.Endpoints[j]
-		na, np := len(ep.Findings), len(ep.Pending)
-		for i := range active {
-			if concerns(ep, &active[i]) {
-				ep.Findings = append(ep.Findings, active[i])
-			}
-		}
-		for i := range pending {
-			if concerns(ep, &pending[i]) {
-				ep.Pending = append(ep.Pending, pending[i])
-			}
-		}
-		if len(ep.Findings) != na {
-			SortFindings(ep.Findings)
-		}
-		if len(ep.Pending) != np {
-			SortFindings(ep.Pending)
-		}
 	}
 }
 
@@ -193,8 +186,8 @@ func (d *Detector) endpoint(i int, name string) *epState {
 	}
 	es := d.eps[i]
 	if es == nil || es.name != name {
-		// A target that left shifts the ones after it: their state
-		// follows them by name.
+		// A target that left shifts the ones after it: their memories
+		// follow them by name.
 		es = nil
 		for _, o := range d.eps {
 			if o != nil && o.name == name {
@@ -203,68 +196,77 @@ func (d *Detector) endpoint(i int, name string) *epState {
 			}
 		}
 		if es == nil {
-			es = &epState{name: name, states: map[stateKey]*ruleState{}, mem: make([]ruleMemory, len(d.rules))}
+			es = &epState{name: name, mem: make([]ruleMemory, len(d.rules))}
 		}
 		d.eps[i] = es
 	}
 	return es
 }
 
-func (d *Detector) evalEndpoint(x *evalCtx, ep *diagnose.EndpointView, es *epState) {
-	up := ep.State == diagnose.StateUp && ep.Kind == sources.KindEngine
-	for ri := range d.rules {
-		r := &d.rules[ri]
-		if !r.Enabled {
-			continue
+// evalRule evaluates one rule on every unit of its scope.
+func (d *Detector) evalRule(x *evalCtx, ri int) {
+	r := &d.rules[ri]
+	f := x.f
+	switch r.Scope {
+	case ScopeFleet:
+		x.since, x.over = time.Time{}, 0
+		for _, h := range r.fleetCheck(x, f, r.Values) {
+			x.u = unit{ep: h.ep, st: &h.ep.Stats, model: h.model, key: unitKey{target: h.ep.Name, model: h.model}}
+			x.peers, x.over = h.peers, h.over
+			d.step(x, ri, &x.u, h.c, h.sev)
+			x.peers = nil
 		}
-		switch r.Scope {
-		case ScopeTarget:
-			if ep.State == diagnose.StatePending {
-				continue
-			}
-			u := x.unitFor(ep, es, ri, &ep.Stats, soleModel(ep), "")
-			d.step(x, es.states, stateKey{rule: ri}, ri, u)
-		case ScopeEndpoint:
-			if !up {
-				continue
-			}
-			u := x.unitFor(ep, es, ri, &ep.Stats, soleModel(ep), "")
-			d.step(x, es.states, stateKey{rule: ri, model: u.model}, ri, u)
-		case ScopeEngine:
-			if !up {
-				continue
-			}
-			if len(ep.Subs) > 1 {
-				for k := range ep.Subs {
-					s := &ep.Subs[k]
-					u := x.unitFor(ep, es, ri, &s.Stats, s.Key.Model, s.Key.Engine)
-					d.step(x, es.states, stateKey{rule: ri, model: u.model, engine: u.engine}, ri, u)
-				}
-				continue
-			}
-			engine := ""
-			if len(ep.Subs) == 1 {
-				engine = ep.Subs[0].Key.Engine
-			}
-			u := x.unitFor(ep, es, ri, &ep.Stats, soleModel(ep), engine)
-			d.step(x, es.states, stateKey{rule: ri, model: u.model, engine: u.engine}, ri, u)
+	case ScopeGPU:
+		d.evalGPUs(x, ri)
+	default:
+		for i := range f.Endpoints {
+			d.evalEndpoint(x, ri, &f.Endpoints[i], d.eps[i])
 		}
 	}
-	// States no rule visited this time (an engine that went away, an
-	// endpoint that is down, a rule that was disabled) have no data.
-	if len(es.states) > 0 {
-		for k, st := range es.states {
-			if st.gen != d.gen {
-				if !up && d.rules[k.rule].Scope != ScopeTarget {
-					delete(es.states, k) // down: its findings are the target's now
-					continue
-				}
-				if !d.advance(x, st, k.rule, condUnknown, 0, nil) {
-					delete(es.states, k)
-				}
-			}
+}
+
+// evalEndpoint evaluates an endpoint-side rule (target, endpoint or engine
+// scope) on the units of one endpoint.
+func (d *Detector) evalEndpoint(x *evalCtx, ri int, ep *diagnose.EndpointView, es *epState) {
+	r := &d.rules[ri]
+	switch r.Scope {
+	case ScopeTarget:
+		if ep.State == diagnose.StatePending {
+			return
 		}
+		d.check(x, ri, ep, es, &ep.Stats, soleModel(ep), "", unitKey{target: ep.Name})
+		return
 	}
+	if !upEngine(ep) {
+		return
+	}
+	if r.Scope == ScopeEngine && len(ep.Subs) > 1 {
+		for k := range ep.Subs {
+			s := &ep.Subs[k]
+			d.check(x, ri, ep, es, &s.Stats, s.Key.Model, s.Key.Engine, unitKey{target: ep.Name, model: s.Key.Model, engine: s.Key.Engine})
+		}
+		return
+	}
+	model, engine := soleModel(ep), ""
+	if r.Scope == ScopeEngine && len(ep.Subs) == 1 {
+		engine = ep.Subs[0].Key.Engine
+	}
+	d.check(x, ri, ep, es, &ep.Stats, model, engine, unitKey{target: ep.Name, model: model, engine: engine})
+}
+
+func upEngine(ep *diagnose.EndpointView) bool {
+	return ep.State == diagnose.StateUp && ep.Kind == sources.KindEngine
+}
+
+// check runs one rule's check on one endpoint unit and steps its state.
+// The unit lives in the context: evaluations never keep it, so it is
+// reused rather than allocated per rule and endpoint.
+func (d *Detector) check(x *evalCtx, ri int, ep *diagnose.EndpointView, es *epState, st *diagnose.Stats, model, engine string, key unitKey) {
+	r := &d.rules[ri]
+	x.u = unit{ep: ep, mem: es.mem[ri], st: st, model: model, engine: engine, key: key}
+	x.since, x.over = time.Time{}, 0
+	c, sev := r.check(x, &x.u, r.Values)
+	d.step(x, ri, &x.u, c, sev)
 }
 
 func soleModel(ep *diagnose.EndpointView) string {
@@ -274,26 +276,131 @@ func soleModel(ep *diagnose.EndpointView) string {
 	return ""
 }
 
-// step evaluates one rule on one unit and advances its state.
-func (d *Detector) step(x *evalCtx, states map[stateKey]*ruleState, k stateKey, ri int, u *unit) {
-	r := &d.rules[ri]
-	x.since, x.over = time.Time{}, 0
-	c, sev := r.check(x, u, r.Values)
-	var st *ruleState
-	if len(states) > 0 {
-		st = states[k]
-	}
+// step advances one rule's state on one unit by this evaluation's verdict,
+// creating it when the condition first holds and dropping it when the
+// state machine is done with it.
+func (d *Detector) step(x *evalCtx, ri int, u *unit, c cond, sev diagnose.Severity) {
+	k := stateKey{rule: ri, unit: u.key}
+	st := d.states[k]
 	if st == nil {
 		if c != condMet {
 			return
 		}
-		st = &ruleState{}
-		states[k] = st
+		st = &ruleState{target: u.key.target}
+		d.states[k] = st
 	}
 	st.gen = d.gen
 	if !d.advance(x, st, ri, c, sev, u) {
-		delete(states, k)
+		delete(d.states, k)
+		return
 	}
+	d.mark(ri, u.key.target, st)
+}
+
+// mark records a live state for supersession (endpoint units only: a
+// fleet or GPU finding is never superseded nor supersedes).
+func (d *Detector) mark(ri int, target string, st *ruleState) {
+	switch {
+	case target == "":
+	case st.firing && st.clearSince.IsZero():
+		m := d.live[liveKey{target, ri}]
+		m.firing = d.gen
+		d.live[liveKey{target, ri}] = m
+	case !st.firing && st.shown:
+		m := d.live[liveKey{target, ri}]
+		m.pending = d.gen
+		d.live[liveKey{target, ri}] = m
+	}
+}
+
+// sweep is the one policy for the states no evaluation visited: a unit
+// still in the frame whose rule did not say (its data went away, the rule
+// was disabled) resolves as unknown; a unit gone from the frame (an endpoint
+// that is down or left, a device no reading lists) is dropped, its story
+// told by the target's or the device's own findings.
+func (d *Detector) sweep(x *evalCtx, f *diagnose.Frame) {
+	var up, listed map[string]bool
+	for k, st := range d.states {
+		if st.gen == d.gen {
+			continue
+		}
+		if up == nil {
+			up, listed = map[string]bool{}, map[string]bool{}
+			for i := range f.Endpoints {
+				listed[f.Endpoints[i].Name] = true
+				up[f.Endpoints[i].Name] = upEngine(&f.Endpoints[i])
+			}
+		}
+		r := &d.rules[k.rule]
+		var gone bool
+		switch r.Scope {
+		case ScopeGPU:
+			gone = true // devices: every listed one is evaluated
+		case ScopeTarget, ScopeFleet:
+			gone = !listed[k.unit.target]
+		default:
+			gone = !up[k.unit.target]
+		}
+		if gone || !d.advance(x, st, k.rule, condUnknown, 0, nil) {
+			delete(d.states, k)
+			continue
+		}
+		st.gen = d.gen
+		d.mark(k.rule, k.unit.target, st)
+	}
+	for k, m := range d.live {
+		if m.firing != d.gen && m.pending != d.gen {
+			delete(d.live, k)
+		}
+	}
+}
+
+// collect gathers the shown findings into the frame and onto the endpoints
+// they concern (by name; a GPU finding, onto the endpoints holding the
+// device), worst first.
+func (d *Detector) collect(f *diagnose.Frame) {
+	byName := make(map[string]int, len(f.Endpoints))
+	for i := range f.Endpoints {
+		byName[f.Endpoints[i].Name] = i
+		f.Endpoints[i].Findings, f.Endpoints[i].Pending = nil, nil
+	}
+	var all, pending []diagnose.Finding
+	for _, st := range d.states {
+		if !st.shown {
+			continue
+		}
+		fd := st.finding
+		list := &all
+		if !st.firing {
+			list = &pending
+		}
+		*list = append(*list, fd)
+		onto := func(ep *diagnose.EndpointView) {
+			if st.firing {
+				ep.Findings = append(ep.Findings, fd)
+			} else {
+				ep.Pending = append(ep.Pending, fd)
+			}
+		}
+		if len(fd.GPUs) > 0 {
+			for i := range f.Endpoints {
+				if slices.Contains(f.Endpoints[i].GPU.GPUs, fd.GPUs[0]) {
+					onto(&f.Endpoints[i])
+				}
+			}
+			continue
+		}
+		if i, ok := byName[fd.Target]; ok {
+			onto(&f.Endpoints[i])
+		}
+	}
+	for i := range f.Endpoints {
+		SortFindings(f.Endpoints[i].Findings)
+		SortFindings(f.Endpoints[i].Pending)
+	}
+	SortFindings(all)
+	SortFindings(pending)
+	f.Findings, f.Pending = all, pending
 }
 
 // describe refreshes a pending or firing finding's words and numbers from
@@ -304,7 +411,7 @@ func (d *Detector) step(x *evalCtx, states map[stateKey]*ruleState, k stateKey, 
 func (d *Detector) describe(x *evalCtx, st *ruleState, ri int, sev diagnose.Severity, u *unit, met bool) {
 	r := &d.rules[ri]
 	old := st.finding
-	if d.supersededNow(x, ri) {
+	if d.superseded(st.target, ri, false) {
 		st.shown = false
 		st.finding.Severity = sev
 		if met {
@@ -327,86 +434,22 @@ func (d *Detector) describe(x *evalCtx, st *ruleState, ri int, sev diagnose.Seve
 		fd.LastSeen = x.now
 	}
 	r.describe(x, u, r.Values, sev, &fd)
+	inEngineTerms(&fd, u.ep)
 	st.finding, st.shown = fd, true
 }
 
-// superseded reports whether a rule that supersedes rule ri fires (and is
-// not resolving) on the endpoint.
-func (d *Detector) superseded(es *epState, ri int) bool { return d.supersededBy(es, ri, false) }
-
-// supersededBy is superseded, counting pending superseding rules too when
-// pending is set.
-func (d *Detector) supersededBy(es *epState, ri int, pending bool) bool {
-	sup := d.supers[ri]
-	if len(sup) == 0 {
+// superseded reports whether a rule that restates rule ri more precisely
+// (the cause graph's restates edges) fires, not resolving, on the unit's
+// endpoint (target) this evaluation, or, with pending, is shown pending there.
+func (d *Detector) superseded(target string, ri int, pending bool) bool {
+	if target == "" || len(d.supers[ri]) == 0 || d.rules[ri].Scope == ScopeFleet {
 		return false
 	}
-	for k, st := range es.states {
-		live := st.firing && st.clearSince.IsZero() || pending && !st.firing && st.shown
-		if live && slices.Contains(sup, k.rule) {
+	for _, j := range d.supers[ri] {
+		m := d.live[liveKey{target, j}]
+		if m.firing == d.gen || pending && m.pending == d.gen {
 			return true
 		}
 	}
 	return false
-}
-
-// collect returns an endpoint's shown findings: firing and resolving
-// ones, and separately the pending ones, without those a more specific
-// firing rule explains.
-func (d *Detector) collect(es *epState) (active, pending []diagnose.Finding) {
-	for _, st := range es.states {
-		active, pending = appendShown(active, pending, st)
-	}
-	SortFindings(active)
-	SortFindings(pending)
-	return active, pending
-}
-
-func appendShown(active, pending []diagnose.Finding, st *ruleState) ([]diagnose.Finding, []diagnose.Finding) {
-	switch {
-	case !st.shown:
-	case st.firing:
-		active = append(active, st.finding)
-	default:
-		pending = append(pending, st.finding)
-	}
-	return active, pending
-}
-
-// evalFleet runs the fleet rules.
-func (d *Detector) evalFleet(x *evalCtx, f *diagnose.Frame) (active, pending []diagnose.Finding) {
-	x.es = nil
-	for ri := range d.rules {
-		r := &d.rules[ri]
-		if !r.Enabled || r.Scope != ScopeFleet {
-			continue
-		}
-		x.since, x.over = time.Time{}, 0
-		for _, h := range r.fleetCheck(x, f, r.Values) {
-			k := fleetKey{rule: ri, model: h.model, target: h.ep.Name}
-			st := d.fleet[k]
-			if st == nil {
-				if h.c != condMet {
-					continue
-				}
-				st = &ruleState{}
-				d.fleet[k] = st
-			}
-			st.gen = d.gen
-			u := unit{ep: h.ep, st: &h.ep.Stats, model: h.model}
-			x.peers, x.over = h.peers, h.over
-			if !d.advance(x, st, ri, h.c, h.sev, &u) {
-				delete(d.fleet, k)
-			}
-			x.peers = nil
-		}
-	}
-	for k, st := range d.fleet {
-		if st.gen != d.gen && !d.advance(x, st, k.rule, condUnknown, 0, nil) {
-			delete(d.fleet, k)
-			continue
-		}
-		active, pending = appendShown(active, pending, st)
-	}
-	return active, pending
 }

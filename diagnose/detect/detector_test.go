@@ -506,7 +506,7 @@ func TestRuleTableDocumented(t *testing.T) {
 		// GPU rules read NVML, which no vLLM metric carries: they have no
 		// Prometheus form.
 		if r.Title == "" || r.Catches == "" || r.Cond == "" || r.Clear == "" || r.Severity == "" || r.Action == "" || r.Needs == "" ||
-			(r.prom == nil) != (r.Scope == ScopeGPU) || r.describe == nil {
+			(r.prom == nil) != (r.Scope == ScopeGPU || r.NoPromQL != "") || r.describe == nil {
 			t.Errorf("%s: incomplete definition", r.ID)
 		}
 		if (r.check == nil) == (r.fleetCheck == nil) {
@@ -517,7 +517,11 @@ func TestRuleTableDocumented(t *testing.T) {
 				t.Errorf("%s: unresolved parameter in %q", r.ID, s)
 			}
 		}
-		for _, id := range r.SupersededBy {
+		for _, e := range causeGraph[r.ID] {
+			if !e.restates {
+				continue
+			}
+			id := e.cause
 			j := -1
 			for k := range active {
 				if active[k].ID == id {
@@ -660,5 +664,44 @@ func TestReplicaImbalanceTwoHotListEachOther(t *testing.T) {
 	}
 	if seen != 2 {
 		t.Errorf("%d replica_imbalance findings, want 2", seen)
+	}
+}
+
+// A down endpoint's advice follows its error, as the fetcher words it: a
+// DNS typo, a wrong path or an expired token is not "check the process".
+func TestEndpointDownAdviceFollowsError(t *testing.T) {
+	cases := []struct{ err, want string }{
+		{"DNS lookup of gpu-nod-1 failed: no such host", "typo"},
+		{"connection refused (is vLLM running on this port?)", "listens on this port"},
+		{"HTTP 404 Not Found (is the path /metrics, and is this the vLLM API server?)", "path"},
+		{"served an HTML page, not metrics (wrong port or path? vLLM serves /metrics on its API port)", "not a dashboard"},
+		{"TLS certificate not trusted (use --ca-file, or --insecure-skip-verify): x509: unknown authority", "--ca-file"},
+		{"HTTP 401 Unauthorized (check --bearer-token-file / basic auth)", "--bearer-token-file"},
+		{"HTTP 403 Forbidden (check --bearer-token-file / basic auth)", "--bearer-token-file"},
+		{"timed out after 3s", "py-spy"},
+		{"body larger than 16 MiB after decompression (limit --max-body)", "--max-body"},
+		{"parse error at line 2", "Xid"}, // nothing more specific: the process advice
+	}
+	actions := map[string]bool{}
+	for _, c := range cases {
+		ep := upEndpoint("r", healthyStats())
+		w := newWorld(t, chatCfg(), ep)
+		start := t0
+		frames := w.run(start, 2*time.Minute, time.Second, func(now time.Time, w *world) {
+			if now.Equal(start.Add(5 * time.Second)) {
+				w.eps[0].State, w.eps[0].Since, w.eps[0].LastError = diagnose.StateDown, now, c.err
+			}
+		})
+		_, fd := firstFiring(frames, "endpoint_down")
+		if fd == nil {
+			t.Fatalf("%s: no endpoint_down", c.err)
+		}
+		if !strings.Contains(fd.Action, c.want) {
+			t.Errorf("%s: action %q lacks %q", c.err, fd.Action, c.want)
+		}
+		actions[fd.Action] = true
+	}
+	if len(actions) != len(cases)-1 { // 401 and 403 share theirs
+		t.Errorf("%d distinct actions for %d errors", len(actions), len(cases))
 	}
 }

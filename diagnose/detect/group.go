@@ -6,20 +6,65 @@ import (
 	"github.com/vtop-dev/vtop/diagnose"
 )
 
-// Causes over symptoms. causeGraph declares which findings are symptoms
-// of which causes: on an endpoint where a cause fires, its symptoms are
-// grouped under it. A grouped symptom takes the cause's severity (so the
-// exit status follows the cause) and defers its action to the cause, so
-// no two findings on one endpoint advise opposite things ("add replicas"
-// beside "lower --max-num-seqs").
-var causeGraph = map[string][]string{ // symptom → its possible causes
-	"queue_backlog":   {"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "prefill_starvation", "gpu_throttling"},
-	"slo_breach":      {"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "prefill_starvation", "gpu_throttling"},
-	"high_abort_rate": {"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "prefill_starvation", "gpu_throttling"},
-	"decode_stutter":  {"kv_cache_thrashing", "swapping", "gpu_throttling"},
+// The one cause graph: for each rule, the rules that explain its finding
+// on the same endpoint. An edge either restates (the cause says the same
+// thing more precisely: while it fires, or is pending beside a pending
+// finding, the finding is not shown, though its state still runs so it
+// appears with its true first-seen time if the cause resolves first) or
+// groups (the finding is shown as a symptom under the cause: it takes the
+// cause's severity, so the exit status follows the cause, and defers its
+// action to it, so no two findings on one endpoint advise opposite things,
+// "add replicas" beside "lower --max-num-seqs"). A cause that restates
+// must come before its finding in the rule table: the detector reads this
+// frame's verdict.
+var causeGraph = map[string][]causeEdge{
+	// A crash loop explains the outages and restarts: its finding says
+	// down now.
+	"endpoint_down":      restatedBy("crash_loop"),
+	"endpoint_restarted": restatedBy("crash_loop"),
+	"preemption":         restatedBy("kv_cache_thrashing", "swapping"),
+	"prefix_cache_miss":  restatedBy("kv_cache_thrashing"),
+	"prefill_starvation": restatedBy("kv_cache_thrashing"),
+	"kv_cache_saturated": restatedBy("kv_cache_thrashing", "swapping", "preemption"),
+	"queue_backlog":      explainedBy(stallOrCache...),
+	"slo_breach": append(restatedBy("kv_cache_thrashing", "prefill_starvation", "binding_limit", "queue_backlog", "decode_stutter"),
+		explainedBy(stallOrCache...)...),
+	"high_abort_rate": explainedBy(stallOrCache...),
+	"decode_stutter":  explainedBy("kv_cache_thrashing", "swapping", "gpu_throttling"),
 	// A replica that stalls or thrashes holds the requests routed to it:
 	// the imbalance is what the cause looks like from the balancer.
-	"replica_imbalance": {"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "prefill_starvation", "gpu_throttling"},
+	"replica_imbalance": explainedBy(stallOrCache...),
+}
+
+// stallOrCache are the causes a queue, an SLO breach or aborts follow.
+var stallOrCache = []string{"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "prefill_starvation", "binding_limit", "gpu_throttling"}
+
+// causeEdge is one edge of the cause graph, from a finding to its cause.
+type causeEdge struct {
+	cause    string
+	restates bool // hide the finding while the cause fires; else group it under the cause
+}
+
+func restatedBy(ids ...string) []causeEdge  { return edges(ids, true) }
+func explainedBy(ids ...string) []causeEdge { return edges(ids, false) }
+
+func edges(ids []string, restates bool) []causeEdge {
+	out := make([]causeEdge, len(ids))
+	for i, id := range ids {
+		out[i] = causeEdge{cause: id, restates: restates}
+	}
+	return out
+}
+
+// groupingCauses are the causes a rule's finding is grouped under.
+func groupingCauses(rule string) []string {
+	var out []string
+	for _, e := range causeGraph[rule] {
+		if !e.restates {
+			out = append(out, e.cause)
+		}
+	}
+	return out
 }
 
 // groupFindings applies the cause graph on every endpoint, carries the
@@ -42,7 +87,7 @@ func groupFindings(f *diagnose.Frame) {
 		}
 		touched := map[*diagnose.Finding]bool{}
 		for _, s := range all {
-			causes := causeGraph[s.Rule]
+			causes := groupingCauses(s.Rule)
 			if len(causes) == 0 || s.State == diagnose.FindingResolving {
 				continue
 			}

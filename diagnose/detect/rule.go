@@ -80,11 +80,8 @@ type Rule struct {
 	For        time.Duration // the condition must hold this long before the rule fires
 	ResolveFor time.Duration // a firing finding resolves after its clear condition held this long
 	Params     []Param
-	// SupersededBy: while one of these rules fires on the same endpoint,
-	// this one's finding is not shown (the more specific rule explains it).
-	// Its state is still tracked, so it appears with its true first-seen time
-	// if the specific finding resolves first.
-	SupersededBy []string
+	// NoPromQL, when set, says why the rule has no Prometheus form.
+	NoPromQL string
 
 	// check decides from the frame; it must be cheap and allocation-free
 	// on the healthy path. describe fills in the finding's words and numbers
@@ -104,6 +101,7 @@ type Rule struct {
 var ruleTable = []*Rule{
 	ruleKVThrashing,
 	rulePrefillStarvation,
+	ruleBindingLimit,
 	ruleSwapping,
 	rulePreemption,
 	ruleKVSaturated,
@@ -119,6 +117,7 @@ var ruleTable = []*Rule{
 	ruleAbortRate,
 	ruleOOMRisk,
 	ruleSLOBreach,
+	ruleUnexplained,
 	ruleImbalance,
 	ruleGPUThrottling,
 	ruleGPUXID,
@@ -345,7 +344,14 @@ func SortFindings(fs []diagnose.Finding) {
 		if a.Rule != b.Rule {
 			return a.Rule < b.Rule
 		}
-		return a.Engine < b.Engine
+		if a.Model != b.Model {
+			return a.Model < b.Model
+		}
+		if a.Engine != b.Engine {
+			return a.Engine < b.Engine
+		}
+		// The state table is a map: the order must not depend on it.
+		return a.ID() < b.ID()
 	})
 }
 
@@ -355,8 +361,7 @@ func isSymptom(fd *diagnose.Finding) bool {
 	if fd.Cause != "" {
 		return true
 	}
-	_, ok := causeGraph[fd.Rule]
-	return ok
+	return len(groupingCauses(fd.Rule)) > 0
 }
 
 // Worst returns the highest severity among findings, and false when there

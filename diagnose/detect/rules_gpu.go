@@ -226,65 +226,32 @@ func xidsOf(x *evalCtx, u *unit, w time.Duration) (sources.XIDInfo, []sources.GP
 	return worst, out, len(out) > 0
 }
 
-// evalGPUs runs the GPU rules over every device of the frame (and every
-// device index an XID names that the reading no longer lists).
-func (d *Detector) evalGPUs(x *evalCtx, f *diagnose.Frame) (active, pending []diagnose.Finding) {
-	x.es = nil
-	var idx []int // device indexes
-	var slot []int
+// evalGPUs evaluates a GPU rule on every device of the frame (gpu_xid
+// also on every device index an XID names that the reading no longer
+// lists).
+func (d *Detector) evalGPUs(x *evalCtx, ri int) {
+	r := &d.rules[ri]
+	f := x.f
+	var idx, slot []int // device indexes, and their slots in f.GPU.GPUs (-1: not listed)
 	for i := range f.GPU.GPUs {
 		idx, slot = append(idx, f.GPU.GPUs[i].Index), append(slot, i)
 	}
-	for _, e := range f.GPUEvents {
-		if e.XID != 0 && !slices.Contains(idx, e.GPU) {
-			idx, slot = append(idx, e.GPU), append(slot, -1)
-		}
-	}
-	for ri := range d.rules {
-		r := &d.rules[ri]
-		if !r.Enabled || r.Scope != ScopeGPU {
-			continue
-		}
-		for k, gi := range idx {
-			u := unit{gpu: slot[k], gpuIndex: gi, target: gpuTarget(f, slot[k], gi)}
-			if slot[k] < 0 && r.ID != "gpu_xid" {
-				continue
-			}
-			key := gpuStateKey{rule: ri, gpu: gi}
-			if slot[k] >= 0 && f.GPU.GPUs[slot[k]].UUID != "" {
-				key.uuid = f.GPU.GPUs[slot[k]].UUID
-			}
-			st := d.gpus[key]
-			x.since, x.over = time.Time{}, 0
-			c, sev := r.check(x, &u, r.Values)
-			if st == nil {
-				if c != condMet {
-					continue
-				}
-				st = &ruleState{}
-				d.gpus[key] = st
-			}
-			st.gen = d.gen
-			if !d.advance(x, st, ri, c, sev, &u) {
-				delete(d.gpus, key)
+	if r.ID == ruleGPUXID.ID {
+		for _, e := range f.GPUEvents {
+			if e.XID != 0 && !slices.Contains(idx, e.GPU) {
+				idx, slot = append(idx, e.GPU), append(slot, -1)
 			}
 		}
 	}
-	for k, st := range d.gpus {
-		if st.gen != d.gen {
-			// The device is gone from the reading and no XID names it.
-			delete(d.gpus, k)
-			continue
+	for k, gi := range idx {
+		x.u = unit{gpu: slot[k], gpuIndex: gi, target: gpuTarget(f, slot[k], gi), key: unitKey{gpu: gi}}
+		if slot[k] >= 0 {
+			x.u.key.uuid = f.GPU.GPUs[slot[k]].UUID
 		}
-		active, pending = appendShown(active, pending, st)
+		x.since, x.over = time.Time{}, 0
+		c, sev := r.check(x, &x.u, r.Values)
+		d.step(x, ri, &x.u, c, sev)
 	}
-	return active, pending
-}
-
-type gpuStateKey struct {
-	rule int
-	gpu  int
-	uuid string
 }
 
 // gpuTarget names the endpoints holding GPU slot (an index into

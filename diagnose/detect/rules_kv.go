@@ -212,16 +212,15 @@ var (
 
 var rulePreemption = &Rule{
 	ID: "preemption", Title: "Sustained preemption", Scope: ScopeEngine,
-	Catches:      "Any sustained preemption: the leading sign of KV capacity exhaustion, before latency shows it (V1: recompute). More than about 1% of requests preempted means KV pressure.",
-	Needs:        "preemptions (V0 ≥0.4.3, V1 ≥0.8), finished requests",
-	Cond:         "preemptions ≥ {min_rate} and ≥ {share} of finished requests over the window",
-	Clear:        "preemptions < {share_clear} of finished requests",
-	Severity:     "warning; critical at ≥ {critical} of finished requests",
-	Action:       "the --max-num-seqs that fits the KV cache with {headroom} headroom (computed), or more KV capacity",
-	For:          5 * time.Minute,
-	ResolveFor:   2 * time.Minute,
-	SupersededBy: []string{"kv_cache_thrashing", "swapping"},
-	Params:       prParams,
+	Catches:    "Any sustained preemption: the leading sign of KV capacity exhaustion, before latency shows it (V1: recompute). More than about 1% of requests preempted means KV pressure.",
+	Needs:      "preemptions (V0 ≥0.4.3, V1 ≥0.8), finished requests",
+	Cond:       "preemptions ≥ {min_rate} and ≥ {share} of finished requests over the window",
+	Clear:      "preemptions < {share_clear} of finished requests",
+	Severity:   "warning; critical at ≥ {critical} of finished requests",
+	Action:     "the --max-num-seqs that fits the KV cache with {headroom} headroom (computed), or more KV capacity",
+	For:        5 * time.Minute,
+	ResolveFor: 2 * time.Minute,
+	Params:     prParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		pre, share := u.st.PreemptionsRate, preemptShare(u.st)
 		switch {
@@ -407,16 +406,15 @@ var (
 
 var rulePrefixMiss = &Rule{
 	ID: "prefix_cache_miss", Title: "Prefix cache misses", Scope: ScopeEngine,
-	Catches:      "Prefix caching is on but almost nothing matches (a per-request id or timestamp at the top of a shared system prompt, prompts routed away from their cache); or caching is off (info: vLLM cannot tell whether prompts would share prefixes).",
-	Needs:        "cache_config_info's enable_prefix_caching; prefix-cache hit and query counters (V1 ≥0.7.3) or V0's hit-rate gauge",
-	Cond:         "caching on, prompt tokens ≥ {min_prompt_rate} tokens/s and ≥ {min_tokens} in the window, and hit ratio < {hit_low}; or caching off (info)",
-	Clear:        "hit ratio ≥ {hit_clear}, or traffic below {min_prompt_rate} tokens/s",
-	Severity:     "warning; info when caching is off",
-	Action:       "keep the shared part of prompts byte-identical and first, route one prefix to one replica; when off: --enable-prefix-caching (V1 enables it by default: remove --no-enable-prefix-caching)",
-	For:          5 * time.Minute,
-	ResolveFor:   5 * time.Minute,
-	SupersededBy: []string{"kv_cache_thrashing"},
-	Params:       pcParams,
+	Catches:    "Prefix caching is on but almost nothing matches (a per-request id or timestamp at the top of a shared system prompt, prompts routed away from their cache); or caching is off (info: vLLM cannot tell whether prompts would share prefixes).",
+	Needs:      "cache_config_info's enable_prefix_caching; prefix-cache hit and query counters (V1 ≥0.7.3) or V0's hit-rate gauge",
+	Cond:       "caching on, prompt tokens ≥ {min_prompt_rate} tokens/s and ≥ {min_tokens} in the window, and hit ratio < {hit_low}; or caching off (info)",
+	Clear:      "hit ratio ≥ {hit_clear}, or traffic below {min_prompt_rate} tokens/s",
+	Severity:   "warning; info when caching is off",
+	Action:     "keep the shared part of prompts byte-identical and first, route one prefix to one replica; when off: --enable-prefix-caching (V1 enables it by default: remove --no-enable-prefix-caching)",
+	For:        5 * time.Minute,
+	ResolveFor: 5 * time.Minute,
+	Params:     pcParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		st := u.st
 		if st.PrefixCaching == sources.TriNo {

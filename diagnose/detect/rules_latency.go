@@ -32,16 +32,15 @@ var (
 
 var rulePrefillStarvation = &Rule{
 	ID: "prefill_starvation", Title: "Prefill starvation", Scope: ScopeEndpoint,
-	Catches:      "New requests wait for their first token while the running batch streams normally: long decodes hold every slot (--max-num-seqs) although the KV cache has room, or V0 without chunked prefill.",
-	Needs:        "TTFT and inter-token histograms, waiting/running gauges, KV usage; max_num_seqs from the config file for the batch-full test",
-	Cond:         "TTFT p95 above the SLO profile's TTFT target, inter-token p50 within its ITL target, ≥ {waiting} waiting, KV usage < {kv_room}, and (when max_num_seqs is known) running ≥ {batch_full} of it",
-	Clear:        "TTFT p95 within target, nothing waiting, or the premise gone: inter-token p50 above its target, running < {batch_full} − 20 points of max_num_seqs, or KV usage ≥ {kv_room} + 5 points",
-	Severity:     "warning; critical at TTFT p95 ≥ {critical} the target",
-	Action:       "raise --max-num-seqs to what the KV cache holds at the measured sequence length with {headroom} headroom (computed); V0: --enable-chunked-prefill",
-	For:          2 * time.Minute,
-	ResolveFor:   2 * time.Minute,
-	SupersededBy: []string{"kv_cache_thrashing"},
-	Params:       psParams,
+	Catches:    "New requests wait for their first token while the running batch streams normally: long decodes hold every slot (--max-num-seqs) although the KV cache has room, or V0 without chunked prefill.",
+	Needs:      "TTFT and inter-token histograms, waiting/running gauges, KV usage; max_num_seqs from the config file for the batch-full test",
+	Cond:       "TTFT p95 above the SLO profile's TTFT target, inter-token p50 within its ITL target, ≥ {waiting} waiting, KV usage < {kv_room}, the binding limit is the batch cap (running flat at a plateau over the window with requests waiting throughout), and (when max_num_seqs is known) running ≥ {batch_full} of it",
+	Clear:      "TTFT p95 within target, nothing waiting, or the premise gone: another limit binds (or none: a burst that drains), inter-token p50 above its target, running < {batch_full} − 20 points of max_num_seqs, or KV usage ≥ {kv_room} + 5 points",
+	Severity:   "warning; critical at TTFT p95 ≥ {critical} the target",
+	Action:     "raise --max-num-seqs to what the KV cache holds at the measured sequence length with {headroom} headroom (computed); V0: --enable-chunked-prefill",
+	For:        2 * time.Minute,
+	ResolveFor: 2 * time.Minute,
+	Params:     psParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		st := u.st
 		ttft, itl, wait, kv := st.TTFT.P95, st.ITL.P50, st.Waiting, st.KVUsage
@@ -53,6 +52,17 @@ var rulePrefillStarvation = &Rule{
 			return condClear, 0
 		case bad(itl) || bad(kv):
 			return condHold, 0
+		}
+		// Raising --max-num-seqs helps only where the batch cap binds: the
+		// batch sits at a plateau with requests waiting and KV room. Any
+		// other limit (adapter slots, the token budget, arrivals beyond
+		// what the KV cache lets the cap grow to) is another finding's.
+		switch u.ep.Verdict.Limit {
+		case diagnose.LimitBatchCap:
+		case diagnose.LimitFewData:
+			return condUnknown, 0
+		default:
+			return condClear, 0
 		}
 		slots := batchSlots(u)
 		full := slots <= 0 || (!bad(st.Running) && st.Running >= p[psBatchFull]*float64(slots))
@@ -147,9 +157,9 @@ var ruleQueueBacklog = &Rule{
 	Catches:  "More requests arrive than the engine completes: the waiting queue and the time spent in it grow.",
 	Needs:    "waiting gauge; queue-time histogram (≥0.6.4) or the waiting trend",
 	Cond:     "≥ {waiting} waiting and (queue time p95 ≥ {queue_p95} or the queue growing ≥ {growth} over the window)",
-	Clear:    "fewer than {clear} waiting",
+	Clear:    "fewer than {clear} waiting, or the queue emptied within the window and is not growing (a burst that drains)",
 	Severity: "warning; critical at queue time p95 ≥ {critical}",
-	Action:   "more capacity: the replicas that match arrivals (computed from completions and queue growth); --max-num-seqs up to what the KV cache holds when KV has room (computed)",
+	Action:   "more capacity: the replicas that match arrivals (computed from completions and queue growth); --max-num-seqs up to what the KV cache holds when the batch cap binds and KV has room (computed), as the smaller part when arrivals exceed what it absorbs",
 	For:      2 * time.Minute, ResolveFor: 2 * time.Minute,
 	Params: qbParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
@@ -163,6 +173,9 @@ var ruleQueueBacklog = &Rule{
 		}
 		if wait < p[qbWaiting] {
 			return condHold, 0
+		}
+		if u.ep.Verdict.Limit == diagnose.LimitBurst {
+			return condClear, 0 // the queue drains: not a backlog
 		}
 		slow := !bad(q) && q >= p[qbQueueP95]
 		growing := !bad(u.ep.Trend.WaitSlope) && u.ep.Trend.Span >= x.f.Window/2 && u.ep.Trend.WaitSlope >= p[qbGrowth]
@@ -185,14 +198,26 @@ var ruleQueueBacklog = &Rule{
 			evNum("running", st.Running, diagnose.UnitCount, 0), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
 		fd.Explain = "Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows."
 		var action []string
-		if why, ok := replicasNeeded(x, u, p[qbQueueP95]); ok {
+		if v := &u.ep.Verdict; v.Limit == diagnose.LimitArrivals {
+			action = append(action, arrivalsWords(v, st, &u.ep.Trend))
+		} else if why, ok := replicasNeeded(x, u, p[qbQueueP95]); ok {
 			action = append(action, why)
 		}
-		fc, _, lever := maxNumSeqsChange(u, p[qbHeadroom], false)
-		if lever && !bad(st.KVUsage) && st.KVUsage < 0.9 {
+		fc, n, lever := maxNumSeqsChange(u, p[qbHeadroom], false)
+		v := &u.ep.Verdict
+		switch {
+		case v.Limit != diagnose.LimitBatchCap && !(v.Limit == diagnose.LimitArrivals && v.Under == diagnose.LimitBatchCap):
+			// The batch cap does not bind: its flag would not admit one
+			// more request.
+		case lever && !bad(st.KVUsage) && st.KVUsage < 0.9:
 			fd.Flags = append(fd.Flags, fc)
-			if fc.From != "" {
-				action = append(action, fmt.Sprintf("the KV cache has room: raise --max-num-seqs %s → %s", fc.From, fc.To))
+			if cur, err := strconv.Atoi(fc.From); err == nil && cur > 0 {
+				gain := float64(n)/float64(cur) - 1
+				if v.Limit == diagnose.LimitArrivals {
+					action = append(action, fmt.Sprintf("the smaller part: raise --max-num-seqs %s → %s (+%s of capacity, what the KV cache allows)", fc.From, fc.To, pct(gain)))
+				} else {
+					action = append(action, fmt.Sprintf("the KV cache has room: raise --max-num-seqs %s → %s (+%s)", fc.From, fc.To, pct(gain)))
+				}
 			} else {
 				action = append(action, "the KV cache holds "+fc.To+" sequences of the measured length (set max_num_seqs in the config file's targets to compare)")
 			}
@@ -225,44 +250,76 @@ func growthWords(slope float64) string {
 	return "flat"
 }
 
-// replicasNeeded sizes capacity from the queue itself. Little's law gives
+// capacityNeed sizes capacity from the queue itself, as a multiple of
+// today's, with the replicas of the model serving now. Little's law gives
 // the time a request spends queued (waiting ÷ completion rate); serving
 // every request in flight at once takes (running + waiting) ÷ running of
 // today's capacity, and a queue still growing adds arrivals over
 // completions. Under closed-loop load arrivals equal completions, so the
 // in-flight ratio is what sizes it.
-func replicasNeeded(x *evalCtx, u *unit, target float64) (string, bool) {
+func capacityNeed(x *evalCtx, u *unit) (need float64, reps int, ok bool) {
 	st := u.st
 	finished, run, wait := st.ReqRate, st.Running, st.Waiting
 	if bad(finished) || finished <= 0 || bad(run) || run < 1 || bad(wait) || wait <= 0 {
-		return "", false
+		return 0, 0, false
 	}
-	// Aborted requests finished without being served: capacity is what
-	// completes otherwise.
-	done := finished
-	if !bad(st.AbortShare) {
-		done = finished * (1 - st.AbortShare)
-	}
+	done := served(st)
 	if done <= 0 {
-		return "", false
+		return 0, 0, false
 	}
-	queued := wait / done
-	ratio := (run + wait) / run
-	s := fmt.Sprintf("Little's law: %s waiting ÷ %s req/s served = %s queued (target %s); serving all %s in flight at once takes (%s running + %s waiting) ÷ %s = %s× today's capacity",
-		num(wait), num(done), secs(queued), secs(target), num(run+wait), num(run), num(wait), num(run), dec(ratio, 2))
+	need = (run + wait) / run
 	if g := u.ep.Trend.WaitSlope; !bad(g) && g > 0 {
-		if gr := (finished + g) / done; gr > ratio {
-			ratio = gr
-			s += fmt.Sprintf("; the queue still grows %s/s: arrivals (%s + %s) ÷ %s served = %s×", num(g), num(finished), num(g), num(done), dec(gr, 2))
-		}
+		need = max(need, (finished+g)/done)
 	}
-	reps := 1
+	reps = 1
 	if u.model != "" {
 		for _, m := range x.f.Fleet.Models {
 			if m.Model == u.model {
 				reps = max(1, m.Endpoints)
 			}
 		}
+	}
+	return need, reps, true
+}
+
+// served is the completion rate without aborts: aborted requests finished
+// without being served.
+func served(st *diagnose.Stats) float64 {
+	if !bad(st.AbortShare) {
+		return st.ReqRate * (1 - st.AbortShare)
+	}
+	return st.ReqRate
+}
+
+// arrivalsWords says "arrivals exceed capacity" with its arithmetic: the
+// arrival rate over what the replica serves (Little's law: the concurrency
+// the arrivals need is that multiple of today's), divided by what raising
+// the binding limit adds.
+func arrivalsWords(v *diagnose.Verdict, st *diagnose.Stats, tr *diagnose.Trend) string {
+	done := served(st)
+	need := (st.ReqRate + tr.WaitSlope) / done
+	s := fmt.Sprintf("arrivals exceed capacity: (%s req/s finished + the queue growing %s/s) ÷ %s served = %s× what this replica serves",
+		num(st.ReqRate), num(tr.WaitSlope), num(done), dec(need, 2))
+	if v.Gain > 0 {
+		s += fmt.Sprintf(", ÷ %s for the binding limit raised as far as the evidence allows", dec(1+v.Gain, 2))
+	}
+	return s + fmt.Sprintf(": about %d replicas of this model instead of %d (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
+}
+
+// replicasNeeded words capacityNeed: the Little's-law arithmetic and the
+// replicas it comes to.
+func replicasNeeded(x *evalCtx, u *unit, target float64) (string, bool) {
+	ratio, reps, ok := capacityNeed(x, u)
+	if !ok {
+		return "", false
+	}
+	st := u.st
+	finished, run, wait, done := st.ReqRate, st.Running, st.Waiting, served(st)
+	inflight := (run + wait) / run
+	s := fmt.Sprintf("Little's law: %s waiting ÷ %s req/s served = %s queued (target %s); serving all %s in flight at once takes (%s running + %s waiting) ÷ %s = %s× today's capacity",
+		num(wait), num(done), secs(wait/done), secs(target), num(run+wait), num(run), num(wait), num(run), dec(inflight, 2))
+	if g := u.ep.Trend.WaitSlope; !bad(g) && g > 0 && ratio > inflight {
+		s += fmt.Sprintf("; the queue still grows %s/s: arrivals (%s + %s) ÷ %s served = %s×", num(g), num(finished), num(g), num(done), dec(ratio, 2))
 	}
 	need := int(math.Ceil(float64(reps)*ratio - 1e-9))
 	switch {
@@ -424,16 +481,15 @@ var (
 
 var ruleSLOBreach = &Rule{
 	ID: "slo_breach", Title: "SLO breach", Scope: ScopeEndpoint,
-	Catches:      "User-facing latency above the selected SLO profile (--slo, or slo_profiles in the config file): TTFT, inter-token or end-to-end.",
-	Needs:        "TTFT, inter-token and E2E histograms",
-	Cond:         "any of TTFT / inter-token / E2E: p95 above the profile's target, or p99 above twice it, over ≥ {min_requests} observations",
-	Clear:        "every percentile within target",
-	Severity:     "warning; critical when a p95 is ≥ {critical} its target",
-	Action:       "follow the more specific finding if there is one (it is shown instead); otherwise add capacity",
-	For:          5 * time.Minute,
-	ResolveFor:   2 * time.Minute,
-	SupersededBy: []string{"kv_cache_thrashing", "prefill_starvation", "queue_backlog", "decode_stutter"},
-	Params:       sbParams,
+	Catches:    "User-facing latency above the selected SLO profile (--slo, or slo_profiles in the config file): TTFT, inter-token or end-to-end.",
+	Needs:      "TTFT, inter-token and E2E histograms",
+	Cond:       "any of TTFT / inter-token / E2E: p95 above the profile's target, or p99 above twice it, over ≥ {min_requests} observations",
+	Clear:      "every percentile within target",
+	Severity:   "warning; critical when a p95 is ≥ {critical} its target; info during a transient burst that drains (the queue emptied within the window)",
+	Action:     "follow the more specific finding if there is one (it is shown instead); otherwise add capacity",
+	For:        5 * time.Minute,
+	ResolveFor: 2 * time.Minute,
+	Params:     sbParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		known, breach, crit := false, false, false
 		for _, l := range sloLegs(x.slo, u.st) {
@@ -450,8 +506,10 @@ var ruleSLOBreach = &Rule{
 			}
 		}
 		switch {
-		case !known:
+		case !known || u.ep.Verdict.Limit == diagnose.LimitFewData:
 			return condUnknown, 0
+		case breach && u.ep.Verdict.Limit == diagnose.LimitBurst:
+			return condMet, diagnose.SevInfo // a transient burst: said so, never an alarm
 		case crit:
 			return condMet, diagnose.SevCritical
 		case breach:
@@ -474,6 +532,12 @@ var ruleSLOBreach = &Rule{
 			}
 		}
 		fd.Summary = strings.Join(parts, ", ") + " (" + x.slo.Name + " profile)"
+		if u.ep.Verdict.Limit == diagnose.LimitBurst {
+			fd.Summary += " during a transient burst the engine drained"
+			fd.Explain = "Latency rose while a burst of requests queued; the queue emptied within the window and is not growing, so no limit of the engine binds. Nothing to change unless bursts grow."
+			fd.Action = "none: a burst that drains; watch the queue if bursts grow"
+			return
+		}
 		fd.Explain = "Latency users feel is above the " + x.slo.Name + " profile's targets (" + x.slo.Desc + "). No more specific rule explains it right now."
 		fd.Action = "check running vs waiting and KV usage for the cause; add capacity if the engine is simply saturated"
 	},
@@ -526,7 +590,7 @@ var ruleUnderutil = &Rule{
 	Needs:    "running/waiting gauges, KV usage; GPU utilization when vtop runs on the node",
 	Cond:     "mean running ≤ {batch} over the window, mean waiting ≤ {waiting}, KV usage < {kv}, and GPU utilization < {gpu_util} % when known",
 	Clear:    "mean running > 2 × {batch}, or requests waiting",
-	Severity: "warning",
+	Severity: "info: a capacity note (nothing waits)",
 	Action:   "fold this model onto fewer replicas or smaller GPUs (lower --tensor-parallel-size), or route more traffic here",
 	For:      5 * time.Minute, ResolveFor: 2 * time.Minute,
 	Params: guParams,
@@ -542,7 +606,8 @@ var ruleUnderutil = &Rule{
 		case run > 2*p[guBatch] || wait > p[guWaiting]:
 			return condClear, 0
 		case run <= p[guBatch] && wait <= p[guWaiting] && kv < p[guKV] && (bad(util) || util < p[guGPUUtil]):
-			return condMet, diagnose.SevWarning
+			// Nothing waits: a capacity note, never an alarm.
+			return condMet, diagnose.SevInfo
 		}
 		return condHold, 0
 	},
@@ -563,7 +628,7 @@ var ruleUnderutil = &Rule{
 		}
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
-		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf("avg_over_time((%s)[%s:]) <= %s and avg_over_time((%s)[%s:]) <= %s and %s < %s",
+		return []promAlert{{Severity: "info", Expr: fmt.Sprintf("avg_over_time((%s)[%s:]) <= %s and avg_over_time((%s)[%s:]) <= %s and %s < %s",
 			g.gauge(sources.GRunning, "sum", byEndpoint), g.w, g.num(p[guBatch]),
 			g.gauge(sources.GWaiting, "sum", byEndpoint), g.w, g.num(p[guWaiting]),
 			g.gauge(sources.GKVUsage, "max", byEndpoint), g.num(p[guKV]))}}

@@ -30,16 +30,15 @@ var (
 
 var ruleKVSaturated = &Rule{
 	ID: "kv_cache_saturated", Title: "KV cache saturated", Scope: ScopeEngine,
-	Catches:      "The KV cache pinned full while requests queue: the cache, not the batch cap, limits concurrency. Needs no preemption counter (older V1, trimmed exporters, simulators), so it is seen where kv_cache_thrashing cannot be.",
-	Needs:        "KV usage and the waiting gauge",
-	Cond:         "KV usage ≥ {kv_high} with at least one request waiting",
-	Clear:        "KV usage < {kv_clear}, or nothing waiting",
-	Severity:     "warning; critical when as many requests wait as run",
-	Action:       "more KV capacity (--kv-cache-dtype fp8, --gpu-memory-utilization up to 0.90) or another replica; the --max-num-seqs that fits with {headroom} headroom (computed from the cache config and from what running sequences hold now)",
-	For:          time.Minute,
-	ResolveFor:   time.Minute,
-	SupersededBy: []string{"kv_cache_thrashing", "swapping", "preemption"},
-	Params:       ksParams,
+	Catches:    "The KV cache pinned full while requests queue: the cache, not the batch cap, limits concurrency. Needs no preemption counter (older V1, trimmed exporters, simulators), so it is seen where kv_cache_thrashing cannot be.",
+	Needs:      "KV usage and the waiting gauge",
+	Cond:       "KV usage ≥ {kv_high} with at least one request waiting",
+	Clear:      "KV usage < {kv_clear}, or nothing waiting",
+	Severity:   "warning; critical when as many requests wait as run",
+	Action:     "more KV capacity (--kv-cache-dtype fp8, --gpu-memory-utilization up to 0.90) or another replica; the --max-num-seqs that fits with {headroom} headroom (computed from the cache config and from what running sequences hold now)",
+	For:        time.Minute,
+	ResolveFor: time.Minute,
+	Params:     ksParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		kv, wait, run := u.st.KVUsage, u.st.Waiting, u.st.Running
 		switch {

@@ -37,8 +37,6 @@ var ruleEndpointDown = &Rule{
 	// not an outage; a second outage within the flap window fires at once.
 	For: 45 * time.Second, ResolveFor: 30 * time.Second,
 	Params: edParams,
-	// A crash loop explains the outages: its finding says down now.
-	SupersededBy: []string{"crash_loop"},
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		ep := u.ep
 		n, first := memoryOf[*downHistory](u).recent(x.now, seconds(p[edFlapWindow]))
@@ -119,7 +117,6 @@ var ruleRestarted = &Rule{
 	Severity: "info",
 	Action:   "if nobody restarted it, read the engine's log around the restart (OOM kill, CUDA error, failed health check)",
 	For:      0, ResolveFor: 0,
-	SupersededBy: []string{"crash_loop"},
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		if u.ep.RestartedAt.IsZero() {
 			return condClear, 0

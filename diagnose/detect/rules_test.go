@@ -109,7 +109,7 @@ func TestRuleEdges(t *testing.T) {
 		{"prefix: hit ratio unknown", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio = nan }, false, 0},
 		{"prefix: V0 caching off is info", "prefix_cache_miss", true, func(e *diagnose.EndpointView) {}, true, diagnose.SevInfo},
 
-		{"underutil: batch of one", "gpu_underutilization", false, func(e *diagnose.EndpointView) { e.Stats.Running, e.Stats.KVUsage, e.Stats.ReqRate = 1, 0.02, 0.25 }, true, diagnose.SevWarning},
+		{"underutil: batch of one", "gpu_underutilization", false, func(e *diagnose.EndpointView) { e.Stats.Running, e.Stats.KVUsage, e.Stats.ReqRate = 1, 0.02, 0.25 }, true, diagnose.SevInfo},
 		{"underutil: batch of three", "gpu_underutilization", false, func(e *diagnose.EndpointView) { e.Stats.Running, e.Stats.KVUsage = 3, 0.02 }, false, 0},
 		{"underutil: queue behind a small batch", "gpu_underutilization", false, func(e *diagnose.EndpointView) { e.Stats.Running, e.Stats.Waiting, e.Stats.KVUsage = 1, 5, 0.02 }, false, 0},
 		{"underutil: KV unknown", "gpu_underutilization", false, func(e *diagnose.EndpointView) { e.Stats.Running, e.Stats.KVUsage = 1, nan }, false, 0},

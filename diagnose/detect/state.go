@@ -38,6 +38,7 @@ type ruleState struct {
 	finding      diagnose.Finding  // the last description, while pending or firing
 	shown        bool              // finding describes this evaluation (pending: not superseded)
 	hold         time.Duration     // the hold it fired after (or needs, pending)
+	target       string            // the endpoint of its unit ("" for a GPU): where supersession looks
 }
 
 // holdOf is how long a condition must hold before the rule fires: the
@@ -86,7 +87,7 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagno
 				st.finding.HeldFor = now.Sub(st.pendingSince)
 				st.finding.FirstSeen = st.pendingSince
 				// A pending symptom waits behind its pending cause too.
-				if x.es != nil && d.supersededBy(x.es, ri, true) {
+				if d.superseded(st.target, ri, true) {
 					st.shown = false
 				}
 				return true
@@ -131,7 +132,7 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagno
 		if u != nil {
 			d.describe(x, st, ri, st.sev, u, false)
 		} else {
-			st.shown = !d.supersededNow(x, ri)
+			st.shown = !d.superseded(st.target, ri, false)
 		}
 		st.finding.State, st.finding.ResolvingSince = diagnose.FindingResolving, st.clearSince
 		st.finding.HeldFor, st.finding.Hold = st.clearSince.Sub(st.finding.FirstSeen), st.hold
@@ -143,10 +144,4 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagno
 func (d *Detector) firingMarks(st *ruleState, now time.Time) {
 	st.finding.State, st.finding.ResolvingSince = diagnose.FindingFiring, time.Time{}
 	st.finding.HeldFor, st.finding.Hold = now.Sub(st.finding.FirstSeen), st.hold
-}
-
-// supersededNow reports whether a more specific rule fires on the endpoint
-// being evaluated (never for fleet and GPU scopes).
-func (d *Detector) supersededNow(x *evalCtx, ri int) bool {
-	return x.es != nil && d.superseded(x.es, ri)
 }

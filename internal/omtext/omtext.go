@@ -23,7 +23,7 @@ const ContentType = "application/openmetrics-text; version=1.0.0"
 
 type sample struct {
 	name, labels, rest string // rest: value and optional timestamp, as written
-	group                  string // the label set without le / quantile
+	group              string // the label set without le / quantile
 }
 
 type family struct {

@@ -9,12 +9,14 @@ package discovery
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -76,8 +78,20 @@ type Source struct {
 	// Prometheus' dns_sd); files are checked every poll interval.
 	Refresh time.Duration
 	// OnError hears about a rule that failed (the last good answer stays).
+	// The failure is also a Problem in the batches, until the rule works.
 	OnError func(Spec, error)
+	// MaxTargets bounds the targets polled, static and discovered
+	// together (default DefaultMaxTargets); past it the rest are left out
+	// and a Problem says so.
+	MaxTargets int
 }
+
+// DefaultMaxTargets is the bound on targets when none is given: beyond a
+// few thousand replicas, vtop is pointed at Prometheus (--prometheus).
+const DefaultMaxTargets = 10_000
+
+// MaxFileSD bounds a file_sd file: 10,000 targets are well under 1 MiB.
+const MaxFileSD = 8 << 20
 
 type running struct {
 	cancel context.CancelFunc
@@ -92,6 +106,9 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 	if s.Resolver == nil {
 		s.Resolver = net.DefaultResolver
 	}
+	if s.MaxTargets <= 0 {
+		s.MaxTargets = DefaultMaxTargets
+	}
 	live := map[string]*running{}
 	var wg sync.WaitGroup
 	defer func() {
@@ -100,6 +117,11 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 		}
 		wg.Wait()
 	}()
+	// One slot pool for every target, static or found: --max-parallel
+	// bounds them all, and their first polls are spread (a rule naming
+	// thousands must not open thousands of sockets at one instant).
+	pc := s.Poll
+	pc.Slots = sources.NewSlots(pc.MaxParallel)
 	start := func(t sources.Target) {
 		tctx, cancel := context.WithCancel(ctx)
 		r := &running{cancel: cancel, done: make(chan struct{})}
@@ -108,7 +130,7 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 		go func() {
 			defer wg.Done()
 			defer close(r.done)
-			ps := sources.NewPollSource(sources.NewPoller([]sources.Target{t}, s.Fetcher, s.Poll))
+			ps := sources.NewPollSource(sources.NewPoller([]sources.Target{t}, s.Fetcher, pc))
 			ps.Run(tctx, out)
 		}()
 	}
@@ -117,10 +139,13 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 	}
 	found := make([][]sources.Target, len(s.Specs)) // the last good answer of each rule
 	stamps := make([]fileStamp, len(s.Specs))
+	failing := make([]string, len(s.Specs)) // each rule's problem now, "" when it works
+	bounded := ""
 	var lastDNS time.Time
 	tick := time.NewTicker(s.Poll.Interval)
 	defer tick.Stop()
 	for {
+		var problems []sources.Problem
 		dns := lastDNS.IsZero() || time.Since(lastDNS) >= s.Refresh
 		if dns {
 			lastDNS = time.Now()
@@ -130,12 +155,9 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 			var err error
 			switch {
 			case sp.Kind == "file":
-				changed, serr := stamps[i].changed(sp.Path)
-				if serr == nil && !changed {
+				var changed bool
+				if ts, changed, err = readFileSDCtx(ctx, &stamps[i], sp.Path); err == nil && !changed {
 					continue
-				}
-				if err = serr; err == nil {
-					ts, err = readFileSD(sp.Path)
 				}
 			case dns:
 				ts, err = s.lookup(ctx, sp)
@@ -145,24 +167,52 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 			if ctx.Err() != nil {
 				return nil
 			}
+			text := ""
 			if err != nil {
 				if s.OnError != nil {
 					s.OnError(sp, err)
 				}
-				continue
+				// The Problem's key names the rule already.
+				text = sources.Sanitize(strings.TrimPrefix(err.Error(), sp.String()+": "), 200)
+				if found[i] != nil {
+					text += fmt.Sprintf(" (its last %d targets kept)", len(found[i]))
+				}
+			} else {
+				found[i] = ts
 			}
-			found[i] = ts
+			if text != failing[i] {
+				failing[i] = text
+				problems = append(problems, sources.Problem{Key: sp.String(), Text: text})
+			}
 		}
 		want := map[string]sources.Target{}
+		var order []string
 		for _, t := range s.Static {
-			want[t.Name] = t
+			if _, dup := want[t.Name]; !dup {
+				want[t.Name] = t
+				order = append(order, t.Name)
+			}
 		}
 		for _, ts := range found {
 			for _, t := range ts {
 				if _, dup := want[t.Name]; !dup {
 					want[t.Name] = t
+					order = append(order, t.Name)
 				}
 			}
+		}
+		text := ""
+		if len(order) > s.MaxTargets {
+			// The static targets, then each rule's in its order: a storm
+			// of new names cannot push out what was asked for by hand.
+			for _, name := range order[s.MaxTargets:] {
+				delete(want, name)
+			}
+			text = fmt.Sprintf("%d targets found, more than the limit of %d: the first %d are polled (narrow the discovery rules)", len(order), s.MaxTargets, s.MaxTargets)
+		}
+		if text != bounded {
+			bounded = text
+			problems = append(problems, sources.Problem{Key: "discovery", Text: text})
 		}
 		var gone []string
 		for name, r := range live {
@@ -173,9 +223,9 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 				gone = append(gone, name)
 			}
 		}
-		if len(gone) > 0 {
+		if len(gone) > 0 || len(problems) > 0 {
 			slices.Sort(gone)
-			if !sources.Send(ctx, out, sources.Batch{Now: time.Now(), Departed: gone}) {
+			if !sources.Send(ctx, out, sources.Batch{Now: time.Now(), Departed: gone, Problems: problems}) {
 				return nil
 			}
 		}
@@ -251,13 +301,60 @@ func (f *fileStamp) changed(path string) (bool, error) {
 	return true, nil
 }
 
+// readFileSDCtx reads a file_sd file when it changed since stamp, giving
+// up when ctx ends: a stat or read that blocks (a FIFO named by mistake, a
+// hung network mount) must not keep vtop alive after q or a signal. The
+// blocked call is left behind; the process is ending.
+func readFileSDCtx(ctx context.Context, stamp *fileStamp, path string) ([]sources.Target, bool, error) {
+	type result struct {
+		ts      []sources.Target
+		changed bool
+		err     error
+	}
+	ch := make(chan result, 1)
+	st := *stamp
+	go func() {
+		changed, err := st.changed(path)
+		if err != nil || !changed {
+			ch <- result{nil, changed, err}
+			return
+		}
+		ts, err := readFileSD(path)
+		ch <- result{ts, true, err}
+	}()
+	select {
+	case r := <-ch:
+		*stamp = st
+		return r.ts, r.changed, r.err
+	case <-ctx.Done():
+		return nil, false, ctx.Err()
+	}
+}
+
 // readFileSD reads a Prometheus file_sd file: a list of {targets, labels};
 // the labels __scheme__ and __metrics_path__ shape the URL, others are
 // ignored (vtop names targets by address).
 func readFileSD(path string) ([]sources.Target, error) {
-	b, err := os.ReadFile(path)
+	// Opened without blocking (a FIFO with no writer would wait for one)
+	// and read only when it is a regular file, up to MaxFileSD.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("file_sd %s: %v", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("file_sd %s: %v", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("file_sd %s: not a regular file (%s)", path, st.Mode().Type())
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileSD+1))
+	if err != nil {
+		return nil, fmt.Errorf("file_sd %s: %v", path, err)
+	}
+	if len(b) > MaxFileSD {
+		return nil, fmt.Errorf("file_sd %s: larger than %d MiB", path, MaxFileSD>>20)
 	}
 	var groups []struct {
 		Targets []string          `yaml:"targets"`

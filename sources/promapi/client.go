@@ -334,12 +334,12 @@ func (c *Client) queryRange(ctx context.Context, q string, r v1.Range) (model.Ma
 	}
 	if err := jsoniter.ConfigCompatibleWithStandardLibrary.NewDecoder(resp.Body).Decode(&res); err != nil {
 		if resp.StatusCode/100 != 2 {
-			return nil, c.queryErr(q, fmt.Errorf("HTTP %s", resp.Status))
+			return nil, answerErr(resp, c.queryErr(q, fmt.Errorf("HTTP %s", resp.Status)))
 		}
 		return nil, c.queryErr(q, err)
 	}
 	if res.Status != "success" {
-		return nil, c.queryErr(q, fmt.Errorf("%s: %s", res.ErrorType, res.Error))
+		return nil, answerErr(resp, c.queryErr(q, fmt.Errorf("%s: %s", res.ErrorType, res.Error)))
 	}
 	if res.Data.ResultType != "matrix" {
 		return nil, fmt.Errorf("prometheus %s: query %s: got a %s, not a range", c.name, sources.Sanitize(q, 200), sources.Sanitize(res.Data.ResultType, 20))
@@ -360,12 +360,75 @@ func (c *Client) queryRangeText(ctx context.Context, q string, r v1.Range) (*ran
 	p, err := readRange(resp.Body, r)
 	if err != nil {
 		if resp.StatusCode/100 != 2 {
-			err = fmt.Errorf("HTTP %s: %v", resp.Status, err)
+			return nil, answerErr(resp, c.queryErr(q, fmt.Errorf("HTTP %s: %v", resp.Status, err)))
 		}
 		return nil, c.queryErr(q, err)
 	}
 	return p, nil
 }
+
+// statusError is a query the server refused with an HTTP status: whether
+// asking again can help, and when it asked to be asked again.
+type statusError struct {
+	err    error
+	status int
+	after  time.Duration // Retry-After, 0 when not given
+}
+
+func (e *statusError) Error() string { return e.err.Error() }
+func (e *statusError) Unwrap() error { return e.err }
+
+func answerErr(resp *http.Response, err error) error {
+	if resp.StatusCode/100 == 2 {
+		return err
+	}
+	return &statusError{err: err, status: resp.StatusCode, after: retryAfter(resp.Header.Get("Retry-After"))}
+}
+
+// retryAfter reads a Retry-After header: seconds, or an HTTP date.
+func retryAfter(h string) time.Duration {
+	if h == "" {
+		return 0
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(h)); err == nil && n >= 0 {
+		return time.Duration(n) * time.Second
+	}
+	if t, err := http.ParseTime(h); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+// retryWait says whether a failed query is worth asking again, and how
+// long to wait first: not a refusal in 4xx other than 429 (the query is
+// wrong, or too large), and never longer than maxRetryWait, whatever a
+// Retry-After asks. attempt counts from 0.
+func retryWait(err error, attempt int) (time.Duration, bool) {
+	if errors.Is(err, context.Canceled) {
+		return 0, false
+	}
+	wait := retryBase << attempt
+	var se *statusError
+	if errors.As(err, &se) {
+		if se.status/100 == 4 && se.status != http.StatusTooManyRequests {
+			return 0, false
+		}
+		if se.after > 0 {
+			wait = se.after
+		}
+	}
+	return min(wait, maxRetryWait), true
+}
+
+// Backfill chunks are asked up to retryAttempts times, waiting retryBase,
+// then twice that, between tries (or what the server's Retry-After says,
+// up to maxRetryWait): a loaded server during an incident answers 503 or
+// 429 now and then.
+const (
+	retryAttempts = 3
+	retryBase     = 500 * time.Millisecond
+	maxRetryWait  = 30 * time.Second
+)
 
 // postRange sends a range query, bounded as every query is.
 func (c *Client) postRange(ctx context.Context, q string, r v1.Range) (*http.Response, error) {
@@ -526,6 +589,11 @@ func (c *Client) detectInterval(ctx context.Context, now time.Time) (time.Durati
 	}
 	slices.Sort(gaps)
 	iv := gaps[len(gaps)/2]
+	if iv > maxInterval {
+		// Samples years apart (a hostile or broken server): no interval
+		// vtop can follow, and the chunk arithmetic would overflow.
+		return 0, fmt.Errorf("prometheus %s: the samples of vLLM's running gauge are %s apart, more than the %s a scrape interval can be", c.name, iv, maxInterval)
+	}
 	if iv >= time.Second {
 		iv = iv.Round(time.Second)
 	} else {
@@ -533,6 +601,9 @@ func (c *Client) detectInterval(ctx context.Context, now time.Time) (time.Durati
 	}
 	return max(iv, 100*time.Millisecond), nil
 }
+
+// maxInterval bounds the scrape interval vtop follows, detected or given.
+const maxInterval = time.Hour
 
 // configuredInterval reads the global scrape_interval from the server's
 // configuration (Prometheus' /api/v1/status/config); 1m, Prometheus'
@@ -552,7 +623,7 @@ func (c *Client) configuredInterval(ctx context.Context) time.Duration {
 		return def
 	}
 	d, err := model.ParseDuration(y.Global.ScrapeInterval)
-	if err != nil || d <= 0 {
+	if err != nil || d <= 0 || time.Duration(d) > maxInterval {
 		return def
 	}
 	return time.Duration(d)

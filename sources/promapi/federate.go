@@ -84,7 +84,19 @@ type federation struct {
 	running map[string]bool
 	help    func([]byte) []byte // what every target's text starts with
 	now     int64               // the refresh's time, ms
+	// Bounds, checked on every answer: past maxTargets new targets are
+	// left out (dropped counts their lines), past maxSeries the answer
+	// is refused. 0: none.
+	maxTargets, maxSeries int
+	dropped               int
 }
+
+// maxFedLine bounds one line of a /federate answer: a vLLM series with
+// every label a server adds is a few hundred bytes; a 250 MB line cost
+// 3.4 GB before it was refused.
+const maxFedLine = 1 << 20
+
+var errLongLine = fmt.Errorf("a line longer than %d KiB: not a metrics answer", maxFedLine>>10)
 
 func newFederation(running []string, help func([]byte) []byte) *federation {
 	f := &federation{byKey: map[string]*fedTarget{}, ids: map[string]uint32{}, running: map[string]bool{}, help: help}
@@ -107,6 +119,9 @@ func (f *federation) read(r io.Reader, gen uint64, known bool) error {
 			for errors.Is(err, bufio.ErrBufferFull) {
 				line, err = br.ReadSlice('\n')
 				long = append(long, line...)
+				if len(long) > maxFedLine {
+					return errLongLine
+				}
 			}
 			line = long
 		}
@@ -166,6 +181,10 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 		if known {
 			return nil
 		}
+		if f.maxTargets > 0 && len(f.byKey) >= f.maxTargets {
+			f.dropped++
+			return nil
+		}
 		m, err := idMetric(line[open+1 : open+1+end])
 		if err != nil {
 			return fmt.Errorf("federate: %v in %q", err, sources.Sanitize(string(line), 120))
@@ -189,7 +208,10 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 	if f.running[string(name)] {
 		ms := f.now
 		if nf == 2 {
-			if v, err := strconv.ParseInt(string(ts), 10, 64); err == nil {
+			// A stamp in the future (a skewed clock, a hostile server) is
+			// taken as now: kept, it would hold the replica's row still
+			// until the clock caught up.
+			if v, err := strconv.ParseInt(string(ts), 10, 64); err == nil && v < f.now {
 				ms = v
 			}
 		}
@@ -201,6 +223,9 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 	}
 	id, ok := f.ids[string(ser)]
 	if !ok {
+		if f.maxSeries > 0 && len(f.series) >= f.maxSeries {
+			return fmt.Errorf("more than %d distinct series in one answer: narrow --selector", f.maxSeries)
+		}
 		id = uint32(len(f.series))
 		f.series = append(f.series, string(ser))
 		f.ids[f.series[id]] = id
@@ -381,6 +406,7 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 	var wg sync.WaitGroup
 	for i, g := range s.groups {
 		s.feds[i].now = now.UnixMilli()
+		s.feds[i].maxTargets, s.feds[i].maxSeries, s.feds[i].dropped = c.maxReplicas(), c.cfg.MaxSeries, 0
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -453,6 +479,11 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 			s.fleet.drop(r)
 		}
 	}
+	dropped := 0
+	for _, f := range s.feds {
+		dropped += f.dropped
+	}
+	s.bounded(&b, dropped)
 	if err := s.readGPUs(ctx, &b, now.Add(-lag)); err != nil {
 		return b, err
 	}

@@ -2,6 +2,7 @@ package promapi
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -40,6 +41,8 @@ type Source struct {
 	classes []*sources.SeriesClasses
 	gen     uint64
 	names   []labelPair // scratch for label sorting
+	// boundText is the replica bound's Problem as last said.
+	boundText string
 }
 
 // NewSource reads through an opened client.
@@ -60,13 +63,17 @@ func NewSource(c *Client) *Source {
 func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 	c := s.c
 	now := c.cfg.Clock()
+	read := 0
 	if c.cfg.Backfill > 0 {
-		if err := s.backfill(ctx, out, now.Add(-c.cfg.Backfill), now); err != nil {
-			return err
+		// A chunk that cannot be read leaves a gap, said as a Problem:
+		// the live refresh starts regardless.
+		read = s.backfill(ctx, out, now.Add(-c.cfg.Backfill), now)
+		if ctx.Err() != nil {
+			return nil
 		}
 	}
-	if c.cfg.Once && c.cfg.Backfill > 0 {
-		return nil
+	if c.cfg.Once && read > 0 {
+		return nil // --once reports on the history; with none, one refresh
 	}
 	tick := time.NewTicker(c.interval)
 	defer tick.Stop()
@@ -128,9 +135,18 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 	// target gone from its file_sd) keeps answering with the last sample:
 	// a replica with no new scrape for a few intervals has departed.
 	gone := ts.Add(-max(3*c.interval, 5*time.Second))
+	dropped := 0
 	for _, smp := range v.(model.Vector) {
+		// A stamp in the future is taken as now (see federation.sample).
 		at := time.UnixMilli(int64(float64(smp.Value) * 1000))
+		if at.After(ts) {
+			at = ts
+		}
 		if at.Before(gone) {
+			continue
+		}
+		if s.fleet.byKey[keyOf(smp.Metric)] == nil && len(s.fleet.byKey) >= c.maxReplicas() {
+			dropped++
 			continue
 		}
 		r, added := s.fleet.get(smp.Metric)
@@ -146,6 +162,7 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 			s.fleet.drop(r)
 		}
 	}
+	s.bounded(&b, dropped)
 	vecs, err := queryAll(c.families, func(f family) (model.Value, error) { return c.query(ctx, c.selectFamily(f), ts) })
 	if err != nil {
 		return b, err
@@ -176,6 +193,25 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 	}
 	return b, nil
 }
+
+// bounded says, when a refresh left replicas out (past maxReplicas), and
+// clears it when it no longer does: checked on every refresh, not only at
+// open, so a fleet that grows past the bound is caught.
+func (s *Source) bounded(b *sources.Batch, dropped int) {
+	text := ""
+	if dropped > 0 {
+		text = fmt.Sprintf("more than %d replicas (the series limit of %d at about %d each): the rest (%d series) are left out; narrow --selector",
+			s.c.maxReplicas(), s.c.cfg.MaxSeries, seriesPerReplica, dropped)
+	}
+	if text != s.boundText {
+		s.boundText = text
+		b.Problems = append(b.Problems, sources.Problem{Key: "prometheus " + s.c.name, Text: text})
+	}
+}
+
+// maxReplicas is the bound on replicas a refresh keeps: the series limit
+// at the series one vLLM exposes.
+func (c *Client) maxReplicas() int { return max(c.cfg.MaxSeries/seriesPerReplica, 1) }
 
 // readGPUs reads dcgm-exporter's series, one query per metric, and joins
 // the devices to the replicas by pod, else by host.
@@ -272,7 +308,7 @@ func queryAll[T any](fams []family, q func(family) (T, error)) ([]T, error) {
 // older history feeds the slow readers (the leak fit's 20 s points, the
 // half-hour sparklines' 10 s ones, findings' ages) and is read at
 // coarseStep: a fraction of the points to fetch and normalize.
-func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, to time.Time) error {
+func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, to time.Time) (read int) {
 	c := s.c
 	var ranges []v1.Range
 	split := to.Add(-c.cfg.FullRes).Truncate(c.interval)
@@ -289,41 +325,83 @@ func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, t
 	go func() {
 		defer close(next)
 		for _, r := range ranges {
-			f := fetched{r: r}
-			// A range query answers every step with the newest sample at or
-			// before it: the stamps say which steps saw a new scrape, and when.
-			if f.stamps, f.err = c.queryRange(fctx, s.stampQuery(), r); f.err == nil {
-				f.parts, f.err = queryAll(c.families, func(fm family) (*rangePart, error) { return c.queryRangeText(fctx, c.selectFamily(fm), r) })
-			}
-			// dcgm-exporter's GPUs, one range query per metric, so the
-			// GPU rules and panel have their history too.
-			for _, n := range c.dcgm {
-				if f.err != nil {
+			var f fetched
+			for attempt := 0; ; attempt++ {
+				f = s.fetchChunk(fctx, r)
+				if f.err == nil || fctx.Err() != nil || attempt == retryAttempts-1 {
 					break
 				}
-				var m model.Matrix
-				m, f.err = c.queryRange(fctx, `{__name__="`+n+`"}`, r)
-				f.gpus = append(f.gpus, m)
+				wait, again := retryWait(f.err, attempt)
+				if !again {
+					break
+				}
+				if c.cfg.Log != nil {
+					c.cfg.Log.Warn("prometheus backfill: retrying a chunk", "err", f.err, "wait", wait)
+				}
+				select {
+				case <-time.After(wait):
+				case <-fctx.Done():
+				}
 			}
 			select {
 			case next <- f:
 			case <-fctx.Done():
 				return
 			}
-			if f.err != nil {
-				return
-			}
 		}
 	}()
+	var gaps int
+	var gapFrom, gapTo time.Time
 	for f := range next {
 		if f.err != nil {
-			return f.err
+			if ctx.Err() != nil {
+				return read
+			}
+			if gaps == 0 {
+				gapFrom = f.r.Start
+			}
+			gaps++
+			gapTo = f.r.End
+			text := fmt.Sprintf("history from %s to %s not read (%d of %d pieces failed after %d tries; the gap stays): %s",
+				gapFrom.UTC().Format(time.TimeOnly), gapTo.UTC().Format(time.TimeOnly), gaps, len(ranges), retryAttempts,
+				sources.Sanitize(strings.TrimPrefix(f.err.Error(), "prometheus "+c.name+": "), 200))
+			if c.cfg.Log != nil {
+				c.cfg.Log.Warn("prometheus backfill: a gap", "from", f.r.Start, "to", f.r.End, "err", f.err)
+			}
+			b := sources.Batch{Now: f.r.End, Problems: []sources.Problem{{Key: "prometheus " + c.name + " backfill", Text: text}}}
+			if !sources.Send(ctx, out, b) {
+				return read
+			}
+			continue
 		}
+		read++
 		if !s.sendChunk(ctx, out, f) {
-			return nil
+			return read
 		}
 	}
-	return nil
+	return read
+}
+
+// fetchChunk asks the server for one chunk of history.
+func (s *Source) fetchChunk(ctx context.Context, r v1.Range) fetched {
+	c := s.c
+	f := fetched{r: r}
+	// A range query answers every step with the newest sample at or
+	// before it: the stamps say which steps saw a new scrape, and when.
+	if f.stamps, f.err = c.queryRange(ctx, s.stampQuery(), r); f.err == nil {
+		f.parts, f.err = queryAll(c.families, func(fm family) (*rangePart, error) { return c.queryRangeText(ctx, c.selectFamily(fm), r) })
+	}
+	// dcgm-exporter's GPUs, one range query per metric, so the GPU rules
+	// and panel have their history too.
+	for _, n := range c.dcgm {
+		if f.err != nil {
+			break
+		}
+		var m model.Matrix
+		m, f.err = c.queryRange(ctx, `{__name__="`+n+`"}`, r)
+		f.gpus = append(f.gpus, m)
+	}
+	return f
 }
 
 // coarseStep is the step of old history: four scrapes, at most a minute,

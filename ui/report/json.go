@@ -7,6 +7,7 @@ import (
 	"math"
 	"reflect"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -38,6 +39,7 @@ type JSONReport struct {
 	WindowSeconds   float64        `json:"window_seconds"`
 	IntervalSeconds float64        `json:"interval_seconds"`
 	Status          JSONStatus     `json:"status"`
+	Problems        []string       `json:"problems,omitempty"` // what the sources say about themselves
 	Fleet           JSONFleet      `json:"fleet"`
 	Endpoints       []JSONEndpoint `json:"endpoints"`
 	GPU             JSONGPUStatus  `json:"gpu"`
@@ -198,20 +200,26 @@ func Findings(fs []diagnose.Finding) []JSONFinding {
 			Target: fd.Target, Model: fd.Model, Engine: fd.Engine,
 			FirstSeen: tptr(fd.FirstSeen), LastSeen: tptr(fd.LastSeen), Title: fd.Title, Summary: fd.Summary,
 			Explain: fd.Explain, Action: fd.Action, Evidence: []JSONEvidence{}, Flags: []JSONFlag{}}
-		for _, e := range fd.Evidence {
-			je := JSONEvidence{Name: e.Name, Text: e.Text, WindowSeconds: Num(e.Window.Seconds())}
-			if e.Numeric() {
-				je.Number, je.Unit = numPtr(e.Num), string(e.Unit)
-			}
-			if e.Quantile() {
-				je.BucketLowest, je.BucketHighest = numPtr(e.Lowest), numPtr(e.Highest)
-			}
-			j.Evidence = append(j.Evidence, je)
-		}
+		j.Evidence = evidence(fd.Evidence)
 		for _, fc := range fd.Flags {
 			j.Flags = append(j.Flags, JSONFlag{fc.Flag, fc.From, fc.To, fc.Why, fc.Alt})
 		}
 		out = append(out, j)
+	}
+	return out
+}
+
+func evidence(es []diagnose.Evidence) []JSONEvidence {
+	out := []JSONEvidence{}
+	for _, e := range es {
+		je := JSONEvidence{Name: e.Name, Text: e.Text, WindowSeconds: Num(e.Window.Seconds())}
+		if e.Numeric() {
+			je.Number, je.Unit = numPtr(e.Num), string(e.Unit)
+		}
+		if e.Quantile() {
+			je.BucketLowest, je.BucketHighest = numPtr(e.Lowest), numPtr(e.Highest)
+		}
+		out = append(out, je)
 	}
 	return out
 }
@@ -229,17 +237,19 @@ type JSONStatus struct {
 
 // JSONFleet aggregates the endpoints that are up.
 type JSONFleet struct {
-	Up     int         `json:"up"`
-	Total  int         `json:"total"`
-	Stats  JSONStats   `json:"stats"`
-	Models []JSONModel `json:"models"`
+	Up      int          `json:"up"`
+	Total   int          `json:"total"`
+	Verdict *JSONVerdict `json:"verdict"` // the fleet's bottleneck; null before rules ran
+	Stats   JSONStats    `json:"stats"`
+	Models  []JSONModel  `json:"models"`
 }
 
 // JSONModel aggregates the endpoints serving one model.
 type JSONModel struct {
-	Model     string    `json:"model"`
-	Endpoints int       `json:"endpoints"`
-	Stats     JSONStats `json:"stats"`
+	Model     string       `json:"model"`
+	Endpoints int          `json:"endpoints"`
+	Verdict   *JSONVerdict `json:"verdict"` // the pool's bottleneck
+	Stats     JSONStats    `json:"stats"`
 }
 
 // JSONEndpoint is one target.
@@ -251,7 +261,8 @@ type JSONEndpoint struct {
 	LastSuccess   *time.Time       `json:"last_success"`
 	ScrapeSeconds Num              `json:"scrape_seconds"`
 	RestartedAt   *time.Time       `json:"restarted_at"`
-	Kind          string           `json:"kind"` // engine, router, no-samples
+	Kind          string           `json:"kind"`           // engine, router, no-samples
+	ServingEngine string           `json:"serving_engine"` // vLLM, SGLang: whose metric families it serves
 	Generation    string           `json:"generation"`
 	VersionRange  string           `json:"version_range"`
 	VersionMin    string           `json:"version_min,omitempty"`
@@ -261,6 +272,7 @@ type JSONEndpoint struct {
 	Samples       int              `json:"samples"`
 	ResidentBytes Num              `json:"resident_memory_bytes"`
 	MaxNumSeqs    *int             `json:"max_num_seqs"`
+	Verdict       *JSONVerdict     `json:"verdict"` // which limit binds; null when not judged (down, not an engine)
 	Stats         JSONStats        `json:"stats"`
 	Engines       []JSONEngine     `json:"engines"`
 	GPU           *JSONEndpointGPU `json:"gpu"`      // null unless the endpoint was joined to local GPUs
@@ -409,25 +421,27 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 		WindowSeconds: f.Window.Seconds(), IntervalSeconds: f.Interval.Seconds(),
 		Status: JSONStatus{Code: int(st), Text: st.String(), ElapsedSeconds: Num(run.Elapsed.Seconds()),
 			Interrupted: run.Interrupted, NoAnswer: run.NoAnswer},
-		Fleet:     JSONFleet{Up: f.Fleet.Up, Total: f.Fleet.Total, Stats: Stats(f.Fleet.Stats), Models: []JSONModel{}},
+		Fleet:     JSONFleet{Up: f.Fleet.Up, Total: f.Fleet.Total, Verdict: Verdict(&f.Fleet.Verdict, true), Stats: Stats(f.Fleet.Stats), Models: []JSONModel{}},
 		Endpoints: []JSONEndpoint{},
 		Findings:  Findings(f.Findings),
 		Pending:   Findings(f.Pending),
 		Groups:    []JSONGroup{},
+		Problems:  f.Problems,
 	}
 	for _, g := range f.Groups {
 		r.Groups = append(r.Groups, JSONGroup{g.Rule, g.Title, g.Severity.String(), g.Targets, g.Members})
 	}
 	for _, m := range f.Fleet.Models {
-		r.Fleet.Models = append(r.Fleet.Models, JSONModel{m.Model, m.Endpoints, Stats(m.Stats)})
+		r.Fleet.Models = append(r.Fleet.Models, JSONModel{m.Model, m.Endpoints, Verdict(&m.Verdict, true), Stats(m.Stats)})
 	}
 	for _, e := range f.Endpoints {
 		je := JSONEndpoint{
 			Name: e.Name, State: e.State.String(), StateSince: tptr(e.Since), LastError: e.LastError,
 			LastSuccess: tptr(e.LastSuccess), ScrapeSeconds: Num(e.ScrapeDuration.Seconds()),
-			RestartedAt: tptr(e.RestartedAt), Kind: e.Kind.String(), Generation: e.Version.Gen.String(),
+			RestartedAt: tptr(e.RestartedAt), Kind: e.Kind.String(), ServingEngine: e.Version.Server.String(), Generation: e.Version.Gen.String(),
 			VersionRange: e.Version.String(), Models: orEmpty(e.Models), Warnings: orEmpty(e.Warnings),
 			Samples: e.Samples, ResidentBytes: Num(e.RSS), Stats: Stats(e.Stats), Engines: []JSONEngine{},
+			Verdict: Verdict(&e.Verdict, false),
 		}
 		if e.LastAttempt.IsZero() {
 			je.ScrapeSeconds = Num(math.NaN())
@@ -469,24 +483,29 @@ func orEmpty(s []string) []string {
 func WriteJSON(w io.Writer, r JSONReport) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	v := reflect.ValueOf(r)
-	bw.WriteString("{\n")
+	bw.WriteString("{")
+	first := true
 	for i := range v.NumField() {
-		name, err := json.Marshal(v.Type().Field(i).Tag.Get("json"))
+		tag, opts, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if opts == "omitempty" && v.Field(i).IsZero() {
+			continue
+		}
+		name, err := json.Marshal(tag)
 		if err != nil {
 			return err
 		}
-		bw.WriteString("  ")
+		if !first {
+			bw.WriteByte(',')
+		}
+		first = false
+		bw.WriteString("\n  ")
 		bw.Write(name)
 		bw.WriteString(": ")
 		if err := writeIndented(bw, v.Field(i)); err != nil {
 			return err
 		}
-		if i < v.NumField()-1 {
-			bw.WriteByte(',')
-		}
-		bw.WriteByte('\n')
 	}
-	bw.WriteString("}\n")
+	bw.WriteString("\n}\n")
 	return bw.Flush()
 }
 

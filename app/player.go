@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -14,20 +14,20 @@ import (
 	"github.com/vtop-dev/vtop/sources"
 )
 
-// player runs a recording through a fresh pipeline: the recording is a
+// Player runs a recording through a fresh pipeline: the recording is a
 // source (record.Source) whose batches hold what the live run ingested
 // between two evaluations, applied by the same pipeline code, and the
 // detector evaluates once per batch, at the live run's instants. The
 // rules are this vtop's, configured as the recording says (or as
 // overridden), so a new rule or a fixed threshold applies to old data.
-type player struct {
+type Player struct {
 	files      []string
 	maxSamples int
 	slo        string // --slo override; "" keeps the recorded profile
 
 	hdr    record.Header
 	rules  detect.RulesConfig
-	p      *pipeline
+	p      *Pipeline
 	src    *record.Source
 	in     chan sources.Batch
 	cancel context.CancelFunc
@@ -40,8 +40,10 @@ type player struct {
 	ended bool
 }
 
-func openPlayer(files []string, maxSamples int, slo string) (*player, error) {
-	pl := &player{files: files, maxSamples: maxSamples, slo: slo}
+// OpenPlayer opens a recording (files oldest first) at its start; slo
+// overrides the recorded SLO profile.
+func OpenPlayer(files []string, maxSamples int, slo string) (*Player, error) {
+	pl := &Player{files: files, maxSamples: maxSamples, slo: slo}
 	if err := pl.rewind(); err != nil {
 		return nil, err
 	}
@@ -49,7 +51,7 @@ func openPlayer(files []string, maxSamples int, slo string) (*player, error) {
 }
 
 // replayOptions rebuilds a run's options from a recording's header.
-func replayOptions(hdr record.Header, file, slo string) (*options, time.Duration, error) {
+func replayOptions(hdr record.Header, file, slo string) (*Config, time.Duration, error) {
 	var cfg recordedConfig
 	if len(hdr.Config) > 0 {
 		if err := json.Unmarshal(hdr.Config, &cfg); err != nil {
@@ -72,16 +74,16 @@ func replayOptions(hdr record.Header, file, slo string) (*options, time.Duration
 		}
 		rules.SLO = s
 	}
-	o := &options{interval: time.Duration(hdr.Interval), window: time.Duration(hdr.Window), rules: rules}
+	o := &Config{Interval: time.Duration(hdr.Interval), Window: time.Duration(hdr.Window), Rules: rules}
 	for _, t := range hdr.Targets {
-		o.targets = append(o.targets, sources.Target{Name: t.Name, URL: t.URL, MaxNumSeqs: t.MaxNumSeqs})
+		o.Targets = append(o.Targets, sources.Target{Name: t.Name, URL: t.URL, MaxNumSeqs: t.MaxNumSeqs})
 	}
 	return o, cfg.ForCap, nil
 }
 
 // rewind starts over from the first frame with fresh state.
-func (pl *player) rewind() error {
-	pl.close()
+func (pl *Player) rewind() error {
+	pl.Close()
 	r, err := record.Open(pl.files[0])
 	if err != nil {
 		return err
@@ -92,7 +94,7 @@ func (pl *player) rewind() error {
 	if err != nil {
 		return err
 	}
-	p, err := newPipelineOf(o, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	p, err := NewOf(o, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return fmt.Errorf("%s: recorded rules: %v", pl.files[0], err)
 	}
@@ -100,7 +102,7 @@ func (pl *player) rewind() error {
 		p.detector.SetForCap(forCap)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	*pl = player{files: pl.files, maxSamples: pl.maxSamples, slo: pl.slo, hdr: hdr, rules: o.rules, p: p,
+	*pl = Player{files: pl.files, maxSamples: pl.maxSamples, slo: pl.slo, hdr: hdr, rules: o.Rules, p: p,
 		src: record.NewSource(pl.files, pl.maxSamples), in: make(chan sources.Batch), cancel: cancel, done: make(chan error, 1)}
 	go func(src *record.Source, in chan sources.Batch) {
 		err := src.Run(ctx, in)
@@ -110,9 +112,9 @@ func (pl *player) rewind() error {
 	return nil
 }
 
-// next applies the next batch and evaluates at its time. It returns false
+// Next applies the next batch and evaluates at its time. It returns false
 // at the end of the recording (pl.stop says whether it ended damaged).
-func (pl *player) next() bool {
+func (pl *Player) Next() bool {
 	if pl.ended {
 		return false
 	}
@@ -127,21 +129,21 @@ func (pl *player) next() bool {
 		pl.run = pl.src.RunInfo()
 		return false
 	}
-	pl.p.apply(&b)
+	pl.p.Apply(&b)
 	pl.frame = pl.p.frame()
 	pl.ticks++
 	return true
 }
 
-// until evaluates every batch up to at (inclusive) and returns the last
+// Until evaluates every batch up to at (inclusive) and returns the last
 // frame evaluated at or before at, nil when none was. The player stays on
 // the first frame past at.
-func (pl *player) until(at time.Time) *diagnose.Frame {
+func (pl *Player) Until(at time.Time) *diagnose.Frame {
 	var last *diagnose.Frame
 	if pl.frame != nil && !pl.frame.Time.After(at) {
 		last = pl.frame
 	}
-	for !(pl.frame != nil && pl.frame.Time.After(at)) && pl.next() {
+	for !(pl.frame != nil && pl.frame.Time.After(at)) && pl.Next() {
 		if !pl.frame.Time.After(at) {
 			last = pl.frame
 		}
@@ -149,7 +151,8 @@ func (pl *player) until(at time.Time) *diagnose.Frame {
 	return last
 }
 
-func (pl *player) close() {
+// Close stops reading the recording.
+func (pl *Player) Close() {
 	if pl.cancel != nil {
 		pl.cancel()
 		if !pl.ended {
@@ -159,4 +162,33 @@ func (pl *player) close() {
 		}
 		pl.cancel = nil
 	}
+}
+
+// Frame is the newest evaluated frame; nil before the first Next.
+func (pl *Player) Frame() *diagnose.Frame { return pl.frame }
+
+// Header is the recording's header.
+func (pl *Player) Header() record.Header { return pl.hdr }
+
+// Stopped is the damage where reading stopped; nil at a clean end or
+// before the end.
+func (pl *Player) Stopped() error { return pl.stop }
+
+// RunInfo is a --once recording's run record, once the end was read.
+func (pl *Player) RunInfo() []byte { return pl.run }
+
+// Files are the recording's files, oldest first.
+func (pl *Player) Files() []string { return pl.files }
+
+// Rules are the rules' configuration the replay evaluates with.
+func (pl *Player) Rules() detect.RulesConfig { return pl.rules }
+
+// Evaluations counts the evaluations played so far.
+func (pl *Player) Evaluations() int { return pl.ticks }
+
+// reevaluate evaluates again at the newest evaluation's time (after a
+// setting changed) and returns the frame.
+func (pl *Player) reevaluate() *diagnose.Frame {
+	pl.frame = pl.p.frame()
+	return pl.frame
 }

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"encoding/json"
@@ -20,26 +20,27 @@ type recordedConfig struct {
 	ForCap   time.Duration                `json:"for_cap,omitempty"` // --once caps for durations at half its window
 }
 
-// startRecording opens --record when asked. forCap is the cap a --once run
-// puts on for durations (0 for the TUI).
-func (p *pipeline) startRecording(o *options, forCap time.Duration) error {
-	if o.record == "" {
+// StartRecording opens c.Record when asked (the c the pipeline was built
+// with). forCap is the cap a --once run puts on for durations (0 for the
+// TUI).
+func (p *Pipeline) StartRecording(c *Config, forCap time.Duration) error {
+	if c.Record == "" {
 		return nil
 	}
-	cfg, err := json.Marshal(recordedConfig{SLO: o.rules.SLO, Rules: o.rules.Rules, Profiles: o.rules.Profiles, ForCap: forCap})
+	cfg, err := json.Marshal(recordedConfig{SLO: c.Rules.SLO, Rules: c.Rules.Rules, Profiles: c.Rules.Profiles, ForCap: forCap})
 	if err != nil {
 		return err
 	}
-	hdr := record.Header{VtopVersion: vtopVersion(), Started: time.Now().UTC(), Interval: record.Duration(o.interval),
-		Window: record.Duration(o.window), Config: cfg}
-	if o.prom.url != "" {
+	hdr := record.Header{VtopVersion: c.Version, Started: time.Now().UTC(), Interval: record.Duration(c.Interval),
+		Window: record.Duration(c.Window), Config: cfg}
+	if c.Prom.URL != "" {
 		// The replicas arrive as the server names them; their scrapes are
 		// the expositions rebuilt from its series (promapi.Config.KeepBody).
 		// The extra headers are never written: a tenant ID is a credential.
-		hdr.Prometheus = &record.Prometheus{URL: record.Redact(o.prom.url), Selector: o.prom.selector,
-			Backfill: record.Duration(o.prom.backfill), At: o.prom.at.UTC()}
+		hdr.Prometheus = &record.Prometheus{URL: record.Redact(c.Prom.URL), Selector: c.Prom.Selector,
+			Backfill: record.Duration(c.Prom.Backfill), At: c.Prom.At.UTC()}
 	}
-	w, err := record.Create(o.record, hdr, o.targets, o.recordMax)
+	w, err := record.Create(c.Record, hdr, c.Targets, c.RecordMax)
 	if err != nil {
 		return err
 	}
@@ -47,13 +48,22 @@ func (p *pipeline) startRecording(o *options, forCap time.Duration) error {
 	return nil
 }
 
-// stopRecording closes the recording and says on stderr if it failed (after
+// StopRecording closes the recording and says on stderr if it failed (after
 // the TUI is gone, so the terminal shows it).
-func (p *pipeline) stopRecording(stderr io.Writer) {
+func (p *Pipeline) StopRecording(stderr io.Writer) {
 	if p.rec == nil {
 		return
 	}
 	if err := p.rec.Close(); err != nil {
 		fmt.Fprintf(stderr, "vtop: --record %s: %v (the recording stops at the error)\n", p.rec.Path(), err)
 	}
+}
+
+// CloseRecording closes the recording, when recording, and says whether
+// it was written whole.
+func (p *Pipeline) CloseRecording() error {
+	if p.rec == nil {
+		return nil
+	}
+	return p.rec.Close()
 }

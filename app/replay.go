@@ -1,19 +1,12 @@
-package main
+package app
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"log"
-	"log/slog"
 	"sync"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
-
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/ui"
-	"github.com/vtop-dev/vtop/ui/report"
 )
 
 // replaySpeeds are the playback speeds, times real time.
@@ -22,45 +15,73 @@ var replaySpeeds = []int{1, 2, 5, 10, 30, 60}
 // replayTick is how often playback moves on in wall time.
 const replayTick = 50 * time.Millisecond
 
-// replayHub plays a recording into the TUI: it implements ui.Player. One
+// ReplayHub plays a recording into the TUI: it implements ui.Player. One
 // goroutine (run) owns the player; the UI's requests reach it as commands.
 // A background scan of the whole recording finds its end and the times
 // findings fired, for the timeline and for seeking to findings.
-type replayHub struct {
+type ReplayHub struct {
 	files      []string
 	maxSamples int
 	slo        string
 	frames     chan *diagnose.Frame // capacity 1, newest wins
 	cmds       chan func(*replayLoop)
+	wake       chan struct{} // capacity 1: a setting was asked (want)
 
 	mu    sync.Mutex
 	state ui.ReplayState
+	want  request // the newest window and SLO asked, applied by the loop
 }
 
-func newReplayHub(files []string, maxSamples int, slo string, speed int) *replayHub {
-	return &replayHub{files: files, maxSamples: maxSamples, slo: slo, frames: make(chan *diagnose.Frame, 1),
-		cmds: make(chan func(*replayLoop), 16), state: ui.ReplayState{Speed: speed}}
+// NewReplayHub plays files at speed (times real time) once Run starts.
+func NewReplayHub(files []string, maxSamples int, slo string, speed int) *ReplayHub {
+	return &ReplayHub{files: files, maxSamples: maxSamples, slo: slo, frames: make(chan *diagnose.Frame, 1),
+		cmds: make(chan func(*replayLoop), 16), wake: make(chan struct{}, 1), state: ui.ReplayState{Speed: speed}}
 }
 
-func (h *replayHub) Frames() <-chan *diagnose.Frame { return h.frames }
-func (h *replayHub) PollNow()                       {} // nothing to poll: the recording is what it is
+func (h *ReplayHub) Frames() <-chan *diagnose.Frame { return h.frames }
+func (h *ReplayHub) PollNow()                       {} // nothing to poll: the recording is what it is
 
-func (h *replayHub) send(f func(*replayLoop)) {
+func (h *ReplayHub) send(f func(*replayLoop)) {
 	select {
 	case h.cmds <- f:
 	default: // a UI that floods keys loses some, never blocks
 	}
 }
 
-func (h *replayHub) SetWindow(w time.Duration) {
-	h.send(func(l *replayLoop) { l.window = w; l.pl.p.engine.SetWindow(w) })
+// SetWindow and SetSLO are settings: the newest asked wins, as in the
+// live hub, however fast the keys come.
+func (h *ReplayHub) SetWindow(w time.Duration) { h.ask(func(r *request) { r.window = w }) }
+
+func (h *ReplayHub) SetSLO(s diagnose.SLO) { h.ask(func(r *request) { r.slo = &s }) }
+
+func (h *ReplayHub) ask(f func(*request)) {
+	h.mu.Lock()
+	f(&h.want)
+	h.mu.Unlock()
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
 }
 
-func (h *replayHub) SetSLO(s diagnose.SLO) {
-	h.send(func(l *replayLoop) { l.slo = &s; l.pl.p.detector.SetSLO(s) })
+// settle applies the newest settings asked.
+func (l *replayLoop) settle() {
+	h := l.h
+	h.mu.Lock()
+	r := h.want
+	h.want = request{}
+	h.mu.Unlock()
+	if r.window > 0 {
+		l.window = r.window
+		l.pl.p.engine.SetWindow(r.window)
+	}
+	if r.slo != nil {
+		l.slo = r.slo
+		l.pl.p.detector.SetSLO(*r.slo)
+	}
 }
 
-func (h *replayHub) ReplayState() ui.ReplayState {
+func (h *ReplayHub) ReplayState() ui.ReplayState {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	st := h.state
@@ -68,11 +89,11 @@ func (h *replayHub) ReplayState() ui.ReplayState {
 	return st
 }
 
-func (h *replayHub) TogglePause() { h.send(func(l *replayLoop) { l.setPaused(!l.paused) }) }
-func (h *replayHub) Step() {
+func (h *ReplayHub) TogglePause() { h.send(func(l *replayLoop) { l.setPaused(!l.paused) }) }
+func (h *ReplayHub) Step() {
 	h.send(func(l *replayLoop) { l.setPaused(true); l.advance(time.Time{}, true) })
 }
-func (h *replayHub) SeekBy(d time.Duration) {
+func (h *ReplayHub) SeekBy(d time.Duration) {
 	h.send(func(l *replayLoop) {
 		if l.shown != nil {
 			l.seek(l.shown.Time.Add(d))
@@ -80,7 +101,7 @@ func (h *replayHub) SeekBy(d time.Duration) {
 	})
 }
 
-func (h *replayHub) SeekFraction(f float64) {
+func (h *ReplayHub) SeekFraction(f float64) {
 	h.send(func(l *replayLoop) {
 		st := h.ReplayState()
 		if !st.End.IsZero() {
@@ -89,7 +110,7 @@ func (h *replayHub) SeekFraction(f float64) {
 	})
 }
 
-func (h *replayHub) SeekFinding(next bool) {
+func (h *ReplayHub) SeekFinding(next bool) {
 	h.send(func(l *replayLoop) {
 		if l.shown == nil {
 			return
@@ -114,7 +135,7 @@ func (h *replayHub) SeekFinding(next bool) {
 	})
 }
 
-func (h *replayHub) Faster(up bool) {
+func (h *ReplayHub) Faster(up bool) {
 	h.send(func(l *replayLoop) {
 		i := 0
 		for i < len(replaySpeeds)-1 && replaySpeeds[i] < l.speed {
@@ -133,8 +154,8 @@ func (h *replayHub) Faster(up bool) {
 
 // replayLoop is the playing goroutine's state.
 type replayLoop struct {
-	h       *replayHub
-	pl      *player
+	h       *ReplayHub
+	pl      *Player
 	pending *diagnose.Frame // evaluated, not yet due
 	shown   *diagnose.Frame
 	speed   int
@@ -146,8 +167,9 @@ type replayLoop struct {
 	dataAt  time.Time
 }
 
-// run plays until ctx ends; the frames channel is closed then.
-func (h *replayHub) run(ctx context.Context, pl *player, at time.Time) {
+// Run plays pl from at (the start when zero) until ctx ends; the frames
+// channel is closed then.
+func (h *ReplayHub) Run(ctx context.Context, pl *Player, at time.Time) {
 	defer close(h.frames)
 	go h.scan(ctx)
 	l := &replayLoop{h: h, pl: pl, speed: h.state.Speed}
@@ -162,8 +184,18 @@ func (h *replayHub) run(ctx context.Context, pl *player, at time.Time) {
 	for {
 		select {
 		case <-ctx.Done():
-			pl.close()
+			pl.Close()
 			return
+		case <-h.wake:
+			l.settle()
+			if l.shown != nil {
+				// The newest evaluation judged again with the new setting
+				// and shown now, paused or not: at the shown frame's time,
+				// or one evaluation on when the next was already made.
+				l.pending = nil
+				l.show(l.pl.reevaluate())
+				l.anchor()
+			}
 		case f := <-h.cmds:
 			f(l)
 			l.anchor()
@@ -183,7 +215,7 @@ func (h *replayHub) run(ctx context.Context, pl *player, at time.Time) {
 func (l *replayLoop) advance(target time.Time, one bool) {
 	for {
 		if l.pending == nil {
-			if !l.pl.next() {
+			if !l.pl.Next() {
 				l.ended, l.paused = true, true
 				l.publishState()
 				return
@@ -222,7 +254,7 @@ func (l *replayLoop) seek(to time.Time) {
 	if l.pending != nil && l.pending.Time.After(to) {
 		return // already there: the next frame is past to
 	}
-	fr := l.pl.until(to)
+	fr := l.pl.Until(to)
 	l.pending = nil
 	if l.pl.frame != nil && l.pl.frame != fr && l.pl.frame.Time.After(to) {
 		l.pending = l.pl.frame
@@ -278,16 +310,16 @@ func (l *replayLoop) publishState() {
 
 // scan runs the whole recording once in the background for its start,
 // end and the times findings fired or worsened.
-func (h *replayHub) scan(ctx context.Context) {
-	pl, err := openPlayer(h.files, h.maxSamples, h.slo)
+func (h *ReplayHub) scan(ctx context.Context) {
+	pl, err := OpenPlayer(h.files, h.maxSamples, h.slo)
 	if err != nil {
 		return
 	}
-	defer pl.close()
+	defer pl.Close()
 	var marks []ui.ReplayMark
 	var start, end time.Time
 	prev := map[string]diagnose.Severity{}
-	for pl.next() {
+	for pl.Next() {
 		if ctx.Err() != nil {
 			return
 		}
@@ -309,25 +341,4 @@ func (h *replayHub) scan(ctx context.Context) {
 	h.mu.Lock()
 	h.state.Start, h.state.End, h.state.Marks = start, end, marks
 	h.mu.Unlock()
-}
-
-// replayTUI shows the recording in the TUI until the user quits, through
-// the live TUI's runProgram: the same signals, suspend and restore.
-func replayTUI(ctx context.Context, pl *player, at time.Time, speed int, theme string, stdout, stderr io.Writer, logger *slog.Logger) int {
-	prevLog := log.Writer()
-	log.SetOutput(slogWriter{logger})
-	defer log.SetOutput(prevLog)
-
-	h := newReplayHub(pl.files, pl.maxSamples, pl.slo, speed)
-	m := ui.New(h, ui.Options{Theme: theme, SLO: pl.rules.SLO.Name, SLOs: pl.rules.Profiles, Window: time.Duration(pl.hdr.Window),
-		Renderer: lipgloss.NewRenderer(stdout), Tick: -1})
-	if code := runProgram(ctx, m, stdout, stderr, logger, false, "vtop replay", func(ctx context.Context) {
-		h.run(ctx, pl, at)
-	}); code != 0 {
-		return code
-	}
-	if st := h.ReplayState(); st.Note != "" {
-		fmt.Fprintf(stderr, "vtop replay: %s\n", st.Note)
-	}
-	return int(report.OK)
 }

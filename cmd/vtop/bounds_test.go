@@ -1,0 +1,28 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFlagBounds: --backfill has an upper bound, and --at with Go's zero
+// time (which means "now" inside vtop) is refused rather than silently
+// reporting the present; both for --prometheus and for replay.
+func TestFlagBounds(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--prometheus", "http://127.0.0.1:1", "--backfill", "100000h"}, "--backfill 100000h0m0s is more than 168h0m0s"},
+		{[]string{"--once", "--prometheus", "http://127.0.0.1:1", "--at", "0001-01-01T00:00:00Z"}, "is before 1970"},
+	} {
+		_, _, err := resolve(c.args, envFor(t))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want %q", c.args, err, c.want)
+		}
+	}
+	if _, err := parseAt("0001-01-01T00:00:00Z", time.Now()); err == nil {
+		t.Error("replay --at 0001-01-01: accepted")
+	}
+}

@@ -1,0 +1,420 @@
+package detect
+
+import (
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+)
+
+// Which limit binds. For an endpoint with a symptom (requests waiting,
+// latency over target) classify names the engine limit that holds the work
+// back from the evidence, each limit tested by the mechanism that makes it
+// bind in vLLM's scheduler, or says that none does (a burst that drains,
+// too few observations) or that none explains it (unexplained). The advice
+// of every rule follows it: a flag that cannot move the binding limit is
+// never recommended.
+//
+// The thresholds are the mechanism's, not tunables: a plateau is running
+// within flatRun of one value over the window while requests waited the
+// whole time; KV is full at kvFull (vLLM preempts near 100 %, and the
+// scheduler's watermark keeps ~1 % free).
+const (
+	minPoints    = 10   // sparkline points a verdict needs (≈10 s at 1 s polls)
+	minObs       = 20   // latency observations before a percentile counts
+	kvFull       = 0.90 // KV usage at which the cache binds
+	flatRun      = 0.03 // a plateau: running varies by at most this share (or one sequence)
+	busyGPU      = 90   // GPU utilization (percent) at which compute binds
+	prefillHeavy = 0.7  // prompt share of the tokens that makes steps prefill-heavy
+	// draftCost is what one drafted token costs relative to a decode step
+	// of the target model (drafting plus verifying the longer sequence):
+	// drafts pay for themselves only when more than this share is accepted.
+	draftCost = 0.25
+	// growing is the queue growth (requests/s) that says arrivals outrun
+	// completions, as queue_backlog's default.
+	growing = 0.05
+)
+
+// classify is the verdict on one endpoint.
+func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
+	st, tr := &ep.Stats, &ep.Trend
+	switch {
+	case !upEngine(ep):
+		return diagnose.Verdict{}
+	case resting(st):
+		return diagnose.Verdict{Limit: diagnose.LimitAsleep, Signals: 1, Of: 1}
+	}
+	if c, n := stalledSignals(x, ep); c {
+		return diagnose.Verdict{Limit: diagnose.LimitStalled, Signals: n, Of: 2,
+			Evidence: []diagnose.Evidence{evNum("running", st.Running, diagnose.UnitCount, 0), evNum("waiting", st.Waiting, diagnose.UnitCount, 0),
+				evNum("generation", st.GenTokRate, diagnose.UnitTokPerSec, st.Span)}}
+	}
+	if !bad(st.RejectRate) && st.RejectRate > 0 {
+		return diagnose.Verdict{Limit: diagnose.LimitRejecting, Signals: 1, Of: 1,
+			Evidence: []diagnose.Evidence{evNum("rejected", st.RejectRate, diagnose.UnitPerSec, st.Span)}}
+	}
+	queued := !bad(st.Waiting) && st.Waiting >= 1 || !bad(tr.WaitMean) && tr.WaitMean >= 1
+	slow := over(&st.TTFT, x.slo.TTFT, 0.95) || over(&st.ITL, x.slo.ITL, 0.5)
+	if !queued && !slow {
+		if (bad(st.ReqRate) || st.ReqRate == 0) && (bad(st.Running) || st.Running == 0) {
+			return diagnose.Verdict{Limit: diagnose.LimitIdle}
+		}
+		return diagnose.Verdict{Limit: diagnose.LimitHealthy}
+	}
+	if tr.Points < minPoints {
+		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
+	}
+	if !bad(tr.WaitMin) && tr.WaitMin < 1 && tr.WaitMax >= 1 && !(tr.WaitSlope >= growing && st.Waiting > tr.WaitMean) && !(st.PreemptionsRate > 0) {
+		// The queue emptied within the window and is not climbing back: a
+		// burst the engine drains; no limit binds.
+		return diagnose.Verdict{Limit: diagnose.LimitBurst, Evidence: []diagnose.Evidence{
+			evNum("fewest waiting", tr.WaitMin, diagnose.UnitCount, tr.Span), evNum("waiting", st.Waiting, diagnose.UnitCount, 0),
+			evNum("queue growth", tr.WaitSlope, diagnose.UnitReqPerSec, tr.Span)}}
+	}
+	v := bindingLimit(x, ep)
+	if v.Limit.Symptom() && v.Limit != diagnose.LimitUnexplained {
+		arrivals(x, ep, &v)
+	}
+	return v
+}
+
+// over reports a percentile known over enough observations and above
+// target.
+func over(q *diagnose.Quantiles, target time.Duration, p float64) bool {
+	v := q.P95
+	if p == 0.5 {
+		v = q.P50
+	}
+	return !bad(v) && q.Count >= minObs && v > target.Seconds()
+}
+
+// stalledSignals: requests held and not a token produced over the window.
+func stalledSignals(x *evalCtx, ep *diagnose.EndpointView) (bool, int) {
+	since, c := stalledSince(x, ep)
+	if c != condMet || x.now.Sub(since) < 10*time.Second {
+		return false, 0
+	}
+	return true, 2
+}
+
+// bindingLimit tests each limit by its mechanism, in the order that one
+// masks the next (adapters waiting for a slot keep the batch small; a full
+// cache preempts whatever the batch cap says), and returns the first that
+// holds, with how many independent signals agree.
+func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
+	st, tr := &ep.Stats, &ep.Trend
+	w := st.Span
+	var ruled []diagnose.Limit
+	kvKnown := !bad(st.KVUsage)
+	kvRoom := kvKnown && st.KVUsage < kvFull && (bad(st.KVUsageMax) || st.KVUsageMax < kvFull+0.05)
+	plat, flat := plateau(ep)
+
+	// LoRA adapter slots: vLLM admits a request only when its adapter is
+	// loaded or a slot (--max-loras) is free; the others wait, listed in
+	// lora_requests_info, reason "deferred" where exposed.
+	if l := ep.Lora; l != nil && len(l.Waiting) > 0 && l.MaxLora > 0 {
+		n := 1
+		if len(l.Running) >= l.MaxLora {
+			n++
+		}
+		if !bad(st.WaitingDeferred) && st.WaitingDeferred > 0 {
+			n++
+		}
+		if kvRoom {
+			n++
+		}
+		if n >= 2 {
+			return diagnose.Verdict{Limit: diagnose.LimitLoRASlots, Signals: n, Of: 4,
+				Flag: &diagnose.FlagChange{Flag: "--max-loras", From: strconv.Itoa(l.MaxLora), To: strconv.Itoa(min(l.MaxLora+len(l.Waiting), 2*l.MaxLora)),
+					Why: strconv.Itoa(len(l.Waiting)) + " adapters wait for one of " + strconv.Itoa(l.MaxLora) + " slots, all taken by " + strconv.Itoa(len(l.Running)) + " running"},
+				Evidence: []diagnose.Evidence{evNum("adapters waiting", float64(len(l.Waiting)), diagnose.UnitCount, 0),
+					evNum("adapters running", float64(len(l.Running)), diagnose.UnitCount, 0), evNum("max_loras", float64(l.MaxLora), diagnose.UnitCount, 0),
+					evNum("waiting (deferred)", st.WaitingDeferred, diagnose.UnitCount, 0), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0)}}
+		}
+	}
+	ruled = append(ruled, diagnose.LimitLoRASlots)
+
+	// KV cache: usage pinned; the scheduler preempts or stops admitting.
+	if kvKnown && (st.KVUsage >= kvFull || !bad(st.KVUsageMax) && st.KVUsageMax >= kvFull+0.05) {
+		n := 1
+		if st.PreemptionsRate > 0 {
+			n++
+		}
+		if !bad(st.WaitingCapacity) && st.WaitingCapacity > 0 {
+			n++
+		}
+		if !bad(tr.WaitMin) && tr.WaitMin >= 1 {
+			n++
+		}
+		return diagnose.Verdict{Limit: diagnose.LimitKVCache, Signals: n, Of: 4, Evidence: []diagnose.Evidence{
+			evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evNum("preemptions", st.PreemptionsRate, diagnose.UnitPerSec, w),
+			evNum("waiting", st.Waiting, diagnose.UnitCount, 0)}}
+	}
+	ruled = append(ruled, diagnose.LimitKVCache)
+
+	// Speculative decoding: each step verifies k drafted tokens; when few
+	// are accepted the drafts cost more than they save.
+	if acc, k := specAcceptance(st); !bad(acc) && acc < draftCost {
+		n := 1
+		if over(&st.ITL, x.slo.ITL, 0.5) || over(&st.TPOT, x.slo.ITL, 0.5) {
+			n++
+		}
+		if k >= 2 {
+			n++
+		}
+		fc := &diagnose.FlagChange{Flag: "--speculative-config num_speculative_tokens", From: dec(k, 1), To: specTokens(acc, k),
+			Why: "accepted " + pct(acc) + " of drafted tokens; a draft pays for itself above about " + pct(draftCost)}
+		return diagnose.Verdict{Limit: diagnose.LimitSpecDecode, Signals: n, Of: 3, Flag: fc, Evidence: []diagnose.Evidence{
+			evNum("acceptance", acc, diagnose.UnitRatio, w), evNum("tokens drafted per step", k, diagnose.UnitNumber, w),
+			evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
+	}
+	ruled = append(ruled, diagnose.LimitSpecDecode)
+
+	// The batch cap: running flat at one value with requests waiting the
+	// whole window and the KV cache with room; the plateau is the current
+	// --max-num-seqs.
+	if flat && kvRoom {
+		n := 3 // plateau, waiting throughout, KV room
+		if ep.MaxNumSeqs > 0 && plat >= float64(ep.MaxNumSeqs)*0.95 {
+			n++
+		}
+		if !bad(st.WaitingCapacity) && st.WaitingCapacity > 0 {
+			n++
+		}
+		return diagnose.Verdict{Limit: diagnose.LimitBatchCap, Signals: n, Of: 5, Evidence: []diagnose.Evidence{
+			evNum("running plateau", plat, diagnose.UnitCount, tr.Span), evNum("fewest waiting", tr.WaitMin, diagnose.UnitCount, tr.Span),
+			evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0)}}
+	}
+	ruled = append(ruled, diagnose.LimitBatchCap)
+
+	// The token budget: each step carries at most --max-num-batched-tokens;
+	// pinned there by long prompts, steps sit in the top bucket.
+	if ceil, pinned := stepCeiling(&st.IterTokens); pinned && kvRoom {
+		n := 2 // steps at a ceiling, KV room
+		tot := st.PromptTokRate + st.GenTokRate
+		if !bad(tot) && tot > 0 && st.PromptTokRate/tot >= prefillHeavy {
+			n++
+		}
+		if !flat {
+			n++
+		}
+		if n >= 3 {
+			return diagnose.Verdict{Limit: diagnose.LimitTokenBudget, Signals: n, Of: 4,
+				Flag: &diagnose.FlagChange{Flag: "--max-num-batched-tokens", From: "≈" + grouped(ceil), To: grouped(2 * ceil),
+					Why: "steps sit at ≈" + grouped(ceil) + " tokens (p50 " + grouped(st.IterTokens.P50) + ", p95 " + grouped(st.IterTokens.P95) + ") with a prefill-heavy mix; twice the budget admits twice the prompt tokens a step, at the cost of longer steps for the running decodes"},
+				Evidence: []diagnose.Evidence{evNum("step tokens p50", st.IterTokens.P50, diagnose.UnitTokens, w), evNum("step tokens p95", st.IterTokens.P95, diagnose.UnitTokens, w),
+					evNum("prompt tokens", st.PromptTokRate, diagnose.UnitTokPerSec, w), evNum("generation", st.GenTokRate, diagnose.UnitTokPerSec, w),
+					evNum("mean prompt", st.AvgPromptLen, diagnose.UnitTokens, w)}}
+		}
+	}
+	ruled = append(ruled, diagnose.LimitTokenBudget)
+
+	// Compute: batch and KV have room, the GPU is busy.
+	if util := endpointGPUUtil(x.f, ep, x.f.Window); kvRoom && !flat && !bad(util) && util >= busyGPU {
+		n := 3 // GPU busy, KV room, batch below a cap
+		if over(&st.ITL, x.slo.ITL, 0.5) {
+			n++
+		}
+		return diagnose.Verdict{Limit: diagnose.LimitCompute, Signals: n, Of: 4, Evidence: []diagnose.Evidence{
+			evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0),
+			evNum("mean running", tr.RunMean, diagnose.UnitCount, tr.Span), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
+	}
+	ruled = append(ruled, diagnose.LimitCompute, diagnose.LimitKVTransfer)
+	return diagnose.Verdict{Limit: diagnose.LimitUnexplained, Ruled: ruled, Evidence: []diagnose.Evidence{
+		evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evNum("running", st.Running, diagnose.UnitCount, 0),
+		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
+}
+
+// plateau is the running count (per engine) the batch sat at over the
+// window while requests waited throughout, and whether it did.
+func plateau(ep *diagnose.EndpointView) (float64, bool) {
+	tr := &ep.Trend
+	if bad(tr.RunMax) || bad(tr.RunMin) || bad(tr.WaitMin) || tr.WaitMin < 1 || tr.RunMax < 1 || tr.Points < minPoints {
+		return math.NaN(), false
+	}
+	if tr.RunMax-tr.RunMin > max(1, flatRun*tr.RunMax) {
+		return math.NaN(), false
+	}
+	p := math.Round(tr.RunMax / float64(max(1, ep.Stats.Engines)))
+	if ep.MaxNumSeqs > 0 && p < 0.9*float64(ep.MaxNumSeqs) {
+		return math.NaN(), false // flat well below the configured cap: something else holds it
+	}
+	return p, true
+}
+
+// specAcceptance is the share of drafted tokens accepted and the tokens
+// drafted per step (num_speculative_tokens), NaN without drafts.
+func specAcceptance(st *diagnose.Stats) (acc, k float64) {
+	if bad(st.SpecDraftTokRate) || bad(st.SpecAcceptedRate) || st.SpecDraftTokRate <= 0 {
+		return math.NaN(), math.NaN()
+	}
+	acc = st.SpecAcceptedRate / st.SpecDraftTokRate
+	k = math.NaN()
+	if !bad(st.SpecDraftRate) && st.SpecDraftRate > 0 {
+		k = st.SpecDraftTokRate / st.SpecDraftRate
+	}
+	return acc, k
+}
+
+// specTokens is the advice for num_speculative_tokens: fewer drafts when
+// the first ones are sometimes accepted, none when almost none are.
+func specTokens(acc, k float64) string {
+	if acc < draftCost/3 || bad(k) || k <= 1 {
+		return "off (drop --speculative-config)"
+	}
+	return strconv.Itoa(max(1, int(k/2)))
+}
+
+// stepCeiling reports whether the tokens per step sit at a ceiling: the
+// median step already in the bucket of the 95th percentile, above the
+// first buckets (a budget binds on large steps, not on one-token decodes).
+func stepCeiling(q *diagnose.Quantiles) (float64, bool) {
+	if bad(q.P50) || bad(q.P95) || q.Count < minObs || len(q.Bounds) == 0 || q.P95 < 256 {
+		return 0, false
+	}
+	lo, hi := 0.0, math.Inf(1)
+	for _, b := range q.Bounds {
+		if b >= q.P95 {
+			hi = b
+			break
+		}
+		lo = b
+	}
+	if q.P50 <= lo || math.IsInf(hi, 1) {
+		return 0, false
+	}
+	return hi, true
+}
+
+// arrivals sizes the work against the binding limit: when raising it as
+// far as the evidence allows cannot absorb the arrival rate, the verdict is
+// "arrivals exceed capacity", in replicas by Little's law, with the flag as
+// the smaller part.
+func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict) {
+	st, tr := &ep.Stats, &ep.Trend
+	// Only a queue that keeps growing says arrivals outrun completions; a
+	// standing queue is served at the rate it arrives and drains once the
+	// limit moves.
+	done := served(st)
+	if bad(tr.WaitSlope) || tr.WaitSlope < growing || tr.Points < minPoints || bad(done) || done <= 0 || bad(tr.WaitMin) || tr.WaitMin < 1 {
+		return
+	}
+	need := (st.ReqRate + tr.WaitSlope) / done
+	u := &unit{ep: ep, st: st, model: soleModel(ep)}
+	var gain float64
+	switch v.Limit {
+	case diagnose.LimitBatchCap:
+		fc, n, lever := maxNumSeqsChange(u, 0.15, false)
+		if cur := currentMaxNumSeqs(ep); lever && cur > 0 {
+			gain = float64(n)/float64(cur) - 1
+		}
+		if n > 0 {
+			v.Flag = &fc
+		}
+	case diagnose.LimitCompute:
+		// No flag adds compute.
+	case diagnose.LimitKVCache:
+		// A cache full of useful work (few preemptions) is capacity; one
+		// that thrashes wastes capacity its own flags win back first, by
+		// an amount the evidence does not size.
+		if bad(st.PreemptionsRate) || st.PreemptionsRate > 0.05*done {
+			return
+		}
+	default:
+		return // the flag's gain is not sized: it stays the verdict
+	}
+	v.Gain = gain
+	if need <= 1+gain {
+		return
+	}
+	reps := 1
+	if u.model != "" {
+		for _, m := range x.f.Fleet.Models {
+			if m.Model == u.model {
+				reps = max(1, m.Endpoints)
+			}
+		}
+	}
+	v.Under, v.Limit = v.Limit, diagnose.LimitArrivals
+	v.Now, v.Replicas = reps, max(reps+1, int(math.Ceil(float64(reps)*need/(1+gain)-1e-9)))
+	v.Evidence = append(v.Evidence, evNum("arrivals ÷ served", need, diagnose.UnitNumber, st.Span), evNum("raising the limit adds", gain, diagnose.UnitRatio, 0),
+		evNum("queue growth", tr.WaitSlope, diagnose.UnitReqPerSec, tr.Span), evNum("served", done, diagnose.UnitReqPerSec, st.Span))
+}
+
+// currentMaxNumSeqs is --max-num-seqs per engine: the configured value, or
+// the plateau the batch sits at with requests waiting (vLLM does not
+// expose it; a batch pinned at one value while requests wait and KV has
+// room is the cap).
+func currentMaxNumSeqs(ep *diagnose.EndpointView) int {
+	if ep.MaxNumSeqs > 0 {
+		return ep.MaxNumSeqs
+	}
+	if p, ok := plateau(ep); ok && !bad(ep.Stats.KVUsage) && ep.Stats.KVUsage < kvFull {
+		return int(p)
+	}
+	return 0
+}
+
+// poolVerdicts sums the endpoints' verdicts into one per model pool and
+// one for the fleet: the limit most members with a symptom share, with how
+// many of the members agree; "idle" when every member is; "mixed" (no clear
+// bottleneck) when the members with a symptom disagree.
+func poolVerdicts(f *diagnose.Frame) {
+	for m := range f.Fleet.Models {
+		mv := &f.Fleet.Models[m]
+		var vs []*diagnose.Verdict
+		for i := range f.Endpoints {
+			ep := &f.Endpoints[i]
+			if ep.Verdict.Limit != diagnose.LimitNone && slices.Contains(ep.Models, mv.Model) {
+				vs = append(vs, &ep.Verdict)
+			}
+		}
+		mv.Verdict = sumVerdicts(vs)
+	}
+	var vs []*diagnose.Verdict
+	for i := range f.Endpoints {
+		if f.Endpoints[i].Verdict.Limit != diagnose.LimitNone {
+			vs = append(vs, &f.Endpoints[i].Verdict)
+		}
+	}
+	f.Fleet.Verdict = sumVerdicts(vs)
+}
+
+func sumVerdicts(vs []*diagnose.Verdict) diagnose.Verdict {
+	if len(vs) == 0 {
+		return diagnose.Verdict{}
+	}
+	count := map[diagnose.Limit]int{}
+	sick, idle := 0, 0
+	var order []diagnose.Limit
+	for _, v := range vs {
+		switch {
+		case v.Limit.Symptom():
+			sick++
+			if count[v.Limit] == 0 {
+				order = append(order, v.Limit)
+			}
+			count[v.Limit]++
+		case v.Limit == diagnose.LimitIdle || v.Limit == diagnose.LimitAsleep:
+			idle++
+		}
+	}
+	switch {
+	case idle == len(vs):
+		return diagnose.Verdict{Limit: diagnose.LimitIdle, Signals: idle, Of: len(vs)}
+	case sick == 0:
+		return diagnose.Verdict{Limit: diagnose.LimitHealthy, Signals: len(vs) - idle, Of: len(vs)}
+	}
+	best := order[0]
+	for _, l := range order {
+		if count[l] > count[best] {
+			best = l
+		}
+	}
+	if 2*count[best] <= sick && len(order) > 1 {
+		return diagnose.Verdict{Limit: diagnose.LimitMixed, Signals: sick, Of: len(vs)}
+	}
+	return diagnose.Verdict{Limit: best, Signals: count[best], Of: len(vs)}
+}

@@ -1,0 +1,63 @@
+package diagnose
+
+// Limit names what holds an engine's work back: one of the engine's
+// limits, or why none does. The names are the JSON report's.
+type Limit string
+
+const (
+	LimitNone        Limit = ""             // not judged: down, not an engine, no detector
+	LimitHealthy     Limit = "healthy"      // nothing waits, latency within target: no limit binds
+	LimitIdle        Limit = "idle"         // no requests in the window
+	LimitAsleep      Limit = "asleep"       // the engine sleeps or is paused by design
+	LimitFewData     Limit = "few_samples"  // too few observations to judge
+	LimitBurst       Limit = "burst"        // a transient burst that drains: none binds
+	LimitBatchCap    Limit = "batch_cap"    // --max-num-seqs: running flat at a plateau with waiting and KV room
+	LimitKVCache     Limit = "kv_cache"     // KV usage pinned, preemptions
+	LimitTokenBudget Limit = "token_budget" // --max-num-batched-tokens: step tokens at a ceiling, prefill-heavy
+	LimitLoRASlots   Limit = "lora_slots"   // --max-loras: adapters waiting for a slot
+	LimitCompute     Limit = "compute"      // batch and KV have room, the GPU is busy
+	LimitSpecDecode  Limit = "spec_decode"  // drafts rejected too often for their number
+	LimitKVTransfer  Limit = "kv_transfer"  // P/D or offload transfers fail or lag
+	LimitStalled     Limit = "stalled"      // no progress with requests held
+	LimitRejecting   Limit = "rejecting"    // admission rejects requests
+	LimitArrivals    Limit = "arrivals"     // arrivals exceed what raising the binding limit could absorb
+	LimitUnexplained Limit = "unexplained"  // a symptom no limit explains
+	LimitMixed       Limit = "mixed"        // a pool or fleet whose members disagree: no clear bottleneck
+)
+
+// Symptom reports whether the verdict is about a problem (a limit binds,
+// arrivals exceed capacity, or a symptom is unexplained).
+func (l Limit) Symptom() bool {
+	switch l {
+	case LimitNone, LimitHealthy, LimitIdle, LimitAsleep, LimitFewData, LimitBurst, LimitMixed:
+		return false
+	}
+	return true
+}
+
+// Verdict is one assessment line of an endpoint, a model pool or the
+// fleet: which limit binds, and how many independent signals agree. The
+// detector fills it from numbers; the screens and the report word it.
+type Verdict struct {
+	Limit Limit
+	// Signals is how many independent signals agree on Limit (of Checked
+	// for a limit; for a pool or the fleet, how many members share it,
+	// of Of).
+	Signals int
+	Of      int
+	// Under is the limit that binds under "arrivals exceed capacity" (the
+	// one whose flag is the smaller part).
+	Under Limit
+	// Replicas is how many replicas of the model serve the arrivals
+	// (Little's law), with Now today's; 0 when not sized.
+	Replicas, Now int
+	// Flag is the change that moves the binding limit, when one does.
+	Flag *FlagChange
+	// Gain is how much raising the binding limit as far as the evidence
+	// allows adds to capacity (0.05: +5 %); NaN unknown.
+	Gain float64
+	// Evidence are the numbers behind it; Ruled lists the limits checked
+	// and ruled out (unexplained: what was looked at).
+	Evidence []Evidence
+	Ruled    []Limit
+}
