@@ -24,7 +24,7 @@ func thrashing(s *diagnose.Stats) {
 // held for resolve_for: no flapping.
 func TestHysteresis(t *testing.T) {
 	ep := upEndpoint("r", healthyStats())
-	w := newWorld(t, chatCfg(), ep)
+	w := newWorld(t, isolated(chatCfg(), "kv_cache_thrashing"), ep)
 	set := func(pre, kv float64) func(time.Time, *world) {
 		return func(_ time.Time, w *world) {
 			s := &w.eps[0].Stats
