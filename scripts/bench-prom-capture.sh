@@ -42,7 +42,7 @@ if [ "${PROM:-1}" = 1 ]; then
 fi
 hl=""; tui=""
 if [[ " $modes " == *" headless "* ]]; then
-  "$tmp/vtop" --once -o json -i 1s -w "$((warm + measure + 30))s" --max-parallel 128 --gpu none --config "$tmp/headless.yaml" \
+  "$tmp/vtop" --once -o json -i 1s -w "$((warm + measure + 90))s" --max-parallel 128 --gpu none --config "$tmp/headless.yaml" \
     >"$tmp/report.json" 2>"$tmp/vtop.err" &
   hl=$!; pids+=($hl)
 fi
@@ -66,7 +66,8 @@ sleep "$warm"
 c0=$(counts); t0=$(date +%s.%N)
 p0=$(ticks $prom); h0=$(ticks "${hl:-0}"); u0=$(ticks "${tui:-0}")
 pmax=0; hmax=0; umax=0
-for _ in $(seq "$measure"); do
+end=$((SECONDS + measure))
+while [ "$SECONDS" -lt "$end" ]; do
   sleep 1
   [ "$prom" != 0 ] && { r=$(rss $prom); [ "${r:-0}" -gt "$pmax" ] && pmax=$r; }
   [ -n "$hl" ] && { r=$(rss "$hl"); [ "${r:-0}" -gt "$hmax" ] && hmax=$r; }
@@ -74,6 +75,9 @@ for _ in $(seq "$measure"); do
 done
 c1=$(counts); t1=$(date +%s.%N)
 p1=$(ticks $prom); h1=$(ticks "${hl:-0}"); u1=$(ticks "${tui:-0}")
+for p in $prom $hl $tui; do
+  [ "$p" = 0 ] || [ -d "/proc/$p" ] || { echo "process $p ended before the window did: no figure (load $(cut -d' ' -f1-3 /proc/loadavg))"; exit 1; }
+done
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
 printf "endpoints        %d (capfarm: %s, every counter and bucket advancing), %.0f s measured after %d s; load average %s\n" \
