@@ -265,6 +265,9 @@ func (s *Source) endGPUs(b *sources.Batch) {
 	}
 	fl := dcgm.Fleet{Devices: devs, Events: events}
 	snap, held := fl.Snapshot(b.Now, "dcgm-exporter via "+c.name, holders)
+	if note := s.gpus.Refused(); note != "" {
+		snap.Notes = append(snap.Notes, "dcgm-exporter: "+note) // devices past the bound, values out of range
+	}
 	b.GPU = &snap
 	for i, r := range reps {
 		t := sources.ProcTree{GPUs: held[i]}
