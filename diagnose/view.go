@@ -72,12 +72,12 @@ type Stats struct {
 	// fewer large busy ones has a small step p50 but a large token p50).
 	IterTokensByToken Quantiles
 	PromptCachedRate  float64 // prompt tokens/s served from cache (≥0.16)
-	// Speculative decoding (only with a speculative config): drafts,
-	// drafted and accepted tokens per second; NaN unexposed.
-	SpecDraftRate, SpecDraftTokRate, SpecAcceptedRate float64
-	ErrorShare                                        float64 // finished with reason error (≥0.14), NaN before
-	RejectRate                                        float64 // admission rejections/s (≥0.32), NaN unexposed
-	Rejects                                           []FinishShare
+	SpecDraftRate     float64 // speculative drafts/s (with a speculative config); NaN unexposed
+	SpecDraftTokRate  float64 // drafted tokens/s
+	SpecAcceptedRate  float64 // accepted drafted tokens/s
+	ErrorShare        float64 // finished with reason error (≥0.14), NaN before
+	RejectRate        float64 // admission rejections/s (≥0.32), NaN unexposed
+	Rejects           []FinishShare
 	// Sleep is what engine_sleep_state says (≥0.11.1): unknown, awake or
 	// asleep (any engine asleep); SleepLevel the deepest level set.
 	Sleep      SleepState
