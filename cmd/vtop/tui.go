@@ -101,7 +101,10 @@ func runProgram(ctx context.Context, m tea.Model, stdout, stderr io.Writer, logg
 		return msg
 	}
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(stdout),
-		tea.WithFPS(renderFPS), tea.WithoutSignalHandler(), tea.WithFilter(suspendKey)}
+		tea.WithFPS(renderFPS), tea.WithoutSignalHandler(), tea.WithFilter(suspendKey),
+		// Clicks select and open, the wheel scrolls (Shift holds the
+		// terminal's own selection in most terminals).
+		tea.WithMouseCellMotion()}
 	if !isTerminal(os.Stdin) {
 		opts = append(opts, tea.WithInputTTY())
 	}
