@@ -41,6 +41,8 @@ type Options struct {
 	// Copy puts text on the clipboard of the terminal vtop runs in (an
 	// OSC 52 sequence, which crosses SSH and tmux); nil: no terminal.
 	Copy func(text string) error
+	// Actions are the user's own commands on the selection (config file).
+	Actions []Action
 }
 
 type mode uint8
@@ -224,6 +226,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tick(m.tickEvery())
 	case tea.MouseMsg:
 		cmd = m.mouse(msg)
+	case ActionDone:
+		if msg.Err != nil {
+			m.note(msg.Name + ": " + msg.Err.Error())
+		} else {
+			m.note(msg.Name + " done")
+		}
 	case tea.KeyMsg:
 		var cmds []tea.Cmd
 		for _, k := range splitKeys(msg) {
@@ -468,6 +476,8 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 		return nil, false
 	case km.Copy.matches(k):
 		return m.copy(), false
+	case m.actionKey(k) != nil && m.overlay == overlayNone:
+		return m.runAction(m.actionKey(k)), false
 	case km.SLO.matches(k):
 		m.slo = (m.slo + 1) % len(m.slos)
 		m.profile = m.slos[m.slo]

@@ -826,3 +826,28 @@ func TestHelpKeys(t *testing.T) {
 		}
 	}
 }
+
+// A user's action runs on what is selected: the table's row, its host and
+// port apart, its model; it is listed in the help.
+func TestActionOnSelection(t *testing.T) {
+	var got map[string]string
+	acts := []Action{{Name: "logs", Key: "L", Run: func(v map[string]string) tea.Cmd { got = v; return nil }}}
+	fr := fleetFrame()
+	fr.Endpoints[1].Name = "gpu-node-1:8000"
+	m := newTestModel(fr, 120, 40, Options{Actions: acts})
+	for k, r := range m.fleet.rows {
+		if m.fr.Endpoints[r.ep].Name == "gpu-node-1:8000" {
+			m.fleet.cursor = k
+		}
+	}
+	press(m, "L")
+	if got["TARGET"] != "gpu-node-1:8000" || got["HOST"] != "gpu-node-1" || got["PORT"] != "8000" || got["MODEL"] != fr.Endpoints[1].Models[0] {
+		t.Errorf("vars %v", got)
+	}
+	if !strings.Contains(m.header, "running logs on gpu-node-1:8000") {
+		t.Errorf("header: %s", m.header)
+	}
+	if help := strings.Join(m.helpLines(120), "\n"); !strings.Contains(help, "Your actions") || !strings.Contains(help, "logs") {
+		t.Error("the help does not list the action")
+	}
+}
