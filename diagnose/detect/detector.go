@@ -28,7 +28,7 @@ type Detector struct {
 	// condition that does not hold needs no lookup (most rules, most polls).
 	nstates []int
 	eps     []*epState // per endpoint, the rules' memories
-	gen    uint32
+	gen     uint32
 	// live marks, per endpoint and rule, a state that fires (and does not
 	// resolve) or is shown pending this evaluation: what supersession reads.
 	live   map[liveKey]liveMark
