@@ -132,12 +132,16 @@ type SubView struct {
 
 // EndpointView is everything the UI and the report show about one target.
 type EndpointView struct {
-	Index          int
-	Name           string
-	State          State
-	Since          time.Time // when the current state began
-	LastError      string
-	NotVLLM        bool // down because it answers without vLLM metrics (another program on the port)
+	Index     int
+	Name      string
+	State     State
+	Since     time.Time // when the current state began
+	LastError string
+	NotVLLM   bool // down because it answers without vLLM metrics (another program on the port)
+	// Blind: its data comes through a source that fails now
+	// (Frame.Outages): nothing is known of it, so it is stale, never
+	// down, and raises no finding of its own.
+	Blind          bool
 	LastAttempt    time.Time
 	LastSuccess    time.Time
 	ScrapeDuration time.Duration
@@ -221,4 +225,15 @@ type Frame struct {
 	// t.json: no such file", a bound reached, a gap in the history), one
 	// line each, sorted; set by whoever feeds the engine.
 	Problems []string
+	// Outages are the sources that feed the endpoints (Prometheus) and
+	// fail now: their endpoints are Blind, not down. Set by whoever feeds
+	// the engine.
+	Outages []Outage
+}
+
+// Outage is a source that feeds the endpoints, failing.
+type Outage struct {
+	Source string    // "Prometheus prom:9090"
+	Err    string    // its error, one sanitized line
+	Since  time.Time // failing since
 }

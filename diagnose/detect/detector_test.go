@@ -24,7 +24,7 @@ func thrashing(s *diagnose.Stats) {
 // held for resolve_for: no flapping.
 func TestHysteresis(t *testing.T) {
 	ep := upEndpoint("r", healthyStats())
-	w := newWorld(t, chatCfg(), ep)
+	w := newWorld(t, isolated(chatCfg(), "kv_cache_thrashing"), ep)
 	set := func(pre, kv float64) func(time.Time, *world) {
 		return func(_ time.Time, w *world) {
 			s := &w.eps[0].Stats
@@ -705,5 +705,33 @@ func TestEndpointDownAdviceFollowsError(t *testing.T) {
 	}
 	if len(actions) != len(cases)-1 { // 401 and 403 share theirs
 		t.Errorf("%d distinct actions for %d errors", len(actions), len(cases))
+	}
+}
+
+// An endpoint unseen behind a failing source (Blind) is not down: it
+// raises no endpoint_down however long the source fails.
+func TestBlindEndpointRaisesNothing(t *testing.T) {
+	ep := upEndpoint("r", healthyStats())
+	w := newWorld(t, chatCfg(), ep)
+	start := t0
+	frames := w.run(start, 3*time.Minute, time.Second, func(now time.Time, w *world) {
+		if now.Equal(start.Add(5 * time.Second)) {
+			// What a stale endpoint looks like; the source says why.
+			w.eps[0].State, w.eps[0].Since, w.eps[0].Blind = diagnose.StateStale, now, true
+		}
+	})
+	if at, fd := firstFiring(frames, "endpoint_down"); fd != nil {
+		t.Errorf("endpoint_down at %v behind a failing source: %+v", at.Sub(start), fd)
+	}
+	// The same outage seen directly is one.
+	ep = upEndpoint("r", healthyStats())
+	w = newWorld(t, chatCfg(), ep)
+	frames = w.run(start, 3*time.Minute, time.Second, func(now time.Time, w *world) {
+		if now.Equal(start.Add(5 * time.Second)) {
+			w.eps[0].State, w.eps[0].Since = diagnose.StateStale, now
+		}
+	})
+	if _, fd := firstFiring(frames, "endpoint_down"); fd == nil {
+		t.Error("a stale endpoint seen directly raised no endpoint_down: the test proves nothing")
 	}
 }
