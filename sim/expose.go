@@ -78,6 +78,7 @@ type exposeOpts struct {
 	finishReason bool // finish_reason for finished_reason
 	helpV1       bool // V1's HELP texts whatever the generation
 	lora         bool // --enable-lora: lora_requests_info, optional otherwise, is shown
+	spec         bool // --speculative-config: the spec_decode families are shown
 }
 
 var layouts sync.Map // layoutKey → *layout
@@ -95,7 +96,7 @@ func layoutFor(p *Profile, mp bool, maxModelLen int, opts exposeOpts) *layout {
 	for i := range sources.Metrics {
 		m := &sources.Metrics[i]
 		switch {
-		case m.Role == sources.RoleRouter, m.Optional && !(opts.lora && m.Role == sources.RoleLoraInfo), m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
+		case m.Role == sources.RoleRouter, m.Optional && !(opts.lora && m.Role == sources.RoleLoraInfo) && !(opts.spec && isSpec(m)), m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
 		case opts.trimmed && m.Role == sources.RoleCounter && sources.Counter(m.ID) == sources.CPreemptions:
 		case m.Role == sources.RoleProc:
 			if !mp {
@@ -571,4 +572,17 @@ func (r *Replica) loraLists() (run, wait string) {
 		return strings.Join(names, ",")
 	}
 	return join(rs), join(ws)
+}
+
+// isSpec: a speculative-decoding counter, shown only with a speculative
+// config.
+func isSpec(m *sources.Metric) bool {
+	if m.Role != sources.RoleCounter {
+		return false
+	}
+	switch sources.Counter(m.ID) {
+	case sources.CSpecDrafts, sources.CSpecDraftTokens, sources.CSpecAccepted:
+		return true
+	}
+	return false
 }

@@ -251,7 +251,9 @@ func (d *Detector) evalEndpoint(x *evalCtx, ri int, ep *diagnose.EndpointView, e
 	r := &d.rules[ri]
 	switch r.Scope {
 	case ScopeTarget:
-		if ep.State == diagnose.StatePending {
+		// Not polled yet, or unseen behind a failing source: nothing is
+		// known about the target itself.
+		if ep.State == diagnose.StatePending || ep.Blind {
 			return
 		}
 		d.check(x, ri, ep, es, &ep.Stats, soleModel(ep), "", unitKey{target: ep.Name})
