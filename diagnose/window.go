@@ -165,6 +165,12 @@ func (x *acc) addGauges(h *subHistory, cache *sources.CacheConfig) {
 		x.prefixNo++
 	}
 	capTok := float64(cache.CapacityTokens())
+	// SGLang has no cache_config_info: its pool's size is a gauge.
+	poolTok := capTok == 0 && g[sources.GKVTokensMax] > 0
+	if poolTok {
+		capTok = g[sources.GKVTokensMax]
+		x.capTokens += capTok
+	}
 	if kv := g[sources.GKVUsage]; !math.IsNaN(kv) {
 		x.kvMax = nanMax(x.kvMax, kv)
 		if capTok > 0 {
@@ -177,7 +183,7 @@ func (x *acc) addGauges(h *subHistory, cache *sources.CacheConfig) {
 		}
 	}
 	if cache != nil {
-		if capTok > 0 {
+		if capTok > 0 && !poolTok {
 			x.capTokens += capTok
 			x.blocks += float64(cache.NumGPUBlocks)
 		}

@@ -9,10 +9,16 @@ import (
 // engineConfig is the deployment of one engine: what `vllm serve` was
 // started with and what its GPU profiling found.
 type engineConfig struct {
-	profile        *Profile
-	model          Model
-	maxNumSeqs     int
-	budget         int // max_num_batched_tokens
+	profile    *Profile
+	model      Model
+	maxNumSeqs int
+	budget     int // max_num_batched_tokens
+	maxLoras   int // --max-loras; 0: LoRA off
+	// Speculative decoding (--speculative-config): specTokens drafted a
+	// step, each accepted with probability specAccept given the ones
+	// before it were (0 tokens: off).
+	specTokens     int
+	specAccept     float64
 	blockSize      int
 	numGPUBlocks   int
 	numCPUBlocks   int // V0 swap space
@@ -53,6 +59,7 @@ type engine struct {
 
 	startedAt time.Duration // engine (re)start, for _created
 	hung      bool          // a stuck step: holds its requests, computes nothing (engine-stalled)
+	asleep    bool          // put to sleep (/sleep level 1): serves nothing
 	swapCost  time.Duration // V0 transfers to add to the current step
 	retries   []request     // timed-out requests whose client will retry (shapes)
 	retryable bool
@@ -175,8 +182,21 @@ func (e *engine) scheduleV1() (admitted, preempted bool) {
 	if preempted {
 		return false, true
 	}
+	// LoRA: as vLLM's V1 scheduler, a waiting request whose adapter is not
+	// among the running ones while --max-loras adapters run is skipped: it
+	// stays waiting, in order, behind the ones admitted.
+	var skipped []*request
+	defer func() {
+		for i := len(skipped) - 1; i >= 0; i-- {
+			e.waiting.pushFront(skipped[i])
+		}
+	}()
 	for e.waiting.len() > 0 && len(e.running) < e.cfg.maxNumSeqs && budget > 0 {
 		r := e.waiting.front()
+		if !e.loraFits(r) {
+			skipped = append(skipped, e.waiting.popFront())
+			continue
+		}
 		hit := 0
 		if r.computed == 0 {
 			hit = e.kv.lookup(r, e.now)
@@ -202,6 +222,67 @@ func (e *engine) scheduleV1() (admitted, preempted bool) {
 		admitted = true
 	}
 	return admitted, false
+}
+
+// specExpected is the mean number of drafted tokens accepted a step:
+// α + α² + … + α^k (a draft is accepted only after every one before it).
+func (e *engine) specExpected() float64 {
+	a, sum, p := e.cfg.specAccept, 0.0, 1.0
+	for range e.cfg.specTokens {
+		p *= a
+		sum += p
+	}
+	return sum
+}
+
+// specFactor is what speculative decoding does to the time of a decoded
+// token: a step verifies k drafted tokens besides its own, each costing
+// specDraftCost of a plain decode step (drafting it, verifying the longer
+// sequence), and yields 1 + E tokens. Without drafts, 1.
+func (e *engine) specFactor() float64 {
+	if e.cfg.specTokens <= 0 {
+		return 1
+	}
+	return (1 + specDraftCost*float64(e.cfg.specTokens)) / (1 + e.specExpected())
+}
+
+// specDraftCost is one drafted token's cost relative to a decode step of
+// the target model (an n-gram or small draft model plus the verification).
+const specDraftCost = 0.25
+
+// loraFits reports whether r's adapter can run: LoRA off, the base model,
+// an adapter already running, or a free adapter slot.
+func (e *engine) loraFits(r *request) bool {
+	if e.cfg.maxLoras <= 0 || r.lora == 0 {
+		return true
+	}
+	var seen [64]bool
+	n := 0
+	for _, q := range e.running {
+		if q.lora == r.lora {
+			return true
+		}
+		if q.lora > 0 && q.lora < len(seen) && !seen[q.lora] {
+			seen[q.lora] = true
+			n++
+		}
+	}
+	return n < e.cfg.maxLoras
+}
+
+// loraAdapters lists the adapters of the running and of the waiting
+// requests, as lora_requests_info does.
+func (e *engine) loraAdapters(running, waiting map[int]bool) {
+	for _, q := range e.running {
+		if q.lora > 0 {
+			running[q.lora] = true
+		}
+	}
+	for i := e.waiting.head; i < len(e.waiting.items); i++ {
+		if q := e.waiting.items[i]; q.lora > 0 {
+			waiting[q.lora] = true
+		}
+	}
 }
 
 // scheduleV0 follows V0's default scheduler without chunked prefill: a step
@@ -339,6 +420,10 @@ func (e *engine) execute(t time.Duration, aggregate bool) {
 	}
 	cost := mdl.StepBase + time.Duration(len(e.sched))*mdl.PerSeq +
 		time.Duration(ctx)*mdl.PerCtxToken + time.Duration(prefillTok)*mdl.PerPrefillToken
+	perToken := e.specFactor()
+	if decodeSeqs > 0 {
+		cost = time.Duration(float64(cost) * perToken)
+	}
 	dt := time.Duration(float64(cost)*e.gpu.slowdown()) + e.swapCost
 	e.swapCost = 0
 	k := 1
@@ -373,6 +458,14 @@ func (e *engine) execute(t time.Duration, aggregate bool) {
 	}
 	e.m.observe(sources.HITL, dt.Seconds(), bulk)
 	e.m.counters[sources.CGenTokens] += float64(gen)
+	if e.cfg.specTokens > 0 && decodeSeqs > 0 {
+		// Per decoded token: 1 ÷ (1 + E) verification steps, each with
+		// its drafts, E of them accepted on average.
+		steps := float64(k*decodeSeqs) / (1 + e.specExpected())
+		e.m.counters[sources.CSpecDrafts] += steps
+		e.m.counters[sources.CSpecDraftTokens] += steps * float64(e.cfg.specTokens)
+		e.m.counters[sources.CSpecAccepted] += steps * e.specExpected()
+	}
 	e.gpu.run(span, prefillTok, decodeSeqs)
 	e.stepsRun++
 	e.stepsTotal += float64(k)

@@ -55,6 +55,9 @@ type famLayout struct {
 	labelBefore  bool  // the extra label sorts before model_name
 	labelSince   []int // FinishReasons indexes shown (V1: all of the release)
 	lazyLabelled bool  // V0: a finish reason appears once it happened
+	// scheduler: SGLang writes this family from its scheduler, with the
+	// scheduler's labels; the others from its tokenizer manager, by model.
+	scheduler bool
 }
 
 type layout struct {
@@ -74,6 +77,8 @@ type exposeOpts struct {
 	trimmed      bool // no preemption counter
 	finishReason bool // finish_reason for finished_reason
 	helpV1       bool // V1's HELP texts whatever the generation
+	lora         bool // --enable-lora: lora_requests_info, optional otherwise, is shown
+	spec         bool // --speculative-config: the spec_decode families are shown
 }
 
 var layouts sync.Map // layoutKey → *layout
@@ -91,7 +96,7 @@ func layoutFor(p *Profile, mp bool, maxModelLen int, opts exposeOpts) *layout {
 	for i := range sources.Metrics {
 		m := &sources.Metrics[i]
 		switch {
-		case m.Role == sources.RoleRouter, m.Optional, m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
+		case m.Role == sources.RoleRouter, m.Optional && !(opts.lora && m.Role == sources.RoleLoraInfo) && !(opts.spec && isSpec(m)), m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
 		case opts.trimmed && m.Role == sources.RoleCounter && sources.Counter(m.ID) == sources.CPreemptions:
 		case m.Role == sources.RoleProc:
 			if !mp {
@@ -110,7 +115,7 @@ func layoutFor(p *Profile, mp bool, maxModelLen int, opts exposeOpts) *layout {
 }
 
 func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int, opts exposeOpts) famLayout {
-	fl := famLayout{row: m, index: index}
+	fl := famLayout{row: m, index: index, scheduler: p.Server == sources.ServerSGLang && sglangScheduler(m)}
 	help := m.Help
 	if opts.helpV1 {
 		help = v1Help(m)
@@ -168,6 +173,22 @@ func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int, opt
 	return fl
 }
 
+// sglangScheduler: SGLang's SchedulerMetricsCollector writes its gauges,
+// the queue-time histogram and the retraction and transfer counters; the
+// TokenizerMetricsCollector the token counters and latency histograms.
+func sglangScheduler(m *sources.Metric) bool {
+	switch m.Role {
+	case sources.RoleGauge:
+		return true
+	case sources.RoleHist:
+		return sources.Hist(m.ID) == sources.HQueue
+	case sources.RoleCounter:
+		c := sources.Counter(m.ID)
+		return c == sources.CPreemptions || c == sources.CKVTransferFailed
+	}
+	return false
+}
+
 // v1Help is the HELP text of m's V1 row (the same family as V1 names it),
 // or m's own when V1 has none.
 func v1Help(m *sources.Metric) string {
@@ -187,12 +208,31 @@ type engineLabels struct {
 	pre   []byte // `{engine="0",` or `{`
 	model []byte // `model_name="…"`
 	cache []byte // the whole cache_config_info sample line
+	// sched is SGLang's scheduler label set (engine_type before the
+	// model, the ranks after it, sorted as its multiprocess registry
+	// writes them); nil for vLLM.
+	sched *engineLabels
+}
+
+// of is the label set family fl is written with.
+func (l *engineLabels) of(fl *famLayout) *engineLabels {
+	if fl.scheduler && l.sched != nil {
+		return l.sched
+	}
+	return l
 }
 
 func (r *Replica) buildLabels() []engineLabels {
 	out := make([]engineLabels, len(r.engines))
 	for e := range r.engines {
 		l := &out[e]
+		if r.profile.Server == sources.ServerSGLang {
+			model := sources.LabelModel + `="` + escapeLabel(r.cfg.Model.Name) + `"`
+			l.pre, l.model = []byte("{"), []byte(model)
+			l.sched = &engineLabels{pre: []byte(`{engine_type="unified",`),
+				model: []byte(model + `,moe_ep_rank="0",pp_rank="0",tp_rank="0"`)}
+			continue
+		}
 		l.pre = []byte("{")
 		if r.profile.engineLabel() {
 			l.pre = []byte(`{` + sources.LabelEngine + `="` + strconv.Itoa(e) + `",`)
@@ -300,13 +340,20 @@ func (r *Replica) appendExposition(b []byte, f Format) []byte {
 			continue
 		case sources.RoleLoraInfo:
 			b = append(b, fl.sample...)
-			b = append(b, `{`+sources.LabelMaxLora+`="0",`+sources.LabelRunLora+`="",`+sources.LabelWaitLora+`=""} `...)
+			b = append(b, `{`+sources.LabelMaxLora+`="`...)
+			b = strconv.AppendInt(b, int64(r.ecfg.maxLoras), 10)
+			run, wait := r.loraLists()
+			b = append(b, `",`+sources.LabelRunLora+`="`...)
+			b = append(b, run...)
+			b = append(b, `",`+sources.LabelWaitLora+`="`...)
+			b = append(b, wait...)
+			b = append(b, `"} `...)
 			b = appendPyFloat(b, epoch+r.now.Seconds())
 			b = append(b, '\n')
 			continue
 		}
 		for e, eng := range r.engines {
-			lbl := &r.labels[e]
+			lbl := r.labels[e].of(fl)
 			created := epoch + eng.startedAt.Seconds() + float64(fl.index)*31e-6
 			switch m.Role {
 			case sources.RoleGauge:
@@ -337,7 +384,7 @@ func (r *Replica) appendExposition(b []byte, f Format) []byte {
 		// The text format writes creation times as a separate gauge family.
 		b = append(b, fl.createdHead...)
 		for e, eng := range r.engines {
-			lbl := &r.labels[e]
+			lbl := r.labels[e].of(fl)
 			created := epoch + eng.startedAt.Seconds() + float64(fl.index)*31e-6
 			if m.Role != sources.RoleLabeled {
 				b = appendSample(b, fl.created, lbl, "", "", created)
@@ -454,6 +501,8 @@ func (e *engine) gaugeValue(g sources.Gauge) float64 {
 		return e.avgPrompt
 	case sources.GAvgGenTput:
 		return e.avgGen
+	case sources.GKVTokensMax:
+		return float64(e.cfg.numGPUBlocks * e.cfg.blockSize)
 	}
 	return 0
 }
@@ -476,17 +525,64 @@ func (e *engine) labeledValue(l sources.Labeled, fl *famLayout, j int) (float64,
 		v := e.m.finished[fl.labelSince[j]]
 		return v, !fl.lazyLabelled || v > 0
 	case sources.LWaitingReason:
-		if j == 0 {
-			return float64(e.waiting.len()), true
+		// deferred: a LoRA adapter waiting for a slot; capacity: the rest.
+		deferred := 0
+		for i := e.waiting.head; i < len(e.waiting.items); i++ {
+			if !e.loraFits(e.waiting.items[i]) {
+				deferred++
+			}
 		}
-		return 0, true
+		if sources.WaitReasons[j] == sources.WaitDeferred {
+			return float64(deferred), true
+		}
+		return float64(e.waiting.len() - deferred), true
 	case sources.LPromptSource:
 		return e.m.promptBy[j], true
 	case sources.LSleepState:
+		// awake = 1 unless put to sleep (POST /sleep, level 1: weights
+		// offloaded).
+		if e.asleep {
+			return float64(j), j <= 1
+		}
 		if j == 0 {
 			return 1, true
 		}
 		return 0, true
 	}
 	return 0, true
+}
+
+// loraLists are lora_requests_info's running and waiting adapters,
+// comma-separated in adapter order, as vLLM joins them.
+func (r *Replica) loraLists() (run, wait string) {
+	if r.ecfg.maxLoras <= 0 {
+		return "", ""
+	}
+	rs, ws := map[int]bool{}, map[int]bool{}
+	for _, e := range r.engines {
+		e.loraAdapters(rs, ws)
+	}
+	join := func(set map[int]bool) string {
+		var names []string
+		for a := 1; a <= 64; a++ {
+			if set[a] {
+				names = append(names, "adapter-"+strconv.Itoa(a))
+			}
+		}
+		return strings.Join(names, ",")
+	}
+	return join(rs), join(ws)
+}
+
+// isSpec: a speculative-decoding counter, shown only with a speculative
+// config.
+func isSpec(m *sources.Metric) bool {
+	if m.Role != sources.RoleCounter {
+		return false
+	}
+	switch sources.Counter(m.ID) {
+	case sources.CSpecDrafts, sources.CSpecDraftTokens, sources.CSpecAccepted:
+		return true
+	}
+	return false
 }

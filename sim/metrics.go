@@ -41,7 +41,7 @@ func newMetrics(p *Profile, maxModelLen int) metrics {
 	var m metrics
 	for i := range sources.Metrics {
 		row := &sources.Metrics[i]
-		if row.Role != sources.RoleHist || row.Optional || !row.ShownIn(p.Gen, p.Version) {
+		if row.Role != sources.RoleHist || row.Optional || row.Server != p.Server || !row.ShownIn(p.Gen, p.Version) {
 			continue
 		}
 		h := &m.hists[row.ID]

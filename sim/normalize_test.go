@@ -17,7 +17,7 @@ import (
 func TestExpositionNormalizes(t *testing.T) {
 	for _, p := range sim.Profiles {
 		for _, dp := range []int{1, 2} {
-			if dp > 1 && p.Gen == sources.GenV0 {
+			if dp > 1 && (p.Gen == sources.GenV0 || p.Server == sources.ServerSGLang) {
 				continue
 			}
 			for _, format := range []sim.Format{sim.FormatText, sim.FormatOpenMetrics} {
@@ -45,7 +45,7 @@ func TestExpositionNormalizes(t *testing.T) {
 					if snap.Kind != sources.KindEngine {
 						t.Fatalf("kind %v", snap.Kind)
 					}
-					if snap.Version.Gen != p.Gen || !snap.Version.Contains(p.Version) {
+					if snap.Version.Server != p.Server || (p.Server == sources.ServerVLLM && (snap.Version.Gen != p.Gen || !snap.Version.Contains(p.Version))) {
 						t.Fatalf("detected %v, want %v %v", snap.Version, p.Gen, p.Version)
 					}
 					if len(snap.Subs) != dp {
@@ -59,19 +59,23 @@ func TestExpositionNormalizes(t *testing.T) {
 						if sub.Key.Engine != wantEngine || sub.Key.Model != sim.Models[0].Name {
 							t.Fatalf("sub %d key %+v", i, sub.Key)
 						}
-						if sub.Cache == nil || sub.Cache.CapacityTokens() == 0 {
+						sglang := p.Server == sources.ServerSGLang
+						if sglang && !(sub.Gauges[sources.GKVTokensMax] > 0) {
+							t.Fatalf("sub %d: no token pool size", i)
+						}
+						if !sglang && (sub.Cache == nil || sub.Cache.CapacityTokens() == 0) {
 							t.Fatalf("sub %d: no cache config", i)
 						}
 						if !(sub.Counters[sources.CGenTokens] > 0) || !sub.Hists[sources.HTTFT].Present() || !(sub.Hists[sources.HTTFT].Count > 0) {
 							t.Fatalf("sub %d: no traffic seen: gen %v ttft %+v", i, sub.Counters[sources.CGenTokens], sub.Hists[sources.HTTFT])
 						}
 						created := sub.Created[sources.CGenTokens]
-						if (p.Name == "v0.6" || dp > 1 && p.Name == "latest") != math.IsNaN(created) {
+						if (p.Name == "v0.6" || sglang || dp > 1 && p.Name == "latest") != math.IsNaN(created) {
 							t.Fatalf("sub %d: _created %v for %s dp %d", i, created, p.Name, dp)
 						}
 					}
 					rss := snap.Proc[sources.PRSS]
-					if (p.Name == "v0.6" || dp > 1 && p.Name == "latest") != math.IsNaN(rss) {
+					if (p.Name == "v0.6" || p.Server == sources.ServerSGLang || dp > 1 && p.Name == "latest") != math.IsNaN(rss) {
 						t.Fatalf("RSS %v for %s dp %d (process metrics only with the single-process registry)", rss, p.Name, dp)
 					}
 				})

@@ -7,7 +7,7 @@ import (
 	"github.com/vtop-dev/vtop/sources"
 )
 
-// Profile is a vLLM generation the simulator can impersonate: the release
+// Profile is a vLLM generation (or SGLang) the simulator can impersonate: the release
 // whose metric set, help texts and bucket layouts it exposes (all read from
 // sources.Metrics), and the registry quirks of that release.
 type Profile struct {
@@ -30,6 +30,9 @@ type Profile struct {
 // _created series): V0 from 0.5.5 (MQLLMEngine), and V1 from 0.15 when data
 // parallelism makes api_server_count default to the DP size.
 func (p *Profile) multiprocess(dp int) bool {
+	if p.Server == sources.ServerSGLang {
+		return true // SGLang always serves from PROMETHEUS_MULTIPROC_DIR
+	}
 	if p.Gen == sources.GenV0 {
 		return !p.Version.Less(sources.V(0, 5, 5))
 	}
@@ -67,6 +70,12 @@ var Profiles = []Profile{
 		MaxNumSeqs: 256, MaxBatchedTokens: 8192, ChunkedPrefill: true, PrefixCaching: true},
 	{Name: "latest", Gen: sources.GenV1, Version: sources.V(0, 20, 2), CacheLabels: cacheLabelsLatest,
 		MaxNumSeqs: 256, MaxBatchedTokens: 8192, ChunkedPrefill: true, PrefixCaching: true},
+	// SGLang as of early 2026 (its own release numbers): the label set of
+	// the SMG capture (engine_type, moe_ep_rank, pp_rank, tp_rank), radix
+	// cache on, --chunked-prefill-size 8192; --max-running-requests is
+	// sized from memory by SGLang, 256 here.
+	{Server: sources.ServerSGLang, Name: "sglang", Version: sources.V(0, 5, 9),
+		MaxNumSeqs: 256, MaxBatchedTokens: 8192, ChunkedPrefill: true, PrefixCaching: true},
 }
 
 // DefaultProfile is what --version defaults to.
@@ -86,7 +95,7 @@ func LookupProfile(name string) (*Profile, error) {
 			return p, nil
 		}
 	}
-	return nil, fmt.Errorf("unknown vLLM generation %q (have %s)", name, ProfileNames())
+	return nil, fmt.Errorf("unknown generation %q (have %s)", name, ProfileNames())
 }
 
 // ProfileNames lists the profile names for messages, oldest first.

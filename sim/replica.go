@@ -22,6 +22,9 @@ type ReplicaConfig struct {
 	DP               int     // data-parallel engines behind the API server (V1)
 	MaxNumSeqs       int     // --max-num-seqs
 	MaxBatchedTokens int     // --max-num-batched-tokens
+	MaxLoras         int     // --max-loras (with --enable-lora; 0: LoRA off)
+	SpecTokens       int     // --speculative-config num_speculative_tokens (0: off)
+	SpecAccept       float64 // each drafted token's acceptance, given the earlier ones were
 	BlockSize        int     // --block-size (16)
 	GPUMemUtil       float64 // --gpu-memory-utilization (0.9)
 	NumGPUBlocks     int     // --num-gpu-blocks-override (0: from GPU memory)
@@ -108,6 +111,11 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	if p.Gen == sources.GenV0 && rc.DP > 1 {
 		return nil, fmt.Errorf("%s: data parallelism needs a V1 engine", rc.Name)
 	}
+	if p.Server == sources.ServerSGLang && rc.DP > 1 {
+		// SGLang's tokenizer-side series are one per server, its
+		// scheduler's one per dp_rank: not simulated.
+		return nil, fmt.Errorf("%s: the SGLang simulation has one engine (no --dp)", rc.Name)
+	}
 	var scs []activation
 	for _, spec := range rc.Scenarios {
 		sc, err := LookupScenario(spec.Name)
@@ -166,7 +174,8 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 			r.downs = append(r.downs, a)
 		}
 	}
-	r.ecfg = engineConfig{profile: p, model: rc.Model, maxNumSeqs: rc.MaxNumSeqs, budget: rc.MaxBatchedTokens,
+	r.ecfg = engineConfig{profile: p, model: rc.Model, maxNumSeqs: rc.MaxNumSeqs, budget: rc.MaxBatchedTokens, maxLoras: rc.MaxLoras,
+		specTokens: rc.SpecTokens, specAccept: rc.SpecAccept,
 		blockSize: rc.BlockSize, numGPUBlocks: rc.NumGPUBlocks,
 		numCPUBlocks: int(rc.SwapSpaceGiB * (1 << 30) / blockBytes), gpuMemUtil: rc.GPUMemUtil,
 		prefixCaching: caching, chunkedPrefill: p.ChunkedPrefill, countAborts: !f.hideAborts}
@@ -176,7 +185,7 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	r.rng = rand.New(rand.NewPCG(seed, uint64(i)+1))
 	r.arr.rng = r.rng
 	r.mp = p.multiprocess(rc.DP)
-	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1})
+	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1, lora: rc.MaxLoras > 0, spec: rc.SpecTokens > 0})
 	r.labels = r.buildLabels()
 	r.activate()
 	return r, nil
@@ -272,7 +281,7 @@ func (r *Replica) inFlight() int {
 }
 
 func reshape(dst, src *request, now time.Duration) {
-	*dst = request{arrival: now, prompt: src.prompt, target: src.target, maxTokens: src.maxTokens, n: src.n,
+	*dst = request{arrival: now, prompt: src.prompt, target: src.target, maxTokens: src.maxTokens, n: src.n, lora: src.lora,
 		group: src.group, groupTokens: src.groupTokens, timeout: src.timeout, deadline: never}
 	if src.timeout > 0 {
 		dst.deadline = now + src.timeout

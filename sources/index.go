@@ -127,3 +127,14 @@ func FamilyNames(r Role, id uint8) []string {
 	}
 	return out
 }
+
+// Exposes reports whether engine s has a family for a canonical signal: a
+// signal it lacks is shown as "not exposed by <engine>", never as zero.
+func Exposes(s Server, r Role, id uint8) bool {
+	for i := range families {
+		if f := &families[i]; f.server == s && f.role == r && f.id == id {
+			return true
+		}
+	}
+	return false
+}

@@ -9,6 +9,7 @@ type colID uint8
 const (
 	colName colID = iota
 	colState
+	colEngine
 	colModel
 	colKV
 	colRunWait
@@ -37,6 +38,7 @@ const (
 	modelMin    = 6
 	findingMin  = 12
 	trendWidth  = 24 // TTFT p95 history, tier large
+	engineWidth = 6  // "SGLang"
 	kvBarSmall  = 3
 	kvBarMedium = 8
 	kvBarLarge  = 14
@@ -56,8 +58,9 @@ func kvBarWidth(w int) int {
 }
 
 // fleetColumns lays out the table for width w; nameLen and modelLen are the
-// longest endpoint name and model shown.
-func fleetColumns(w, nameLen, modelLen int) []column {
+// longest endpoint name and model shown. engine adds the engine column, for
+// a fleet that is not all vLLM.
+func fleetColumns(w, nameLen, modelLen int, engine bool) []column {
 	type fixed struct{ state, rw, ttft, itl, tok int }
 	fx := fixed{12, 9, 8, 7, 5}
 	switch {
@@ -75,6 +78,9 @@ func fleetColumns(w, nameLen, modelLen int) []column {
 		{id: colTTFT, title: "TTFT p95", w: fx.ttft, right: true},
 		{id: colITL, title: "ITL p95", w: fx.itl, right: true},
 		{id: colTok, title: "tok/s", w: fx.tok, right: true},
+	}
+	if engine {
+		cols = append(cols[:2], append([]column{{id: colEngine, title: "engine", w: engineWidth}}, cols[2:]...)...)
 	}
 	if w >= tierLarge {
 		cols = append(cols, column{id: colTrend, title: "TTFT p95 history", w: trendWidth})

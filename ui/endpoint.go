@@ -21,6 +21,19 @@ type subject struct {
 	hist       history
 	maxNumSeqs int // 0: unknown
 	window     time.Duration
+	server     sources.Server // the endpoint's engine (the fleet: vLLM's rows)
+}
+
+// lacks says why a value is missing when the engine has no family for it:
+// "(not exposed by SGLang)"; "" when it has one (missing is then a gap in
+// the data, shown as -- alone).
+func (sj subject) lacks(r sources.Role, ids ...uint8) string {
+	for _, id := range ids {
+		if sources.Exposes(sj.server, r, id) {
+			return ""
+		}
+	}
+	return "(not exposed by " + sj.server.String() + ")"
 }
 
 // Thresholds that only color a value (the rules decide findings).
@@ -385,6 +398,9 @@ func (c *common) cells(sj subject) rowCells {
 			spark: &sparkSpec{diagnose.SpSwapped, autoScale, slv}}
 	} else {
 		rc.swapped = cell{label: "swapped", value: f.Missing, tail: "(V0 engines only)"}
+		if why := sj.lacks(sources.RoleGauge, uint8(sources.GSwapped)); why != "" {
+			rc.swapped.tail = why
+		}
 	}
 
 	rc.run = cell{label: "running", value: f.Count(st.Running), spark: &sparkSpec{diagnose.SpRunning, autoScale, lvNone}}
@@ -406,6 +422,9 @@ func (c *common) cells(sj subject) rowCells {
 	rc.reasons = cell{label: "waiting for", value: "capacity " + f.Count(st.WaitingCapacity), tail: "· deferred " + f.Count(st.WaitingDeferred)}
 	if !rc.hasReasons {
 		rc.reasons = cell{label: "waiting for", value: f.Missing, tail: "(reasons from vLLM 0.20)"}
+		if why := sj.lacks(sources.RoleLabeled, uint8(sources.LWaitingReason)); why != "" {
+			rc.reasons.tail = why
+		}
 	}
 	rc.qt = cell{label: "queue p95", value: f.Quantile(st.Queue.P95, st.Queue.Lowest, st.Queue.Highest), spark: &sparkSpec{diagnose.SpQueue, queueScale(c.profile), lvNone}}
 
@@ -428,7 +447,15 @@ func (c *common) cells(sj subject) rowCells {
 		}
 	}
 	rc.finishNote = strings.Join(parts, " · ")
+	if math.IsNaN(st.AbortShare) {
+		if why := sj.lacks(sources.RoleLabeled, uint8(sources.LFinished)); why != "" {
+			rc.finishNote = "finish reasons " + why
+		}
+	}
 	rc.avg = cell{label: "avg", value: "prompt " + f.Tokens(st.AvgPromptLen) + " · gen " + f.Tokens(st.AvgGenLen), unit: " tokens"}
+	if math.IsNaN(st.AvgPromptLen) {
+		rc.avg.tail = sj.lacks(sources.RoleHist, uint8(sources.HPromptLen))
+	}
 	return rc
 }
 
@@ -570,6 +597,8 @@ func (c *common) endpointTitle(e *diagnose.EndpointView, w int) string {
 	switch {
 	case e.State == diagnose.StatePending:
 		parts = append(parts, s.muted.s("not polled yet"))
+	case e.Blind:
+		parts = append(parts, s.warn.s("unseen: the source it is read through fails (header)"))
 	case e.LastError != "":
 		parts = append(parts, s.crit.s(e.LastError))
 	}
@@ -577,7 +606,11 @@ func (c *common) endpointTitle(e *diagnose.EndpointView, w int) string {
 		parts = append(parts, s.info.s(symRestart+" restarted "+f.Age(now, e.RestartedAt)+" ago"))
 	}
 	if !e.LastSuccess.IsZero() {
-		parts = append(parts, s.text.s("vLLM "+e.Version.String()))
+		ver := e.Version.String() // another engine's names itself
+		if e.Version.Server == sources.ServerVLLM {
+			ver = "vLLM " + ver
+		}
+		parts = append(parts, s.text.s(ver))
 		models := strings.Join(e.Models, ", ")
 		if models == "" {
 			models = f.Missing
@@ -586,6 +619,9 @@ func (c *common) endpointTitle(e *diagnose.EndpointView, w int) string {
 		parts = append(parts, s.muted.s(engines(e.Stats.Engines)))
 		if e.MaxNumSeqs > 0 {
 			mns := "max_num_seqs " + itoa(e.MaxNumSeqs)
+			if e.Version.Server == sources.ServerSGLang {
+				mns = "max-running-requests " + itoa(e.MaxNumSeqs) // the config's max_num_seqs, in SGLang's word
+			}
 			if e.Stats.Engines > 1 {
 				mns += " per engine"
 			}
@@ -687,7 +723,7 @@ func (m *Model) endpointBody() []string {
 	var mine *diagnose.EndpointGPU
 	if m.ep >= 0 && m.ep < len(fr.Endpoints) {
 		e = &fr.Endpoints[m.ep]
-		sj = subject{stats: &e.Stats, hist: history{e.Spark, e.SparkLong}, maxNumSeqs: batchCapacity(e), window: fr.Window}
+		sj = subject{stats: &e.Stats, hist: history{e.Spark, e.SparkLong}, maxNumSeqs: batchCapacity(e), window: fr.Window, server: e.Version.Server}
 		mine = &e.GPU
 	} else {
 		sj.maxNumSeqs = fleetMaxNumSeqs(fr)

@@ -447,7 +447,13 @@ var fleetCells = map[colID]func(*fleetRow, int) cellOut{
 	colName:  (*fleetRow).nameCell,
 	colState: (*fleetRow).stateCell,
 	colModel: (*fleetRow).modelCell,
-	colKV:    (*fleetRow).kvCell,
+	colEngine: func(r *fleetRow, _ int) cellOut {
+		if r.sub || r.e.LastSuccess.IsZero() {
+			return cellOut{keep: true} // an engine row is its endpoint's; never read: not known
+		}
+		return cellOut{text: r.e.Version.Server.String()}
+	},
+	colKV: (*fleetRow).kvCell,
 	colRunWait: func(r *fleetRow, _ int) cellOut {
 		return cellOut{text: f.Count(r.st.Running) + "/" + f.Count(r.st.Waiting)}
 	},

@@ -54,6 +54,7 @@ type counts struct {
 	rows        int  // fleet table rows (endpoints and shown engines)
 	nameLen     int  // longest endpoint name
 	modelLen    int  // longest model name in the table
+	engineCol   bool // an endpoint is not vLLM: the table names each one's engine
 	focus       pane // a focused panel gets the room it wants first
 }
 
@@ -95,7 +96,7 @@ func plan(w, h int, c counts) layout {
 }
 
 func (l *layout) planFleet(c counts) {
-	l.cols = fleetColumns(l.w, c.nameLen, c.modelLen)
+	l.cols = fleetColumns(l.w, c.nameLen, c.modelLen, c.engineCol)
 	avail := l.body - fleetHeadLines
 	tall := l.h >= fleetGPUMinHeight
 	findAll, findLeast := max(panelMinLines, c.findAll), max(panelMinLines, c.findLeast)

@@ -15,12 +15,16 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/diagnose/format"
+	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/themes"
+	"github.com/vtop-dev/vtop/ui/report"
 )
 
 // Hub is what the UI needs from the live pipeline.
 type Hub interface {
 	Frames() <-chan *diagnose.Frame // newest frame wins; closed when the pipeline stops
+	// SetWindow and SetSLO are settings: the UI asks them in key order,
+	// from Update, so they must not block; the newest asked wins.
 	SetWindow(time.Duration)
 	SetSLO(diagnose.SLO) // the profile the latency rules judge by, as the latency row does
 	PollNow()
@@ -34,6 +38,9 @@ type Options struct {
 	Window   time.Duration      // the window the hub starts with
 	Renderer *lipgloss.Renderer // decides the color profile; default lipgloss's
 	Tick     time.Duration      // clock refresh (default 1 s); <0: none (tests)
+	// Copy puts text on the clipboard of the terminal vtop runs in (an
+	// OSC 52 sequence, which crosses SSH and tmux); nil: no terminal.
+	Copy func(text string) error
 }
 
 type mode uint8
@@ -58,6 +65,7 @@ const (
 	overlayNone overlay = iota
 	overlayHelp
 	overlayFinding
+	overlayTimeline
 )
 
 // windows are the steps of + and -.
@@ -273,6 +281,7 @@ func (m *Model) countsNow() counts {
 	for i := range m.fr.Endpoints {
 		e := &m.fr.Endpoints[i]
 		c.nameLen = max(c.nameLen, width(m.name(e.Name)))
+		c.engineCol = c.engineCol || e.Version.Server != sources.ServerVLLM
 		for _, x := range e.Models {
 			c.modelLen = max(c.modelLen, width(shortModel(x)))
 		}
@@ -306,6 +315,7 @@ func (m *Model) relayout() {
 	}
 	m.find.set(m.collectFindings(), m.findWithTarget(), scope)
 	m.fleet.finds = m.find.fs
+	m.find.verdict = m.verdictLine()
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
 	m.fleet.cols = tableCols(m.lay.cols)
@@ -360,6 +370,13 @@ func (m *Model) refresh() {
 		m.body = block([]string{"", "  " + m.st.muted.s(msg)}, m.w, m.lay.body)
 	case m.overlay == overlayFinding:
 		m.body = m.overlayBody("Finding", m.detailLines(&m.detail, m.w), &m.ovOff)
+	case m.overlay == overlayTimeline:
+		title, target := "What changed and when: the fleet", ""
+		if m.mode != modeFleet && m.ep >= 0 && m.ep < len(m.fr.Endpoints) {
+			target = m.fr.Endpoints[m.ep].Name
+			title = "What changed and when: " + target
+		}
+		m.body = m.overlayBody(title, m.timelineLines(target, m.w), &m.ovOff)
 	case m.mode == modeFleet:
 		m.body = block(m.fleetBody(), m.w, m.lay.body)
 	default:
@@ -406,6 +423,13 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 			m.overlay, m.ovOff = overlayHelp, 0
 		}
 		return nil, false
+	case km.Changes.matches(k) && m.fr != nil:
+		if m.overlay == overlayTimeline {
+			m.overlay = overlayNone
+		} else {
+			m.overlay, m.ovOff = overlayTimeline, 0
+		}
+		return nil, false
 	case km.Back.matches(k):
 		m.back()
 		return nil, false
@@ -436,12 +460,17 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 		m.setTheme(themes.Next(m.theme.Name))
 		m.note("theme " + m.theme.Name)
 		return nil, false
+	case km.Copy.matches(k):
+		return m.copy(), false
 	case km.SLO.matches(k):
 		m.slo = (m.slo + 1) % len(m.slos)
 		m.profile = m.slos[m.slo]
 		clear(m.fleet.cache)
-		h, slo := m.hub, m.slos[m.slo]
-		return func() tea.Msg { h.SetSLO(slo); return nil }, false
+		// Asked here, in key order, not from a command's goroutine: keys
+		// pressed quickly must end on the last one (the hub keeps the
+		// newest setting).
+		m.hub.SetSLO(m.profile)
+		return nil, false
 	}
 	if m.overlay != overlayNone {
 		m.scrollOverlay(k)
@@ -551,8 +580,8 @@ func (m *Model) stepWindow(up bool) tea.Cmd {
 		return nil
 	}
 	m.wantWindow = next
-	h := m.hub
-	return func() tea.Msg { h.SetWindow(next); return nil }
+	m.hub.SetWindow(next) // in key order, as SetSLO
+	return nil
 }
 
 // panes lists the panes the current view shows, in Tab order: the
@@ -731,3 +760,35 @@ func plural(n int, noun string) string {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func secs(d time.Duration) string { return f.Seconds(d.Seconds()) }
+
+// copy hands the selected finding, or the verdict with every finding and
+// its cause, to the terminal's clipboard as Markdown, and says so.
+func (m *Model) copy() tea.Cmd {
+	if m.fr == nil {
+		m.note("nothing to copy yet")
+		return nil
+	}
+	text, what := "", "the verdict"
+	var x *diagnose.Finding
+	switch {
+	case m.overlay == overlayFinding:
+		x = &m.detail
+	case m.focus == paneFindings && m.find.sel < len(m.find.items):
+		x = m.find.items[m.find.sel].x
+	}
+	if x != nil {
+		text, what = report.FindingMarkdown(m.fr, x), quote(x.Title)
+	} else {
+		text = report.VerdictMarkdown(m.fr, report.FrameStatus(m.fr))
+	}
+	cp := m.opts.Copy
+	if cp == nil {
+		m.note("cannot copy: no terminal to send it to")
+		return nil
+	}
+	m.note("copied " + what + " as Markdown (" + plural(strings.Count(text, "\n"), "line") + ", OSC 52)")
+	return func() tea.Msg {
+		_ = cp(text) // a terminal without OSC 52 ignores it; nothing to report back
+		return nil
+	}
+}

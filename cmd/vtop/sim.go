@@ -40,6 +40,7 @@ Examples:
   vtop sim --replicas 8 --scenario healthy --scenario kv-thrashing@1m
   vtop sim --listen 127.0.0.1:20000 --replicas 1000 --for 5m
   vtop sim --scenario kv-thrashing --warmup 2m   # open vtop on an incident already 2 minutes old
+  vtop sim --replicas 4 --engine vllm --engine sglang   # a mixed fleet: SGLang's names, labels and buckets on 1 and 3
 
 Flags:
 `
@@ -51,6 +52,7 @@ func newSimFlags() *pflag.FlagSet {
 	fs.Int("replicas", 1, "number of replicas")
 	fs.StringArray("scenario", nil, "NAME[@DELAY][+NAME[@DELAY]…] for the next replica, round-robin (repeatable)")
 	fs.String("version", sim.DefaultProfile, "vLLM generation to impersonate: "+sim.ProfileNames())
+	fs.StringArray("engine", nil, "vllm or sglang for the next replica, round-robin (repeatable): --engine vllm --engine sglang mixes them")
 	fs.Uint64("seed", 1, "random seed of the traffic")
 	fs.StringSlice("models", []string{sim.Models[0].Name}, "served model names, round-robin (presets: "+modelNames()+")")
 	fs.Int("dp", 1, "data-parallel engines per replica (V1)")
@@ -117,9 +119,8 @@ func runSim(args []string, stdout, stderr io.Writer, getenv func(string) string)
 		fmt.Fprintf(stderr, "vtop sim: %v\n", err)
 		return 3
 	}
-	p := fleet.Replicas()[0].Profile()
-	fmt.Fprintf(stdout, "vtop sim: %d replica%s of vLLM %s (%s), seed %d: %s\n",
-		len(cfg.Replicas), plural(len(cfg.Replicas)), p.Version, p.Name, seed, srv.Summary())
+	fmt.Fprintf(stdout, "vtop sim: %d replica%s of %s, seed %d: %s\n",
+		len(cfg.Replicas), plural(len(cfg.Replicas)), fleetEngines(fleet), seed, srv.Summary())
 	if addr, _ := fs.GetString("dcgm-listen"); addr != "" {
 		d, err := sim.ServeDCGM(fleet, addr)
 		if err != nil {
@@ -135,6 +136,22 @@ func runSim(args []string, stdout, stderr io.Writer, getenv func(string) string)
 	srv.Close()
 	fmt.Fprintf(stderr, "vtop sim: stopped after %s, %d scrapes served\n", time.Since(start).Round(time.Second), srv.Scrapes())
 	return 0
+}
+
+// fleetEngines says what the replicas impersonate: "vLLM 0.20.2 (latest)",
+// or both engines of a mixed fleet.
+func fleetEngines(f *sim.Fleet) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range f.Replicas() {
+		p := r.Profile()
+		s := fmt.Sprintf("%s %s (%s)", p.Server, p.Version, p.Name)
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return strings.Join(out, " and ")
 }
 
 func plural(n int) string {
@@ -183,6 +200,15 @@ func simConfig(fs *pflag.FlagSet) (sim.FleetConfig, sim.ServeConfig, uint64, err
 		}
 		scenarios = append(scenarios, sc)
 	}
+	engines, _ := fs.GetStringArray("engine")
+	for _, e := range engines {
+		if e != "vllm" && e != "sglang" {
+			return cfg, sim.ServeConfig{}, 0, fmt.Errorf("--engine %q: want vllm or sglang", e)
+		}
+		if e == "sglang" && dp > 1 {
+			return cfg, sim.ServeConfig{}, 0, fmt.Errorf("--engine sglang: the SGLang simulation has one engine (no --dp)")
+		}
+	}
 	models, _ := fs.GetStringSlice("models")
 	if len(models) == 0 {
 		models = []string{sim.Models[0].Name}
@@ -192,6 +218,9 @@ func simConfig(fs *pflag.FlagSet) (sim.FleetConfig, sim.ServeConfig, uint64, err
 			Model: sim.LookupModel(strings.TrimSpace(models[i%len(models)]))}
 		if len(scenarios) > 0 {
 			rc.Scenarios = scenarios[i%len(scenarios)]
+		}
+		if len(engines) > 0 && engines[i%len(engines)] == "sglang" {
+			rc.Profile = "sglang"
 		}
 		cfg.Replicas = append(cfg.Replicas, rc)
 	}

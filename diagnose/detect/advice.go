@@ -155,6 +155,11 @@ func histName(h sources.Hist) string {
 // unit's own when it is one engine, else the smallest engine's (a flag
 // applies per engine).
 func engineCache(u *unit) (blocks, blockSize float64, note string) {
+	if u.ep.Version.Server == sources.ServerSGLang {
+		// SGLang's pool is counted in tokens (max_total_num_tokens): a
+		// "block" of one token.
+		return u.st.KVCapacityTokens / float64(max(1, u.st.Engines)), 1, ""
+	}
 	if u.st.Engines <= 1 || len(u.ep.Subs) <= 1 {
 		return u.st.NumGPUBlocks, u.st.BlockSize, ""
 	}

@@ -1,0 +1,74 @@
+package detect
+
+import (
+	"strings"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// sglangFlag is a vLLM flag vtop advises with, and SGLang's for the same
+// lever; none (with why) where SGLang has no such switch. Rules compute
+// their advice in vLLM's terms once; a finding on an SGLang server is
+// told in SGLang's, so no vLLM flag reaches an SGLang operator.
+type sglangFlag struct{ vllm, sglang, none string }
+
+var sglangFlags = []sglangFlag{
+	{vllm: "--max-num-seqs", sglang: "--max-running-requests"},
+	{vllm: "--max-num-batched-tokens", sglang: "--chunked-prefill-size"},
+	{vllm: "--gpu-memory-utilization", sglang: "--mem-fraction-static"},
+	{vllm: "--max-model-len", sglang: "--context-length"},
+	{vllm: "--kv-cache-dtype", sglang: "--kv-cache-dtype"},
+	{vllm: "--enable-chunked-prefill", none: "SGLang chunks prefills by default (--chunked-prefill-size)"},
+	{vllm: "--enable-prefix-caching", none: "SGLang's radix cache is on unless --disable-radix-cache"},
+	{vllm: "--swap-space", none: "SGLang retracts requests, it does not swap KV to CPU"},
+}
+
+// sglangWords rewrites vLLM's names in a finding's text: its flags (a
+// flag SGLang lacks becomes what SGLang does instead), the config key
+// operators set, and what SGLang calls a preemption.
+var sglangWords = func() *strings.Replacer {
+	var pairs []string
+	for _, f := range sglangFlags {
+		to := f.sglang
+		if to == "" {
+			to = "(no SGLang flag: " + f.none + ")"
+		}
+		pairs = append(pairs, f.vllm, to)
+	}
+	pairs = append(pairs, "max_num_seqs", "max_num_seqs (SGLang's --max-running-requests)",
+		"(vLLM does not expose it)", "(SGLang does not expose it)",
+		// What advice needs and SGLang has no family for.
+		"("+histName(sources.HIterTokens)+" not exposed or empty)", "(not exposed by SGLang)",
+		"("+histName(sources.HPromptLen)+" and "+histName(sources.HGenLen)+" saw no finished request in the window)",
+		"(request lengths not exposed by SGLang)")
+	return strings.NewReplacer(pairs...)
+}()
+
+// inEngineTerms tells fd in the terms of the endpoint's engine.
+func inEngineTerms(fd *diagnose.Finding, ep *diagnose.EndpointView) {
+	if ep == nil || ep.Version.Server != sources.ServerSGLang {
+		return
+	}
+	flags := fd.Flags[:0:0]
+	for _, fc := range fd.Flags {
+		i := -1
+		for k := range sglangFlags {
+			if sglangFlags[k].vllm == fc.Flag {
+				i = k
+			}
+		}
+		if i >= 0 && sglangFlags[i].sglang == "" {
+			continue // no such lever on SGLang: the action says so
+		}
+		if i >= 0 {
+			fc.Flag = sglangFlags[i].sglang
+		}
+		fc.From, fc.To, fc.Why = sglangWords.Replace(fc.From), sglangWords.Replace(fc.To), sglangWords.Replace(fc.Why)
+		flags = append(flags, fc)
+	}
+	fd.Flags = flags
+	fd.Summary = sglangWords.Replace(fd.Summary)
+	fd.Explain = sglangWords.Replace(fd.Explain)
+	fd.Action = sglangWords.Replace(fd.Action)
+}
