@@ -112,17 +112,25 @@ func (p *findingsPane) set(fs []diagnose.Finding, withTarget bool, scope int) {
 func (p *findingsPane) findItems(fs []diagnose.Finding, group bool) []findItem {
 	items := make([]findItem, 0, len(fs))
 	sym := underListedCause(fs)
+	// Each finding's group key once, and a group's names deduplicated by
+	// a set: at 1,000 endpoints (5,000 findings) the keys built per pair
+	// and a list searched per name were 11 ms of every frame on the UI's
+	// goroutine, where key presses wait (BENCHMARKS.md, issue 23).
+	keys := make([]string, len(fs))
+	for i := range fs {
+		keys[i] = groupKey(&fs[i])
+	}
 	count := map[string]int{}
 	if group {
 		for i := range fs {
 			if !sym[i] {
-				count[groupKey(&fs[i])]++
+				count[keys[i]]++
 			}
 		}
 	}
 	done := map[string]bool{}
 	for i := range fs {
-		k := groupKey(&fs[i])
+		k := keys[i]
 		if sym[i] {
 			// underCauses put it after its cause: it stays there, alone.
 			items = append(items, findItem{x: &fs[i], sym: true})
@@ -138,13 +146,15 @@ func (p *findingsPane) findItems(fs []diagnose.Finding, group bool) []findItem {
 		done[k] = true
 		g := findItem{x: &fs[i], n: count[k], key: k}
 		var members []findItem
+		named := map[string]bool{}
 		for j := i; j < len(fs); j++ {
-			if groupKey(&fs[j]) == k && !sym[j] {
+			if keys[j] == k && !sym[j] {
 				n := p.c.name(fs[j].Target)
 				if fs[j].Engine != "" {
 					n += " e" + fs[j].Engine // one endpoint's engines stay apart
 				}
-				if !slices.Contains(g.names, n) {
+				if !named[n] {
+					named[n] = true
 					g.names = append(g.names, n)
 				}
 				members = append(members, findItem{x: &fs[j], member: true})
