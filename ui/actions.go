@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"net"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -65,11 +64,7 @@ func (m *Model) actionVars() map[string]string {
 			hostport = hostport[i+3:]
 		}
 		hostport, _, _ = strings.Cut(hostport, "/")
-		if h, p, err := net.SplitHostPort(hostport); err == nil {
-			v["HOST"], v["PORT"] = h, p
-		} else {
-			v["HOST"] = hostport
-		}
+		v["HOST"], v["PORT"] = splitHostPort(hostport)
 		if len(e.Models) > 0 {
 			v["MODEL"] = e.Models[0]
 		}
@@ -107,4 +102,14 @@ func (m *Model) actionKey(k tea.KeyMsg) *Action {
 		}
 	}
 	return nil
+}
+
+// splitHostPort is host and port of "host:port" or "[v6]:port"; the port
+// is empty when there is none. (The UI does no I/O: no net here.)
+func splitHostPort(hp string) (host, port string) {
+	i := strings.LastIndexByte(hp, ':')
+	if i < 0 || strings.HasSuffix(hp, "]") {
+		return strings.Trim(hp, "[]"), ""
+	}
+	return strings.Trim(hp[:i], "[]"), hp[i+1:]
 }
