@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"net/url"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -64,7 +65,12 @@ func (m *Model) actionVars() map[string]string {
 			hostport = hostport[i+3:]
 		}
 		hostport, _, _ = strings.Cut(hostport, "/")
-		v["HOST"], v["PORT"] = splitHostPort(hostport)
+		// net/url, not net: the UI parses a name, it dials nothing.
+		if u, err := url.Parse("//" + hostport); err == nil && u.Port() != "" {
+			v["HOST"], v["PORT"] = u.Hostname(), u.Port()
+		} else {
+			v["HOST"] = hostport
+		}
 		if len(e.Models) > 0 {
 			v["MODEL"] = e.Models[0]
 		}
@@ -102,14 +108,4 @@ func (m *Model) actionKey(k tea.KeyMsg) *Action {
 		}
 	}
 	return nil
-}
-
-// splitHostPort is host and port of "host:port" or "[v6]:port"; the port
-// is empty when there is none. (The UI does no I/O: no net here.)
-func splitHostPort(hp string) (host, port string) {
-	i := strings.LastIndexByte(hp, ':')
-	if i < 0 || strings.HasSuffix(hp, "]") {
-		return strings.Trim(hp, "[]"), ""
-	}
-	return strings.Trim(hp[:i], "[]"), hp[i+1:]
 }

@@ -867,11 +867,3 @@ func TestStartNote(t *testing.T) {
 		t.Errorf("still there after 2 minutes: %s", m.header)
 	}
 }
-
-func TestSplitHostPort(t *testing.T) {
-	for _, c := range [][3]string{{"gpu-node-1:8000", "gpu-node-1", "8000"}, {"[::1]:8000", "::1", "8000"}, {"host", "host", ""}, {"[::1]", "::1", ""}} {
-		if h, p := splitHostPort(c[0]); h != c[1] || p != c[2] {
-			t.Errorf("%q: %q %q", c[0], h, p)
-		}
-	}
-}
