@@ -295,6 +295,11 @@ func (c *common) findingLines(it findItem, withTarget, sel bool, w int) entry {
 		// worst endpoint's; each member has its own (Enter opens them).
 		title += " ×" + itoa(it.n)
 		sinceTxt = " · " + strings.Join(it.names, ", ")
+		// The title and the change come first: a list that does not fit
+		// the line is its count, not a cut name.
+		if width(mk+" "+sev+"  "+where+title+sinceTxt) > w {
+			sinceTxt = " · " + plural(len(it.names), "endpoint")
+		}
 		if change != "" {
 			change += " (on " + it.names[0] + "; enter for each)"
 		}
@@ -477,14 +482,27 @@ func (p *findingsPane) View() []string {
 			p.hit = append(p.hit, i)
 		}
 	}
+	// Rows left over go to the next finding's first lines (its title and
+	// change), never blank while findings are hidden.
+	partial := 0
+	if !all && p.off+n < len(items) {
+		next := lines(p.off + n)
+		for k := 0; k < len(next) && len(out) < 1+room; k++ {
+			out = append(out, next[k])
+			p.hit = append(p.hit, p.off+n)
+			partial = 1
+		}
+	}
 	if !all {
 		hint := "tab to this pane, ↑↓ to scroll, enter for details"
 		if p.focused {
 			hint = "↑↓ to scroll, enter for details"
 		}
 		more := fmt.Sprintf("  %d of %d shown", n, len(items))
-		if rest := len(items) - p.off - n; rest > 0 && p.off == 0 {
+		if rest := len(items) - p.off - n - partial; rest > 0 && p.off == 0 {
 			more = "  ↓ " + itoa(rest) + " more"
+		} else if rest == 0 && partial == 1 {
+			more = "  ↓ the rest of the last one"
 		}
 		out = append(out[:min(len(out), p.h-1)], s.muted.s(more+" · "+hint))
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
@@ -227,6 +228,37 @@ func TestTopFindingChangeAt80x24(t *testing.T) {
 		checkFlagsWhole(t, m)
 		if !strings.Contains(m.View(), strings.Split(flagText(&top), ", ")[0]) {
 			t.Errorf("%s endpoint view lacks %q:\n%s", name, flagText(&top), m.View())
+		}
+	}
+}
+
+// While findings are hidden ("↓ N more"), the findings pane has no blank
+// row: a row left over shows the next finding's first lines; and a group's
+// endpoint list that does not fit its line is a count, the title whole.
+func TestFindingsPaneUsesEveryRow(t *testing.T) {
+	roster := func() *diagnose.Frame { return withRoster(fleet40Frame()) }
+	for _, fr := range []func() *diagnose.Frame{fleetFrame, fleet40Frame, roster, gpuTroubleFrame, timelineFrame} {
+		for _, sz := range [][2]int{{80, 24}, {120, 40}, {200, 60}} {
+			m := newTestModel(fr(), sz[0], sz[1], Options{})
+			lines := m.find.View()
+			hidden := false
+			for _, l := range lines {
+				if strings.Contains(ansi.Strip(l), "more ·") || strings.Contains(ansi.Strip(l), "of the last") || strings.Contains(ansi.Strip(l), " shown ·") {
+					hidden = true
+				}
+			}
+			if !hidden {
+				continue
+			}
+			for i, l := range lines {
+				if strings.TrimSpace(ansi.Strip(l)) == "" {
+					t.Errorf("%dx%d: blank row %d in the findings pane while findings are hidden:\n%s", sz[0], sz[1], i, ansi.Strip(strings.Join(lines, "\n")))
+					break
+				}
+				if strings.Contains(l, "×") && strings.HasSuffix(strings.TrimRight(ansi.Strip(l), " "), "…") {
+					t.Errorf("%dx%d: a group's line is cut: %q", sz[0], sz[1], ansi.Strip(l))
+				}
+			}
 		}
 	}
 }

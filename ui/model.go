@@ -43,6 +43,9 @@ type Options struct {
 	Copy func(text string) error
 	// Actions are the user's own commands on the selection (config file).
 	Actions []Action
+	// Note is said in the header for the first minute ("demo: incidents
+	// begin about 1m in").
+	Note string
 }
 
 type mode uint8
@@ -270,6 +273,9 @@ func (m *Model) apply(fr *diagnose.Frame) {
 	m.fr = fr
 	if !m.chosen {
 		m.chosen = true
+		if m.opts.Note != "" {
+			m.flash, m.flashUntil = m.opts.Note, fr.Time.Add(time.Minute)
+		}
 		if len(fr.Endpoints) == 1 {
 			m.mode, m.ep = modeEndpoint, 0
 		}

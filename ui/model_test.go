@@ -851,3 +851,19 @@ func TestActionOnSelection(t *testing.T) {
 		t.Error("the help does not list the action")
 	}
 }
+
+// A note from the caller (the demo's "incidents begin about 1m0s in") is
+// in the header from the first frame, for a minute.
+func TestStartNote(t *testing.T) {
+	fr := fleetFrame()
+	m := newTestModel(fr, 200, 60, Options{Note: "demo: incidents begin about 1m0s in"})
+	if !strings.Contains(m.header, "demo: incidents begin about 1m0s in") {
+		t.Errorf("header: %s", m.header)
+	}
+	later := fleetFrame()
+	later.Time = fr.Time.Add(2 * time.Minute)
+	m.Update(frameMsg{later})
+	if strings.Contains(m.header, "incidents begin") {
+		t.Errorf("still there after 2 minutes: %s", m.header)
+	}
+}

@@ -40,6 +40,7 @@ type options struct {
 	demo        bool
 	theme       string
 	actions     []action // the config file's, for the TUI
+	note        string   // said in the TUI's header for its first minute (the demo's)
 	sloProfile  string
 	gpu         string
 	prom        promOptions

@@ -82,6 +82,7 @@ func runDemo(ctx context.Context, o *options, stdout, stderr io.Writer, logger *
 	}
 	defer stop()
 	o.targets, o.gpuSource, o.procTrees = targets, gpus, trees
+	o.note = "demo: simulated fleet, incidents begin about " + (demoIncidents - demoWarmup).String() + " in"
 	p, err := newPipeline(o, logger)
 	if err != nil {
 		fmt.Fprintf(stderr, "vtop: %v\n", err)

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,6 +36,14 @@ func TestExportIntoPrometheus(t *testing.T) {
 	data := filepath.Join(dir, "data")
 	if out, err := exec.Command(promtool, "tsdb", "create-blocks-from", "openmetrics", om, data).CombinedOutput(); err != nil {
 		t.Fatalf("promtool rejected the export: %v\n%s", err, out)
+	}
+	// Typed families (a counter without its _total), and the GPU readings.
+	omText, _ := os.ReadFile(om)
+	for _, want := range []string{"# TYPE vllm:time_to_first_token_seconds histogram\n", "# HELP vllm:time_to_first_token_seconds ",
+		"# TYPE vllm:prompt_tokens counter\n", "# TYPE vtop_gpu_utilization_percent gauge\n", "\nvtop_gpu_utilization_percent{"} {
+		if !strings.Contains(string(omText), want) {
+			t.Errorf("the export lacks %q", want)
+		}
 	}
 
 	// vtop's p95 at the last evaluation of the replay.
@@ -94,6 +103,13 @@ func TestExportIntoPrometheus(t *testing.T) {
 		t.Fatalf("TTFT p95 at %v: vtop %v, Prometheus %v (%s)", fr.Time, want, got, q)
 	}
 	t.Logf("TTFT p95 at %v: vtop %v, Prometheus %v", fr.Time.UTC(), want, got)
+	// The GPU series came through the backfill: utilization as vtop read it.
+	g := &fr.GPU.GPUs[0]
+	gq := fmt.Sprintf(`vtop_gpu_utilization_percent{gpu="%d",uuid=%q}`, g.Index, g.UUID)
+	gu, err := promQuery(api, gq, fr.GPU.Time)
+	if err != nil || gu != g.UtilGPU {
+		t.Errorf("%s at %v: Prometheus %v (%v), vtop %v", gq, fr.GPU.Time, gu, err, g.UtilGPU)
+	}
 }
 
 func promQuery(api, q string, at time.Time) (float64, error) {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime/debug"
 	"syscall"
 	"time"
@@ -27,16 +28,22 @@ func vtopVersion() string {
 }
 
 // versionOf: the -X stamp; else the module version (`go install …@v1.2.3`,
-// or the pseudo-version Go stamps from git, "+dirty" included); else the
-// VCS revision the build recorded ("dev-1a2b3c4d5e6f-dirty"); else "dev".
+// or an untagged module's pseudo-version); else the VCS revision the build
+// recorded ("dev-1a2b3c4d5e6f-dirty"), as the README says, also where Go
+// stamped a checkout's build with a pseudo-version of its own; else "dev".
 func versionOf(stamped string, bi *debug.BuildInfo) string {
 	if stamped != "dev" || bi == nil {
 		return stamped
 	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
+	var rev string
+	for _, s := range bi.Settings {
+		if s.Key == "vcs.revision" {
+			rev = s.Value
+		}
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" && !(rev != "" && pseudoVersion.MatchString(v)) {
 		return v
 	}
-	var rev string
 	dirty := false
 	for _, s := range bi.Settings {
 		switch s.Key {
@@ -55,6 +62,10 @@ func versionOf(stamped string, bi *debug.BuildInfo) string {
 	}
 	return v
 }
+
+// pseudoVersion is Go's v0.0.0-yyyymmddhhmmss-abcdefabcdef (or
+// vX.Y.Z-pre.0.yyyymmddhhmmss-…), "+dirty" when the checkout was.
+var pseudoVersion = regexp.MustCompile(`[-.]\d{14}-[0-9a-f]{12}(\+dirty)?$`)
 
 const usageHead = `vtop — what is wrong with your vLLM servers, and what to change.
 

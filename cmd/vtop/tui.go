@@ -59,7 +59,7 @@ func watch(ctx context.Context, p *app.Pipeline, o *options, stdout, stderr io.W
 	defer p.StopRecording(stderr)
 	h := app.NewHub(p)
 	m := ui.New(h, ui.Options{Theme: o.theme, SLO: o.rules.SLO.Name, SLOs: o.rules.Profiles, Window: o.window,
-		Renderer: lipgloss.NewRenderer(stdout), Copy: osc52(stdout), Actions: uiActions(o.actions)})
+		Renderer: lipgloss.NewRenderer(stdout), Copy: osc52(stdout), Actions: uiActions(o.actions), Note: o.note})
 	return runProgram(ctx, m, stdout, stderr, logger, o.hasLog(), "vtop", func(ctx context.Context) {
 		h.Run(ctx, o.interval)
 	})
