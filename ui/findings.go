@@ -61,6 +61,15 @@ type findingsPane struct {
 	// verdict is the assessment line of what the view shows (an endpoint,
 	// or the fleet), heading the pane.
 	verdict string
+	hit     []int // the item each line shown belongs to (-1: none), for the mouse
+}
+
+// itemAt is the item on the pane's line y, or -1.
+func (p *findingsPane) itemAt(y int) int {
+	if y < 0 || y >= len(p.hit) {
+		return -1
+	}
+	return p.hit[y]
 }
 
 // findItem is one line of the list: a finding, or a group of the
@@ -399,6 +408,7 @@ func (c *common) findingsWant(items []findItem, withTarget bool, w int) (detail,
 // View renders the findings in the pane's size: worst first, each in the
 // full form when all fit, else compact; the selection kept in view.
 func (p *findingsPane) View() []string {
+	p.hit = p.hit[:0]
 	if p.h <= 0 {
 		return nil
 	}
@@ -457,8 +467,15 @@ func (p *findingsPane) View() []string {
 		p.off++
 	}
 	n := fits(p.off)
+	p.hit = p.hit[:0]
+	for range out {
+		p.hit = append(p.hit, -1) // the title and the verdict
+	}
 	for i := p.off; i < p.off+n; i++ {
 		out = append(out, lines(i)...)
+		for range lines(i) {
+			p.hit = append(p.hit, i)
+		}
 	}
 	if !all {
 		hint := "tab to this pane, ↑↓ to scroll, enter for details"

@@ -28,8 +28,11 @@ type Detector struct {
 	// created, advanced and fired by one loop and swept by one policy
 	// (see Evaluate).
 	states map[stateKey]*ruleState
-	eps    []*epState // per endpoint, the rules' memories
-	gen    uint32
+	// nstates counts each rule's states in the table: a rule with none and a
+	// condition that does not hold needs no lookup (most rules, most polls).
+	nstates []int
+	eps     []*epState // per endpoint, the rules' memories
+	gen     uint32
 	// live marks, per endpoint and rule, a state that fires (and does not
 	// resolve) or is shown pending this evaluation: what supersession reads.
 	live   map[liveKey]liveMark
@@ -93,7 +96,7 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 	}
 	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, states: map[stateKey]*ruleState{},
 		live: map[liveKey]liveMark{}, supers: make([][]int, len(rules)), under: make([][]int, len(rules)),
-		shownTo: map[string]map[string]float64{}}
+		shownTo: map[string]map[string]float64{}, nstates: make([]int, len(rules))}
 	for i, r := range rules {
 		if r.memory != nil {
 			d.stateful = append(d.stateful, i)
@@ -302,6 +305,9 @@ func soleModel(ep *diagnose.EndpointView) string {
 // creating it when the condition first holds and dropping it when the
 // state machine is done with it.
 func (d *Detector) step(x *evalCtx, ri int, u *unit, c cond, sev diagnose.Severity) {
+	if c != condMet && d.nstates[ri] == 0 {
+		return
+	}
 	k := stateKey{rule: ri, unit: u.key}
 	st := d.states[k]
 	if st == nil {
@@ -310,10 +316,12 @@ func (d *Detector) step(x *evalCtx, ri int, u *unit, c cond, sev diagnose.Severi
 		}
 		st = &ruleState{target: u.key.target}
 		d.states[k] = st
+		d.nstates[ri]++
 	}
 	st.gen = d.gen
 	if !d.advance(x, st, ri, c, sev, u) {
 		delete(d.states, k)
+		d.nstates[ri]--
 		return
 	}
 	d.mark(ri, u.key.target, st)
@@ -394,6 +402,7 @@ func (d *Detector) sweep(x *evalCtx, f *diagnose.Frame) {
 		}
 		if gone || !d.advance(x, st, k.rule, condUnknown, 0, nil) {
 			delete(d.states, k)
+			d.nstates[k.rule]--
 			continue
 		}
 		st.gen = d.gen
