@@ -1,7 +1,7 @@
 package ui
 
 import (
-	"net"
+	"net/url"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -65,8 +65,9 @@ func (m *Model) actionVars() map[string]string {
 			hostport = hostport[i+3:]
 		}
 		hostport, _, _ = strings.Cut(hostport, "/")
-		if h, p, err := net.SplitHostPort(hostport); err == nil {
-			v["HOST"], v["PORT"] = h, p
+		// net/url, not net: the UI parses a name, it dials nothing.
+		if u, err := url.Parse("//" + hostport); err == nil && u.Port() != "" {
+			v["HOST"], v["PORT"] = u.Hostname(), u.Port()
 		} else {
 			v["HOST"] = hostport
 		}

@@ -22,6 +22,7 @@ type subject struct {
 	maxNumSeqs int // 0: unknown
 	window     time.Duration
 	server     sources.Server // the endpoint's engine (the fleet: vLLM's rows)
+	marks      []time.Time    // onsets (changes, restarts) marked above the sparklines
 }
 
 // lacks says why a value is missing when the engine has no family for it:
@@ -246,6 +247,45 @@ func spanText(st *diagnose.Stats, window time.Duration) string {
 	return f.Dur(window)
 }
 
+// markOnsets puts ▼ in line (sw columns, over the sparklines) at the
+// column of each onset the sparklines' points cover: the column of the
+// first point at or after it, as series lays the newest on the right.
+func markOnsets(line string, pts []diagnose.SparkPoint, sw int, marks []time.Time) string {
+	if len(marks) == 0 || len(pts) == 0 {
+		return line
+	}
+	cells := []rune(line)
+	first := max(0, len(pts)-sw)
+	pad := sw - (len(pts) - first)
+	for _, m := range marks {
+		ms := m.UnixMilli()
+		if ms < pts[first].UnixMilli || ms > pts[len(pts)-1].UnixMilli {
+			continue
+		}
+		for i := first; i < len(pts); i++ {
+			if pts[i].UnixMilli >= ms {
+				if c := pad + i - first; c >= 0 && c < len(cells) {
+					cells[c] = '▼'
+				}
+				break
+			}
+		}
+	}
+	return string(cells)
+}
+
+// onsets are an endpoint's marks: its changes' onsets and its restarts.
+func onsets(e *diagnose.EndpointView) []time.Time {
+	var out []time.Time
+	for _, s := range e.Shifts {
+		out = append(out, s.Onset)
+	}
+	for _, r := range e.Restarts {
+		out = append(out, r.At)
+	}
+	return out
+}
+
 // sparkSpan is the time the newest w points cover.
 func sparkSpan(pts []diagnose.SparkPoint, w int) string {
 	if len(pts) < 2 || w < 2 {
@@ -290,6 +330,13 @@ func (c *common) latencyRow(sj subject, w int, roomy bool, sparkH int) []string 
 	}
 	hb.WriteString(padLeft("SLO "+slo.Name, targetW))
 	out := []string{s.title.s(pad("Latency", labelWidth)) + s.muted.s(hb.String())}
+	// The onsets of what changed, marked over the sparklines' columns on
+	// a line of their own (only when one falls within them).
+	if sw >= minSpark {
+		if ml := markOnsets(strings.Repeat(" ", sw), sj.hist.at(sw), sw, sj.marks); strings.ContainsRune(ml, '▼') {
+			out = append(out, strings.Repeat(" ", labelWidth+3*quantW+cw+2)+s.accent.s(strings.TrimRight(ml, " ")))
+		}
+	}
 	rows := []struct {
 		name   string
 		q      diagnose.Quantiles
@@ -723,7 +770,8 @@ func (m *Model) endpointBody() []string {
 	var mine *diagnose.EndpointGPU
 	if m.ep >= 0 && m.ep < len(fr.Endpoints) {
 		e = &fr.Endpoints[m.ep]
-		sj = subject{stats: &e.Stats, hist: history{e.Spark, e.SparkLong}, maxNumSeqs: batchCapacity(e), window: fr.Window, server: e.Version.Server}
+		sj = subject{stats: &e.Stats, hist: history{e.Spark, e.SparkLong}, maxNumSeqs: batchCapacity(e), window: fr.Window, server: e.Version.Server,
+			marks: onsets(e)}
 		mine = &e.GPU
 	} else {
 		sj.maxNumSeqs = fleetMaxNumSeqs(fr)

@@ -366,3 +366,26 @@ func TestGoldenTimeline(t *testing.T) {
 		return m
 	})
 }
+
+// The endpoint with changes and a restart within its sparklines' span:
+// each onset is marked ▼ above the latency sparklines, at its column.
+func TestGoldenEndpointMarks(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		fr := timelineFrame()
+		for i := range fr.Endpoints {
+			e := &fr.Endpoints[i]
+			if len(e.Shifts) == 0 {
+				continue
+			}
+			// Within the 240 s the fixture's sparklines hold.
+			e.Shifts[0].Onset = t0.Add(-90 * time.Second)
+			e.Restarts[0].At = t0.Add(-200 * time.Second)
+		}
+		m := newTestModel(fr, w, h, Options{})
+		press(m, "enter")
+		if m.ep < 0 || len(m.fr.Endpoints[m.ep].Shifts) == 0 {
+			t.Fatalf("opened endpoint %d, not the one with changes", m.ep)
+		}
+		return m
+	})
+}
