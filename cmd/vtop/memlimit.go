@@ -5,8 +5,6 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"time"
-
-	"github.com/vtop-dev/vtop/sources"
 )
 
 // What a target costs, measured (BENCHMARKS.md, issue 13): its history for
@@ -15,24 +13,22 @@ import (
 // ~95–125 MB of heap in use at 1,000 targets in a whole process). The base
 // is the runtime's own memory beside the heap (span fragmentation, GC
 // metadata; no stack per target since the poller keeps no goroutine
-// between polls); the bodies in flight get a small allowance.
+// between polls) and the bodies in flight (~50 KB each from a busy engine).
 // The limit binds at 1,000 busy targets: the runtime's default pace let
 // the heap reach twice its live size (RSS 242–246 MiB on bodies that change
-// on every line), where this limit holds it at 188 MiB for 2 % more CPU
-// (BENCHMARKS.md, issue 23). Large bodies (hostile targets, the body
+// on every line); a limit of 180–181 MiB held RSS at 188–193 MiB for about
+// 2 % more CPU, and 200 MB is the bound (BENCHMARKS.md, issue 23). Large bodies (hostile targets, the body
 // budget) are not reserved ahead: a fleet that costs more than measured is
 // followed (see followLiveHeap).
 const (
 	memBase      = 64 << 20
 	memPerTarget = 112 << 10
-	bodiesAhead  = 16 // small bodies in flight the limit allows for
 )
 
 // fleetMemoryLimit is the soft memory limit for a fleet: what the targets'
-// state and a few small bodies in flight hold, and the runtime's base.
+// state holds, and the runtime's base.
 func fleetMemoryLimit(o *options) int64 {
-	n := int64(len(o.targets))
-	return memBase + n*memPerTarget + int64(min(o.maxParallel, bodiesAhead))*sources.SmallBody
+	return memBase + int64(len(o.targets))*memPerTarget
 }
 
 // setMemoryLimit gives the Go runtime the fleet's soft memory limit. Under
