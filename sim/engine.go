@@ -20,6 +20,8 @@ type engineConfig struct {
 	prefixCaching  bool
 	chunkedPrefill bool
 	countAborts    bool
+	specTokens     int     // --num-speculative-tokens
+	specAccept     float64 // a draft token's acceptance, given the ones before it
 }
 
 const (
@@ -32,6 +34,27 @@ const (
 	// pcieBytesPerSec is the effective host link for V0 swapping.
 	pcieBytesPerSec = 25e9
 )
+
+// speculate counts what drafting in drafts decode steps of a sequence
+// gives, at its expected values: position i is accepted when it and the
+// ones before it are, a^(i+1) of the drafts.
+func (e *engine) speculate(drafts float64) {
+	k := e.cfg.specTokens
+	if k <= 0 || drafts <= 0 {
+		return
+	}
+	if e.m.specPos == nil {
+		e.m.specPos = make([]float64, k)
+	}
+	e.m.counters[sources.CSpecDrafts] += drafts
+	e.m.counters[sources.CSpecDraftTokens] += drafts * float64(k)
+	p := 1.0
+	for i := range k {
+		p *= e.cfg.specAccept
+		e.m.specPos[i] += drafts * p
+		e.m.counters[sources.CSpecAccepted] += drafts * p
+	}
+}
 
 // engine is one vLLM engine core: a scheduler over a paged KV cache running
 // steps back to back while it has work. It never reads the clock: runUntil
@@ -373,6 +396,7 @@ func (e *engine) execute(t time.Duration, aggregate bool) {
 	}
 	e.m.observe(sources.HITL, dt.Seconds(), bulk)
 	e.m.counters[sources.CGenTokens] += float64(gen)
+	e.speculate(float64(decodeSeqs * k))
 	e.gpu.run(span, prefillTok, decodeSeqs)
 	e.stepsRun++
 	e.stepsTotal += float64(k)

@@ -77,9 +77,26 @@ type exposeOpts struct {
 	trimmed      bool // no preemption counter
 	finishReason bool // finish_reason for finished_reason
 	helpV1       bool // V1's HELP texts whatever the generation
+	specTokens   int  // speculative decoding's families, with this many positions
+	lora         bool // lora_requests_info (V1 registers it only with LoRA)
 }
 
 var layouts sync.Map // layoutKey → *layout
+
+// shows reports whether a flag-gated row is on in this replica:
+// speculative decoding's counters, LoRA's info gauge.
+func (o exposeOpts) shows(m *sources.Metric) bool {
+	switch m.Role {
+	case sources.RoleCounter:
+		c := sources.Counter(m.ID)
+		return o.specTokens > 0 && (c == sources.CSpecDrafts || c == sources.CSpecDraftTokens || c == sources.CSpecAccepted)
+	case sources.RoleLabeled:
+		return o.specTokens > 0 && sources.Labeled(m.ID) == sources.LSpecAcceptedPos
+	case sources.RoleLoraInfo:
+		return o.lora
+	}
+	return false
+}
 
 // layoutFor builds (once) the families a release exposes, from
 // sources.Metrics: the rows shown by default in that release, process
@@ -94,7 +111,7 @@ func layoutFor(p *Profile, mp bool, maxModelLen int, opts exposeOpts) *layout {
 	for i := range sources.Metrics {
 		m := &sources.Metrics[i]
 		switch {
-		case m.Role == sources.RoleRouter, m.Optional, m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
+		case m.Role == sources.RoleRouter, m.Optional && !opts.shows(m), m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
 		case opts.trimmed && m.Role == sources.RoleCounter && sources.Counter(m.ID) == sources.CPreemptions:
 		case m.Role == sources.RoleProc:
 			if !mp {
@@ -166,6 +183,10 @@ func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int, opt
 			fl.labelVals = sources.PromptSources
 		case sources.LSleepState:
 			fl.labelVals = sources.SleepStates
+		case sources.LSpecAcceptedPos:
+			for i := range opts.specTokens {
+				fl.labelVals = append(fl.labelVals, strconv.Itoa(i))
+			}
 		}
 	}
 	return fl
@@ -338,7 +359,7 @@ func (r *Replica) appendExposition(b []byte, f Format) []byte {
 			continue
 		case sources.RoleLoraInfo:
 			b = append(b, fl.sample...)
-			b = append(b, `{`+sources.LabelMaxLora+`="0",`+sources.LabelRunLora+`="",`+sources.LabelWaitLora+`=""} `...)
+			b = append(b, r.loraLabels()...)
 			b = appendPyFloat(b, epoch+r.now.Seconds())
 			b = append(b, '\n')
 			continue
@@ -498,8 +519,32 @@ func (e *engine) gaugeValue(g sources.Gauge) float64 {
 	return 0
 }
 
+// loraLabels is lora_requests_info's label set: max_lora, and the adapters
+// running (those the batch holds, up to max_lora) and waiting (the rest,
+// while requests wait).
+func (r *Replica) loraLabels() string {
+	running, waiting := 0, 0
+	for _, e := range r.engines {
+		running += len(e.running)
+		waiting += e.waiting.len()
+	}
+	var run, wait []string
+	for i, a := range r.cfg.LoRA {
+		switch {
+		case running > 0 && i < r.cfg.MaxLoRA:
+			run = append(run, a)
+		case waiting > 0 || (running > 0 && i >= r.cfg.MaxLoRA):
+			wait = append(wait, a)
+		}
+	}
+	return `{` + sources.LabelMaxLora + `="` + strconv.Itoa(r.cfg.MaxLoRA) + `",` + sources.LabelRunLora + `="` +
+		escapeLabel(strings.Join(run, ",")) + `",` + sources.LabelWaitLora + `="` + escapeLabel(strings.Join(wait, ",")) + `"} `
+}
+
 func (e *engine) counterValue(c sources.Counter) float64 {
 	switch c {
+	case sources.CSpecDrafts, sources.CSpecDraftTokens, sources.CSpecAccepted:
+		return math.Floor(e.m.counters[c]) // whole tokens, as vLLM counts them
 	case sources.CPrefixQueries:
 		return e.kv.queries
 	case sources.CPrefixHits:
@@ -525,6 +570,11 @@ func (e *engine) labeledValue(l sources.Labeled, fl *famLayout, j int) (float64,
 	case sources.LSleepState:
 		if j == 0 {
 			return 1, true
+		}
+		return 0, true
+	case sources.LSpecAcceptedPos:
+		if j < len(e.m.specPos) {
+			return math.Floor(e.m.specPos[j]), true
 		}
 		return 0, true
 	}

@@ -36,7 +36,17 @@ type ReplicaConfig struct {
 	FinishReasonLabel bool
 	// HelpV1 serves V1's HELP texts from a V0 engine (a build with
 	// backported help strings): only the metric names tell the generation.
-	HelpV1    bool
+	HelpV1 bool
+	// SpecTokens is --num-speculative-tokens (0: no speculative decoding);
+	// SpecAccept the chance a draft token is accepted given the ones before
+	// it were (0: 0.7). Only the counters are modelled: drafts, draft
+	// tokens, accepted tokens and accepted by position (V1 ≥0.8.5).
+	SpecTokens int
+	SpecAccept float64
+	// LoRA names the adapters served (--lora-modules); MaxLoRA is
+	// --max-loras (0: 1). vllm:lora_requests_info lists them.
+	LoRA      []string
+	MaxLoRA   int
 	Scenarios []ScenarioSpec
 }
 
@@ -174,14 +184,22 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	r.ecfg = engineConfig{profile: p, model: rc.Model, maxNumSeqs: rc.MaxNumSeqs, budget: rc.MaxBatchedTokens,
 		blockSize: rc.BlockSize, numGPUBlocks: rc.NumGPUBlocks,
 		numCPUBlocks: int(rc.SwapSpaceGiB * (1 << 30) / blockBytes), gpuMemUtil: rc.GPUMemUtil,
-		prefixCaching: caching, chunkedPrefill: p.ChunkedPrefill, countAborts: !f.hideAborts}
+		prefixCaching: caching, chunkedPrefill: p.ChunkedPrefill, countAborts: !f.hideAborts,
+		specTokens: rc.SpecTokens, specAccept: rc.SpecAccept}
+	if rc.SpecTokens > 0 && r.ecfg.specAccept <= 0 {
+		r.ecfg.specAccept = 0.7
+	}
+	if len(rc.LoRA) > 0 && rc.MaxLoRA <= 0 {
+		r.cfg.MaxLoRA = 1
+	}
 	for e := range rc.DP {
 		r.engines = append(r.engines, newEngine(&r.ecfg, e))
 	}
 	r.rng = rand.New(rand.NewPCG(seed, uint64(i)+1))
 	r.arr.rng = r.rng
 	r.mp = p.multiprocess(rc.DP)
-	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1})
+	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1,
+		specTokens: rc.SpecTokens, lora: len(rc.LoRA) > 0})
 	r.labels = r.buildLabels()
 	r.activate()
 	return r, nil

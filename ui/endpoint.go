@@ -733,15 +733,20 @@ func (m *Model) endpointBody() []string {
 		out = append(out, m.fleetTitle(l.w))
 	}
 	m.rows.show(e, sj)
+	m.feat.show(e, sj)
 	m.gpu.mine = mine
 	rows := m.rows.View()
-	rows = append(rows, m.subsPanel(e, l.subs)...)
+	feat := m.feat.View()
 	gpu := m.gpu.View()
 	out = append(out, m.find.View()...)
 	if l.wide {
-		out = append(out, beside(block(rows, l.left, l.gpu.h), l.left, m.st.muted.s(columnSep), gpu)...)
+		rows = append(rows, m.subsPanel(e, l.subs)...)
+		right := append(feat, gpu...)
+		out = append(out, beside(block(rows, l.left, len(right)), l.left, m.st.muted.s(columnSep), right)...)
 	} else {
 		out = append(out, rows...)
+		out = append(out, feat...)
+		out = append(out, m.subsPanel(e, l.subs)...)
 		out = append(out, gpu...)
 	}
 	return out

@@ -105,6 +105,7 @@ type Model struct {
 	find   findingsPane
 	gpu    gpuPane
 	rows   rowsPanel
+	feat   featuresPanel // the endpoint's speculative decoding, LoRA, KV transfer, sleep
 	panels [2][numPanes]component
 
 	// A short note after a key whose effect is not otherwise visible
@@ -124,7 +125,7 @@ func New(hub Hub, o Options) *Model {
 	c := &m.common
 	c.keys = newKeyMap()
 	m.fleet = newFleetTable(c)
-	m.find.c, m.gpu.c, m.rows.c = c, c, c
+	m.find.c, m.gpu.c, m.rows.c, m.feat.c = c, c, c, c
 	m.panels[modeFleet] = [numPanes]component{paneMain: &m.fleet, paneGPU: &m.gpu, paneFindings: &m.find}
 	m.panels[modeEndpoint] = [numPanes]component{paneMain: &m.rows, paneGPU: &m.gpu, paneFindings: &m.find}
 	m.replay = newReplayBar(hub)
@@ -292,6 +293,7 @@ func (m *Model) countsNow() counts {
 		e := &m.fr.Endpoints[m.ep]
 		c.subs = len(e.Subs)
 		c.endpointGPU = len(e.GPU.GPUs) > 0 || e.GPU.Note != ""
+		c.features = len(featureLines(e))
 	} else if m.mode == modeEndpoint {
 		c.subs = len(m.fr.Fleet.Models)
 	}
@@ -324,6 +326,7 @@ func (m *Model) relayout() {
 		m.gpu.SetSize(m.lay.gpu)
 		m.rows.SetSize(m.lay.rows)
 		m.rows.setForm(m.lay.roomy, m.lay.sparkH)
+		m.feat.SetSize(m.lay.feat)
 	}
 }
 
