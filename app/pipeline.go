@@ -29,6 +29,7 @@ type Pipeline struct {
 	clock     time.Time
 	first     time.Time // the first batch's time: the run's span is clock - first
 	lastEval  time.Time
+	evals     int             // frames built and evaluated
 	latest    *diagnose.Frame // the newest evaluated frame
 	log       *slog.Logger
 	scrapeLog *scrapeLog        // scrape errors and warnings, rate-limited
@@ -242,6 +243,7 @@ func (p *Pipeline) frame() *diagnose.Frame {
 	slices.Sort(fr.Problems)
 	p.detector.Evaluate(fr)
 	p.lastEval, p.latest = p.clock, fr
+	p.evals++
 	return fr
 }
 
@@ -251,7 +253,7 @@ type LoopConfig struct {
 	Publish func(*diagnose.Frame) // the TUI's frames, every tick; nil for --once
 	Tick    time.Duration         // wall-clock period of Publish
 	Stop    func() bool           // asked after every batch: true ends the loop (--once: nothing answers)
-	cmds    <-chan hubCmd         // the UI's requests (the hub's); nil for --once
+	hub     *Hub                  // the UI's requests; nil for --once
 }
 
 // Serve is the one event loop of the TUI and of --once: it runs every
@@ -269,6 +271,10 @@ func (p *Pipeline) Serve(ctx context.Context, lc LoopConfig) error {
 	var errs []error
 	running := len(p.srcs)
 	var tick <-chan time.Time
+	var wake <-chan struct{}
+	if lc.hub != nil {
+		wake = lc.hub.wake
+	}
 	if lc.Publish != nil {
 		t := time.NewTicker(lc.Tick)
 		defer t.Stop()
@@ -279,9 +285,16 @@ func (p *Pipeline) Serve(ctx context.Context, lc LoopConfig) error {
 			lc.Publish(p.frame())
 		}
 	}
-	// Findings need their for durations: evaluate as the clock moves, about
-	// twice per interval however many targets report.
-	evalEvery := p.interval / 2
+	// Findings need their for durations: evaluate as the clock moves, once
+	// per interval however many targets report (a rule's for duration is
+	// whole intervals; a second evaluation in between was a fifth of a
+	// busy fleet's CPU and changed nothing shown, BENCHMARKS.md issue 23).
+	// The TUI's publish tick evaluates each interval itself; the data clock
+	// then only evaluates when the ticks fall behind it.
+	evalEvery := p.interval
+	if lc.Publish != nil {
+		evalEvery += p.interval / 2
+	}
 loop:
 	for running > 0 {
 		select {
@@ -307,21 +320,23 @@ loop:
 			if err != nil {
 				errs = append(errs, err)
 			}
-		case c := <-lc.cmds:
-			if c.window > 0 {
-				p.engine.SetWindow(c.window)
-				publish()
+		case <-wake:
+			r := lc.hub.take()
+			if r.window > 0 {
+				p.engine.SetWindow(r.window)
 			}
-			if c.pollNow {
+			if r.slo != nil {
+				p.detector.SetSLO(*r.slo)
+			}
+			if r.pollNow {
 				for _, s := range p.srcs {
 					if pn, ok := s.(sources.PollNower); ok {
 						pn.PollNow()
 					}
 				}
 			}
-			if c.slo != nil {
-				p.detector.SetSLO(*c.slo)
-				publish()
+			if r.window > 0 || r.slo != nil {
+				publish() // the next frame shows the new setting: no a→b left on screen
 			}
 		case <-tick:
 			publish()

@@ -185,3 +185,10 @@ func (pl *Player) Rules() detect.RulesConfig { return pl.rules }
 
 // Evaluations counts the evaluations played so far.
 func (pl *Player) Evaluations() int { return pl.ticks }
+
+// reevaluate evaluates again at the newest evaluation's time (after a
+// setting changed) and returns the frame.
+func (pl *Player) reevaluate() *diagnose.Frame {
+	pl.frame = pl.p.frame()
+	return pl.frame
+}

@@ -25,15 +25,17 @@ type ReplayHub struct {
 	slo        string
 	frames     chan *diagnose.Frame // capacity 1, newest wins
 	cmds       chan func(*replayLoop)
+	wake       chan struct{} // capacity 1: a setting was asked (want)
 
 	mu    sync.Mutex
 	state ui.ReplayState
+	want  request // the newest window and SLO asked, applied by the loop
 }
 
 // NewReplayHub plays files at speed (times real time) once Run starts.
 func NewReplayHub(files []string, maxSamples int, slo string, speed int) *ReplayHub {
 	return &ReplayHub{files: files, maxSamples: maxSamples, slo: slo, frames: make(chan *diagnose.Frame, 1),
-		cmds: make(chan func(*replayLoop), 16), state: ui.ReplayState{Speed: speed}}
+		cmds: make(chan func(*replayLoop), 16), wake: make(chan struct{}, 1), state: ui.ReplayState{Speed: speed}}
 }
 
 func (h *ReplayHub) Frames() <-chan *diagnose.Frame { return h.frames }
@@ -46,12 +48,37 @@ func (h *ReplayHub) send(f func(*replayLoop)) {
 	}
 }
 
-func (h *ReplayHub) SetWindow(w time.Duration) {
-	h.send(func(l *replayLoop) { l.window = w; l.pl.p.engine.SetWindow(w) })
+// SetWindow and SetSLO are settings: the newest asked wins, as in the
+// live hub, however fast the keys come.
+func (h *ReplayHub) SetWindow(w time.Duration) { h.ask(func(r *request) { r.window = w }) }
+
+func (h *ReplayHub) SetSLO(s diagnose.SLO) { h.ask(func(r *request) { r.slo = &s }) }
+
+func (h *ReplayHub) ask(f func(*request)) {
+	h.mu.Lock()
+	f(&h.want)
+	h.mu.Unlock()
+	select {
+	case h.wake <- struct{}{}:
+	default:
+	}
 }
 
-func (h *ReplayHub) SetSLO(s diagnose.SLO) {
-	h.send(func(l *replayLoop) { l.slo = &s; l.pl.p.detector.SetSLO(s) })
+// settle applies the newest settings asked.
+func (l *replayLoop) settle() {
+	h := l.h
+	h.mu.Lock()
+	r := h.want
+	h.want = request{}
+	h.mu.Unlock()
+	if r.window > 0 {
+		l.window = r.window
+		l.pl.p.engine.SetWindow(r.window)
+	}
+	if r.slo != nil {
+		l.slo = r.slo
+		l.pl.p.detector.SetSLO(*r.slo)
+	}
 }
 
 func (h *ReplayHub) ReplayState() ui.ReplayState {
@@ -159,6 +186,16 @@ func (h *ReplayHub) Run(ctx context.Context, pl *Player, at time.Time) {
 		case <-ctx.Done():
 			pl.Close()
 			return
+		case <-h.wake:
+			l.settle()
+			if l.shown != nil {
+				// The newest evaluation judged again with the new setting
+				// and shown now, paused or not: at the shown frame's time,
+				// or one evaluation on when the next was already made.
+				l.pending = nil
+				l.show(l.pl.reevaluate())
+				l.anchor()
+			}
 		case f := <-h.cmds:
 			f(l)
 			l.anchor()

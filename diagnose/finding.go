@@ -118,6 +118,10 @@ type FlagChange struct {
 	From string // "256"
 	To   string // "96"
 	Why  string // how To was computed
+	// Alt: an alternative to the change before it, not to apply with it:
+	// each is computed on today's configuration, and applying one changes
+	// what the others were computed from (recompute after).
+	Alt bool
 }
 
 // EndpointGPU is the GPU share of one endpoint: the devices its processes

@@ -85,9 +85,6 @@ var signals = [NumSignals]signalInfo{
 	SigITL:  {"inter-token p95", ShiftSymptom, UnitSeconds, true, 2, 30 * time.Second},
 }
 
-// SignalName is a signal's display name.
-func SignalName(s Signal) string { return signals[s].Name }
-
 // Shift is one change of a signal against its baseline.
 type Shift struct {
 	Signal   Signal

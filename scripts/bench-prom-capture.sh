@@ -11,16 +11,17 @@ go build -o "$tmp/capfarm" ./scripts/capfarm
 sock="vtop-bench-$$"
 trap 'tmux -L "$sock" kill-server 2>/dev/null || true; cleanup' EXIT
 
-"$tmp/capfarm" --capture "$capture" --listen "127.0.0.1:$base" --endpoints "$n" >"$tmp/farm.out" 2>"$tmp/farm.err" &
+"$tmp/capfarm" --capture "$capture" --listen "127.0.0.1:$base" --endpoints "$n" --ports-file "$tmp/ports" >"$tmp/farm.out" 2>"$tmp/farm.err" &
 farm=$!; pids+=($farm)
 for _ in $(seq 100); do grep -q "capfarm:" "$tmp/farm.out" 2>/dev/null && break; sleep 0.1; done
 grep -q "capfarm:" "$tmp/farm.out" || { echo "capfarm did not start:"; cat "$tmp/farm.err"; exit 1; }
-counts() { curl -s "http://127.0.0.1:$base/capfarm/counts"; } # "h=1 metrics=2 t=3"
+mapfile -t ports <"$tmp/ports"
+counts() { curl -s "http://127.0.0.1:${ports[0]}/capfarm/counts"; } # "h=1 metrics=2 t=3"
 count() { tr ' ' '\n' <<<"$1" | awk -F= -v k="$2" '$1 == k {print $2; f=1} END {if (!f) print 0}'; }
 
 targets() { # targets PATH-PREFIX
   echo "targets:"
-  for i in $(seq 0 $((n - 1))); do echo "  - http://127.0.0.1:$((base + i))/$1/metrics"; done
+  for p in "${ports[@]}"; do echo "  - http://127.0.0.1:$p/$1/metrics"; done
 }
 targets h >"$tmp/headless.yaml"
 targets t >"$tmp/tui.yaml"
@@ -30,7 +31,7 @@ targets t >"$tmp/tui.yaml"
   echo "  - job_name: vllm"
   echo "    static_configs:"
   echo "      - targets:"
-  for i in $(seq 0 $((n - 1))); do echo "          - 127.0.0.1:$((base + i))"; done
+  for p in "${ports[@]}"; do echo "          - 127.0.0.1:$p"; done
 } >"$tmp/prometheus.yml"
 
 prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" --web.listen-address=127.0.0.1:$((base - 1)) \

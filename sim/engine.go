@@ -13,6 +13,7 @@ type engineConfig struct {
 	model          Model
 	maxNumSeqs     int
 	budget         int // max_num_batched_tokens
+	maxLoras       int // --max-loras; 0: LoRA off
 	blockSize      int
 	numGPUBlocks   int
 	numCPUBlocks   int // V0 swap space
@@ -76,6 +77,7 @@ type engine struct {
 
 	startedAt time.Duration // engine (re)start, for _created
 	hung      bool          // a stuck step: holds its requests, computes nothing (engine-stalled)
+	asleep    bool          // put to sleep (/sleep level 1): serves nothing
 	swapCost  time.Duration // V0 transfers to add to the current step
 	retries   []request     // timed-out requests whose client will retry (shapes)
 	retryable bool
@@ -198,8 +200,21 @@ func (e *engine) scheduleV1() (admitted, preempted bool) {
 	if preempted {
 		return false, true
 	}
+	// LoRA: as vLLM's V1 scheduler, a waiting request whose adapter is not
+	// among the running ones while --max-loras adapters run is skipped: it
+	// stays waiting, in order, behind the ones admitted.
+	var skipped []*request
+	defer func() {
+		for i := len(skipped) - 1; i >= 0; i-- {
+			e.waiting.pushFront(skipped[i])
+		}
+	}()
 	for e.waiting.len() > 0 && len(e.running) < e.cfg.maxNumSeqs && budget > 0 {
 		r := e.waiting.front()
+		if !e.loraFits(r) {
+			skipped = append(skipped, e.waiting.popFront())
+			continue
+		}
 		hit := 0
 		if r.computed == 0 {
 			hit = e.kv.lookup(r, e.now)
@@ -225,6 +240,41 @@ func (e *engine) scheduleV1() (admitted, preempted bool) {
 		admitted = true
 	}
 	return admitted, false
+}
+
+// loraFits reports whether r's adapter can run: LoRA off, the base model,
+// an adapter already running, or a free adapter slot.
+func (e *engine) loraFits(r *request) bool {
+	if e.cfg.maxLoras <= 0 || r.lora == 0 {
+		return true
+	}
+	var seen [64]bool
+	n := 0
+	for _, q := range e.running {
+		if q.lora == r.lora {
+			return true
+		}
+		if q.lora > 0 && q.lora < len(seen) && !seen[q.lora] {
+			seen[q.lora] = true
+			n++
+		}
+	}
+	return n < e.cfg.maxLoras
+}
+
+// loraAdapters lists the adapters of the running and of the waiting
+// requests, as lora_requests_info does.
+func (e *engine) loraAdapters(running, waiting map[int]bool) {
+	for _, q := range e.running {
+		if q.lora > 0 {
+			running[q.lora] = true
+		}
+	}
+	for i := e.waiting.head; i < len(e.waiting.items); i++ {
+		if q := e.waiting.items[i]; q.lora > 0 {
+			waiting[q.lora] = true
+		}
+	}
 }
 
 // scheduleV0 follows V0's default scheduler without chunked prefill: a step

@@ -78,7 +78,7 @@ type exposeOpts struct {
 	finishReason bool // finish_reason for finished_reason
 	helpV1       bool // V1's HELP texts whatever the generation
 	specTokens   int  // speculative decoding's families, with this many positions
-	lora         bool // lora_requests_info (V1 registers it only with LoRA)
+	lora         bool // --enable-lora: lora_requests_info, optional otherwise, is shown
 }
 
 var layouts sync.Map // layoutKey → *layout
@@ -359,7 +359,14 @@ func (r *Replica) appendExposition(b []byte, f Format) []byte {
 			continue
 		case sources.RoleLoraInfo:
 			b = append(b, fl.sample...)
-			b = append(b, r.loraLabels()...)
+			b = append(b, `{`+sources.LabelMaxLora+`="`...)
+			b = strconv.AppendInt(b, int64(r.ecfg.maxLoras), 10)
+			run, wait := r.loraLists()
+			b = append(b, `",`+sources.LabelRunLora+`="`...)
+			b = append(b, run...)
+			b = append(b, `",`+sources.LabelWaitLora+`="`...)
+			b = append(b, wait...)
+			b = append(b, `"} `...)
 			b = appendPyFloat(b, epoch+r.now.Seconds())
 			b = append(b, '\n')
 			continue
@@ -519,28 +526,6 @@ func (e *engine) gaugeValue(g sources.Gauge) float64 {
 	return 0
 }
 
-// loraLabels is lora_requests_info's label set: max_lora, and the adapters
-// running (those the batch holds, up to max_lora) and waiting (the rest,
-// while requests wait).
-func (r *Replica) loraLabels() string {
-	running, waiting := 0, 0
-	for _, e := range r.engines {
-		running += len(e.running)
-		waiting += e.waiting.len()
-	}
-	var run, wait []string
-	for i, a := range r.cfg.LoRA {
-		switch {
-		case running > 0 && i < r.cfg.MaxLoRA:
-			run = append(run, a)
-		case waiting > 0 || (running > 0 && i >= r.cfg.MaxLoRA):
-			wait = append(wait, a)
-		}
-	}
-	return `{` + sources.LabelMaxLora + `="` + strconv.Itoa(r.cfg.MaxLoRA) + `",` + sources.LabelRunLora + `="` +
-		escapeLabel(strings.Join(run, ",")) + `",` + sources.LabelWaitLora + `="` + escapeLabel(strings.Join(wait, ",")) + `"} `
-}
-
 func (e *engine) counterValue(c sources.Counter) float64 {
 	switch c {
 	case sources.CSpecDrafts, sources.CSpecDraftTokens, sources.CSpecAccepted:
@@ -561,13 +546,25 @@ func (e *engine) labeledValue(l sources.Labeled, fl *famLayout, j int) (float64,
 		v := e.m.finished[fl.labelSince[j]]
 		return v, !fl.lazyLabelled || v > 0
 	case sources.LWaitingReason:
-		if j == 0 {
-			return float64(e.waiting.len()), true
+		// deferred: a LoRA adapter waiting for a slot; capacity: the rest.
+		deferred := 0
+		for i := e.waiting.head; i < len(e.waiting.items); i++ {
+			if !e.loraFits(e.waiting.items[i]) {
+				deferred++
+			}
 		}
-		return 0, true
+		if sources.WaitReasons[j] == sources.WaitDeferred {
+			return float64(deferred), true
+		}
+		return float64(e.waiting.len() - deferred), true
 	case sources.LPromptSource:
 		return e.m.promptBy[j], true
 	case sources.LSleepState:
+		// awake = 1 unless put to sleep (POST /sleep, level 1: weights
+		// offloaded).
+		if e.asleep {
+			return float64(j), j <= 1
+		}
 		if j == 0 {
 			return 1, true
 		}
@@ -579,4 +576,26 @@ func (e *engine) labeledValue(l sources.Labeled, fl *famLayout, j int) (float64,
 		return 0, true
 	}
 	return 0, true
+}
+
+// loraLists are lora_requests_info's running and waiting adapters,
+// comma-separated in adapter order, as vLLM joins them.
+func (r *Replica) loraLists() (run, wait string) {
+	if r.ecfg.maxLoras <= 0 {
+		return "", ""
+	}
+	rs, ws := map[int]bool{}, map[int]bool{}
+	for _, e := range r.engines {
+		e.loraAdapters(rs, ws)
+	}
+	join := func(set map[int]bool) string {
+		var names []string
+		for a := 1; a <= 64; a++ {
+			if set[a] {
+				names = append(names, "adapter-"+strconv.Itoa(a))
+			}
+		}
+		return strings.Join(names, ",")
+	}
+	return join(rs), join(ws)
 }

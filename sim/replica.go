@@ -22,6 +22,7 @@ type ReplicaConfig struct {
 	DP               int     // data-parallel engines behind the API server (V1)
 	MaxNumSeqs       int     // --max-num-seqs
 	MaxBatchedTokens int     // --max-num-batched-tokens
+	MaxLoras         int     // --max-loras (with --enable-lora; 0: LoRA off)
 	BlockSize        int     // --block-size (16)
 	GPUMemUtil       float64 // --gpu-memory-utilization (0.9)
 	NumGPUBlocks     int     // --num-gpu-blocks-override (0: from GPU memory)
@@ -43,11 +44,7 @@ type ReplicaConfig struct {
 	// tokens, accepted tokens and accepted by position (V1 ≥0.8.5).
 	SpecTokens int
 	SpecAccept float64
-	// LoRA names the adapters served (--lora-modules); MaxLoRA is
-	// --max-loras (0: 1). vllm:lora_requests_info lists them.
-	LoRA      []string
-	MaxLoRA   int
-	Scenarios []ScenarioSpec
+	Scenarios  []ScenarioSpec
 }
 
 // Replica is one simulated server with its engines, process and GPUs. Its
@@ -181,16 +178,13 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 			r.downs = append(r.downs, a)
 		}
 	}
-	r.ecfg = engineConfig{profile: p, model: rc.Model, maxNumSeqs: rc.MaxNumSeqs, budget: rc.MaxBatchedTokens,
+	r.ecfg = engineConfig{profile: p, model: rc.Model, maxNumSeqs: rc.MaxNumSeqs, budget: rc.MaxBatchedTokens, maxLoras: rc.MaxLoras,
 		blockSize: rc.BlockSize, numGPUBlocks: rc.NumGPUBlocks,
 		numCPUBlocks: int(rc.SwapSpaceGiB * (1 << 30) / blockBytes), gpuMemUtil: rc.GPUMemUtil,
 		prefixCaching: caching, chunkedPrefill: p.ChunkedPrefill, countAborts: !f.hideAborts,
 		specTokens: rc.SpecTokens, specAccept: rc.SpecAccept}
 	if rc.SpecTokens > 0 && r.ecfg.specAccept <= 0 {
 		r.ecfg.specAccept = 0.7
-	}
-	if len(rc.LoRA) > 0 && rc.MaxLoRA <= 0 {
-		r.cfg.MaxLoRA = 1
 	}
 	for e := range rc.DP {
 		r.engines = append(r.engines, newEngine(&r.ecfg, e))
@@ -199,7 +193,7 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	r.arr.rng = r.rng
 	r.mp = p.multiprocess(rc.DP)
 	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1,
-		specTokens: rc.SpecTokens, lora: len(rc.LoRA) > 0})
+		specTokens: rc.SpecTokens, lora: rc.MaxLoras > 0})
 	r.labels = r.buildLabels()
 	r.activate()
 	return r, nil
@@ -295,7 +289,7 @@ func (r *Replica) inFlight() int {
 }
 
 func reshape(dst, src *request, now time.Duration) {
-	*dst = request{arrival: now, prompt: src.prompt, target: src.target, maxTokens: src.maxTokens, n: src.n,
+	*dst = request{arrival: now, prompt: src.prompt, target: src.target, maxTokens: src.maxTokens, n: src.n, lora: src.lora,
 		group: src.group, groupTokens: src.groupTokens, timeout: src.timeout, deadline: never}
 	if src.timeout > 0 {
 		dst.deadline = now + src.timeout

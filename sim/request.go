@@ -14,6 +14,7 @@ type request struct {
 	deadline  time.Duration // when the client gives up (never: it waits)
 	timeout   time.Duration // the client's timeout (a deadline before it is a user cancelling)
 
+	lora        int // LoRA adapter (1-based; 0: the base model)
 	group       int // shared prefix group, -1 none
 	groupTokens int // tokens of that prefix (whole blocks)
 	prefixRef   bool

@@ -118,6 +118,43 @@ var Scenarios = []Scenario{
 			l.OutputMedian *= 4
 			l.MaxTokens = max(l.MaxTokens, 4*l.OutputMedian)
 		}},
+	{Name: "lora-slots", Summary: "a multi-tenant fine-tune service deployed with --enable-lora --max-loras 2 for its 2 adapters; tenants grow to 8 adapters: requests whose adapter is not loaded wait for a slot while the batch and the KV cache have room",
+		deploy: func(c *ReplicaConfig) { c.MaxLoras = 2 },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Adapters, l.Rate, l.BurstEvery = 8, r.scaled(4), 0
+		}},
+	{Name: "lora-slots-closed", Summary: "lora-slots under a closed-loop harness: 24 clients over 8 adapters, each sending its next request when the previous one ends",
+		deploy: func(c *ReplicaConfig) { c.MaxLoras = 2 },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Adapters, l.Rate, l.BurstEvery, l.Clients, l.ClientTimeout, l.CancelShare = 8, 0, 0, 24, 0, 0
+		}},
+	{Name: "prompt-shift", Summary: "deployed with --max-num-batched-tokens 2048; a document-analysis client replaces the chat traffic: 12k-token prompts with short answers, so every step fills the token budget with prefill chunks and waiting prompts are admitted slowly",
+		deploy: func(c *ReplicaConfig) { c.MaxBatchedTokens = 2048 },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.BurstEvery, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.PrefixShare = r.scaled(2.4), 0, 12000, 0.2, 40, 0.3, 0
+		}},
+	{Name: "batch-job-bursts", Summary: "a periodic batch job on top of chat traffic: bursts of 8× the rate for about 4 s, about every 40 s, each drained within seconds, no preemption",
+		start: func(r *Replica) {
+			l := &r.load
+			l.BurstEvery, l.BurstLen, l.BurstFactor = 40*time.Second, 4*time.Second, 8
+		}},
+	{Name: "night-trickle", Summary: "night-time traffic: a request every ten seconds or so, no bursts",
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.BurstEvery = r.scaled(0.1), 0
+		}},
+	{Name: "idle", Summary: "no traffic at all: the replica waits for requests",
+		start: func(r *Replica) { r.load.Rate, r.load.BurstEvery = 0, 0 }},
+	{Name: "sleeping", Summary: "the operator puts the engine to sleep (POST /sleep, level 1: weights offloaded) and routes its traffic elsewhere",
+		start: func(r *Replica) {
+			r.load.Rate, r.load.BurstEvery = 0, 0
+			for _, e := range r.engines {
+				e.asleep = true
+			}
+		}},
 	{Name: "restart", Summary: "the vLLM process restarts: the port refuses connections for 20 s while the model loads, then every counter starts from zero",
 		start: func(r *Replica) { r.restartAt = r.now },
 		down:  func(d time.Duration) bool { return d < restartDown }},

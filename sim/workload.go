@@ -44,6 +44,10 @@ type Load struct {
 	// then be 0.
 	Clients int
 
+	// Adapters > 0: each request asks for one of that many LoRA adapters,
+	// uniformly (a multi-tenant fine-tune service); 0: the base model.
+	Adapters int
+
 	ClientTimeout time.Duration // the client gives up after this (0: never)
 	CancelShare   float64       // users who stop a response within seconds
 	RetryShare    float64       // timed-out requests the client sends again
@@ -130,6 +134,9 @@ func logNormal(rng *rand.Rand, median int, sigma float64) int {
 func (l *Load) shape(rng *rand.Rand, r *request, now time.Duration, maxModelLen, blockSize int) {
 	r.arrival = now
 	r.group = -1
+	if l.Adapters > 0 {
+		r.lora = 1 + rng.IntN(l.Adapters)
+	}
 	r.n = 1
 	if l.N > 1 && rng.Float64() < l.NShare {
 		r.n = l.N

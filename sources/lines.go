@@ -281,7 +281,7 @@ func (n *Normalizer) readChanged(body []byte, ct string) (handled bool, err erro
 		sc.mini = append(append(sc.mini, 'x'), line[en.slen:]...)
 		sc.mini = append(sc.mini, '\n')
 	}
-	ok := len(f.changed) == 0 || n.parseChanged(ct)
+	ok := len(f.changed) == 0 || n.parseChanged()
 	if !ok {
 		return false, nil
 	}
@@ -314,24 +314,20 @@ func (n *Normalizer) readChanged(body []byte, ct string) (handled bool, err erro
 
 // parseChanged parses the changed lines' values (f.sc.mini) with the
 // target's parser; false unless each line is one sample.
-func (n *Normalizer) parseChanged(ct string) bool {
+func (n *Normalizer) parseChanged() bool {
 	f := &n.fp
 	sc := f.sc
 	if f.om {
 		sc.mini = append(sc.mini, "# EOF\n"...)
 	}
-	p, _ := textparse.New(sc.mini, ct, n.st, parserOptions)
-	switch p.(type) {
-	case *textparse.PromParser:
-		if f.om {
-			return false
-		}
-	case *textparse.OpenMetricsParser:
-		if !f.om {
-			return false
-		}
-	default:
-		return false
+	// ct is the tracked body's (readChanged checked), so the parser is the
+	// one the full parse had, without textparse.New's media-type parsing
+	// (a tenth of this path). parserOptions sets nothing these two read.
+	var p textparse.Parser
+	if f.om {
+		p = textparse.NewOpenMetricsParser(sc.mini, n.st)
+	} else {
+		p = textparse.NewPromParser(sc.mini, n.st, parserOptions.EnableTypeAndUnitLabels)
 	}
 	pos := 0 // where the next changed line starts in sc.mini
 	for {

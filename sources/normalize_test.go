@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode"
@@ -539,5 +541,34 @@ func TestTooManySubs(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(s.Warnings, "\n"), "too many models/engines") {
 		t.Errorf("warnings %q", s.Warnings)
+	}
+}
+
+// TestNULLineStart: a NUL byte at the start of a line (which the text
+// lexer takes for the end of the input) fails the scrape with a message
+// naming the line, instead of a silent partial read; a NUL inside a label
+// value is still read (and escaped).
+func TestNULLineStart(t *testing.T) {
+	body, err := os.ReadFile(filepath.Join("..", "testdata", "dumps", "Ahasannn-hardware-aware-router__v0.11.0_full.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(body, []byte("\n"))
+	for _, at := range []int{0, len(lines) / 3} {
+		var b []byte
+		for i, l := range lines {
+			if i == at {
+				b = append(b, 0)
+			}
+			b = append(b, l...)
+		}
+		snap, err := NewNormalizer().Normalize(b, "text/plain; version=0.0.4")
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("a NUL byte starts line %d", at+1)) {
+			t.Errorf("NUL at line %d: %v (%v samples read)", at+1, err, snap)
+		}
+	}
+	snap, err := NewNormalizer().Normalize([]byte("vllm:num_requests_running{model_name=\"a\x00b\"} 1\n"), "text/plain; version=0.0.4")
+	if err != nil || snap.Samples != 1 {
+		t.Errorf("NUL inside a label value: %v", err)
 	}
 }

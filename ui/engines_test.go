@@ -83,11 +83,13 @@ func TestGoldenMixedEngines(t *testing.T) {
 func sizeName(sz [2]int) string { return itoa(sz[0]) + "x" + itoa(sz[1]) }
 
 // featuresFrame: a vLLM replica drafting 3 speculative tokens, one serving
-// two LoRA adapters with one slot, and a plain one; three minutes in.
+// three LoRA adapters with two slots, and a plain one; three minutes in.
 func featuresFrame(t *testing.T) *diagnose.Frame {
+	lora := sim.ChatLoad()
+	lora.Adapters = 3
 	return simFrame(t, []sim.ReplicaConfig{
 		{Name: "spec-0", SpecTokens: 3, SpecAccept: 0.7, Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
-		{Name: "lora-0", LoRA: []string{"sql-lora", "chat-lora"}, MaxLoRA: 1, Scenarios: []sim.ScenarioSpec{{Name: "busy"}}},
+		{Name: "lora-0", MaxLoras: 2, Load: &lora, Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
 		{Name: "plain-0", Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
 	}, 3*time.Minute)
 }
@@ -148,10 +150,10 @@ func TestFeaturesJSONMatchesScreen(t *testing.T) {
 				t.Errorf("spec-0 has LoRA %+v", e.LoRA)
 			}
 		case "lora-0":
-			if e.LoRA == nil || e.LoRA.MaxLoRA != 1 || len(e.LoRA.Running)+len(e.LoRA.Waiting) != 2 {
+			if e.LoRA == nil || e.LoRA.MaxLoRA != 2 || len(e.LoRA.Running) == 0 {
 				t.Fatalf("lora-0: %+v", e.LoRA)
 			}
-			if !strings.Contains(v, "running "+strings.Join(e.LoRA.Running, ",")) || !strings.Contains(v, "max_lora 1") {
+			if !strings.Contains(v, "running "+strings.Join(e.LoRA.Running, ",")) || !strings.Contains(v, "max_lora 2") {
 				t.Errorf("lora-0: the screen does not show the JSON's adapters %+v", e.LoRA)
 			}
 			if sp != nil {

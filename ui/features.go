@@ -87,9 +87,9 @@ func featureLines(e *diagnose.EndpointView) []featureLine {
 			wlv = lvWarn
 		}
 		out = append(out, featureLine{"LoRA", []cell{
-			{label: "running", value: names(l.Running), tail: "of max_lora " + itoa(l.MaxLora)},
-			{label: "waiting", value: names(l.Waiting), lv: wlv},
-		}})
+			{label: "adapters running", value: itoa(len(l.Running)), tail: "of max_lora " + itoa(l.MaxLora)},
+			{label: "waiting", value: itoa(len(l.Waiting)), lv: wlv},
+		}}, featureLine{"", []cell{{label: "running", value: names(l.Running), tail: "· waiting " + names(l.Waiting)}}})
 	}
 	// SGLang registers its transfer-failure counter in every mode: alone
 	// and at zero it says nothing about a server without P/D.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vtop-dev/vtop/ui/report"
+
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -26,15 +28,21 @@ func flagText(x *diagnose.Finding) string {
 	if len(x.Flags) == 0 {
 		return x.Action
 	}
-	parts := make([]string, len(x.Flags))
+	var b strings.Builder
 	for i, fc := range x.Flags {
+		switch {
+		case i > 0 && fc.Alt:
+			b.WriteString(" or ")
+		case i > 0:
+			b.WriteString(", ")
+		}
 		if fc.From == "" {
-			parts[i] = fc.Flag + " → " + fc.To
+			b.WriteString(fc.Flag + " → " + fc.To)
 			continue
 		}
-		parts[i] = fc.Flag + " " + fc.From + "→" + fc.To
+		b.WriteString(fc.Flag + " " + fc.From + "→" + fc.To)
 	}
-	return strings.Join(parts, ", ")
+	return b.String()
 }
 
 // findingsPane is the findings list as a component: it owns its size,
@@ -50,6 +58,9 @@ type findingsPane struct {
 	expanded   map[string]bool    // groups opened with Enter, by groupKey
 	fs         []diagnose.Finding // what the pane lists in this view
 	items      []findItem         // fs as the pane shows them (groups)
+	// verdict is the assessment line of what the view shows (an endpoint,
+	// or the fleet), heading the pane.
+	verdict string
 }
 
 // findItem is one line of the list: a finding, or a group of the
@@ -383,7 +394,11 @@ func (p *findingsPane) View() []string {
 	}
 	fs, items := p.fs, p.items
 	s := p.c.st
+	// One verdict first: which limit binds, then the findings' counts.
 	title := "Findings"
+	if p.verdict != "" {
+		title += " · " + p.verdict
+	}
 	if len(fs) > 0 {
 		title += " · " + strings.TrimPrefix(findingCounts(fs), "findings ")
 	}
@@ -459,6 +474,46 @@ func clock(t time.Time) string {
 	return t.Format("15:04:05")
 }
 
+// timelineLines is the timeline of one endpoint (target its name) or of
+// the fleet (""), newest last, painted by kind.
+func (c *common) timelineLines(target string, w int) []string {
+	evs := diagnose.Timeline(c.fr, target)
+	if len(evs) == 0 {
+		return []string{c.st.muted.s("no change, restart or finding yet: the baselines need about 30 scrapes")}
+	}
+	out := make([]string, 0, len(evs))
+	for _, e := range evs {
+		out = append(out, c.timelineLine(e, target == "", w))
+	}
+	return out
+}
+
+// timelineLine is one event: its time and kind painted, then what.
+func (c *common) timelineLine(e diagnose.Event, withTarget bool, w int) string {
+	s := c.st
+	p := s.text
+	switch e.Kind {
+	case diagnose.EventWorkload:
+		p = s.info
+	case diagnose.EventCapacity, diagnose.EventRestart, diagnose.EventLeft:
+		p = s.lv(lvWarn)
+	case diagnose.EventFiring:
+		_, lv := sevLabel(e.Severity)
+		p = s.lv(lv)
+	case diagnose.EventBack, diagnose.EventResolving, diagnose.EventJoined:
+		p = s.ok
+	}
+	what := e.Kind.String()
+	if e.Kind == diagnose.EventFiring || e.Kind == diagnose.EventResolving {
+		what += " " + sevWord(e.Severity)
+	}
+	line := s.muted.s(clock(e.Time.UTC())) + "  "
+	if withTarget {
+		line += e.Target + "  "
+	}
+	return cut(line+p.s(pad(what, 14))+e.Text, w)
+}
+
 // detailLines is a finding in full: the explanation and every flag change.
 func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 	s := c.st
@@ -512,12 +567,16 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 			out = append(out, "  "+s.accent.s(l))
 		}
 	}
-	for _, fc := range x.Flags {
+	for i, fc := range x.Flags {
 		from := fc.From
 		if from == "" {
 			from = "(current value unknown)"
 		}
-		out = append(out, "  "+s.key.s(fc.Flag)+"  "+from+" → "+s.accent.s(fc.To))
+		or := ""
+		if i > 0 && fc.Alt {
+			or = "or "
+		}
+		out = append(out, "  "+or+s.key.s(fc.Flag)+"  "+from+" → "+s.accent.s(fc.To))
 		for _, l := range wrap(fc.Why, w-6) {
 			out = append(out, "      "+s.muted.s(l))
 		}
@@ -525,5 +584,28 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 	if x.Action == "" && len(x.Flags) == 0 {
 		out = append(out, "  "+s.muted.s("no change recommended"))
 	}
+	// What changed on its endpoint before and since: the first question
+	// of an incident call, beside the finding it is asked about.
+	if evs := diagnose.Timeline(c.fr, x.Target); len(evs) > 0 {
+		out = append(out, "", s.title.s("What changed and when")+s.muted.s("  (c: the whole timeline)"))
+		for _, e := range evs[max(0, len(evs)-detailEvents):] {
+			out = append(out, "  "+c.timelineLine(e, false, w-2))
+		}
+	}
 	return out
 }
+
+// verdictLine is the assessment of what the view shows: the endpoint's in
+// its view, else the fleet's.
+func (m *Model) verdictLine() string {
+	if m.fr == nil {
+		return ""
+	}
+	if m.mode == modeEndpoint && m.ep >= 0 && m.ep < len(m.fr.Endpoints) {
+		return report.VerdictLine(&m.fr.Endpoints[m.ep].Verdict, false)
+	}
+	return report.VerdictLine(&m.fr.Fleet.Verdict, true)
+}
+
+// detailEvents is how much of the timeline a finding's detail shows.
+const detailEvents = 8

@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"io"
+	"math"
 	"testing"
 	"time"
 
@@ -55,9 +56,13 @@ func brokenFrame() *diagnose.Frame {
 		for i := range fr.Endpoints {
 			if fr.Endpoints[i].Name == x.Target {
 				fr.Endpoints[i].Pending = append(fr.Endpoints[i].Pending, x)
+				// The verdict line heads the findings: which limit binds,
+				// how many signals agree.
+				fr.Endpoints[i].Verdict = diagnose.Verdict{Limit: diagnose.LimitKVCache, Signals: 3, Of: 4}
 			}
 		}
 	}
+	fr.Fleet.Verdict = diagnose.Verdict{Limit: diagnose.LimitKVCache, Signals: 2, Of: 8}
 	return fr
 }
 
@@ -323,4 +328,41 @@ func TestGoldenFleet40GroupOpen(t *testing.T) {
 	if len(m.find.items) != 2 {
 		t.Errorf("group not closed: %d items", len(m.find.items))
 	}
+}
+
+// timelineFrame is the fleet with what changed on its thrashing replica:
+// a prompt-length change, the latency that followed, a restart, and its
+// finding firing (Timeline orders them).
+func timelineFrame() *diagnose.Frame {
+	fr := fleetFrame()
+	x := fixtureFindings()[0]
+	for i := range fr.Endpoints {
+		e := &fr.Endpoints[i]
+		if e.Name != x.Target {
+			continue
+		}
+		e.Shifts = []diagnose.Shift{
+			{Signal: diagnose.SigPromptTok, Name: "prompt tokens/s", Kind: diagnose.ShiftWorkload, Unit: diagnose.UnitPerSec,
+				Onset: t0.Add(-4 * time.Minute), Detected: t0.Add(-3*time.Minute - 20*time.Second), Before: 3600, After: 16000},
+			{Signal: diagnose.SigTTFT, Name: "TTFT p95", Kind: diagnose.ShiftSymptom, Unit: diagnose.UnitSeconds,
+				Onset: t0.Add(-4*time.Minute + 3*time.Second), Detected: t0.Add(-3*time.Minute - 40*time.Second), Before: 0.07, After: 0.72},
+			{Signal: diagnose.SigPrefixHit, Name: "prefix hit rate", Kind: diagnose.ShiftWorkload, Unit: diagnose.UnitRatio,
+				Onset: t0.Add(-4 * time.Minute), Detected: t0.Add(-3 * time.Minute), Before: 0.27, After: 0.04, Ended: t0.Add(-time.Minute), Accepted: false},
+		}
+		e.Restarts = []diagnose.Restart{{At: t0.Add(-10 * time.Minute), LastBefore: t0.Add(-10*time.Minute - 21*time.Second),
+			RSSBefore: 4 << 30, RSSPeak: 4 << 30, RSSAfter: 1.1 * (1 << 30), GPUMemBefore: math.NaN(), GPUMemAfter: math.NaN()}}
+	}
+	return fr
+}
+
+// c: the timeline of the endpoint shown, or of the fleet.
+func TestGoldenTimeline(t *testing.T) {
+	eachSize(t, func(w, h int) *Model {
+		m := newTestModel(timelineFrame(), w, h, Options{})
+		press(m, "c")
+		if m.overlay != overlayTimeline {
+			t.Fatal("c opened no timeline")
+		}
+		return m
+	})
 }

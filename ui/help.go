@@ -1,6 +1,10 @@
 package ui
 
-import f "github.com/vtop-dev/vtop/diagnose/format"
+import (
+	"slices"
+
+	f "github.com/vtop-dev/vtop/diagnose/format"
+)
 
 // helpLines is the help overlay: every key from the key map, then what the
 // symbols mean (nothing on screen relies on color alone). Wide terminals
@@ -11,6 +15,10 @@ func (m *Model) helpLines(w int) []string {
 	var keys []string
 	groups := m.keys.helpGroups()
 	if m.replay != nil {
+		// A recording is not polled, and p is the replay's pause.
+		groups[0].keys = slices.DeleteFunc(slices.Clone(groups[0].keys), func(b binding) bool {
+			return b.short == m.keys.Pause.short || b.short == m.keys.PollNow.short
+		})
 		groups = append([]helpGroup{m.replay.helpGroup()}, groups...)
 	}
 	for _, g := range groups {
@@ -30,7 +38,9 @@ func (m *Model) helpLines(w int) []string {
 		{symRestart, "restarted recently"},
 		{symJoined, "joined the fleet recently (discovery, or new series)"},
 		{symLeft, "left the fleet: its last values, dimmed, for a while"},
-		{symPending, "not polled yet"},
+		{symPending, "pending: not polled yet; a finding holding, not fired yet"},
+		{"…", "at a line's end: cut to fit; enter on a finding shows it whole"},
+		{"a→b", "from a to b: a flag to change; in the header, a setting the next frame applies"},
 		{symCrit, "critical; after a value: far over its limit"},
 		{symWarn, "warning; after a value: over its limit"},
 		{symInfo, "advisory"},

@@ -17,6 +17,7 @@ func (b binding) matches(k tea.KeyMsg) bool { return key.Matches(k, b.Binding) }
 // generated from it, so a key that is not here does not exist.
 type keyMap struct {
 	Help, Quit, Pause, PollNow, WindowUp, WindowDown, Theme, SLO binding
+	Changes                                                      binding
 	NextPane, PrevPane, Back, Home                               binding
 	Up, Down, PageUp, PageDown, Top, Bottom, Open                binding
 	Filter, Sort, Reverse, Expand, ExpandAll                     binding
@@ -35,6 +36,7 @@ func newKeyMap() keyMap {
 		WindowDown: b("-", "window", "shorter window", "-", "_"),
 		Theme:      b("t", "theme", "next theme (dark, light, high-contrast, mono)", "t"),
 		SLO:        b("o", "SLO", "next SLO profile (chat, code, batch, rag, agent)", "o"),
+		Changes:    b("c", "changes", "timeline: what changed and when (this endpoint's, or the fleet's)", "c"),
 		NextPane:   b("tab", "pane", "next pane", "tab"),
 		PrevPane:   b("shift+tab", "pane", "previous pane", "shift+tab"),
 		Back:       b("esc", "back", "back: close, leave the endpoint, clear the filter", "esc"),
@@ -57,7 +59,7 @@ func newKeyMap() keyMap {
 // helpGroups is the help overlay's content, in reading order.
 func (k keyMap) helpGroups() []helpGroup {
 	return []helpGroup{
-		{"Anywhere", []binding{k.Help, k.Quit, k.Pause, k.PollNow, k.WindowUp, k.WindowDown, k.Theme, k.SLO, k.NextPane, k.PrevPane, k.Back, k.Home}},
+		{"Anywhere", []binding{k.Help, k.Quit, k.Pause, k.PollNow, k.WindowUp, k.WindowDown, k.Theme, k.SLO, k.Changes, k.NextPane, k.PrevPane, k.Back, k.Home}},
 		{"Lists (endpoints, findings, GPUs)", []binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Open}},
 		{"Fleet view", []binding{k.Filter, k.Sort, k.Reverse, k.Expand, k.ExpandAll}},
 	}

@@ -22,6 +22,8 @@ import (
 // Hub is what the UI needs from the live pipeline.
 type Hub interface {
 	Frames() <-chan *diagnose.Frame // newest frame wins; closed when the pipeline stops
+	// SetWindow and SetSLO are settings: the UI asks them in key order,
+	// from Update, so they must not block; the newest asked wins.
 	SetWindow(time.Duration)
 	SetSLO(diagnose.SLO) // the profile the latency rules judge by, as the latency row does
 	PollNow()
@@ -59,6 +61,7 @@ const (
 	overlayNone overlay = iota
 	overlayHelp
 	overlayFinding
+	overlayTimeline
 )
 
 // windows are the steps of + and -.
@@ -310,6 +313,7 @@ func (m *Model) relayout() {
 	}
 	m.find.set(m.collectFindings(), m.findWithTarget(), scope)
 	m.fleet.finds = m.find.fs
+	m.find.verdict = m.verdictLine()
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
 	m.fleet.cols = tableCols(m.lay.cols)
@@ -365,6 +369,13 @@ func (m *Model) refresh() {
 		m.body = block([]string{"", "  " + m.st.muted.s(msg)}, m.w, m.lay.body)
 	case m.overlay == overlayFinding:
 		m.body = m.overlayBody("Finding", m.detailLines(&m.detail, m.w), &m.ovOff)
+	case m.overlay == overlayTimeline:
+		title, target := "What changed and when: the fleet", ""
+		if m.mode != modeFleet && m.ep >= 0 && m.ep < len(m.fr.Endpoints) {
+			target = m.fr.Endpoints[m.ep].Name
+			title = "What changed and when: " + target
+		}
+		m.body = m.overlayBody(title, m.timelineLines(target, m.w), &m.ovOff)
 	case m.mode == modeFleet:
 		m.body = block(m.fleetBody(), m.w, m.lay.body)
 	default:
@@ -411,6 +422,13 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 			m.overlay, m.ovOff = overlayHelp, 0
 		}
 		return nil, false
+	case km.Changes.matches(k) && m.fr != nil:
+		if m.overlay == overlayTimeline {
+			m.overlay = overlayNone
+		} else {
+			m.overlay, m.ovOff = overlayTimeline, 0
+		}
+		return nil, false
 	case km.Back.matches(k):
 		m.back()
 		return nil, false
@@ -445,8 +463,11 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 		m.slo = (m.slo + 1) % len(m.slos)
 		m.profile = m.slos[m.slo]
 		clear(m.fleet.cache)
-		h, slo := m.hub, m.slos[m.slo]
-		return func() tea.Msg { h.SetSLO(slo); return nil }, false
+		// Asked here, in key order, not from a command's goroutine: keys
+		// pressed quickly must end on the last one (the hub keeps the
+		// newest setting).
+		m.hub.SetSLO(m.profile)
+		return nil, false
 	}
 	if m.overlay != overlayNone {
 		m.scrollOverlay(k)
@@ -556,8 +577,8 @@ func (m *Model) stepWindow(up bool) tea.Cmd {
 		return nil
 	}
 	m.wantWindow = next
-	h := m.hub
-	return func() tea.Msg { h.SetWindow(next); return nil }
+	m.hub.SetWindow(next) // in key order, as SetSLO
+	return nil
 }
 
 // panes lists the panes the current view shows, in Tab order: the

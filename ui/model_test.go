@@ -684,3 +684,56 @@ func TestPendingHeldUnderASecond(t *testing.T) {
 		t.Errorf("a hold under a second:\n%s", s)
 	}
 }
+
+// Settings are asked in key order from Update itself, not from commands
+// that bubbletea runs on goroutines of their own (which reach the hub in
+// any order): o o o and - - - end on the last key's choice.
+func TestSettingsAskedInKeyOrder(t *testing.T) {
+	h := newFrameHub()
+	m := New(h, Options{Window: time.Minute, Tick: -1})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.Update(frameMsg{fleetFrame()})
+	for range 3 {
+		updateKey(m, "o") // the commands returned are never run
+		updateKey(m, "-")
+	}
+	if want := []string{"code", "batch", "rag"}; !slices.Equal(h.slos, want) {
+		t.Errorf("SetSLO calls %v, want %v", h.slos, want)
+	}
+	if want := []time.Duration{30 * time.Second, 15 * time.Second}; !slices.Equal(h.windows, want) {
+		t.Errorf("SetWindow calls %v, want %v", h.windows, want)
+	}
+	if !strings.Contains(m.header, "SLO rag") || !strings.Contains(m.header, "window 1m→15s") {
+		t.Errorf("header before the hub answered: %s", m.header)
+	}
+}
+
+// replayHub is a Player that plays nothing: enough for the replay's keys.
+type replayHub struct{ *frameHub }
+
+func (replayHub) ReplayState() ReplayState { return ReplayState{Speed: 1} }
+func (replayHub) TogglePause()             {}
+func (replayHub) Step()                    {}
+func (replayHub) SeekBy(time.Duration)     {}
+func (replayHub) SeekFraction(float64)     {}
+func (replayHub) SeekFinding(bool)         {}
+func (replayHub) Faster(bool)              {}
+
+// A replay's help lists its own keys and none that only a live run has
+// (p is the replay's pause; a recording is not polled).
+func TestReplayHelpHasNoLiveKeys(t *testing.T) {
+	m := New(replayHub{newFrameHub()}, Options{Tick: -1})
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 60})
+	m.Update(frameMsg{fleetFrame()})
+	help := strings.Join(m.helpLines(120), "\n")
+	for _, want := range []string{"replay: pause / play", "next SLO profile"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+	for _, live := range []string{"poll every target now", "pause: freeze the screen"} {
+		if strings.Contains(help, live) {
+			t.Errorf("a replay's help lists %q", live)
+		}
+	}
+}

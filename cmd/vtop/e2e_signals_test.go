@@ -118,3 +118,43 @@ func TestE2EOrphaned(t *testing.T) {
 	}
 	tm.waitFormat(5*time.Second, "#{alternate_on}", "0")
 }
+
+// Every signal that can end vtop leaves the terminal as it was: the
+// crash signals another process sends (dumped, as Go would, to --log),
+// the quiet ones (SIGUSR1), and SIGKILL, which no handler sees: vtop's
+// watcher restores the terminal then. The shell checks the settings a
+// moment after vtop is gone, the watcher's time to notice.
+func TestE2EEverySignalRestores(t *testing.T) {
+	bin := vtopBinary(t)
+	a := movingServer(t, "m")
+	for _, c := range []struct {
+		sig  syscall.Signal
+		exit string
+	}{{syscall.SIGABRT, "2"}, {syscall.SIGSEGV, "2"}, {syscall.SIGBUS, "2"}, {syscall.SIGUSR1, "138"}, {syscall.SIGKILL, "137"}} {
+		t.Run(c.sig.String(), func(t *testing.T) {
+			tm := newTerm(t, 100, 30)
+			logf := filepath.Join(tm.dir, "vtop.log")
+			tm.typeLine("clear; echo BEFORE-VTOP; stty -g > " + tm.dir + "/stty.before; " + bin + " --interval 250ms --window 2s --log " + logf + " " + a +
+				"; echo VTOP-EXIT=$?; sleep 1; stty -g > " + tm.dir + "/stty.after; cmp -s " + tm.dir + "/stty.before " + tm.dir + "/stty.after && echo STTY-RESTORED")
+			tm.waitFor(10*time.Second, "Latency", "Throughput")
+			if err := syscall.Kill(tm.vtopPID(), c.sig); err != nil {
+				t.Fatal(err)
+			}
+			s := tm.waitFor(10*time.Second, "VTOP-EXIT=", "STTY-RESTORED")
+			if !strings.Contains(s, "VTOP-EXIT="+c.exit) {
+				t.Errorf("exit status, want %s:\n%s", c.exit, s)
+			}
+			if got := tm.format("#{alternate_on}"); got != "0" {
+				t.Errorf("still on the alternate screen (%s)", got)
+			}
+			if got := tm.format("#{cursor_flag}"); got != "1" {
+				t.Errorf("cursor hidden (%s)", got)
+			}
+			if c.exit == "2" {
+				if b, _ := os.ReadFile(logf); !strings.Contains(string(b), "goroutine ") || !strings.Contains(string(b), c.sig.String()[:3]) && !strings.Contains(string(b), "SIG") {
+					t.Errorf("no goroutine dump in the log:\n%.300s", b)
+				}
+			}
+		})
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/vtop-dev/vtop/record"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 func init() { subcommands["export"] = runExport }
@@ -54,6 +55,14 @@ func runExport(args []string, stdout, stderr io.Writer, getenv func(string) stri
 		return fail(errors.New("name the recording: vtop export --format openmetrics FILE"))
 	}
 	out := stdout
+	if isTerminal(stdout) {
+		// Label values are written as recorded (OpenMetrics escapes only
+		// quotes, backslashes and newlines): on a terminal a crafted
+		// recording could set its title or write the clipboard.
+		sw := &saneWriter{w: stdout}
+		defer sw.Flush()
+		out = sw
+	}
 	if o, _ := fs.GetString("output"); o != "-" {
 		f, err := os.Create(o)
 		if err != nil {
@@ -66,9 +75,47 @@ func runExport(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	if err != nil {
 		return fail(err)
 	}
-	if st.Stopped != nil {
-		fmt.Fprintf(stderr, "vtop export: %v\n", st.Stopped)
-	}
 	fmt.Fprintf(stderr, "vtop export: %d samples from %d scrapes (%d left out)\n", st.Samples, st.Scrapes, st.Skipped)
+	if st.Stopped != nil {
+		// What came before the damage was written; the export is still
+		// incomplete, and a script must be able to tell.
+		fmt.Fprintf(stderr, "vtop export: %v (the export stops there)\n", st.Stopped)
+		return 1
+	}
 	return 0
+}
+
+// saneWriter passes text on a line at a time with every control, format
+// and invalid byte escaped (sources.Sanitize), for a terminal.
+type saneWriter struct {
+	w    io.Writer
+	line []byte
+	err  error
+}
+
+func (s *saneWriter) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if c != '\n' {
+			s.line = append(s.line, c)
+			continue
+		}
+		s.emit()
+		if s.err == nil {
+			_, s.err = io.WriteString(s.w, "\n")
+		}
+	}
+	return len(p), s.err
+}
+
+func (s *saneWriter) emit() {
+	if s.err == nil && len(s.line) > 0 {
+		_, s.err = io.WriteString(s.w, sources.Sanitize(string(s.line), 0))
+	}
+	s.line = s.line[:0]
+}
+
+// Flush writes a last line without its newline.
+func (s *saneWriter) Flush() error {
+	s.emit()
+	return s.err
 }

@@ -85,6 +85,9 @@ Flags:
 `
 
 func main() {
+	if os.Getenv(guardEnv) == "1" {
+		os.Exit(termGuardMain()) // the terminal's watcher (termguard.go)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr, os.Getenv))
 }
 

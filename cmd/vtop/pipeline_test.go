@@ -81,3 +81,8 @@ func TestPipelineRunsOnSourceTime(t *testing.T) {
 	}
 	t.Errorf("no kv_cache_thrashing after 6 simulated minutes; findings %v", ids)
 }
+
+// newPipelineOf (the tests' own sources) builds the pipeline of o over the given sources.
+func newPipelineOf(o *options, logger *slog.Logger, srcs ...sources.Source) (*app.Pipeline, error) {
+	return app.NewOf(o.appConfig(), logger, srcs...)
+}

@@ -295,7 +295,9 @@ func TestReplayGoldens(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rec := filepath.Join(dir, c.name+".vtop")
 			golden := filepath.Join(dir, c.name+".findings")
-			if *update {
+			// -update writes the findings; a recording is made again only
+			// when removed (--record never overwrites a file).
+			if _, err := os.Stat(rec); *update && err != nil {
 				os.MkdirAll(dir, 0o755)
 				simRun(t, rec, c.rcs, c.steps, func(*diagnose.Frame) {})
 			}

@@ -4,7 +4,6 @@ import (
 	"log/slog"
 
 	"github.com/vtop-dev/vtop/app"
-	"github.com/vtop-dev/vtop/sources"
 )
 
 // appConfig is what the pipeline needs of the resolved options.
@@ -27,9 +26,4 @@ func newPipeline(o *options, logger *slog.Logger) (*app.Pipeline, error) {
 	p, err := app.New(c, logger)
 	o.interval, o.window = c.Interval, c.Window
 	return p, err
-}
-
-// newPipelineOf builds the pipeline of o over the given sources.
-func newPipelineOf(o *options, logger *slog.Logger, srcs ...sources.Source) (*app.Pipeline, error) {
-	return app.NewOf(o.appConfig(), logger, srcs...)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -47,8 +48,15 @@ func simHistory(t testing.TB, cfg sim.FleetConfig, epoch time.Time, span, step t
 		f.Advance(step)
 		b := sources.Batch{Now: f.Now()}
 		for i, r := range f.Replicas() {
-			body := r.Exposition(sim.FormatText)
 			s := sources.Scrape{Target: r.Name(), Time: f.Now()}
+			if !r.Reachable() {
+				// Refused (a restart loading its model): no samples, as a
+				// server would have none for this scrape.
+				s.Err = errors.New("connection refused (is vLLM running on this port?)")
+				b.Scrapes = append(b.Scrapes, s)
+				continue
+			}
+			body := r.Exposition(sim.FormatText)
 			if s.Data, s.Err = norms[i].Normalize(body, sim.FormatText.ContentType()); s.Err != nil {
 				t.Fatal(s.Err)
 			}

@@ -16,6 +16,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"golang.org/x/sys/unix"
 
 	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/ui"
@@ -108,11 +109,15 @@ func runProgram(ctx context.Context, m tea.Model, stdout, stderr io.Writer, logg
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	quit := make(chan os.Signal, 1)
-	signal.Notify(quit, syscall.SIGQUIT)
+	signal.Notify(quit, dumpSignals...)
 	defer signal.Stop(quit)
+	other := make(chan os.Signal, 1)
+	signal.Notify(other, endSignals...)
+	defer signal.Stop(other)
 	signal.Notify(tstp, syscall.SIGTSTP)
 	defer signal.Stop(tstp)
 	var stacks []byte
+	var ended os.Signal // the signal that ended it, for the exit status
 	sigDone := make(chan struct{})
 	go func() {
 		defer close(sigDone)
@@ -128,8 +133,12 @@ func runProgram(ctx context.Context, m tea.Model, stdout, stderr io.Writer, logg
 				logger.Info("parent process gone; exiting")
 				prog.Quit()
 				return
-			case <-quit:
-				stacks = allStacks()
+			case sig := <-quit:
+				stacks, ended = allStacks(), sig
+				prog.Kill()
+				return
+			case sig := <-other:
+				ended = sig
 				prog.Kill()
 				return
 			case <-tstp:
@@ -140,16 +149,31 @@ func runProgram(ctx context.Context, m tea.Model, stdout, stderr io.Writer, logg
 		}
 	}()
 
+	// What no handler here can catch (SIGKILL, the runtime's fatal errors)
+	// leaves the terminal to the watcher (termguard.go).
+	var tg *termGuard
+	if f, ok := stdout.(*os.File); ok && isTerminal(f) {
+		tg = startTermGuard(f)
+	}
 	_, err := prog.Run()
 	cancel()
 	<-sigDone
 	<-feedDone
+	tg.done()
 	if stacks != nil {
-		logger.Error("SIGQUIT", "goroutines", string(stacks))
+		name := sigName(ended)
+		logger.Error(name, "goroutines", string(stacks))
 		if !hasLog {
-			fmt.Fprintf(stderr, "SIGQUIT: the terminal was restored\n\n%s", stacks)
+			fmt.Fprintf(stderr, "%s: the terminal was restored\n\n%s", name, stacks)
 		}
 		return 2
+	}
+	if ended != nil {
+		logger.Info("ended by a signal", "signal", sigName(ended))
+		if n, ok := ended.(syscall.Signal); ok {
+			return 128 + int(n)
+		}
+		return 1
 	}
 	if feedPanic != "" {
 		logger.Error(name+" panic", "panic", feedPanic)
@@ -161,6 +185,28 @@ func runProgram(ctx context.Context, m tea.Model, stdout, stderr io.Writer, logg
 		return 1
 	}
 	return 0
+}
+
+// dumpSignals end vtop with a goroutine dump, as the Go runtime would
+// (SIGQUIT, and the crash signals when another process sends them: a
+// fault of vtop's own is the runtime's, see termguard.go); endSignals end
+// it quietly, as their default action would. Either way the terminal is
+// restored first.
+var (
+	dumpSignals = []os.Signal{syscall.SIGQUIT, syscall.SIGABRT, syscall.SIGSEGV, syscall.SIGBUS, syscall.SIGFPE,
+		syscall.SIGILL, syscall.SIGTRAP, syscall.SIGSYS, syscall.SIGSTKFLT}
+	endSignals = []os.Signal{syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGVTALRM, syscall.SIGXCPU,
+		syscall.SIGXFSZ, syscall.SIGPWR}
+)
+
+// sigName is "SIGQUIT" for SIGQUIT.
+func sigName(s os.Signal) string {
+	if n, ok := s.(syscall.Signal); ok {
+		if name := unix.SignalName(n); name != "" {
+			return name
+		}
+	}
+	return s.String()
 }
 
 // suspend stops vtop with the terminal given back (Ctrl-Z, SIGTSTP) and takes

@@ -18,6 +18,10 @@ import (
 // must come before its finding in the rule table: the detector reads this
 // frame's verdict.
 var causeGraph = map[string][]causeEdge{
+	// A crash loop explains the outages and restarts: its finding says
+	// down now.
+	"endpoint_down":      restatedBy("crash_loop"),
+	"endpoint_restarted": restatedBy("crash_loop"),
 	"preemption":         restatedBy("kv_cache_thrashing", "swapping"),
 	"prefix_cache_miss":  restatedBy("kv_cache_thrashing"),
 	"prefill_starvation": restatedBy("kv_cache_thrashing"),
@@ -30,10 +34,6 @@ var causeGraph = map[string][]causeEdge{
 	// A replica that stalls or thrashes holds the requests routed to it:
 	// the imbalance is what the cause looks like from the balancer.
 	"replica_imbalance": explainedBy(stallOrCache...),
-	// A crash loop explains the outages and the restarts: its finding
-	// says down now (i19's SupersededBy, in the one graph).
-	"endpoint_down":      restatedBy("crash_loop"),
-	"endpoint_restarted": restatedBy("crash_loop"),
 }
 
 // stallOrCache are the causes a queue, an SLO breach or aborts follow.

@@ -237,7 +237,11 @@ func plateau(ep *diagnose.EndpointView) (float64, bool) {
 	if tr.RunMax-tr.RunMin > max(1, flatRun*tr.RunMax) {
 		return math.NaN(), false
 	}
-	return math.Round(tr.RunMax / float64(max(1, ep.Stats.Engines))), true
+	p := math.Round(tr.RunMax / float64(max(1, ep.Stats.Engines)))
+	if ep.MaxNumSeqs > 0 && p < 0.9*float64(ep.MaxNumSeqs) {
+		return math.NaN(), false // flat well below the configured cap: something else holds it
+	}
+	return p, true
 }
 
 // specAcceptance is the share of drafted tokens accepted and the tokens
@@ -294,7 +298,7 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict) {
 	// standing queue is served at the rate it arrives and drains once the
 	// limit moves.
 	done := served(st)
-	if bad(tr.WaitSlope) || tr.WaitSlope < growing || tr.Span < x.f.Window/2 || bad(done) || done <= 0 || bad(tr.WaitMin) || tr.WaitMin < 1 {
+	if bad(tr.WaitSlope) || tr.WaitSlope < growing || tr.Points < minPoints || bad(done) || done <= 0 || bad(tr.WaitMin) || tr.WaitMin < 1 {
 		return
 	}
 	need := (st.ReqRate + tr.WaitSlope) / done
@@ -309,9 +313,15 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict) {
 		if n > 0 {
 			v.Flag = &fc
 		}
-	case diagnose.LimitCompute, diagnose.LimitKVCache:
-		// No flag adds compute; the KV rules size their own flags, which
-		// trade batch for cache rather than add capacity.
+	case diagnose.LimitCompute:
+		// No flag adds compute.
+	case diagnose.LimitKVCache:
+		// A cache full of useful work (few preemptions) is capacity; one
+		// that thrashes wastes capacity its own flags win back first, by
+		// an amount the evidence does not size.
+		if bad(st.PreemptionsRate) || st.PreemptionsRate > 0.05*done {
+			return
+		}
 	default:
 		return // the flag's gain is not sized: it stays the verdict
 	}

@@ -170,14 +170,25 @@ func kvAdvice(u *unit, headroom float64) ([]diagnose.FlagChange, string) {
 		flags = append(flags, fc)
 		action = append(action, "--max-num-seqs: "+fc.To)
 	}
+	// More KV capacity is another way out, not a change to make beside a
+	// lower --max-num-seqs computed for today's cache: each is its own
+	// premise, and applying one moves what the others were computed for.
+	alts := 0
 	if f, ok := raiseMemUtilFlag(u.st.GPUMemUtil); ok {
+		f.Alt = len(flags) > 0
 		flags = append(flags, f)
 		action = append(action, fmt.Sprintf("raise --gpu-memory-utilization %s → %s", f.From, f.To))
+		alts++
 	}
 	blocks, _, _ := engineCache(u)
 	if f, ok := kvDtypeFlag(u.ep, blocks); ok {
+		f.Alt = len(flags) > 0
 		flags = append(flags, f)
 		action = append(action, "--kv-cache-dtype fp8 for about twice the KV blocks")
+		alts++
+	}
+	if alts > 0 && len(action) > 1 {
+		return flags, strings.Join(action, ", or ") + ": apply one, then recompute (each changes the KV capacity the others were computed for)"
 	}
 	return flags, strings.Join(action, "; ")
 }

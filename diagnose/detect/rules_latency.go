@@ -198,7 +198,9 @@ var ruleQueueBacklog = &Rule{
 			evNum("running", st.Running, diagnose.UnitCount, 0), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
 		fd.Explain = "Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows."
 		var action []string
-		if why, ok := replicasNeeded(x, u, p[qbQueueP95]); ok {
+		if v := &u.ep.Verdict; v.Limit == diagnose.LimitArrivals {
+			action = append(action, arrivalsWords(v, st, &u.ep.Trend))
+		} else if why, ok := replicasNeeded(x, u, p[qbQueueP95]); ok {
 			action = append(action, why)
 		}
 		fc, n, lever := maxNumSeqsChange(u, p[qbHeadroom], false)
@@ -287,6 +289,21 @@ func served(st *diagnose.Stats) float64 {
 		return st.ReqRate * (1 - st.AbortShare)
 	}
 	return st.ReqRate
+}
+
+// arrivalsWords says "arrivals exceed capacity" with its arithmetic: the
+// arrival rate over what the replica serves (Little's law: the concurrency
+// the arrivals need is that multiple of today's), divided by what raising
+// the binding limit adds.
+func arrivalsWords(v *diagnose.Verdict, st *diagnose.Stats, tr *diagnose.Trend) string {
+	done := served(st)
+	need := (st.ReqRate + tr.WaitSlope) / done
+	s := fmt.Sprintf("arrivals exceed capacity: (%s req/s finished + the queue growing %s/s) ÷ %s served = %s× what this replica serves",
+		num(st.ReqRate), num(tr.WaitSlope), num(done), dec(need, 2))
+	if v.Gain > 0 {
+		s += fmt.Sprintf(", ÷ %s for the binding limit raised as far as the evidence allows", dec(1+v.Gain, 2))
+	}
+	return s + fmt.Sprintf(": about %d replicas of this model instead of %d (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
 }
 
 // replicasNeeded words capacityNeed: the Little's-law arithmetic and the

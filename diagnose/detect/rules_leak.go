@@ -20,7 +20,7 @@ var (
 		{"r2", 0.8, "ratio", "how well a straight line must fit the growth"},
 		{"load_change", 0.25, "ratio", "relative change of load that still counts as flat"},
 		{"min_span", 120, "s", "the least history a steep growth is fitted over"},
-		{"steep", 64, "MiB/min", "growth steep enough to judge from min_span of history"},
+		{"steep", 64, "MiB/min", "growth steep enough to judge from min_span of history; slower growth needs history in proportion (min_span × steep ÷ growth), up to 80% of window"},
 		{"steep_r2", 0.95, "ratio", "how well a line must fit a steep growth over a short history"},
 		{"critical_time", 3600, "s", "projected time to exhaustion under which it is critical"},
 	}
@@ -42,7 +42,7 @@ var ruleMemoryLeak = &Rule{
 	memory:   func() ruleMemory { return &leakMemory{} },
 	Catches:  "Memory that only grows while the work stays the same: the API server's resident memory, or the GPU memory its processes hold, rising steadily over tens of minutes with flat load and completions. It ends in an OOM kill.",
 	Needs:    "process_resident_memory_bytes (single-process registry; not in multiprocess mode) or the GPU memory of the endpoint's processes (vtop on the node); finished requests",
-	Cond:     "over the history there is, up to {window}: resident memory rising ≥ {slope} (or GPU memory ≥ {gpu_slope}) on a steady line (R² ≥ {r2}) over ≥ 80% of {window}, or ≥ {steep} on a line with R² ≥ {steep_r2} over ≥ {min_span}; while finished requests/s and generated tokens/s change by < {load_change} between the first and last third",
+	Cond:     "over the history there is, up to {window}: resident memory rising ≥ {slope} (or GPU memory ≥ {gpu_slope}) on a steady line (R² ≥ {r2}) over ≥ 80% of {window}, or on a line with R² ≥ {steep_r2} over ≥ {min_span} × {steep} ÷ its growth (at least {min_span}); while finished requests/s and generated tokens/s change by < {load_change} between the first and last third; the hold counts from the start of the fitted line, so history read at opening (a backfill, a replay) counts",
 	Clear:    "growth below half the threshold, or no longer steady (R² < 0.5)",
 	Severity: "warning; critical when the projected time to exhaustion (GPU memory: to the devices' total; resident memory: to the cgroup's or host's memory when the endpoint is local, else its doubling time) is under {critical_time}",
 	Action:   "plan a restart before it runs out; capture where the memory goes first (heap profile); look at multimodal caches and request logging; upgrade vLLM",
@@ -59,6 +59,9 @@ var ruleMemoryLeak = &Rule{
 				f, th = l.gpu, p[mlGPUSlope]
 			}
 			x.over = f.Slope * 60 / mib1 / th
+			// The line says the growth has held over its span: history
+			// read at opening counts toward the hold.
+			x.since = x.now.Add(-f.Span)
 			if left := l.exhaustion(x, u).left; left > 0 && left < seconds(p[mlCritical]) {
 				return condMet, diagnose.SevCritical
 			}
@@ -143,7 +146,11 @@ const (
 func (l *leak) exhaustion(x *evalCtx, u *unit) exhaustion {
 	// The nearer of the limits known wins; doubling is no limit, only a pace.
 	var e exhaustion
-	if l.gpuLeak {
+	// GPU memory rising on a steady line is a limit known, even before
+	// its own history is long enough to call it a leak: the projection
+	// must not swing from the resident memory's doubling to the GPU's
+	// total as that history fills.
+	if l.gpuLeak || (l.rssLeak && l.gpu.N >= 6 && !bad(l.gpu.R2) && l.gpu.R2 >= 0.8) {
 		used, total := endpointGPUMem(x.f, u.ep)
 		if !bad(used) && !bad(total) && total > used && l.gpu.Slope > 0 {
 			e = exhaustion{time.Duration((total - used) / l.gpu.Slope * float64(time.Second)), limGPU, total, total - used}
@@ -224,9 +231,15 @@ func fitLeak(x *evalCtx, u *unit, p []float64) leak {
 	l.gpu = fitLine(pts, func(q *longPoint) float64 { return q.gpuMem })
 	// The full window, or a shorter history when the growth is steep and
 	// the line fits it closely (a fast leak must not wait ten minutes).
+	// Between the two, the history a line needs shrinks as its pace
+	// grows: a 60 MiB/min leak is as plain after two minutes as an
+	// 8 MiB/min one after eight (five minutes of backfilled history
+	// name it at opening).
 	long := func(f Fit) bool { return f.Span >= w*8/10 }
 	short := func(f Fit, th float64) bool {
-		return f.Span >= seconds(p[mlMinSpan]) && f.Slope*60/mib1 >= max(th, p[mlSteep]) && !bad(f.R2) && f.R2 >= p[mlSteepR2]
+		pace := f.Slope * 60 / mib1
+		need := min(w*8/10, time.Duration(float64(seconds(p[mlMinSpan]))*p[mlSteep]/max(pace, 1e-9)))
+		return f.Span >= max(need, seconds(p[mlMinSpan])) && pace >= th && !bad(f.R2) && f.R2 >= p[mlSteepR2]
 	}
 	enough := func(f Fit, th float64) bool { return f.N >= 6 && !bad(f.Slope) && (long(f) || short(f, th)) }
 	rssOK, gpuOK := enough(l.rss, p[mlSlope]), enough(l.gpu, p[mlGPUSlope])

@@ -2,7 +2,6 @@ package detect
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -52,7 +51,7 @@ var ruleWorkloadShift = &Rule{
 		}
 		fd.Summary, fd.Evidence = shiftWords(u.ep.Shifts, lead, seconds(p[shTie]))
 		fd.Explain = "The traffic this endpoint serves is not what it was: " + lead.Name + " moved first. Latency and queueing that follow are the server meeting different work, not a fault; a flag sized for the old traffic may be wrong for the new."
-		fd.Action = fmt.Sprintf("a traffic question: find the client or feature that changed at %s (%s%s); size the deployment for it or route it separately", clock(lead.Onset), lead.Name, factorWords(lead))
+		fd.Action = fmt.Sprintf("a traffic question: find the client or feature that changed at %s (%s%s); size the deployment for it or route it separately", clock(lead.Onset), lead.Name, lead.FactorWords())
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		// Prompt tokens/s over 5 minutes against the hour before: the
@@ -171,7 +170,7 @@ func absDur(d time.Duration) time.Duration {
 // prompt mean 1.1k → 5.8k tokens (×5.4) at 14:02:06; TTFT p95 70ms →
 // 24s (×340) at 14:02:03".
 func shiftWords(ss []diagnose.Shift, lead *diagnose.Shift, tie time.Duration) (string, []diagnose.Evidence) {
-	parts := []string{"since " + clock(lead.Onset) + " " + oneShift(lead)}
+	parts := []string{"since " + clock(lead.Onset) + " " + lead.Words()}
 	evs := shiftEvidence(nil, lead)
 	var same, felt []*diagnose.Shift
 	for i := range ss {
@@ -195,11 +194,11 @@ func shiftWords(ss []diagnose.Shift, lead *diagnose.Shift, tie time.Duration) (s
 	// The line stays readable: two more of the same kind, and the latency
 	// users feel; the rest is in the evidence.
 	for _, s := range same[:min(len(same), 2)] {
-		parts = append(parts, oneShift(s)+" at "+clock(s.Onset))
+		parts = append(parts, s.Words()+" at "+clock(s.Onset))
 	}
 	for _, s := range felt {
 		if s.Signal == diagnose.SigTTFT || s.Signal == diagnose.SigITL {
-			parts = append(parts, oneShift(s)+" at "+clock(s.Onset))
+			parts = append(parts, s.Words()+" at "+clock(s.Onset))
 		}
 	}
 	return strings.Join(parts, "; "), evs
@@ -208,38 +207,6 @@ func shiftWords(ss []diagnose.Shift, lead *diagnose.Shift, tie time.Duration) (s
 func shiftEvidence(evs []diagnose.Evidence, s *diagnose.Shift) []diagnose.Evidence {
 	return append(evs, evNum(s.Name+" before", s.Before, s.Unit, 0), evNum(s.Name+" since the change", s.After, s.Unit, 0),
 		ev(s.Name+" changed at", s.Onset.UTC().Format(time.RFC3339), 0))
-}
-
-// oneShift is "prompt mean 1.1k → 5.8k tokens (×5.4)".
-func oneShift(s *diagnose.Shift) string {
-	return s.Name + " " + shiftValue(s.Before, s.Unit) + " → " + shiftValue(s.After, s.Unit) + factorWords(s)
-}
-
-func factorWords(s *diagnose.Shift) string {
-	f := s.Factor()
-	switch {
-	case math.IsNaN(f):
-		return ""
-	case f >= 1:
-		return " (×" + dec(f, 1) + ")"
-	}
-	return " (÷" + dec(1/f, 1) + ")"
-}
-
-func shiftValue(v float64, u diagnose.Unit) string {
-	switch u {
-	case diagnose.UnitSeconds:
-		return secs(v)
-	case diagnose.UnitRatio:
-		return pct(v)
-	case diagnose.UnitTokens:
-		return num(v) + " tokens"
-	case diagnose.UnitPerSec:
-		return num(v) + "/s"
-	case diagnose.UnitMHz:
-		return dec(v, 0) + " MHz"
-	}
-	return num(v)
 }
 
 // clock is a time of day as findings say it.

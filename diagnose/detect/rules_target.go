@@ -91,6 +91,13 @@ var ruleEndpointDown = &Rule{
 			fd.Evidence = append(fd.Evidence, ev("last error", ep.LastError, 0))
 		}
 		fd.Action = "check the vLLM process and its log (systemctl status / kubectl describe pod and logs: OOMKilled, CUDA errors), that it listens on this port, and the kernel log for GPU Xid errors"
+		if isDown(ep.State) {
+			// The first step follows why the scrape fails: a DNS typo or
+			// a wrong path is not a dead process.
+			if explain, action := downAdvice(sources.Classify(ep.LastError)); action != "" {
+				fd.Explain, fd.Action = explain, action
+			}
+		}
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		// up and its changes are Prometheus' own series, not vLLM's.
@@ -102,6 +109,41 @@ var ruleEndpointDown = &Rule{
 			{Severity: "critical", Expr: fmt.Sprintf("up == 0 and on(job, instance) %s", vllm), For: seconds(p[edCritical])},
 		}
 	},
+}
+
+// downAdvice is what a down endpoint's error says to do first; "" when the
+// error says nothing more than "down" (the process advice stands).
+func downAdvice(k sources.FailKind) (explain, action string) {
+	switch k {
+	case sources.FailDNS:
+		return "The endpoint's host name does not resolve: a typo in the target, a Service or host that does not exist (yet), or a resolver that cannot reach it. Nothing was asked of vLLM.",
+			"check the host name in the target for a typo and that it resolves (getent hosts NAME; kubectl get svc for a Service)"
+	case sources.FailRefused:
+		return "The host answers but nothing listens on this port: the vLLM process is gone (crashed, OOM-killed), still starting, or serving on another port.",
+			"check that vLLM runs and listens on this port (systemctl status / kubectl describe pod and logs: OOMKilled, CUDA errors; ss -ltnp; vllm serve --port)"
+	case sources.FailReset:
+		return "The connection dropped while the answer was on its way: the process died mid-answer, or a proxy or load balancer cut it.",
+			"check the vLLM process log for a crash at that time, and any proxy between vtop and the engine"
+	case sources.FailNotFound:
+		return "A server answers on this port, but not at this path: a typo in the path (/metrcs), a prefix a proxy adds, or a server that is not vLLM's API server.",
+			"check the target's path: vLLM serves /metrics on its API port (curl -s HOST:PORT/metrics | head)"
+	case sources.FailHTML:
+		return "An HTML page answers where metrics should: a web UI, a login page of a proxy, or another program holds this port or path.",
+			"point vtop at vLLM's API server port and path /metrics (not a dashboard, proxy login or gateway page)"
+	case sources.FailTLS:
+		return "The TLS handshake failed: the certificate is not signed by a CA vtop trusts, has the wrong name, or the server speaks plain HTTP.",
+			"give the issuing CA with --ca-file (or use http:// if the server does not speak TLS); --insecure-skip-verify only when you must"
+	case sources.FailAuth:
+		return "The server refuses vtop's credentials (401/403): no token, a rotated or expired one, or a user without access to /metrics.",
+			"check --bearer-token-file / VTOP_BEARER_TOKEN or basic auth against what the server expects (a rotated token, the proxy's auth)"
+	case sources.FailTimeout:
+		return "The server accepted the connection but did not answer within --timeout: a wedged engine (a stuck collective, a hung GPU), an overloaded host, or a slow network path.",
+			"check the process (py-spy dump --pid PID), the kernel log for GPU Xid errors and the network path; raise --timeout only if the body is simply large"
+	case sources.FailTooLarge:
+		return "The metrics body is larger than --max-body: many LoRA adapters, models or engines multiply the series.",
+			"raise --max-body (at most 1GiB), or reduce the series the server exposes"
+	}
+	return "", ""
 }
 
 // seconds saturates: a bucket bound of 1e300 must not overflow into a

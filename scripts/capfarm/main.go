@@ -39,14 +39,15 @@ func main() {
 	capture := flag.String("capture", "", "a text-format /metrics capture")
 	listen := flag.String("listen", "127.0.0.1:43000", "first address; endpoint i listens on its port + i")
 	n := flag.Int("endpoints", 200, "how many endpoints")
+	ports := flag.String("ports-file", "", "write the ports listened on here, one a line")
 	flag.Parse()
-	if err := run(*capture, *listen, *n); err != nil {
+	if err := run(*capture, *listen, *n, *ports); err != nil {
 		fmt.Fprintln(os.Stderr, "capfarm:", err)
 		os.Exit(1)
 	}
 }
 
-func run(capture, listen string, n int) error {
+func run(capture, listen string, n int, portsFile string) error {
 	raw, err := os.ReadFile(capture)
 	if err != nil {
 		return err
@@ -68,12 +69,20 @@ func run(capture, listen string, n int) error {
 	}
 	c := &counts{m: map[string]*atomic.Int64{}}
 	var srvs []*http.Server
-	for i := range n {
-		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port0+i)))
-		if err != nil {
-			return err
+	var ports []string
+	// These ports lie in Linux's ephemeral range, where another program's
+	// outgoing connection may hold one (in TIME_WAIT for a minute): such a
+	// port is skipped, and the ports file says which were taken.
+	for port := port0; len(srvs) < n; port++ {
+		if port > port0+2*n || port > 65535 {
+			return fmt.Errorf("fewer than %d free ports from %d", n, port0)
 		}
-		ep := newEndpoint(tpl, uint64(i))
+		ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if err != nil {
+			continue
+		}
+		ports = append(ports, strconv.Itoa(port))
+		ep := newEndpoint(tpl, uint64(len(srvs)))
 		s := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == "/capfarm/counts" { // the bench reads the counts so far
 				fmt.Fprint(w, c.String())
@@ -85,7 +94,12 @@ func run(capture, listen string, n int) error {
 		srvs = append(srvs, s)
 		go s.Serve(ln) //nolint:errcheck // ends with Shutdown
 	}
-	fmt.Printf("capfarm: %d endpoints on %s:%d-%d, %d lines, %d advancing\n", n, host, port0, port0+n-1, len(tpl.lines), tpl.advancing())
+	if portsFile != "" {
+		if err := os.WriteFile(portsFile, []byte(strings.Join(ports, "\n")+"\n"), 0o644); err != nil {
+			return err
+		}
+	}
+	fmt.Printf("capfarm: %d endpoints on %s:%s-%s, %d lines, %d advancing\n", n, host, ports[0], ports[len(ports)-1], len(tpl.lines), tpl.advancing())
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	<-sig
@@ -295,8 +309,8 @@ func newEndpoint(t *template, seed uint64) *endpoint {
 }
 
 // advance moves every counter and bucket: each histogram series gets
-// between one and two times its bucket count of new observations, spread
-// so that every bucket, cumulative as they are, grows.
+// between one and two times its bucket count of new observations, so that
+// every bucket, cumulative as they are, grows.
 func (e *endpoint) advance() {
 	for i, nb := range e.t.buckets {
 		e.obs[i] = float64(nb + e.rng.IntN(nb+1))
@@ -306,8 +320,10 @@ func (e *endpoint) advance() {
 		case stepCounter:
 			e.vals[i] += float64(1 + e.rng.IntN(50))
 		case stepBucket:
-			nb := float64(e.t.buckets[l.series])
-			e.vals[i] += math.Floor(e.obs[l.series] * float64(l.hist+1) / nb)
+			// Observations spread evenly over the lower half of the
+			// buckets: quantiles stay finite, and every bucket grows.
+			half := float64(e.t.buckets[l.series]+1) / 2
+			e.vals[i] += math.Floor(e.obs[l.series] * min(1, float64(l.hist+1)/half))
 		case stepCount:
 			e.vals[i] += max(e.obs[l.series], 1)
 		case stepSum:

@@ -69,11 +69,14 @@ func FindingTarget(fd *diagnose.Finding) string {
 // FlagLine renders one flag change with its arithmetic.
 func FlagLine(fc diagnose.FlagChange) string {
 	var s string
+	if fc.Alt {
+		s = "or "
+	}
 	switch {
 	case fc.From != "" && !strings.HasPrefix(fc.To, "cannot compute"):
-		s = fmt.Sprintf("%s %s → %s", fc.Flag, fc.From, fc.To)
+		s += fmt.Sprintf("%s %s → %s", fc.Flag, fc.From, fc.To)
 	default:
-		s = fmt.Sprintf("%s %s", fc.Flag, fc.To)
+		s += fmt.Sprintf("%s %s", fc.Flag, fc.To)
 	}
 	if fc.Why != "" {
 		s += ": " + fc.Why

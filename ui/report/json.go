@@ -47,6 +47,85 @@ type JSONReport struct {
 	Findings        []JSONFinding  `json:"findings"` // firing and resolving, worst first
 	Pending         []JSONFinding  `json:"pending"`  // conditions holding toward their hold
 	Groups          []JSONGroup    `json:"groups"`   // one rule firing on several endpoints
+	Timeline        []JSONEvent    `json:"timeline"` // what changed and when, every endpoint's and the fleet's, oldest first
+}
+
+// JSONEvent is one moment of an incident timeline.
+type JSONEvent struct {
+	Time     time.Time `json:"time"`
+	Target   string    `json:"target"`
+	Kind     string    `json:"kind"`               // workload, capacity, latency, back, restart, joined, left, firing, resolving
+	Severity string    `json:"severity,omitempty"` // firing and resolving only
+	Text     string    `json:"text"`
+}
+
+// JSONShift is one change of a signal against its baseline.
+type JSONShift struct {
+	Signal   string     `json:"signal"` // "prompt mean", "arrival rate", "GPU SM clock", ...
+	Kind     string     `json:"kind"`   // workload (a traffic question), capacity (a fault), symptom (latency)
+	Unit     string     `json:"unit"`
+	Onset    time.Time  `json:"onset"`    // the scrape it began at
+	Detected time.Time  `json:"detected"` // when it had held long enough to say
+	Before   Num        `json:"before"`   // the baseline level
+	After    Num        `json:"after"`    // the level since the onset
+	Factor   Num        `json:"factor"`   // after/before; null for a share
+	Ended    *time.Time `json:"ended"`    // null while it lasts
+	Accepted bool       `json:"accepted"` // ended by becoming the new baseline
+}
+
+// JSONRestart is one restart of an endpoint's process.
+type JSONRestart struct {
+	At            time.Time  `json:"at"`          // the new process's first scrape
+	LastBefore    *time.Time `json:"last_before"` // the old one's last
+	StartedAt     *time.Time `json:"started_at"`  // process_start_time_seconds, when exposed
+	DownSeconds   Num        `json:"down_seconds"`
+	RSSBefore     Num        `json:"resident_memory_before_bytes"`
+	RSSPeak       Num        `json:"resident_memory_peak_bytes"`
+	RSSAfter      Num        `json:"resident_memory_after_bytes"`
+	GPUMemBefore  Num        `json:"gpu_memory_before_bytes"`
+	GPUMemAfter   Num        `json:"gpu_memory_after_bytes"`
+	MemLimitBytes Num        `json:"memory_limit_bytes"` // null unknown
+}
+
+// Timeline converts timeline events to the JSON layout.
+func Timeline(evs []diagnose.Event) []JSONEvent {
+	out := make([]JSONEvent, 0, len(evs))
+	for _, e := range evs {
+		je := JSONEvent{Time: e.Time.UTC(), Target: e.Target, Kind: e.Kind.String(), Text: e.Text}
+		if e.Kind == diagnose.EventFiring || e.Kind == diagnose.EventResolving {
+			je.Severity = e.Severity.String()
+		}
+		out = append(out, je)
+	}
+	return out
+}
+
+func shiftsJSON(ss []diagnose.Shift) []JSONShift {
+	out := make([]JSONShift, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, JSONShift{Signal: s.Name, Kind: s.Kind.String(), Unit: string(s.Unit), Onset: s.Onset.UTC(),
+			Detected: s.Detected.UTC(), Before: Num(s.Before), After: Num(s.After), Factor: Num(s.Factor()),
+			Ended: tptr(s.Ended), Accepted: s.Accepted})
+	}
+	return out
+}
+
+func restartsJSON(rs []diagnose.Restart) []JSONRestart {
+	out := make([]JSONRestart, 0, len(rs))
+	for _, r := range rs {
+		lim := math.NaN()
+		if r.MemLimit > 0 {
+			lim = r.MemLimit
+		}
+		down := math.NaN()
+		if d := r.Down(); d > 0 {
+			down = d.Seconds()
+		}
+		out = append(out, JSONRestart{At: r.At.UTC(), LastBefore: tptr(r.LastBefore), StartedAt: tptr(r.StartedAt),
+			DownSeconds: Num(down), RSSBefore: Num(r.RSSBefore), RSSPeak: Num(r.RSSPeak), RSSAfter: Num(r.RSSAfter),
+			GPUMemBefore: Num(r.GPUMemBefore), GPUMemAfter: Num(r.GPUMemAfter), MemLimitBytes: Num(lim)})
+	}
+	return out
 }
 
 // JSONGroup is one rule firing on two or more endpoints; members are the
@@ -107,6 +186,9 @@ type JSONFlag struct {
 	From string `json:"from"`
 	To   string `json:"to"`
 	Why  string `json:"why"`
+	// Alternative: instead of the flag before it, not with it; each is
+	// computed on today's configuration (recompute after applying one).
+	Alternative bool `json:"alternative,omitempty"`
 }
 
 // Findings converts findings to the JSON layout.
@@ -118,20 +200,26 @@ func Findings(fs []diagnose.Finding) []JSONFinding {
 			Target: fd.Target, Model: fd.Model, Engine: fd.Engine,
 			FirstSeen: tptr(fd.FirstSeen), LastSeen: tptr(fd.LastSeen), Title: fd.Title, Summary: fd.Summary,
 			Explain: fd.Explain, Action: fd.Action, Evidence: []JSONEvidence{}, Flags: []JSONFlag{}}
-		for _, e := range fd.Evidence {
-			je := JSONEvidence{Name: e.Name, Text: e.Text, WindowSeconds: Num(e.Window.Seconds())}
-			if e.Numeric() {
-				je.Number, je.Unit = numPtr(e.Num), string(e.Unit)
-			}
-			if e.Quantile() {
-				je.BucketLowest, je.BucketHighest = numPtr(e.Lowest), numPtr(e.Highest)
-			}
-			j.Evidence = append(j.Evidence, je)
-		}
+		j.Evidence = evidence(fd.Evidence)
 		for _, fc := range fd.Flags {
-			j.Flags = append(j.Flags, JSONFlag{fc.Flag, fc.From, fc.To, fc.Why})
+			j.Flags = append(j.Flags, JSONFlag{fc.Flag, fc.From, fc.To, fc.Why, fc.Alt})
 		}
 		out = append(out, j)
+	}
+	return out
+}
+
+func evidence(es []diagnose.Evidence) []JSONEvidence {
+	out := []JSONEvidence{}
+	for _, e := range es {
+		je := JSONEvidence{Name: e.Name, Text: e.Text, WindowSeconds: Num(e.Window.Seconds())}
+		if e.Numeric() {
+			je.Number, je.Unit = numPtr(e.Num), string(e.Unit)
+		}
+		if e.Quantile() {
+			je.BucketLowest, je.BucketHighest = numPtr(e.Lowest), numPtr(e.Highest)
+		}
+		out = append(out, je)
 	}
 	return out
 }
@@ -149,17 +237,19 @@ type JSONStatus struct {
 
 // JSONFleet aggregates the endpoints that are up.
 type JSONFleet struct {
-	Up     int         `json:"up"`
-	Total  int         `json:"total"`
-	Stats  JSONStats   `json:"stats"`
-	Models []JSONModel `json:"models"`
+	Up      int          `json:"up"`
+	Total   int          `json:"total"`
+	Verdict *JSONVerdict `json:"verdict"` // the fleet's bottleneck; null before rules ran
+	Stats   JSONStats    `json:"stats"`
+	Models  []JSONModel  `json:"models"`
 }
 
 // JSONModel aggregates the endpoints serving one model.
 type JSONModel struct {
-	Model     string    `json:"model"`
-	Endpoints int       `json:"endpoints"`
-	Stats     JSONStats `json:"stats"`
+	Model     string       `json:"model"`
+	Endpoints int          `json:"endpoints"`
+	Verdict   *JSONVerdict `json:"verdict"` // the pool's bottleneck
+	Stats     JSONStats    `json:"stats"`
 }
 
 // JSONEndpoint is one target.
@@ -185,9 +275,13 @@ type JSONEndpoint struct {
 	LoRA          *JSONLoRA        `json:"lora"`        // null unless the server exposes lora_requests_info
 	Sleep         *string          `json:"sleep_state"` // awake, asleep; null when not exposed
 	SleepLevel    string           `json:"sleep_level,omitempty"`
+	Verdict       *JSONVerdict     `json:"verdict"` // which limit binds; null when not judged (down, not an engine)
 	Stats         JSONStats        `json:"stats"`
 	Engines       []JSONEngine     `json:"engines"`
-	GPU           *JSONEndpointGPU `json:"gpu"` // null unless the endpoint was joined to local GPUs
+	GPU           *JSONEndpointGPU `json:"gpu"`      // null unless the endpoint was joined to local GPUs
+	Restarts      []JSONRestart    `json:"restarts"` // within the last hour, oldest first
+	Shifts        []JSONShift      `json:"shifts"`   // changes against the baselines within the last hour, oldest first
+	Timeline      []JSONEvent      `json:"timeline"` // this endpoint's events, oldest first
 }
 
 // JSONEngine is one (model, engine) sub-series.
@@ -370,7 +464,7 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 		WindowSeconds: f.Window.Seconds(), IntervalSeconds: f.Interval.Seconds(),
 		Status: JSONStatus{Code: int(st), Text: st.String(), ElapsedSeconds: Num(run.Elapsed.Seconds()),
 			Interrupted: run.Interrupted, NoAnswer: run.NoAnswer},
-		Fleet:     JSONFleet{Up: f.Fleet.Up, Total: f.Fleet.Total, Stats: Stats(f.Fleet.Stats), Models: []JSONModel{}},
+		Fleet:     JSONFleet{Up: f.Fleet.Up, Total: f.Fleet.Total, Verdict: Verdict(&f.Fleet.Verdict, true), Stats: Stats(f.Fleet.Stats), Models: []JSONModel{}},
 		Endpoints: []JSONEndpoint{},
 		Findings:  Findings(f.Findings),
 		Pending:   Findings(f.Pending),
@@ -381,7 +475,7 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 		r.Groups = append(r.Groups, JSONGroup{g.Rule, g.Title, g.Severity.String(), g.Targets, g.Members})
 	}
 	for _, m := range f.Fleet.Models {
-		r.Fleet.Models = append(r.Fleet.Models, JSONModel{m.Model, m.Endpoints, Stats(m.Stats)})
+		r.Fleet.Models = append(r.Fleet.Models, JSONModel{m.Model, m.Endpoints, Verdict(&m.Verdict, true), Stats(m.Stats)})
 	}
 	for _, e := range f.Endpoints {
 		je := JSONEndpoint{
@@ -390,6 +484,7 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 			RestartedAt: tptr(e.RestartedAt), Kind: e.Kind.String(), ServingEngine: e.Version.Server.String(), Generation: e.Version.Gen.String(),
 			VersionRange: e.Version.String(), Models: orEmpty(e.Models), Warnings: orEmpty(e.Warnings),
 			Samples: e.Samples, ResidentBytes: Num(e.RSS), Stats: Stats(e.Stats), Engines: []JSONEngine{},
+			Verdict: Verdict(&e.Verdict, false),
 		}
 		if e.LastAttempt.IsZero() {
 			je.ScrapeSeconds = Num(math.NaN())
@@ -415,8 +510,11 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 			je.Sleep, je.SleepLevel = &sl, e.Stats.SleepLevel
 		}
 		je.GPU = EndpointGPUJSON(f, &e)
+		je.Restarts, je.Shifts = restartsJSON(e.Restarts), shiftsJSON(e.Shifts)
+		je.Timeline = Timeline(diagnose.Timeline(f, e.Name))
 		r.Endpoints = append(r.Endpoints, je)
 	}
+	r.Timeline = Timeline(diagnose.Timeline(f, ""))
 	r.GPU, r.GPUs = GPUJSON(f)
 	return r
 }

@@ -118,7 +118,9 @@ func WriteTextRun(w io.Writer, fr *diagnose.Frame, st Status, r Run) error {
 	for _, p := range fr.Problems {
 		b.WriteString("problem: " + p + "\n")
 	}
+	writeVerdicts(&b, fr)
 	writeFindings(&b, fr)
+	writeTimeline(&b, fr)
 	for i := range fr.Endpoints {
 		b.WriteByte('\n')
 		writeEndpoint(&b, fr, &fr.Endpoints[i])
@@ -133,6 +135,30 @@ func WriteTextRun(w io.Writer, fr *diagnose.Frame, st Status, r Run) error {
 	b.WriteByte('\n')
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeVerdicts is one assessment line for the fleet, each model pool and
+// each endpoint, above the findings.
+func writeVerdicts(b *strings.Builder, fr *diagnose.Frame) {
+	l := VerdictLine(&fr.Fleet.Verdict, true)
+	if l == "" {
+		return
+	}
+	b.WriteString("\nassessment\n")
+	fmt.Fprintf(b, "  fleet  %s\n", l)
+	if len(fr.Fleet.Models) > 1 {
+		for i := range fr.Fleet.Models {
+			m := &fr.Fleet.Models[i]
+			if l := VerdictLine(&m.Verdict, true); l != "" {
+				fmt.Fprintf(b, "  pool %s  %s\n", m.Model, l)
+			}
+		}
+	}
+	for i := range fr.Endpoints {
+		if l := VerdictLine(&fr.Endpoints[i].Verdict, false); l != "" {
+			fmt.Fprintf(b, "  %s  %s\n", fr.Endpoints[i].Name, l)
+		}
+	}
 }
 
 func writeEndpoint(b *strings.Builder, fr *diagnose.Frame, e *diagnose.EndpointView) {
@@ -165,6 +191,7 @@ func writeEndpoint(b *strings.Builder, fr *diagnose.Frame, e *diagnose.EndpointV
 	}
 	fmt.Fprintf(b, "  vLLM %s  model %s  engines %d  scrape %s  %d samples\n",
 		e.Version, models, e.Stats.Engines, f.Dur(e.ScrapeDuration), e.Samples)
+
 	switch e.Kind {
 	case sources.KindRouter:
 		b.WriteString("  this is a production-stack router, not an engine: point vtop at the vLLM engines behind it\n")

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sim"
+)
+
+// changesFleet: a prompt-length change at 4 min, a crash loop from 2 min
+// (a restart a minute from 3 min), and a steady replica.
+func changesFleet() []sim.ReplicaConfig {
+	return []sim.ReplicaConfig{
+		{Name: "prompts", Scenarios: []sim.ScenarioSpec{{Name: "long-prompts", Delay: changeAt}}},
+		{Name: "crash", Scenarios: []sim.ScenarioSpec{{Name: "crash-loop", Delay: 2 * time.Minute}}},
+		{Name: "steady", Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+	}
+}
+
+const (
+	changeAt   = 4 * time.Minute
+	changeSpan = 8 * time.Minute
+)
+
+// checkChanges checks a frame of changesFleet read through one path:
+// the prompt change with its onset within two scrape intervals and its
+// factor, the crash loop with its restarts, the steady replica quiet, and
+// the fleet's timeline holding them in time order.
+func checkChanges(t *testing.T, path string, fr *diagnose.Frame, epoch time.Time, step time.Duration) {
+	t.Helper()
+	for _, e := range fr.Endpoints {
+		switch e.Name {
+		case "prompts":
+			var lead *diagnose.Shift
+			grew := false // prompt tokens/s or the prompt mean, ×3 at least
+			for i, s := range e.Shifts {
+				if s.Kind == diagnose.ShiftWorkload && (lead == nil || s.Onset.Before(lead.Onset)) {
+					lead = &e.Shifts[i]
+				}
+				grew = grew || (s.Signal == diagnose.SigPromptTok || s.Signal == diagnose.SigPromptLen) && s.Factor() >= 3
+			}
+			if lead == nil {
+				t.Errorf("%s: no workload change on prompts: %+v", path, e.Shifts)
+				continue
+			}
+			on := lead.Onset.Sub(epoch)
+			t.Logf("%s: prompts: %s since %v", path, lead.Words(), on)
+			if on < changeAt-2*step || on > changeAt+2*step || !grew {
+				t.Errorf("%s: %s since %v, the prompts grew ×8 at %v", path, lead.Words(), on, changeAt)
+			}
+		case "crash":
+			crash := false
+			for _, fd := range e.Findings {
+				crash = crash || fd.Rule == "crash_loop"
+			}
+			t.Logf("%s: crash: %d restarts", path, len(e.Restarts))
+			if len(e.Restarts) < 4 || !crash {
+				t.Errorf("%s: crash: %d restarts, crash_loop %v", path, len(e.Restarts), crash)
+			}
+		case "steady":
+			for _, s := range e.Shifts {
+				t.Errorf("%s: steady changed: %s at %v", path, s.Words(), s.Onset.Sub(epoch))
+			}
+		}
+	}
+	tl := diagnose.Timeline(fr, "")
+	kinds := map[string]bool{}
+	for i, ev := range tl {
+		if i > 0 && ev.Time.Before(tl[i-1].Time) {
+			t.Errorf("%s: timeline out of order at %d", path, i)
+		}
+		kinds[ev.Target+" "+ev.Kind.String()] = true
+	}
+	for _, want := range []string{"prompts workload", "crash restart", "crash firing"} {
+		if !kinds[want] {
+			t.Errorf("%s: the fleet timeline has no %q: %v", path, want, kinds)
+		}
+	}
+}
+
+// The same changes are found, with the same onsets, whether vtop scrapes
+// the fleet (the batches a poller would make), reads its history from a
+// real Prometheus (--prometheus with backfill), or replays a recording
+// (replay --once -o json, whose timeline and shifts are checked in the
+// JSON).
+func TestChangesAlikeThroughEveryPath(t *testing.T) {
+	epoch := time.Now().Add(-changeSpan).Truncate(historyStep)
+	h := simHistory(t, sim.FleetConfig{Replicas: changesFleet()}, epoch, changeSpan, historyStep)
+	o, _, err := resolve([]string{"--gpu", "none", "--interval", historyStep.String(), "--window", "60s", "127.0.0.1:1"}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.targets = nil
+	p, err := newPipelineOf(o, quiet(), replay(h.batches))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkChanges(t, "direct", runToEnd(t, p), epoch, historyStep)
+
+	t.Run("prometheus", func(t *testing.T) {
+		url := startPrometheus(t, h, "")
+		o, _, err := resolve([]string{"--once", "--prometheus", url, "--backfill", "10m", "--window", "60s",
+			"--at", h.end.Format(time.RFC3339Nano)}, envFor(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := newPipeline(o, quiet())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkChanges(t, "prometheus", runToEnd(t, p), epoch, historyStep)
+	})
+
+	t.Run("replay", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "changes.vtop")
+		var last *diagnose.Frame
+		simRun(t, path, changesFleet(), int(changeSpan/time.Second), func(fr *diagnose.Frame) { last = fr })
+		// The recording's own clock: the fleet's epoch is its first frame
+		// less one step.
+		start := last.Time.Add(-changeSpan)
+		checkChanges(t, "recorded live", last, start, time.Second)
+		code, out, errOut := runArgs(t, nil, "replay", "--once", "-o", "json", path)
+		if code == 3 || errOut != "" {
+			t.Fatalf("replay: exit %d: %s", code, errOut)
+		}
+		var rep struct {
+			Endpoints []struct {
+				Name   string `json:"name"`
+				Shifts []struct {
+					Signal, Kind string
+					Onset        time.Time
+					Factor       *float64
+				} `json:"shifts"`
+				Restarts []json.RawMessage `json:"restarts"`
+			} `json:"endpoints"`
+			Timeline []struct {
+				Target, Kind, Text string
+				Time               time.Time
+			} `json:"timeline"`
+		}
+		if err := json.Unmarshal([]byte(out), &rep); err != nil {
+			t.Fatalf("%v\n%.2000s", err, out)
+		}
+		found := false
+		for _, e := range rep.Endpoints {
+			for _, s := range e.Shifts {
+				if e.Name == "prompts" && s.Kind == "workload" {
+					on := s.Onset.Sub(start)
+					t.Logf("replay: prompts %s since %v", s.Signal, on)
+					if on >= changeAt-2*time.Second && on <= changeAt+2*time.Second && s.Factor != nil && *s.Factor >= 3 {
+						found = true
+					}
+				}
+			}
+			if e.Name == "crash" && len(e.Restarts) < 4 {
+				t.Errorf("replay: crash has %d restarts", len(e.Restarts))
+			}
+		}
+		if !found {
+			t.Errorf("replay: no workload change on prompts within 2 s of %v\n%.3000s", changeAt, out)
+		}
+		tl := strings.Builder{}
+		for _, ev := range rep.Timeline {
+			tl.WriteString(ev.Time.Sub(start).String() + " " + ev.Target + " " + ev.Kind + " " + ev.Text + "\n")
+		}
+		if !strings.Contains(tl.String(), "prompts workload") || !strings.Contains(tl.String(), "crash restart") {
+			t.Errorf("replay: JSON timeline:\n%s", tl.String())
+		}
+	})
+}

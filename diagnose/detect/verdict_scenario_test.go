@@ -1,0 +1,229 @@
+package detect_test
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/ui/report"
+)
+
+var updateVerdicts = flag.Bool("update", false, "rewrite the verdict table in docs/rules.md")
+
+// verdictCase is one simulator scenario written from the vLLM mechanism
+// (sim.Scenarios) with the verdict vtop must reach: for a pathology, the
+// binding limit named within 30 s of opening on a replica broken for
+// three minutes; for a quiet shape, no warning or critical finding over
+// ten minutes and an OK status.
+type verdictCase struct {
+	name     string // the row's name: scenario and variation
+	scenario string
+	rc       sim.ReplicaConfig
+	want     diagnose.Limit // pathology: the limit; quiet: ""
+	quiet    bool
+}
+
+func verdictCases() []verdictCase {
+	qwen := sim.LookupModel("Qwen/Qwen2.5-14B-Instruct")
+	v := func(name, scenario, profile string, model sim.Model, want diagnose.Limit) verdictCase {
+		return verdictCase{name: name, scenario: scenario, rc: sim.ReplicaConfig{Profile: profile, Model: model}, want: want}
+	}
+	q := func(name, scenario, profile string, model sim.Model) verdictCase {
+		return verdictCase{name: name, scenario: scenario, rc: sim.ReplicaConfig{Profile: profile, Model: model}, quiet: true}
+	}
+	return []verdictCase{
+		v("batch cap, V1 8B", "prefill-starvation", "latest", sim.Model{}, diagnose.LimitBatchCap),
+		v("batch cap, V1 14B", "prefill-starvation", "latest", qwen, diagnose.LimitBatchCap),
+		v("batch cap, V0 8B", "prefill-starvation", "v0.6", sim.Model{}, diagnose.LimitBatchCap),
+		v("arrivals over capacity, V1 8B", "queue-backlog", "latest", sim.Model{}, diagnose.LimitArrivals),
+		// 10× the traffic on the 14B fills its smaller KV cache first: the
+		// cache thrashes, and its flags come before any replica count.
+		v("KV cache, 10× traffic on V1 14B", "queue-backlog", "latest", qwen, diagnose.LimitKVCache),
+		v("arrivals over capacity, V0 8B", "queue-backlog", "v0.6", sim.Model{}, diagnose.LimitArrivals),
+		v("KV cache, V1 8B", "kv-thrashing", "latest", sim.Model{}, diagnose.LimitKVCache),
+		v("KV cache, V0 8B", "kv-thrashing", "v0.6", sim.Model{}, diagnose.LimitKVCache),
+		v("KV cache, no preemption counter", "kv-saturated-trimmed", "v0.10", sim.Model{}, diagnose.LimitKVCache),
+		v("LoRA slots, V1 8B", "lora-slots", "latest", sim.Model{}, diagnose.LimitLoRASlots),
+		v("LoRA slots, V1 14B", "lora-slots", "latest", qwen, diagnose.LimitLoRASlots),
+		v("LoRA slots, closed loop", "lora-slots-closed", "latest", sim.Model{}, diagnose.LimitLoRASlots),
+		v("token budget, prompt shift, V1 8B", "prompt-shift", "latest", sim.Model{}, diagnose.LimitTokenBudget),
+		v("token budget, prompt shift, V1 14B", "prompt-shift", "latest", qwen, diagnose.LimitTokenBudget),
+		v("stalled engine, V1", "engine-stalled", "latest", sim.Model{}, diagnose.LimitStalled),
+		v("stalled engine, V0", "engine-stalled", "v0.6", sim.Model{}, diagnose.LimitStalled),
+		q("healthy chat, V1", "healthy", "latest", sim.Model{}),
+		q("batch job bursts that drain, V1 8B", "batch-job-bursts", "latest", sim.Model{}),
+		q("batch job bursts that drain, V0 14B", "batch-job-bursts", "v0.6", qwen),
+		q("night trickle, V1", "night-trickle", "latest", sim.Model{}),
+		q("night trickle, V0", "night-trickle", "v0.6", sim.Model{}),
+		q("idle, V1", "idle", "latest", sim.Model{}),
+		q("sleeping, V1", "sleeping", "latest", sim.Model{}),
+	}
+}
+
+// limitRules are the findings that carry each limit's advice.
+var limitRules = map[diagnose.Limit][]string{
+	diagnose.LimitBatchCap:    {"prefill_starvation"},
+	diagnose.LimitArrivals:    {"queue_backlog"},
+	diagnose.LimitKVCache:     {"kv_cache_thrashing", "kv_cache_saturated", "preemption", "swapping"},
+	diagnose.LimitLoRASlots:   {"binding_limit"},
+	diagnose.LimitTokenBudget: {"binding_limit"},
+	diagnose.LimitSpecDecode:  {"binding_limit"},
+	diagnose.LimitStalled:     {"engine_stalled"},
+}
+
+// verdictResult is what vtop said.
+type verdictResult struct {
+	at      time.Duration // when the expected limit was first named (pathology)
+	said    string        // the verdict line
+	advice  string        // the top finding's action, or the worst finding seen (quiet)
+	ok      bool
+	problem string
+}
+
+func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
+	rc := c.rc
+	rc.Name = "replica-3"
+	rc.Scenarios = []sim.ScenarioSpec{{Name: c.scenario}}
+	p := newScenarioPipeline(t, rc)
+	if !c.quiet {
+		// Broken three minutes before vtop's first scrape.
+		for p.fleet.Elapsed() < 3*time.Minute {
+			p.fleet.Advance(time.Second)
+		}
+		var res verdictResult
+		for k := 1; k <= 30; k++ {
+			f := p.step()
+			ep := &f.Endpoints[0]
+			res.said = report.VerdictLine(&ep.Verdict, false)
+			if ep.Verdict.Limit == c.want {
+				res.at, res.ok = time.Duration(k)*time.Second, true
+				// The advice: the finding that carries the verdict's limit,
+				// else the worst, firing before pending.
+				fs := append(slices.Clone(ep.Findings), ep.Pending...)
+				best := -1
+				for i := range fs {
+					if fs[i].Cause == "" && (best < 0 || fs[i].Severity > fs[best].Severity) {
+						best = i
+					}
+				}
+				for i := range fs {
+					if slices.Contains(limitRules[c.want], fs[i].Rule) {
+						best = i
+						break
+					}
+				}
+				if best >= 0 {
+					res.advice = fs[best].Title + " (" + fs[best].State.String() + "): " + fs[best].Action
+				}
+				return res
+			}
+		}
+		res.problem = fmt.Sprintf("not named within 30 s; last: %s", res.said)
+		return res
+	}
+	res := verdictResult{ok: true}
+	var worst *diagnose.Finding
+	for p.fleet.Elapsed() < 10*time.Minute {
+		f := p.step()
+		res.said = report.VerdictLine(&f.Endpoints[0].Verdict, false)
+		for i := range f.Findings {
+			fd := &f.Findings[i]
+			if worst == nil || fd.Severity > worst.Severity {
+				x := *fd
+				worst = &x
+			}
+			if fd.Severity > diagnose.SevInfo && res.ok {
+				res.ok = false
+				res.problem = fmt.Sprintf("%s %s at %v: %s", fd.Severity, fd.Rule, p.fleet.Elapsed().Round(time.Second), fd.Summary)
+			}
+		}
+		if st := report.FrameStatus(f); p.fleet.Elapsed() >= 10*time.Minute-time.Second && st != report.OK {
+			res.ok, res.problem = false, "exit status "+st.String()
+		}
+	}
+	if worst != nil {
+		res.advice = worst.Severity.String() + " " + worst.Rule + ": " + worst.Summary
+	}
+	return res
+}
+
+// TestVerdictScenarios: each pathology's binding limit named within 30 s
+// of opening on an already-broken replica; each quiet shape quiet for ten
+// minutes, exit 0. The table in docs/rules.md is this test's output: it
+// fails when the doc is stale (go test ./diagnose/detect -run
+// TestVerdictScenarios -update rewrites it).
+func TestVerdictScenarios(t *testing.T) {
+	cases := verdictCases()
+	results := make([]verdictResult, len(cases))
+	t.Run("cases", func(t *testing.T) {
+		for i, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				results[i] = runVerdictCase(t, c)
+				if !results[i].ok {
+					t.Errorf("%s: %s", c.scenario, results[i].problem)
+				}
+				t.Logf("%s → %s (%v) | %s", c.scenario, results[i].said, results[i].at, results[i].advice)
+			})
+		}
+	})
+	var b strings.Builder
+	b.WriteString("| scenario | variation | expected | what vtop said |\n|---|---|---|---|\n")
+	for i, c := range cases {
+		r := &results[i]
+		want := "no warning or critical over 10 min, exit 0"
+		got := r.said
+		if !c.quiet {
+			want = report.LimitName(c.want) + " within 30 s"
+			if r.ok {
+				got = fmt.Sprintf("%s (after %v)", r.said, r.at)
+				if r.advice != "" {
+					got += " → " + r.advice
+				}
+			}
+		} else if r.advice != "" {
+			got += "; worst finding: " + r.advice
+		}
+		if !r.ok {
+			got = "FAILS: " + r.problem
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", c.scenario, c.name, want, strings.ReplaceAll(got, "|", "\\|"))
+	}
+	checkVerdictTable(t, b.String())
+}
+
+const (
+	tableBegin = "<!-- verdict-table:begin -->\n"
+	tableEnd   = "<!-- verdict-table:end -->\n"
+)
+
+func checkVerdictTable(t *testing.T, table string) {
+	path := filepath.Join("..", "..", "docs", "rules.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	i, j := strings.Index(doc, tableBegin), strings.Index(doc, tableEnd)
+	if i < 0 || j < i {
+		t.Fatalf("docs/rules.md lacks the verdict table markers")
+	}
+	cur := doc[i+len(tableBegin) : j]
+	if cur == table {
+		return
+	}
+	if *updateVerdicts {
+		if err := os.WriteFile(path, []byte(doc[:i+len(tableBegin)]+table+doc[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("docs/rules.md's verdict table is stale: go test ./diagnose/detect -run TestVerdictScenarios -update\n%s", table)
+}

@@ -1,0 +1,182 @@
+package diagnose
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose/format"
+)
+
+// The incident timeline: the onsets the engine and the detector found, in
+// one time-ordered list per endpoint and for the fleet, so "what changed,
+// and when" reads the same in the TUI, the text report and JSON, from
+// live data, a Prometheus backfill or a replay alike (all go through the
+// same frames).
+
+// EventKind says what an event of the timeline is.
+type EventKind uint8
+
+const (
+	EventWorkload  EventKind = iota // a workload signal changed (a traffic question)
+	EventCapacity                   // a capacity signal changed (a fault)
+	EventLatency                    // what users feel changed
+	EventBack                       // a changed signal came back to its baseline, or became it
+	EventRestart                    // the process restarted
+	EventJoined                     // a target joined the fleet
+	EventLeft                       // a target left it
+	EventFiring                     // a finding fired
+	EventResolving                  // a finding's premise stopped holding
+)
+
+func (k EventKind) String() string {
+	return [...]string{"workload", "capacity", "latency", "back", "restart", "joined", "left", "firing", "resolving"}[k]
+}
+
+// Event is one moment of the timeline.
+type Event struct {
+	Time     time.Time
+	Target   string // the endpoint, or a GPU for a node's finding
+	Kind     EventKind
+	Severity Severity // findings only
+	Text     string   // "prompt tokens/s 3.6k/s → 16k/s (×4.4)"
+}
+
+// TimelineMax bounds a timeline: the newest events are kept.
+const TimelineMax = 64
+
+// Timeline is the events of one endpoint (target its name), or of the
+// whole fleet (target ""), oldest first, at most TimelineMax (the newest).
+// Findings grouped under a cause are told by their cause.
+func Timeline(f *Frame, target string) []Event {
+	var out []Event
+	for i := range f.Endpoints {
+		e := &f.Endpoints[i]
+		if target != "" && e.Name != target {
+			continue
+		}
+		out = appendEndpointEvents(out, e)
+	}
+	for _, r := range f.Roster {
+		if target != "" && r.Name != target {
+			continue
+		}
+		k := EventLeft
+		if r.Joined {
+			k = EventJoined
+		}
+		out = append(out, Event{Time: r.At, Target: r.Name, Kind: k, Text: k.String()})
+	}
+	// An endpoint's findings are in its view; the fleet's list adds those
+	// that are nobody's (a node's GPU).
+	for i := range f.Findings {
+		if fd := &f.Findings[i]; target == "" && fleetOnly(f, fd) {
+			out = appendFinding(out, fd)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Event) int { return a.Time.Compare(b.Time) })
+	if len(out) > TimelineMax {
+		out = out[len(out)-TimelineMax:]
+	}
+	return out
+}
+
+// fleetOnly says a finding is not any endpoint's (a GPU no endpoint holds,
+// a fleet comparison).
+func fleetOnly(f *Frame, fd *Finding) bool {
+	for i := range f.Endpoints {
+		if f.Endpoints[i].Name == fd.Target {
+			return false
+		}
+	}
+	return true
+}
+
+func appendEndpointEvents(out []Event, e *EndpointView) []Event {
+	for i := range e.Shifts {
+		s := &e.Shifts[i]
+		k := EventWorkload
+		switch s.Kind {
+		case ShiftCapacity:
+			k = EventCapacity
+		case ShiftSymptom:
+			k = EventLatency
+		}
+		out = append(out, Event{Time: s.Onset, Target: e.Name, Kind: k, Text: s.Words()})
+		if !s.Ended.IsZero() {
+			what := " back at its baseline"
+			if s.Accepted {
+				what = " is the new baseline"
+			}
+			out = append(out, Event{Time: s.Ended, Target: e.Name, Kind: EventBack, Text: s.Name + what})
+		}
+	}
+	for _, r := range e.Restarts {
+		out = append(out, Event{Time: r.At, Target: e.Name, Kind: EventRestart, Text: r.Words()})
+	}
+	for i := range e.Findings {
+		out = appendFinding(out, &e.Findings[i])
+	}
+	return out
+}
+
+func appendFinding(out []Event, fd *Finding) []Event {
+	if fd.Cause != "" || fd.State == FindingPending {
+		return out
+	}
+	out = append(out, Event{Time: fd.FirstSeen, Target: fd.Target, Kind: EventFiring, Severity: fd.Severity, Text: fd.Title})
+	if !fd.ResolvingSince.IsZero() {
+		out = append(out, Event{Time: fd.ResolvingSince, Target: fd.Target, Kind: EventResolving, Severity: fd.Severity, Text: fd.Title})
+	}
+	return out
+}
+
+// Words is the change in a line: "prompt mean 1.1k tokens → 5.8k tokens (×5.4)".
+func (s Shift) Words() string {
+	return s.Name + " " + shiftValue(s.Before, s.Unit) + " → " + shiftValue(s.After, s.Unit) + s.FactorWords()
+}
+
+// FactorWords is " (×5.4)" or " (÷2.6)", empty for a share.
+func (s Shift) FactorWords() string {
+	f := s.Factor()
+	switch {
+	case math.IsNaN(f):
+		return ""
+	case f >= 1:
+		return " (×" + format.Dec(f, 1) + ")"
+	}
+	return " (÷" + format.Dec(1/f, 1) + ")"
+}
+
+func shiftValue(v float64, u Unit) string {
+	switch u {
+	case UnitSeconds:
+		return format.Seconds(v)
+	case UnitRatio:
+		return format.Percent(v)
+	case UnitTokens:
+		return format.SI(v) + " tokens"
+	case UnitPerSec:
+		return format.SI(v) + "/s"
+	case UnitMHz:
+		return format.Dec(v, 0) + " MHz"
+	}
+	return format.SI(v)
+}
+
+// Words is the restart in a line: "restarted after 21s down; resident
+// memory 4 GiB before, 1.1 GiB after".
+func (r Restart) Words() string {
+	s := "restarted"
+	if d := r.Down(); d > 0 {
+		s += " after " + format.Dur(d) + " down"
+	}
+	if !math.IsNaN(r.RSSBefore) && !math.IsNaN(r.RSSAfter) {
+		s += fmt.Sprintf("; resident memory %s before, %s after", format.Mem(r.RSSBefore), format.Mem(r.RSSAfter))
+	}
+	if !math.IsNaN(r.GPUMemBefore) && !math.IsNaN(r.GPUMemAfter) {
+		s += fmt.Sprintf("; GPU memory %s before, %s after", format.Mem(r.GPUMemBefore), format.Mem(r.GPUMemAfter))
+	}
+	return s
+}

@@ -1,0 +1,104 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	f "github.com/vtop-dev/vtop/diagnose/format"
+)
+
+// limitNames are the words for each limit on the verdict line.
+var limitNames = map[diagnose.Limit]string{
+	diagnose.LimitHealthy:     "no bottleneck: nothing waits, latency within target",
+	diagnose.LimitIdle:        "idle",
+	diagnose.LimitAsleep:      "idle: the engine sleeps or is paused",
+	diagnose.LimitFewData:     "too few observations to judge yet",
+	diagnose.LimitBurst:       "no bottleneck: a burst the engine drained",
+	diagnose.LimitBatchCap:    "batch cap (--max-num-seqs)",
+	diagnose.LimitKVCache:     "KV cache",
+	diagnose.LimitTokenBudget: "token budget (--max-num-batched-tokens)",
+	diagnose.LimitLoRASlots:   "LoRA adapter slots (--max-loras)",
+	diagnose.LimitCompute:     "compute (batch and KV have room, the GPU is busy)",
+	diagnose.LimitSpecDecode:  "speculative decoding (drafts rejected too often)",
+	diagnose.LimitKVTransfer:  "KV transfer",
+	diagnose.LimitStalled:     "no progress: the engine is stalled",
+	diagnose.LimitRejecting:   "admission rejects requests",
+	diagnose.LimitArrivals:    "arrivals exceed capacity",
+	diagnose.LimitUnexplained: "unexplained: no limit binds on the evidence",
+	diagnose.LimitMixed:       "no clear bottleneck: members disagree",
+}
+
+// LimitName words a limit.
+func LimitName(l diagnose.Limit) string { return limitNames[l] }
+
+// VerdictLine is the one assessment line of an endpoint, a model pool or
+// the fleet, from the verdict's numbers; "" when there is none (down, not
+// an engine).
+func VerdictLine(v *diagnose.Verdict, pool bool) string {
+	if v.Limit == diagnose.LimitNone {
+		return ""
+	}
+	s := LimitName(v.Limit)
+	switch {
+	case pool && v.Of > 0 && (v.Limit.Symptom() || v.Limit == diagnose.LimitIdle):
+		s += fmt.Sprintf(" (%d of %d endpoints)", v.Signals, v.Of)
+	case pool && v.Limit == diagnose.LimitMixed:
+		s += fmt.Sprintf(" (%d of %d endpoints with a symptom)", v.Signals, v.Of)
+	case v.Limit.Symptom() && v.Of > 0:
+		s += fmt.Sprintf(", %d of %d signals agree", v.Signals, v.Of)
+	}
+	if v.Limit == diagnose.LimitArrivals && !pool {
+		s += fmt.Sprintf(": about %d replicas instead of %d", v.Replicas, v.Now)
+		if v.Under != diagnose.LimitNone {
+			s += "; the " + LimitName(v.Under) + " binds"
+			if v.Flag != nil && !math.IsNaN(v.Gain) {
+				s += fmt.Sprintf(", %s %s → %s adds %s, the smaller part", v.Flag.Flag, v.Flag.From, v.Flag.To, f.Percent(v.Gain))
+			}
+		}
+	}
+	if len(v.Ruled) > 0 {
+		names := make([]string, len(v.Ruled))
+		for i, l := range v.Ruled {
+			names[i] = string(l)
+		}
+		s += "; ruled out: " + strings.Join(names, ", ")
+	}
+	return "bottleneck: " + s
+}
+
+// JSONVerdict is the assessment line of an endpoint, a model pool or the
+// fleet (docs/json-report.md).
+type JSONVerdict struct {
+	Limit    string         `json:"limit"`   // see diagnose.Limit: healthy, idle, batch_cap, kv_cache, arrivals, unexplained, mixed, …
+	Text     string         `json:"text"`    // the line as the text report prints it
+	Signals  int            `json:"signals"` // independent signals (pool, fleet: endpoints) that agree
+	Of       int            `json:"of"`      // of how many
+	Under    string         `json:"under,omitempty"`
+	Replicas int            `json:"replicas,omitempty"`
+	Now      int            `json:"replicas_now,omitempty"`
+	Gain     *Num           `json:"gain,omitempty"` // what raising the binding limit adds to capacity (0.05: +5 %)
+	Flag     *JSONFlag      `json:"flag,omitempty"`
+	Evidence []JSONEvidence `json:"evidence"`
+	RuledOut []string       `json:"ruled_out,omitempty"`
+}
+
+// Verdict converts a verdict to the JSON layout; nil when there is none.
+func Verdict(v *diagnose.Verdict, pool bool) *JSONVerdict {
+	if v.Limit == diagnose.LimitNone {
+		return nil
+	}
+	j := &JSONVerdict{Limit: string(v.Limit), Text: VerdictLine(v, pool), Signals: v.Signals, Of: v.Of, Under: string(v.Under),
+		Replicas: v.Replicas, Now: v.Now, Evidence: evidence(v.Evidence)}
+	if v.Limit == diagnose.LimitArrivals && !math.IsNaN(v.Gain) {
+		j.Gain = numPtr(v.Gain)
+	}
+	if v.Flag != nil {
+		j.Flag = &JSONFlag{Flag: v.Flag.Flag, From: v.Flag.From, To: v.Flag.To, Why: v.Flag.Why}
+	}
+	for _, l := range v.Ruled {
+		j.RuledOut = append(j.RuledOut, string(l))
+	}
+	return j
+}

@@ -1,0 +1,64 @@
+package report
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// One verdict first: the fleet, each pool (when several) and each endpoint
+// get an assessment line above the findings, in the text report and in
+// JSON, built from the verdict's numbers.
+func TestVerdictLines(t *testing.T) {
+	now := time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC)
+	up := func(name, model string, v diagnose.Verdict) diagnose.EndpointView {
+		return diagnose.EndpointView{Name: name, State: diagnose.StateUp, Kind: sources.KindEngine, Models: []string{model},
+			LastSuccess: now, Stats: diagnose.UnknownStats(), Verdict: v}
+	}
+	arr := diagnose.Verdict{Limit: diagnose.LimitArrivals, Under: diagnose.LimitBatchCap, Signals: 4, Of: 5, Replicas: 3, Now: 1, Gain: 0.05,
+		Flag: &diagnose.FlagChange{Flag: "--max-num-seqs", From: "256", To: "269"}}
+	fr := &diagnose.Frame{Time: now, Window: time.Minute, Interval: time.Second,
+		Endpoints: []diagnose.EndpointView{
+			up("a", "m1", arr),
+			up("b", "m2", diagnose.Verdict{Limit: diagnose.LimitIdle}),
+			up("c", "m2", diagnose.Verdict{Limit: diagnose.LimitUnexplained, Ruled: []diagnose.Limit{diagnose.LimitKVCache, diagnose.LimitBatchCap}}),
+		},
+		Fleet: diagnose.FleetView{Up: 3, Total: 3, Stats: diagnose.UnknownStats(),
+			Verdict: diagnose.Verdict{Limit: diagnose.LimitMixed, Signals: 2, Of: 3},
+			Models: []diagnose.ModelView{{Model: "m1", Endpoints: 1, Stats: diagnose.UnknownStats(), Verdict: diagnose.Verdict{Limit: diagnose.LimitArrivals, Signals: 1, Of: 1}},
+				{Model: "m2", Endpoints: 2, Stats: diagnose.UnknownStats(), Verdict: diagnose.Verdict{Limit: diagnose.LimitUnexplained, Signals: 1, Of: 2}}}}}
+	var b strings.Builder
+	if err := WriteTextRun(&b, fr, OK, Run{Window: time.Minute, Elapsed: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{
+		"assessment\n  fleet  bottleneck: no clear bottleneck: members disagree (2 of 3 endpoints with a symptom)\n",
+		"  pool m1  bottleneck: arrivals exceed capacity (1 of 1 endpoints)\n",
+		"  a  bottleneck: arrivals exceed capacity, 4 of 5 signals agree: about 3 replicas instead of 1; the batch cap (--max-num-seqs) binds, --max-num-seqs 256 → 269 adds 5%, the smaller part\n",
+		"  b  bottleneck: idle\n",
+		"  c  bottleneck: unexplained: no limit binds on the evidence; ruled out: kv_cache, batch_cap\n",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text report lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Index(text, "assessment") > strings.Index(text, "findings") {
+		t.Errorf("the assessment is not above the findings:\n%s", text)
+	}
+	js, err := json.Marshal(BuildJSON(fr, "test", OK))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"verdict":{"limit":"mixed"`, `"verdict":{"limit":"arrivals","text":"bottleneck: arrivals exceed capacity, 4 of 5 signals agree`,
+		`"under":"batch_cap","replicas":3,"replicas_now":1,"gain":0.05,"flag":{"flag":"--max-num-seqs","from":"256","to":"269"`,
+		`"ruled_out":["kv_cache","batch_cap"]`} {
+		if !strings.Contains(string(js), want) {
+			t.Errorf("JSON lacks %s:\n%s", want, js)
+		}
+	}
+}
