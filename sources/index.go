@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 )
@@ -137,4 +138,31 @@ func Exposes(s Server, r Role, id uint8) bool {
 		}
 	}
 	return false
+}
+
+// declaresEngine reports whether a TYPE line's name is an engine family of
+// the table in any spelling (a counter's or histogram's base name too):
+// a body that declares them without samples is an engine's empty registry,
+// not another program.
+func declaresEngine(name []byte) bool {
+	if bytes.HasPrefix(name, []byte(VLLMPrefix)) || bytes.HasPrefix(name, []byte(SGLangPrefix)) {
+		return true // a family of theirs vtop does not read yet counts too
+	}
+	w, ok := byWire[string(name)]
+	if !ok {
+		w, ok = byWire[string(name)+"_bucket"]
+	}
+	if !ok {
+		return false
+	}
+	r := families[w.fam].role
+	return r != RoleProc && r != RoleRouter
+}
+
+// isRunningFamily reports whether name is vLLM's running gauge in any
+// spelling, whose HELP text breaks a tie between generations.
+func isRunningFamily(name []byte) bool {
+	w, ok := byWire[string(name)]
+	f := &families[w.fam]
+	return ok && f.server == ServerVLLM && f.role == RoleGauge && Gauge(f.id) == GRunning
 }
