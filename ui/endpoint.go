@@ -503,7 +503,7 @@ func (p *rowsPanel) View() []string {
 		}
 		return msg(c.st.muted.s(why))
 	case e != nil && e.Kind == sources.KindRouter:
-		return msg(c.st.warn.s(symWarn + " this is a production-stack router, not an engine: point vtop at the vLLM engines behind it"))
+		return msg(c.st.warn.s(symWarn + " this is a router (production-stack's, Dynamo's frontend), not an engine: point vtop at the engines behind it"))
 	case e != nil && e.Kind == sources.KindNoSamples:
 		return msg(c.st.warn.s(symWarn + " vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)"))
 	}
