@@ -3,6 +3,7 @@ package sources
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -165,4 +166,26 @@ func isRunningFamily(name []byte) bool {
 	w, ok := byWire[string(name)]
 	f := &families[w.fam]
 	return ok && f.server == ServerVLLM && f.role == RoleGauge && Gauge(f.id) == GRunning
+}
+
+// EnginePrefixes are the name prefixes of every engine family the table
+// reads, in every spelling but the unprefixed one: what a query for
+// engine series (--prometheus) matches.
+func EnginePrefixes() []string {
+	out := []string{VLLMPrefix, SGLangPrefix}
+	for _, sp := range Spellings {
+		if sp.Wire != "" && !slices.Contains(out, sp.Wire) {
+			out = append(out, sp.Wire)
+		}
+	}
+	return out
+}
+
+// RunningGauge reports whether name (a sample name in any spelling) is an
+// engine's running-requests gauge, vLLM's or SGLang's: the one series every
+// engine replica exposes, which a Prometheus reader keys replicas on.
+func RunningGauge(name string) bool {
+	w, ok := byWire[name]
+	f := &families[w.fam]
+	return ok && f.role == RoleGauge && Gauge(f.id) == GRunning
 }
