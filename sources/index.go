@@ -39,6 +39,10 @@ var (
 	families []family
 	byWire   map[string]wireName
 	famIndex map[string]int
+	// byTypeName maps the names TYPE lines give a family, in every
+	// spelling (a counter with and without _total, a histogram's base
+	// name), to it.
+	byTypeName map[string]int
 )
 
 func init() {
@@ -63,7 +67,12 @@ func init() {
 		}
 		byWire[name] = wireName{fi, p}
 	}
+	byTypeName = map[string]int{}
 	addFamily := func(name string, fi int) {
+		byTypeName[name] = fi
+		if families[fi].kind == KindCounter {
+			byTypeName[name+"_total"] = fi
+		}
 		switch families[fi].kind {
 		case KindGauge, KindInfo:
 			add(name, fi, partValue)
@@ -149,14 +158,11 @@ func declaresEngine(name []byte) bool {
 	if bytes.HasPrefix(name, []byte(VLLMPrefix)) || bytes.HasPrefix(name, []byte(SGLangPrefix)) {
 		return true // a family of theirs vtop does not read yet counts too
 	}
-	w, ok := byWire[string(name)]
-	if !ok {
-		w, ok = byWire[string(name)+"_bucket"]
-	}
+	fi, ok := byTypeName[string(name)]
 	if !ok {
 		return false
 	}
-	r := families[w.fam].role
+	r := families[fi].role
 	return r != RoleProc && r != RoleRouter
 }
 
