@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -32,12 +33,12 @@ type Pipeline struct {
 	evals     int             // frames built and evaluated
 	latest    *diagnose.Frame // the newest evaluated frame
 	log       *slog.Logger
-	scrapeLog *scrapeLog        // scrape errors and warnings, rate-limited
-	scrapes   int               // scrape results applied
-	answered  int               // of which succeeded (vLLM metrics read)
-	rec       *record.Writer    // --record; nil when not recording
-	prom      *promapi.Client   // with --prometheus, for its request counts
-	problems  map[string]string // what the sources say about themselves, by key (Batch.Problems)
+	scrapeLog *scrapeLog         // scrape errors and warnings, rate-limited
+	scrapes   int                // scrape results applied
+	answered  int                // of which succeeded (vLLM metrics read)
+	rec       *record.Writer     // --record; nil when not recording
+	prom      *promapi.Client    // with --prometheus, for its request counts
+	problems  map[string]problem // what the sources say about themselves, by key (Batch.Problems)
 }
 
 // New wires the sources of c: the poller over its targets and the GPUs of
@@ -106,9 +107,16 @@ func newProm(c *Config, fetcher *sources.Fetcher, logger *slog.Logger) (*Pipelin
 	if at := c.Prom.At; !at.IsZero() {
 		cfg.Clock = func() time.Time { return at } // --once --at: the server's history up to then
 	}
-	cl, err := promapi.Open(ctx, cfg)
-	if err != nil {
+	cl, err := openProm(ctx, cfg)
+	if err != nil && (c.Once || usageErr(err)) {
 		return nil, err
+	}
+	if err != nil {
+		// Live: open anyway and keep trying; the header says the server
+		// fails, as it does when it stops answering later.
+		r := &promRetry{cfg: cfg, key: "Prometheus " + mustParse(c.Prom.URL).Host, first: err, log: logger,
+			every: max(c.Interval, 2*time.Second)}
+		return NewOf(c, logger, r)
 	}
 	c.Interval = cl.Interval()
 	c.Window = max(c.Window, 4*c.Interval)
@@ -190,12 +198,23 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 	}
 	for _, pr := range b.Problems {
 		if p.problems == nil {
-			p.problems = map[string]string{}
+			p.problems = map[string]problem{}
 		}
-		if pr.Text == "" {
+		old, had := p.problems[pr.Key]
+		switch {
+		case pr.Text == "":
 			delete(p.problems, pr.Key)
-		} else {
-			p.problems[pr.Key] = sources.Sanitize(pr.Key, 80) + ": " + pr.Text
+			if had && old.feeds {
+				p.log.Info("source answers again", "source", pr.Key)
+			}
+		case had:
+			old.text, old.feeds = pr.Text, pr.Feeds
+			p.problems[pr.Key] = old // since the first report
+		default:
+			p.problems[pr.Key] = problem{text: pr.Text, feeds: pr.Feeds, since: b.Now}
+			if pr.Feeds {
+				p.log.Warn("source fails", "source", pr.Key, "err", pr.Text)
+			}
 		}
 	}
 	for _, n := range b.Departed {
@@ -224,10 +243,18 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 		p.rec.GPU(b.GPU)
 		p.engine.IngestGPU(*b.GPU)
 	}
+	if b.Interval > 0 && b.Interval != p.interval {
+		p.interval = b.Interval
+		p.engine.SetInterval(b.Interval)
+		// The window covers at least four of the server's scrapes.
+		p.engine.SetWindow(max(p.engine.Config().Window, 4*b.Interval))
+	}
 	if b.Now.After(p.clock) {
 		p.clock = b.Now
 	}
-	if p.first.IsZero() {
+	if p.first.IsZero() && (len(b.Scrapes) > 0 || len(b.Arrived) > 0 || b.GPU != nil) {
+		// The run starts with its first data: a server that answers
+		// only later opens the fleet then, nobody "joined" it.
 		p.first = b.Now
 	}
 }
@@ -237,14 +264,31 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 func (p *Pipeline) frame() *diagnose.Frame {
 	p.rec.Tick(p.clock)
 	fr := p.engine.Frame(p.clock)
-	for _, line := range p.problems {
-		fr.Problems = append(fr.Problems, line)
+	for key, pr := range p.problems {
+		fr.Problems = append(fr.Problems, sources.Sanitize(key, 80)+": "+pr.text)
+		if pr.feeds {
+			fr.Outages = append(fr.Outages, diagnose.Outage{Source: sources.Sanitize(key, 80), Err: pr.text, Since: pr.since})
+		}
 	}
 	slices.Sort(fr.Problems)
+	slices.SortFunc(fr.Outages, func(a, b diagnose.Outage) int { return strings.Compare(a.Source, b.Source) })
+	if len(fr.Outages) > 0 {
+		// Every endpoint's data comes through the failing source.
+		for i := range fr.Endpoints {
+			fr.Endpoints[i].Blind = true
+		}
+	}
 	p.detector.Evaluate(fr)
 	p.lastEval, p.latest = p.clock, fr
 	p.evals++
 	return fr
+}
+
+// problem is what a source said about itself, and since when.
+type problem struct {
+	text  string
+	feeds bool // the source feeds the endpoints (sources.Problem.Feeds)
+	since time.Time
 }
 
 // LoopConfig says what one run of the event loop does besides feeding the

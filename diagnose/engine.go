@@ -73,6 +73,7 @@ func (c *Config) SparkWindow() time.Duration {
 // not safe for concurrent use: one goroutine feeds it and asks for frames.
 type Engine struct {
 	cfg        Config
+	staleSet   bool // Config.StaleAfter was given, not derived from the interval
 	eps        []*endpoint
 	fleetSpark sparkRing
 	lastFleet  time.Time
@@ -126,8 +127,9 @@ type TargetInfo struct {
 
 // New returns an engine for the given targets (indexed like the poller's).
 func New(cfg Config, targets []TargetInfo) *Engine {
+	staleSet := cfg.StaleAfter > 0
 	cfg.defaults()
-	e := &Engine{cfg: cfg, fleetSpark: sparkRing{max: cfg.SparkLen}}
+	e := &Engine{cfg: cfg, fleetSpark: sparkRing{max: cfg.SparkLen}, staleSet: staleSet}
 	for _, t := range targets {
 		e.AddTarget(t)
 	}
@@ -141,6 +143,20 @@ func (e *Engine) AddTarget(t TargetInfo) int {
 		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN(), trend: UnknownTrend(),
 		life: newLife(), shift: newShiftState()})
 	return len(e.eps) - 1
+}
+
+// SetInterval sets the poll interval when a source learns it late (a
+// Prometheus server unreachable at start tells its scrape interval once
+// it answers); a StaleAfter derived from the interval follows it.
+func (e *Engine) SetInterval(d time.Duration) {
+	if d <= 0 || d == e.cfg.Interval {
+		return
+	}
+	e.cfg.Interval = d
+	if !e.staleSet {
+		e.cfg.StaleAfter = 0
+		e.cfg.defaults()
+	}
 }
 
 // Config returns the engine's configuration (with defaults filled in).

@@ -17,6 +17,8 @@ type Trend struct {
 	WaitMean  float64       // mean waiting requests; NaN unknown
 	WaitMin   float64       // fewest waiting at any point; NaN unknown
 	WaitMax   float64       // most waiting at any point; NaN unknown
+	WaitEmpty float64       // share of the points with nothing waiting; NaN unknown
+	WaitFor   time.Duration // how long requests have waited without a break, up to the newest point
 	SwapMax   float64       // most requests swapped at any point (V0); NaN unknown
 	Span      time.Duration // from the oldest to the newest point with a waiting count
 	Points    int           // points with a waiting count
@@ -25,7 +27,7 @@ type Trend struct {
 // UnknownTrend is a trend with every number unknown.
 func UnknownTrend() Trend {
 	n := math.NaN()
-	return Trend{WaitSlope: n, RunMean: n, RunMin: n, RunMax: n, WaitMean: n, WaitMin: n, WaitMax: n, SwapMax: n}
+	return Trend{WaitSlope: n, RunMean: n, RunMin: n, RunMax: n, WaitMean: n, WaitMin: n, WaitMax: n, WaitEmpty: n, SwapMax: n}
 }
 
 // TrendOf derives the trend from a sparkline's points (oldest first) over
@@ -36,8 +38,9 @@ func TrendOf(pts []SparkPoint, now time.Time, window time.Duration) Trend {
 		return tr
 	}
 	from := now.Add(-window).UnixMilli()
-	var n, sx, sy, sxx, sxy, run, runN float64
-	var first, last int64
+	var n, sx, sy, sxx, sxy, run, runN, empty float64
+	var first, last, since int64
+	broken := false
 	t0 := pts[len(pts)-1].UnixMilli
 	for i := len(pts) - 1; i >= 0; i-- {
 		p := &pts[i]
@@ -55,6 +58,12 @@ func TrendOf(pts []SparkPoint, now time.Time, window time.Duration) Trend {
 			continue
 		}
 		tr.WaitMin, tr.WaitMax = nanMin(tr.WaitMin, w), nanMax(tr.WaitMax, w)
+		if w < 1 {
+			empty++
+			broken = true
+		} else if !broken {
+			since = p.UnixMilli
+		}
 		t := float64(p.UnixMilli-t0) / 1000
 		n++
 		sx += t
@@ -70,6 +79,12 @@ func TrendOf(pts []SparkPoint, now time.Time, window time.Duration) Trend {
 		tr.RunMean = run / runN
 	}
 	tr.Points = int(n)
+	if since != 0 {
+		tr.WaitFor = time.Duration(t0-since) * time.Millisecond
+	}
+	if n > 0 {
+		tr.WaitEmpty = empty / n
+	}
 	if n < 3 {
 		return tr
 	}

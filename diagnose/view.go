@@ -72,9 +72,9 @@ type Stats struct {
 	// fewer large busy ones has a small step p50 but a large token p50).
 	IterTokensByToken Quantiles
 	PromptCachedRate  float64 // prompt tokens/s served from cache (≥0.16)
-	// Speculative decoding (only with a speculative config): drafts,
-	// drafted and accepted tokens per second; NaN unexposed.
-	SpecDraftRate, SpecDraftTokRate, SpecAcceptedRate float64
+	SpecDraftRate     float64 // speculative drafts/s (with a speculative config); NaN unexposed
+	SpecDraftTokRate  float64 // drafted tokens/s
+	SpecAcceptedRate  float64 // accepted drafted tokens/s
 	// Speculative decoding: accepted ÷ draft tokens; tokens a step yields
 	// (1 + accepted per draft; SGLang's accept length); drafts per engine
 	// step; the share of drafts accepted at each position (≥0.8.5).
@@ -141,12 +141,16 @@ type SubView struct {
 
 // EndpointView is everything the UI and the report show about one target.
 type EndpointView struct {
-	Index          int
-	Name           string
-	State          State
-	Since          time.Time // when the current state began
-	LastError      string
-	NotVLLM        bool // down because it answers without vLLM metrics (another program on the port)
+	Index     int
+	Name      string
+	State     State
+	Since     time.Time // when the current state began
+	LastError string
+	NotVLLM   bool // down because it answers without vLLM metrics (another program on the port)
+	// Blind: its data comes through a source that fails now
+	// (Frame.Outages): nothing is known of it, so it is stale, never
+	// down, and raises no finding of its own.
+	Blind          bool
 	LastAttempt    time.Time
 	LastSuccess    time.Time
 	ScrapeDuration time.Duration
@@ -230,4 +234,15 @@ type Frame struct {
 	// t.json: no such file", a bound reached, a gap in the history), one
 	// line each, sorted; set by whoever feeds the engine.
 	Problems []string
+	// Outages are the sources that feed the endpoints (Prometheus) and
+	// fail now: their endpoints are Blind, not down. Set by whoever feeds
+	// the engine.
+	Outages []Outage
+}
+
+// Outage is a source that feeds the endpoints, failing.
+type Outage struct {
+	Source string    // "Prometheus prom:9090"
+	Err    string    // its error, one sanitized line
+	Since  time.Time // failing since
 }

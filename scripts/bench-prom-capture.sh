@@ -34,12 +34,15 @@ targets t >"$tmp/tui.yaml"
   for p in "${ports[@]}"; do echo "          - 127.0.0.1:$p"; done
 } >"$tmp/prometheus.yml"
 
-prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" --web.listen-address=127.0.0.1:$((base - 1)) \
-  --log.level=warn >"$tmp/prom.out" 2>&1 &
-prom=$!; pids+=($prom)
+prom=0
+if [ "${PROM:-1}" = 1 ]; then
+  prometheus --config.file="$tmp/prometheus.yml" --storage.tsdb.path="$tmp/tsdb" --web.listen-address=127.0.0.1:$((base - 1)) \
+    --log.level=warn >"$tmp/prom.out" 2>&1 &
+  prom=$!; pids+=($prom)
+fi
 hl=""; tui=""
 if [[ " $modes " == *" headless "* ]]; then
-  "$tmp/vtop" --once -o json -i 1s -w "$((warm + measure + 30))s" --max-parallel 128 --gpu none --config "$tmp/headless.yaml" \
+  "$tmp/vtop" --once -o json -i 1s -w "$((warm + measure + 90))s" --max-parallel 128 --gpu none --config "$tmp/headless.yaml" \
     >"$tmp/report.json" 2>"$tmp/vtop.err" &
   hl=$!; pids+=($hl)
 fi
@@ -63,14 +66,18 @@ sleep "$warm"
 c0=$(counts); t0=$(date +%s.%N)
 p0=$(ticks $prom); h0=$(ticks "${hl:-0}"); u0=$(ticks "${tui:-0}")
 pmax=0; hmax=0; umax=0
-for _ in $(seq "$measure"); do
+end=$((SECONDS + measure))
+while [ "$SECONDS" -lt "$end" ]; do
   sleep 1
-  r=$(rss $prom); [ "${r:-0}" -gt "$pmax" ] && pmax=$r
+  [ "$prom" != 0 ] && { r=$(rss $prom); [ "${r:-0}" -gt "$pmax" ] && pmax=$r; }
   [ -n "$hl" ] && { r=$(rss "$hl"); [ "${r:-0}" -gt "$hmax" ] && hmax=$r; }
   [ -n "$tui" ] && { r=$(rss "$tui"); [ "${r:-0}" -gt "$umax" ] && umax=$r; }
 done
 c1=$(counts); t1=$(date +%s.%N)
 p1=$(ticks $prom); h1=$(ticks "${hl:-0}"); u1=$(ticks "${tui:-0}")
+for p in $prom $hl $tui; do
+  [ "$p" = 0 ] || [ -d "/proc/$p" ] || { echo "process $p ended before the window did: no figure (load $(cut -d' ' -f1-3 /proc/loadavg))"; exit 1; }
+done
 load=$(cut -d' ' -f1-3 /proc/loadavg)
 wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {print b - a}')
 printf "endpoints        %d (capfarm: %s, every counter and bucket advancing), %.0f s measured after %d s; load average %s\n" \
@@ -81,7 +88,7 @@ line() { # line LABEL TICKS0 TICKS1 SCRAPES RSS_KIB
     printf "%-16s %.3f ms CPU per scrape (%.3f cores, %d scrapes = %.1f%% of %d/s), RSS max %.0f MiB\n", l, 1000 * c / s, c / w, s, 100 * s / (n * w), n, r / 1024 }'
 }
 ps=$(( $(count "$c1" metrics) - $(count "$c0" metrics) ))
-line "prometheus 2.42" "$p0" "$p1" "$ps" "$pmax"
+[ "$prom" != 0 ] && line "prometheus 2.42" "$p0" "$p1" "$ps" "$pmax"
 ratio() { awk -v a="$1" -v b="$2" -v s="$3" -v pa="$p0" -v pb="$p1" -v ps="$ps" 'BEGIN {printf "%.2f", ((b - a) / s) / ((pb - pa) / ps)}'; }
 if [ -n "$hl" ]; then
   hs=$(( $(count "$c1" h) - $(count "$c0" h) ))
@@ -91,32 +98,10 @@ if [ -n "$tui" ]; then
   us=$(( $(count "$c1" t) - $(count "$c0" t) ))
   line "vtop TUI 200x60" "$u0" "$u1" "$us" "$umax"
 fi
-[ -n "$hl" ] && echo "ratio headless   $(ratio "$h0" "$h1" "$hs") (vtop / prometheus, CPU per scrape)"
-[ -n "$tui" ] && echo "ratio TUI        $(ratio "$u0" "$u1" "$us") (vtop / prometheus, CPU per scrape)"
+[ "$prom" = 0 ] && hl_r="" || hl_r=1
+[ -n "$hl" ] && [ -n "$hl_r" ] && echo "ratio headless   $(ratio "$h0" "$h1" "$hs") (vtop / prometheus, CPU per scrape)"
+[ -n "$tui" ] && [ -n "$hl_r" ] && echo "ratio TUI        $(ratio "$u0" "$u1" "$us") (vtop / prometheus, CPU per scrape)"
 
 if [ -n "$tui" ] && [ "$keys" -gt 0 ]; then
-  # Key to screen: "?" opens the help (its "Symbols" heading appears),
-  # Escape closes it; each timed from send-keys until capture-pane shows it.
-  # capture-pane's own latency is included, so this is an upper bound.
-  python3 - "$sock" "$keys" <<'EOF'
-import subprocess, sys, time
-sock, n = sys.argv[1], int(sys.argv[2])
-def screen():
-    return subprocess.run(["tmux", "-L", sock, "capture-pane", "-p"], capture_output=True, text=True).stdout
-def press(key, shown):
-    t0 = time.monotonic()
-    subprocess.run(["tmux", "-L", sock, "send-keys", key], check=True)
-    while ("Symbols" in screen()) != shown:
-        if time.monotonic() - t0 > 5:
-            sys.exit("key %s: the screen did not change in 5 s" % key)
-        time.sleep(0.001)
-    return (time.monotonic() - t0) * 1000
-ms = []
-for i in range(n):
-    ms.append(press("?", True)); time.sleep(0.2)
-    ms.append(press("Escape", False)); time.sleep(0.2)
-ms.sort()
-q = lambda p: ms[min(len(ms) - 1, int(p * len(ms)))]
-print("key-to-screen    %d presses: p50 %.1f ms, p99 %.1f ms, max %.1f ms (tmux capture-pane included)" % (len(ms), q(0.5), q(0.99), ms[-1]))
-EOF
+  scripts/keytime.py "$sock" "$keys"
 fi

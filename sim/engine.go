@@ -9,11 +9,16 @@ import (
 // engineConfig is the deployment of one engine: what `vllm serve` was
 // started with and what its GPU profiling found.
 type engineConfig struct {
-	profile        *Profile
-	model          Model
-	maxNumSeqs     int
-	budget         int // max_num_batched_tokens
-	maxLoras       int // --max-loras; 0: LoRA off
+	profile    *Profile
+	model      Model
+	maxNumSeqs int
+	budget     int // max_num_batched_tokens
+	maxLoras   int // --max-loras; 0: LoRA off
+	// Speculative decoding (--speculative-config): specTokens drafted a
+	// step, each accepted with probability specAccept given the ones
+	// before it were (0 tokens: off).
+	specTokens     int
+	specAccept     float64
 	blockSize      int
 	numGPUBlocks   int
 	numCPUBlocks   int // V0 swap space
@@ -21,8 +26,6 @@ type engineConfig struct {
 	prefixCaching  bool
 	chunkedPrefill bool
 	countAborts    bool
-	specTokens     int     // --num-speculative-tokens
-	specAccept     float64 // a draft token's acceptance, given the ones before it
 }
 
 const (
@@ -35,27 +38,6 @@ const (
 	// pcieBytesPerSec is the effective host link for V0 swapping.
 	pcieBytesPerSec = 25e9
 )
-
-// speculate counts what drafting in drafts decode steps of a sequence
-// gives, at its expected values: position i is accepted when it and the
-// ones before it are, a^(i+1) of the drafts.
-func (e *engine) speculate(drafts float64) {
-	k := e.cfg.specTokens
-	if k <= 0 || drafts <= 0 {
-		return
-	}
-	if e.m.specPos == nil {
-		e.m.specPos = make([]float64, k)
-	}
-	e.m.counters[sources.CSpecDrafts] += drafts
-	e.m.counters[sources.CSpecDraftTokens] += drafts * float64(k)
-	p := 1.0
-	for i := range k {
-		p *= e.cfg.specAccept
-		e.m.specPos[i] += drafts * p
-		e.m.counters[sources.CSpecAccepted] += drafts * p
-	}
-}
 
 // engine is one vLLM engine core: a scheduler over a paged KV cache running
 // steps back to back while it has work. It never reads the clock: runUntil
@@ -242,6 +224,32 @@ func (e *engine) scheduleV1() (admitted, preempted bool) {
 	return admitted, false
 }
 
+// specExpected is the mean number of drafted tokens accepted a step:
+// α + α² + … + α^k (a draft is accepted only after every one before it).
+func (e *engine) specExpected() float64 {
+	a, sum, p := e.cfg.specAccept, 0.0, 1.0
+	for range e.cfg.specTokens {
+		p *= a
+		sum += p
+	}
+	return sum
+}
+
+// specFactor is what speculative decoding does to the time of a decoded
+// token: a step verifies k drafted tokens besides its own, each costing
+// specDraftCost of a plain decode step (drafting it, verifying the longer
+// sequence), and yields 1 + E tokens. Without drafts, 1.
+func (e *engine) specFactor() float64 {
+	if e.cfg.specTokens <= 0 {
+		return 1
+	}
+	return (1 + specDraftCost*float64(e.cfg.specTokens)) / (1 + e.specExpected())
+}
+
+// specDraftCost is one drafted token's cost relative to a decode step of
+// the target model (an n-gram or small draft model plus the verification).
+const specDraftCost = 0.25
+
 // loraFits reports whether r's adapter can run: LoRA off, the base model,
 // an adapter already running, or a free adapter slot.
 func (e *engine) loraFits(r *request) bool {
@@ -412,6 +420,10 @@ func (e *engine) execute(t time.Duration, aggregate bool) {
 	}
 	cost := mdl.StepBase + time.Duration(len(e.sched))*mdl.PerSeq +
 		time.Duration(ctx)*mdl.PerCtxToken + time.Duration(prefillTok)*mdl.PerPrefillToken
+	perToken := e.specFactor()
+	if decodeSeqs > 0 {
+		cost = time.Duration(float64(cost) * perToken)
+	}
 	dt := time.Duration(float64(cost)*e.gpu.slowdown()) + e.swapCost
 	e.swapCost = 0
 	k := 1
@@ -446,7 +458,23 @@ func (e *engine) execute(t time.Duration, aggregate bool) {
 	}
 	e.m.observe(sources.HITL, dt.Seconds(), bulk)
 	e.m.counters[sources.CGenTokens] += float64(gen)
-	e.speculate(float64(decodeSeqs * k))
+	if e.cfg.specTokens > 0 && decodeSeqs > 0 {
+		// Per decoded token: 1 ÷ (1 + E) verification steps, each with
+		// its drafts, E of them accepted on average.
+		steps := float64(k*decodeSeqs) / (1 + e.specExpected())
+		e.m.counters[sources.CSpecDrafts] += steps
+		e.m.counters[sources.CSpecDraftTokens] += steps * float64(e.cfg.specTokens)
+		e.m.counters[sources.CSpecAccepted] += steps * e.specExpected()
+		// By position: a draft's i-th token is accepted with a^(i+1).
+		if e.m.specPos == nil {
+			e.m.specPos = make([]float64, e.cfg.specTokens)
+		}
+		p := 1.0
+		for i := range e.cfg.specTokens {
+			p *= e.cfg.specAccept
+			e.m.specPos[i] += steps * p
+		}
+	}
 	e.gpu.run(span, prefillTok, decodeSeqs)
 	e.stepsRun++
 	e.stepsTotal += float64(k)

@@ -79,24 +79,10 @@ type exposeOpts struct {
 	helpV1       bool // V1's HELP texts whatever the generation
 	specTokens   int  // speculative decoding's families, with this many positions
 	lora         bool // --enable-lora: lora_requests_info, optional otherwise, is shown
+	spec         bool // --speculative-config: the spec_decode families are shown
 }
 
 var layouts sync.Map // layoutKey → *layout
-
-// shows reports whether a flag-gated row is on in this replica:
-// speculative decoding's counters, LoRA's info gauge.
-func (o exposeOpts) shows(m *sources.Metric) bool {
-	switch m.Role {
-	case sources.RoleCounter:
-		c := sources.Counter(m.ID)
-		return o.specTokens > 0 && (c == sources.CSpecDrafts || c == sources.CSpecDraftTokens || c == sources.CSpecAccepted)
-	case sources.RoleLabeled:
-		return o.specTokens > 0 && sources.Labeled(m.ID) == sources.LSpecAcceptedPos
-	case sources.RoleLoraInfo:
-		return o.lora
-	}
-	return false
-}
 
 // layoutFor builds (once) the families a release exposes, from
 // sources.Metrics: the rows shown by default in that release, process
@@ -111,7 +97,7 @@ func layoutFor(p *Profile, mp bool, maxModelLen int, opts exposeOpts) *layout {
 	for i := range sources.Metrics {
 		m := &sources.Metrics[i]
 		switch {
-		case m.Role == sources.RoleRouter, m.Optional && !opts.shows(m), m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
+		case m.Role == sources.RoleRouter, m.Optional && !(opts.lora && m.Role == sources.RoleLoraInfo) && !(opts.spec && isSpec(m)), m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
 		case opts.trimmed && m.Role == sources.RoleCounter && sources.Counter(m.ID) == sources.CPreemptions:
 		case m.Role == sources.RoleProc:
 			if !mp {
@@ -598,4 +584,20 @@ func (r *Replica) loraLists() (run, wait string) {
 		return strings.Join(names, ",")
 	}
 	return join(rs), join(ws)
+}
+
+// isSpec: a speculative-decoding counter (or its accepted-by-position
+// family), shown only with a speculative config.
+func isSpec(m *sources.Metric) bool {
+	if m.Role == sources.RoleLabeled {
+		return sources.Labeled(m.ID) == sources.LSpecAcceptedPos
+	}
+	if m.Role != sources.RoleCounter {
+		return false
+	}
+	switch sources.Counter(m.ID) {
+	case sources.CSpecDrafts, sources.CSpecDraftTokens, sources.CSpecAccepted:
+		return true
+	}
+	return false
 }

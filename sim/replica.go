@@ -23,6 +23,8 @@ type ReplicaConfig struct {
 	MaxNumSeqs       int     // --max-num-seqs
 	MaxBatchedTokens int     // --max-num-batched-tokens
 	MaxLoras         int     // --max-loras (with --enable-lora; 0: LoRA off)
+	SpecTokens       int     // --speculative-config num_speculative_tokens (0: off)
+	SpecAccept       float64 // each drafted token's acceptance, given the earlier ones were
 	BlockSize        int     // --block-size (16)
 	GPUMemUtil       float64 // --gpu-memory-utilization (0.9)
 	NumGPUBlocks     int     // --num-gpu-blocks-override (0: from GPU memory)
@@ -37,14 +39,8 @@ type ReplicaConfig struct {
 	FinishReasonLabel bool
 	// HelpV1 serves V1's HELP texts from a V0 engine (a build with
 	// backported help strings): only the metric names tell the generation.
-	HelpV1 bool
-	// SpecTokens is --num-speculative-tokens (0: no speculative decoding);
-	// SpecAccept the chance a draft token is accepted given the ones before
-	// it were (0: 0.7). Only the counters are modelled: drafts, draft
-	// tokens, accepted tokens and accepted by position (V1 ≥0.8.5).
-	SpecTokens int
-	SpecAccept float64
-	Scenarios  []ScenarioSpec
+	HelpV1    bool
+	Scenarios []ScenarioSpec
 }
 
 // Replica is one simulated server with its engines, process and GPUs. Its
@@ -179,21 +175,18 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 		}
 	}
 	r.ecfg = engineConfig{profile: p, model: rc.Model, maxNumSeqs: rc.MaxNumSeqs, budget: rc.MaxBatchedTokens, maxLoras: rc.MaxLoras,
+		specTokens: rc.SpecTokens, specAccept: rc.SpecAccept,
 		blockSize: rc.BlockSize, numGPUBlocks: rc.NumGPUBlocks,
 		numCPUBlocks: int(rc.SwapSpaceGiB * (1 << 30) / blockBytes), gpuMemUtil: rc.GPUMemUtil,
-		prefixCaching: caching, chunkedPrefill: p.ChunkedPrefill, countAborts: !f.hideAborts,
-		specTokens: rc.SpecTokens, specAccept: rc.SpecAccept}
-	if rc.SpecTokens > 0 && r.ecfg.specAccept <= 0 {
-		r.ecfg.specAccept = 0.7
-	}
+		prefixCaching: caching, chunkedPrefill: p.ChunkedPrefill, countAborts: !f.hideAborts}
 	for e := range rc.DP {
 		r.engines = append(r.engines, newEngine(&r.ecfg, e))
 	}
 	r.rng = rand.New(rand.NewPCG(seed, uint64(i)+1))
 	r.arr.rng = r.rng
 	r.mp = p.multiprocess(rc.DP)
-	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1,
-		specTokens: rc.SpecTokens, lora: rc.MaxLoras > 0})
+	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1, lora: rc.MaxLoras > 0, spec: rc.SpecTokens > 0,
+		specTokens: rc.SpecTokens})
 	r.labels = r.buildLabels()
 	r.activate()
 	return r, nil

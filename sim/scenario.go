@@ -110,14 +110,6 @@ var Scenarios = []Scenario{
 			l.Rate, l.BurstEvery, l.Clients, l.ClientTimeout, l.CancelShare = 0, 0, 400, 0, 0
 			l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.PrefixShare = 6000, 0.3, 32, 0.5, 0
 		}},
-	{Name: "long-prompts", Summary: "a retrieval feature starts putting documents into every prompt: the prompt median goes from 600 to 4.8k tokens (×8) at the same request rate and answer length",
-		start: func(r *Replica) { r.load.PromptMedian *= 8 }},
-	{Name: "long-answers", Summary: "a client turns on step-by-step reasoning: the answer median goes from 180 to 720 tokens (×4) at the same request rate",
-		start: func(r *Replica) {
-			l := &r.load
-			l.OutputMedian *= 4
-			l.MaxTokens = max(l.MaxTokens, 4*l.OutputMedian)
-		}},
 	{Name: "lora-slots", Summary: "a multi-tenant fine-tune service deployed with --enable-lora --max-loras 2 for its 2 adapters; tenants grow to 8 adapters: requests whose adapter is not loaded wait for a slot while the batch and the KV cache have room",
 		deploy: func(c *ReplicaConfig) { c.MaxLoras = 2 },
 		start: func(r *Replica) {
@@ -135,6 +127,13 @@ var Scenarios = []Scenario{
 		start: func(r *Replica) {
 			l := &r.load
 			l.Rate, l.BurstEvery, l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.PrefixShare = r.scaled(2.4), 0, 12000, 0.2, 40, 0.3, 0
+		}},
+	{Name: "spec-decode-low-accept", Summary: "deployed with speculative decoding (5 drafted tokens, 85 % accepted each on the code traffic it was tuned for); the traffic turns to busy open-ended chat (2.5× the requests, answers twice as long) where the draft guesses wrong: 10 % accepted, so each step verifies five drafts to keep about one",
+		deploy: func(c *ReplicaConfig) { c.SpecTokens, c.SpecAccept = 5, 0.85 },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.OutputMedian = l.Rate*2.5, 2*l.OutputMedian
+			r.ecfg.specAccept = 0.10
 		}},
 	{Name: "batch-job-bursts", Summary: "a periodic batch job on top of chat traffic: bursts of 8× the rate for about 4 s, about every 40 s, each drained within seconds, no preemption",
 		start: func(r *Replica) {
@@ -154,6 +153,14 @@ var Scenarios = []Scenario{
 			for _, e := range r.engines {
 				e.asleep = true
 			}
+		}},
+	{Name: "long-prompts", Summary: "a retrieval feature starts putting documents into every prompt: the prompt median goes from 600 to 4.8k tokens (×8) at the same request rate and answer length",
+		start: func(r *Replica) { r.load.PromptMedian *= 8 }},
+	{Name: "long-answers", Summary: "a client turns on step-by-step reasoning: the answer median goes from 180 to 720 tokens (×4) at the same request rate",
+		start: func(r *Replica) {
+			l := &r.load
+			l.OutputMedian *= 4
+			l.MaxTokens = max(l.MaxTokens, 4*l.OutputMedian)
 		}},
 	{Name: "restart", Summary: "the vLLM process restarts: the port refuses connections for 20 s while the model loads, then every counter starts from zero",
 		start: func(r *Replica) { r.restartAt = r.now },

@@ -40,12 +40,20 @@ type Batch struct {
 	// fails, a bound reached, history it could not read): each replaces
 	// the one with its Key, and an empty Text clears it.
 	Problems []Problem
+	// Interval, when set, is the cadence the source learned late (a
+	// Prometheus server that was unreachable at start): the engine's
+	// interval follows it.
+	Interval time.Duration
 }
 
 // Problem is one thing a source wants said about itself, until cleared.
 type Problem struct {
 	Key  string // who says it: "file_sd targets.json", "prometheus backfill"
 	Text string // one sanitized line; "" clears the Key's
+	// Feeds: the source itself fails, and every endpoint's data comes
+	// through it (Prometheus): its endpoints are not down, only unseen,
+	// and stay stale with their last values until it answers again.
+	Feeds bool
 }
 
 // TargetProcs is the process tree serving a target on this host.
@@ -56,7 +64,7 @@ type TargetProcs struct {
 
 // Empty reports whether the batch carries nothing but its clock.
 func (b *Batch) Empty() bool {
-	return len(b.Arrived) == 0 && len(b.Departed) == 0 && len(b.Scrapes) == 0 && b.GPU == nil && len(b.Procs) == 0 && len(b.Problems) == 0
+	return len(b.Arrived) == 0 && len(b.Departed) == 0 && len(b.Scrapes) == 0 && b.GPU == nil && len(b.Procs) == 0 && len(b.Problems) == 0 && b.Interval == 0
 }
 
 // PollNower is a live source that can be asked to poll at once (the UI's

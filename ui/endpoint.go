@@ -597,6 +597,8 @@ func (c *common) endpointTitle(e *diagnose.EndpointView, w int) string {
 	switch {
 	case e.State == diagnose.StatePending:
 		parts = append(parts, s.muted.s("not polled yet"))
+	case e.Blind:
+		parts = append(parts, s.warn.s("unseen: the source it is read through fails (header)"))
 	case e.LastError != "":
 		parts = append(parts, s.crit.s(e.LastError))
 	}

@@ -358,7 +358,7 @@ func evidenceLines(x *diagnose.Finding, w int, paintLine func(pl, pa string) str
 		if ev.Window > 0 {
 			win = "over " + f.Dur(ev.Window)
 		}
-		val := evidenceValue(ev)
+		val := report.EvidenceValue(ev)
 		pl := indent + "· " + pad(ev.Name, nameW) + "  " + val + "  " + win
 		pa := indent + s.muted.s("· "+pad(ev.Name, nameW)) + "  " + s.text.s(val) + "  " + s.muted.s(win)
 		out = append(out, paintLine(pl, pa))
@@ -544,7 +544,7 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 	nameW, valW := 8, 8
 	vals := make([]string, len(x.Evidence))
 	for i, ev := range x.Evidence {
-		vals[i] = evidenceValue(ev)
+		vals[i] = report.EvidenceValue(ev)
 		nameW = max(nameW, min(28, width(ev.Name)))
 		valW = max(valW, min(36, width(vals[i])))
 	}

@@ -34,6 +34,10 @@ func (m *Model) renderHeader() string {
 		slo = "SLO " + m.fr.SLO.Name + "→" + m.slos[m.slo].Name
 	}
 	left = append(left, slo)
+	if o := m.outageText(); o != "" {
+		// A failing source comes first: it is why every row is stale.
+		left = append([]string{left[0], o}, left[1:]...)
+	}
 	l := " " + strings.Join(left, "  ")
 
 	var right []string
@@ -159,4 +163,24 @@ func (m *Model) renderFooter() string {
 		b.WriteString(s.key.s(k) + " " + s.muted.s(d))
 	}
 	return cut(b.String(), m.w)
+}
+
+// outageText is the header's line for a source that feeds the endpoints
+// and fails: which, for how long, and its error. "" when none does.
+func (m *Model) outageText() string {
+	if m.fr == nil || len(m.fr.Outages) == 0 {
+		return ""
+	}
+	o := m.fr.Outages[0]
+	t := symCrit + " " + o.Source + " failing"
+	if !o.Since.IsZero() {
+		t += " " + f.Short(max(0, m.now.Sub(o.Since)).Truncate(time.Second))
+	}
+	if n := len(m.fr.Outages) - 1; n > 0 {
+		t += " (+" + itoa(n) + ")"
+	}
+	if o.Err != "" {
+		t += ": " + o.Err
+	}
+	return t
 }

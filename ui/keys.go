@@ -21,6 +21,7 @@ type keyMap struct {
 	NextPane, PrevPane, Back, Home                               binding
 	Up, Down, PageUp, PageDown, Top, Bottom, Open                binding
 	Filter, Sort, Reverse, Expand, ExpandAll                     binding
+	Copy                                                         binding
 }
 
 func newKeyMap() keyMap {
@@ -53,13 +54,14 @@ func newKeyMap() keyMap {
 		Reverse:    b("S", "reverse", "reverse the sort", "S"),
 		Expand:     b("space", "engines", "show or hide a data-parallel endpoint's engines", " "),
 		ExpandAll:  b("e", "all engines", "show or hide every endpoint's engines", "e"),
+		Copy:       b("y", "copy", "copy the finding (or the verdict) as Markdown for the incident channel (OSC 52)", "y"),
 	}
 }
 
 // helpGroups is the help overlay's content, in reading order.
 func (k keyMap) helpGroups() []helpGroup {
 	return []helpGroup{
-		{"Anywhere", []binding{k.Help, k.Quit, k.Pause, k.PollNow, k.WindowUp, k.WindowDown, k.Theme, k.SLO, k.Changes, k.NextPane, k.PrevPane, k.Back, k.Home}},
+		{"Anywhere", []binding{k.Help, k.Quit, k.Pause, k.PollNow, k.WindowUp, k.WindowDown, k.Theme, k.SLO, k.Changes, k.NextPane, k.PrevPane, k.Back, k.Home, k.Copy}},
 		{"Lists (endpoints, findings, GPUs)", []binding{k.Up, k.Down, k.PageUp, k.PageDown, k.Top, k.Bottom, k.Open}},
 		{"Fleet view", []binding{k.Filter, k.Sort, k.Reverse, k.Expand, k.ExpandAll}},
 	}

@@ -17,6 +17,7 @@ import (
 	f "github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/themes"
+	"github.com/vtop-dev/vtop/ui/report"
 )
 
 // Hub is what the UI needs from the live pipeline.
@@ -37,6 +38,9 @@ type Options struct {
 	Window   time.Duration      // the window the hub starts with
 	Renderer *lipgloss.Renderer // decides the color profile; default lipgloss's
 	Tick     time.Duration      // clock refresh (default 1 s); <0: none (tests)
+	// Copy puts text on the clipboard of the terminal vtop runs in (an
+	// OSC 52 sequence, which crosses SSH and tmux); nil: no terminal.
+	Copy func(text string) error
 }
 
 type mode uint8
@@ -459,6 +463,8 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 		m.setTheme(themes.Next(m.theme.Name))
 		m.note("theme " + m.theme.Name)
 		return nil, false
+	case km.Copy.matches(k):
+		return m.copy(), false
 	case km.SLO.matches(k):
 		m.slo = (m.slo + 1) % len(m.slos)
 		m.profile = m.slos[m.slo]
@@ -757,3 +763,35 @@ func plural(n int, noun string) string {
 func itoa(n int) string { return strconv.Itoa(n) }
 
 func secs(d time.Duration) string { return f.Seconds(d.Seconds()) }
+
+// copy hands the selected finding, or the verdict with every finding and
+// its cause, to the terminal's clipboard as Markdown, and says so.
+func (m *Model) copy() tea.Cmd {
+	if m.fr == nil {
+		m.note("nothing to copy yet")
+		return nil
+	}
+	text, what := "", "the verdict"
+	var x *diagnose.Finding
+	switch {
+	case m.overlay == overlayFinding:
+		x = &m.detail
+	case m.focus == paneFindings && m.find.sel < len(m.find.items):
+		x = m.find.items[m.find.sel].x
+	}
+	if x != nil {
+		text, what = report.FindingMarkdown(m.fr, x), quote(x.Title)
+	} else {
+		text = report.VerdictMarkdown(m.fr, report.FrameStatus(m.fr))
+	}
+	cp := m.opts.Copy
+	if cp == nil {
+		m.note("cannot copy: no terminal to send it to")
+		return nil
+	}
+	m.note("copied " + what + " as Markdown (" + plural(strings.Count(text, "\n"), "line") + ", OSC 52)")
+	return func() tea.Msg {
+		_ = cp(text) // a terminal without OSC 52 ignores it; nothing to report back
+		return nil
+	}
+}

@@ -737,3 +737,34 @@ func TestReplayHelpHasNoLiveKeys(t *testing.T) {
 		}
 	}
 }
+
+// y hands the selected finding to the terminal's clipboard as Markdown
+// (title, where, since, evidence, the flag change with its arithmetic) and
+// says so; with no finding selected it hands the verdict with every one.
+func TestCopyFindingAsMarkdown(t *testing.T) {
+	var got []string
+	m := newTestModel(fleetFrame(), 120, 40, Options{Copy: func(s string) error { got = append(got, s); return nil }})
+	press(m, "tab") // the findings pane, on the worst finding
+	if m.focus != paneFindings {
+		t.Fatalf("focus %d", m.focus)
+	}
+	run(updateKey(m, "y"))
+	if len(got) != 1 {
+		t.Fatalf("copied %d times", len(got))
+	}
+	md := got[0]
+	for _, want := range []string{"### CRITICAL: KV cache thrashing", "- **Where:** `replica-1", "- **Since:** ", "- **Evidence:**",
+		"  - preemptions: 22/s (over 1m)", "- **Do:**", "`--max-num-seqs 256 → 96", "- **Rule:** `kv_cache_thrashing`"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the copy lacks %q:\n%s", want, md)
+		}
+	}
+	if !strings.Contains(m.header, `copied "KV cache thrashing" as Markdown`) {
+		t.Errorf("the header does not say it copied: %s", m.header)
+	}
+	press(m, "esc") // back to the table: the verdict
+	run(updateKey(m, "y"))
+	if len(got) != 2 || !strings.HasPrefix(got[1], "## vtop: CRITICAL") || strings.Count(got[1], "\n### ") != 3 {
+		t.Errorf("the verdict:\n%s", got[len(got)-1])
+	}
+}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"bytes"
+	"io"
 	"testing"
 	"time"
 
@@ -32,6 +33,42 @@ func TestProgram(t *testing.T) {
 	waitFor("Help: keys and symbols")
 	close(h.ch)
 	waitFor("polling stopped")
+	tm.Send(keyMsg("q"))
+	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
+}
+
+// A frame that changes nothing on screen writes nothing to the terminal:
+// the same frame again leaves the output as it was; a frame with a new
+// name writes (so the check can fail).
+func TestUnchangedFrameWritesNothing(t *testing.T) {
+	h := newFrameHub()
+	m := New(h, Options{Tick: -1})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(200, 60))
+	out := tm.Output()
+	teatest.WaitFor(t, out, func(b []byte) bool { return bytes.Contains(b, []byte("waiting for the first poll")) },
+		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(5*time.Millisecond))
+	written := func() int {
+		time.Sleep(150 * time.Millisecond) // a dozen render ticks at 120 fps
+		b, _ := io.ReadAll(out)
+		return len(b)
+	}
+	fr := fleetFrame()
+	h.ch <- fr
+	if n := written(); n == 0 {
+		t.Fatal("the first frame wrote nothing")
+	}
+	for range 3 {
+		h.ch <- fleetFrame()
+		if n := written(); n != 0 {
+			t.Fatalf("an unchanged frame wrote %d bytes", n)
+		}
+	}
+	changed := fleetFrame()
+	changed.Endpoints[1].Name = "replica-one"
+	h.ch <- changed
+	if n := written(); n == 0 {
+		t.Fatal("a changed frame wrote nothing")
+	}
 	tm.Send(keyMsg("q"))
 	tm.WaitFinished(t, teatest.WithFinalTimeout(5*time.Second))
 }

@@ -91,7 +91,7 @@ func newFlagSet() *pflag.FlagSet {
 	fs := pflag.NewFlagSet("vtop", pflag.ContinueOnError)
 	fs.SortFlags = false
 	fs.Bool("once", false, "poll for one window, print a report and exit with a monitoring-plugin status (0 ok, 1 warning, 2 critical, 3 unknown)")
-	fs.StringP("output", "o", "text", "report format with --once: text or json")
+	fs.StringP("output", "o", "text", "report format with --once: text, json or markdown (for the incident channel)")
 	fs.DurationP("interval", "i", time.Second, "poll interval of each target")
 	fs.DurationP("window", "w", 60*time.Second, "window for percentiles and rates")
 	fs.Duration("timeout", sources.DefaultTimeout, "timeout of one scrape (connect, headers and body)")
@@ -272,9 +272,9 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 		return nil, fs, fmt.Errorf("--max-body: %v", err)
 	}
 	switch o.output {
-	case "text", "json":
+	case "text", "json", "markdown":
 	default:
-		return nil, fs, fmt.Errorf("--output must be text or json, not %q", o.output)
+		return nil, fs, fmt.Errorf("--output must be text, json or markdown, not %q", o.output)
 	}
 	if err := o.validateNumbers(); err != nil {
 		return nil, fs, err

@@ -73,7 +73,11 @@ func collectAndReport(ctx context.Context, p *app.Pipeline, o *options, stdout, 
 	fr := p.Frame()
 	p.LogPromStats(len(fr.Endpoints), wall)
 	st := report.RunStatus(fr, run)
-	if o.output == "json" {
+	if o.output == "markdown" {
+		if err := report.WriteMarkdown(stdout, fr, st); err != nil {
+			fmt.Fprintf(stderr, "vtop: %v\n", err)
+		}
+	} else if o.output == "json" {
 		err := report.WriteJSON(stdout, report.BuildJSONRun(fr, vtopVersion(), st, run))
 		if err != nil {
 			fmt.Fprintf(stderr, "vtop: %v\n", err)

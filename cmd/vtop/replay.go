@@ -51,7 +51,7 @@ func runReplay(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	fs.SortFlags = false
 	fs.Bool("once", false, "print the report at --at (default: the end) and exit with its status")
 	fs.String("at", "", "the moment to report (--once) or to start at (TUI)")
-	fs.StringP("output", "o", "text", "report format with --once: text or json")
+	fs.StringP("output", "o", "text", "report format with --once: text, json or markdown")
 	fs.Int("speed", 1, "playback speed in the TUI: 1 to 60 times real time")
 	fs.String("slo", "", "judge latency by this SLO profile instead of the recorded one")
 	fs.String("theme", "dark", "color theme: dark, light, high-contrast, mono")
@@ -92,8 +92,8 @@ func runReplay(args []string, stdout, stderr io.Writer, getenv func(string) stri
 	speed, _ := fs.GetInt("speed")
 	slo, _ := fs.GetString("slo")
 	maxSamples, _ := fs.GetInt("max-samples")
-	if out != "text" && out != "json" {
-		return fail(fmt.Errorf("--output must be text or json, not %q", out))
+	if out != "text" && out != "json" && out != "markdown" {
+		return fail(fmt.Errorf("--output must be text, json or markdown, not %q", out))
 	}
 	if speed < 1 || speed > 60 {
 		return fail(fmt.Errorf("--speed must be 1 to 60, not %d", speed))
@@ -197,7 +197,9 @@ func replayOnce(p *app.Player, at time.Time, out string, stdout, stderr io.Write
 	}
 	st := report.RunStatus(fr, run)
 	var err error
-	if out == "json" {
+	if out == "markdown" {
+		err = report.WriteMarkdown(stdout, fr, st)
+	} else if out == "json" {
 		err = report.WriteJSON(stdout, report.BuildJSONRun(fr, vtopVersion(), st, run))
 	} else {
 		err = report.WriteTextRun(stdout, fr, st, run)
@@ -217,7 +219,7 @@ func replayTUI(ctx context.Context, pl *app.Player, at time.Time, maxSamples int
 
 	h := app.NewReplayHub(pl.Files(), maxSamples, slo, speed)
 	m := ui.New(h, ui.Options{Theme: theme, SLO: pl.Rules().SLO.Name, SLOs: pl.Rules().Profiles, Window: time.Duration(pl.Header().Window),
-		Renderer: lipgloss.NewRenderer(stdout), Tick: -1})
+		Renderer: lipgloss.NewRenderer(stdout), Tick: -1, Copy: osc52(stdout)})
 	if code := runProgram(ctx, m, stdout, stderr, logger, false, "vtop replay", func(ctx context.Context) {
 		h.Run(ctx, pl, at)
 	}); code != 0 {

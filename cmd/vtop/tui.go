@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -58,10 +59,21 @@ func watch(ctx context.Context, p *app.Pipeline, o *options, stdout, stderr io.W
 	defer p.StopRecording(stderr)
 	h := app.NewHub(p)
 	m := ui.New(h, ui.Options{Theme: o.theme, SLO: o.rules.SLO.Name, SLOs: o.rules.Profiles, Window: o.window,
-		Renderer: lipgloss.NewRenderer(stdout)})
+		Renderer: lipgloss.NewRenderer(stdout), Copy: osc52(stdout)})
 	return runProgram(ctx, m, stdout, stderr, logger, o.hasLog(), "vtop", func(ctx context.Context) {
 		h.Run(ctx, o.interval)
 	})
+}
+
+// osc52 puts text on the clipboard of the terminal vtop draws on: an OSC
+// 52 sequence, which terminals honour over SSH, and tmux with
+// set-clipboard on (it keeps a paste buffer and passes it on). One write,
+// between the renderer's frames.
+func osc52(w io.Writer) func(string) error {
+	return func(s string) error {
+		_, err := io.WriteString(w, "\x1b]52;c;"+base64.StdEncoding.EncodeToString([]byte(s))+"\a")
+		return err
+	}
 }
 
 // runProgram runs m in the alternate screen while feed runs beside it (the

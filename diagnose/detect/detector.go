@@ -1,7 +1,11 @@
 package detect
 
 import (
+	"fmt"
+	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -30,6 +34,10 @@ type Detector struct {
 	// resolve) or is shown pending this evaluation: what supersession reads.
 	live   map[liveKey]liveMark
 	supers [][]int // per rule, the indexes of the rules that restate it (the cause graph)
+	under  [][]int // per rule, the indexes of the rules it restates (the causes among them lend it their severity)
+	// shownTo is, per endpoint and flag, the number a recommendation was
+	// last shown with (steadyFlags).
+	shownTo map[string]map[string]float64
 	// stateful are the indexes of the rules that declare a memory.
 	stateful []int
 	kv       diagnose.KVBands // the KV colour bands of the active thresholds
@@ -56,9 +64,15 @@ type liveKey struct {
 	rule   int
 }
 
-// liveMark is the evaluation that last saw a rule firing, or shown
-// pending, on an endpoint.
-type liveMark struct{ firing, pending uint32 }
+// liveMark is the evaluation that last saw a rule firing (resolving
+// included: a resolving cause still stands in for the rules it restates
+// until its resolve_for decides), or shown pending, on an endpoint; and
+// the last that saw its condition hold (firing and not resolving, or
+// pending, shown or not) with the severity it held at.
+type liveMark struct {
+	firing, pending, holds uint32
+	sev                    diagnose.Severity
+}
 
 // epState is what the detector keeps per endpoint beyond the state table:
 // the memories of the rules that declare one.
@@ -78,7 +92,8 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 		slo = diagnose.SLOProfiles()[0]
 	}
 	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, states: map[stateKey]*ruleState{},
-		live: map[liveKey]liveMark{}, supers: make([][]int, len(rules))}
+		live: map[liveKey]liveMark{}, supers: make([][]int, len(rules)), under: make([][]int, len(rules)),
+		shownTo: map[string]map[string]float64{}}
 	for i, r := range rules {
 		if r.memory != nil {
 			d.stateful = append(d.stateful, i)
@@ -90,6 +105,11 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 			for j := range rules {
 				if rules[j].ID == c.cause {
 					d.supers[i] = append(d.supers[i], j)
+					if len(groupingCauses(r.ID)) == 0 {
+						// Only a cause lends its severity: a symptom (an
+						// SLO breach, a queue) takes its cause's.
+						d.under[j] = append(d.under[j], i)
+					}
 				}
 			}
 		}
@@ -232,7 +252,9 @@ func (d *Detector) evalEndpoint(x *evalCtx, ri int, ep *diagnose.EndpointView, e
 	r := &d.rules[ri]
 	switch r.Scope {
 	case ScopeTarget:
-		if ep.State == diagnose.StatePending {
+		// Not polled yet, or unseen behind a failing source: nothing is
+		// known about the target itself.
+		if ep.State == diagnose.StatePending || ep.Blind {
 			return
 		}
 		d.check(x, ri, ep, es, &ep.Stats, soleModel(ep), "", unitKey{target: ep.Name})
@@ -301,17 +323,46 @@ func (d *Detector) step(x *evalCtx, ri int, u *unit, c cond, sev diagnose.Severi
 // mark records a live state for supersession (endpoint units only: a
 // fleet or GPU finding is never superseded nor supersedes).
 func (d *Detector) mark(ri int, target string, st *ruleState) {
-	switch {
-	case target == "":
-	case st.firing && st.clearSince.IsZero():
-		m := d.live[liveKey{target, ri}]
-		m.firing = d.gen
-		d.live[liveKey{target, ri}] = m
-	case !st.firing && st.shown:
-		m := d.live[liveKey{target, ri}]
-		m.pending = d.gen
-		d.live[liveKey{target, ri}] = m
+	if target == "" {
+		return
 	}
+	m := d.live[liveKey{target, ri}]
+	switch {
+	case st.firing:
+		m.firing = d.gen
+	case st.shown:
+		m.pending = d.gen
+	}
+	if st.firing && st.clearSince.IsZero() || !st.firing && !st.pendingSince.IsZero() && st.lapseSince.IsZero() {
+		if m.holds != d.gen {
+			m.sev = 0
+		}
+		m.holds, m.sev = d.gen, max(m.sev, st.sev)
+	}
+	d.live[liveKey{target, ri}] = m
+}
+
+// generals says whether a cause rule ri restates holds on the endpoint
+// (at its last evaluation: rules are evaluated before those they
+// restate), whether one of them fires, and the highest severity among
+// those that hold: the specific cause shown in their place does not say
+// less than they would (thrashing named where preemption was critical
+// stays critical while that evidence holds).
+func (d *Detector) generals(target string, ri int) (sev diagnose.Severity, firing, holds bool) {
+	if target == "" {
+		return 0, false, false
+	}
+	for _, j := range d.under[ri] {
+		m := d.live[liveKey{target, j}]
+		if m.holds+1 < d.gen || m.holds == 0 {
+			continue
+		}
+		holds, sev = true, max(sev, m.sev)
+		if m.firing+1 >= d.gen && m.firing != 0 {
+			firing = true
+		}
+	}
+	return sev, firing, holds
 }
 
 // sweep is the one policy for the states no evaluation visited: a unit
@@ -350,7 +401,7 @@ func (d *Detector) sweep(x *evalCtx, f *diagnose.Frame) {
 		d.mark(k.rule, k.unit.target, st)
 	}
 	for k, m := range d.live {
-		if m.firing != d.gen && m.pending != d.gen {
+		if m.firing != d.gen && m.pending != d.gen && m.holds != d.gen {
 			delete(d.live, k)
 		}
 	}
@@ -436,6 +487,17 @@ func (d *Detector) describe(x *evalCtx, st *ruleState, ri int, sev diagnose.Seve
 	}
 	r.describe(x, u, r.Values, sev, &fd)
 	inEngineTerms(&fd, u.ep)
+	if in, _, _ := d.generals(st.target, ri); in > fd.Severity && fd.Severity != diagnose.SevInfo {
+		fd.Severity = in
+	}
+	if st.target != "" {
+		shown := d.shownTo[st.target]
+		if shown == nil {
+			shown = map[string]float64{}
+			d.shownTo[st.target] = shown
+		}
+		steadyFlags(shown, &fd)
+	}
 	st.finding, st.shown = fd, true
 }
 
@@ -453,4 +515,42 @@ func (d *Detector) superseded(target string, ri int, pending bool) bool {
 		}
 	}
 	return false
+}
+
+// flagMargin is how far a recommended value must move before the shown
+// one follows: a --max-num-seqs computed from a minute's averages wanders
+// by a few sequences from one scrape to the next, and two engineers who
+// look ten seconds apart must read the same number.
+const flagMargin = 0.15
+
+// steadyFlags keeps each numeric recommendation where it was last shown
+// on the endpoint (whichever rule says it) until the evidence moves it by
+// more than flagMargin, in the finding's flags and action alike; its Why
+// says today's value. (For --max-num-seqs the fit keeps a 15% KV
+// headroom, so a held value at most 15% above today's fit is inside it.)
+func steadyFlags(shownTo map[string]float64, fd *diagnose.Finding) {
+	for i := range fd.Flags {
+		fc := &fd.Flags[i]
+		v, err := strconv.ParseFloat(fc.To, 64)
+		if err != nil || v <= 0 {
+			continue
+		}
+		prev, ok := shownTo[fc.Flag]
+		if !ok || math.Abs(v-prev) > flagMargin*prev {
+			shownTo[fc.Flag] = v
+			continue
+		}
+		if prev == v {
+			continue
+		}
+		held := strconv.FormatFloat(prev, 'f', -1, 64)
+		if dot := strings.IndexByte(fc.To, '.'); dot >= 0 {
+			held = strconv.FormatFloat(prev, 'f', len(fc.To)-dot-1, 64)
+		}
+		if fc.From != "" {
+			fd.Action = strings.Replace(fd.Action, fc.From+" → "+fc.To, fc.From+" → "+held, 1)
+		}
+		fc.Why += fmt.Sprintf("; shown as %s until the evidence moves it by more than %s (now %s)", held, pct(flagMargin), fc.To)
+		fc.To = held
+	}
 }

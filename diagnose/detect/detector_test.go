@@ -24,7 +24,7 @@ func thrashing(s *diagnose.Stats) {
 // held for resolve_for: no flapping.
 func TestHysteresis(t *testing.T) {
 	ep := upEndpoint("r", healthyStats())
-	w := newWorld(t, chatCfg(), ep)
+	w := newWorld(t, isolated(chatCfg(), "kv_cache_thrashing"), ep)
 	set := func(pre, kv float64) func(time.Time, *world) {
 		return func(_ time.Time, w *world) {
 			s := &w.eps[0].Stats
@@ -559,6 +559,8 @@ func TestQueueBacklogArithmetic(t *testing.T) {
 		want         string
 	}{
 		{"closed loop", 0, 150, 0, 60, "Little's law: 60 waiting ÷ 5 req/s served = 12s queued (target 5s); serving all 210 in flight at once takes (150 running + 60 waiting) ÷ 150 = 1.4× today's capacity, so 2 replicas of this model instead of 1"},
+		// A growing queue on a batch at a plateau whose cap the KV cache
+		// cannot raise: arrivals exceed capacity.
 		{"growing", 0, 2000, 1.5, 20, "arrivals exceed capacity: (5 req/s finished + the queue growing 1.5/s) ÷ 5 served = 1.3× what this replica serves: about 2 replicas of this model instead of 1"},
 		{"growing, aborts", 0.1, 2000, 1.5, 20, "arrivals exceed capacity: (5 req/s finished + the queue growing 1.5/s) ÷ 4.5 served = 1.44× what this replica serves: about 2 replicas of this model instead of 1"},
 	} {
@@ -703,5 +705,33 @@ func TestEndpointDownAdviceFollowsError(t *testing.T) {
 	}
 	if len(actions) != len(cases)-1 { // 401 and 403 share theirs
 		t.Errorf("%d distinct actions for %d errors", len(actions), len(cases))
+	}
+}
+
+// An endpoint unseen behind a failing source (Blind) is not down: it
+// raises no endpoint_down however long the source fails.
+func TestBlindEndpointRaisesNothing(t *testing.T) {
+	ep := upEndpoint("r", healthyStats())
+	w := newWorld(t, chatCfg(), ep)
+	start := t0
+	frames := w.run(start, 3*time.Minute, time.Second, func(now time.Time, w *world) {
+		if now.Equal(start.Add(5 * time.Second)) {
+			// What a stale endpoint looks like; the source says why.
+			w.eps[0].State, w.eps[0].Since, w.eps[0].Blind = diagnose.StateStale, now, true
+		}
+	})
+	if at, fd := firstFiring(frames, "endpoint_down"); fd != nil {
+		t.Errorf("endpoint_down at %v behind a failing source: %+v", at.Sub(start), fd)
+	}
+	// The same outage seen directly is one.
+	ep = upEndpoint("r", healthyStats())
+	w = newWorld(t, chatCfg(), ep)
+	frames = w.run(start, 3*time.Minute, time.Second, func(now time.Time, w *world) {
+		if now.Equal(start.Add(5 * time.Second)) {
+			w.eps[0].State, w.eps[0].Since = diagnose.StateStale, now
+		}
+	})
+	if _, fd := firstFiring(frames, "endpoint_down"); fd == nil {
+		t.Error("a stale endpoint seen directly raised no endpoint_down: the test proves nothing")
 	}
 }

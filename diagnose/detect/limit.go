@@ -35,6 +35,14 @@ const (
 	// growing is the queue growth (requests/s) that says arrivals outrun
 	// completions, as queue_backlog's default.
 	growing = 0.05
+	// burstFor bounds how long a burst keeps requests waiting without a
+	// break: a queue standing longer is not draining (a new incident
+	// leaves the burst verdict after it).
+	burstFor = 10 * time.Second
+	// saturatingStep is the step size (tokens) from which a step is
+	// compute-bound on a datacenter GPU: below it a larger token budget
+	// adds prefill throughput almost for free, above it only longer steps.
+	saturatingStep = 2048
 )
 
 // classify is the verdict on one endpoint.
@@ -66,12 +74,13 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	if tr.Points < minPoints {
 		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 	}
-	if !bad(tr.WaitMin) && tr.WaitMin < 1 && tr.WaitMax >= 1 && !(tr.WaitSlope >= growing && st.Waiting > tr.WaitMean) && !(st.PreemptionsRate > 0) {
-		// The queue emptied within the window and is not climbing back: a
-		// burst the engine drains; no limit binds.
+	if !bad(tr.WaitMin) && tr.WaitMin < 1 && tr.WaitMax >= 1 && tr.WaitFor < burstFor && !(st.PreemptionsRate > 0) {
+		// The queue emptied within the window and whatever waits now has
+		// waited less than a burst lasts: a burst the engine drains; no
+		// limit binds.
 		return diagnose.Verdict{Limit: diagnose.LimitBurst, Evidence: []diagnose.Evidence{
-			evNum("fewest waiting", tr.WaitMin, diagnose.UnitCount, tr.Span), evNum("waiting", st.Waiting, diagnose.UnitCount, 0),
-			evNum("queue growth", tr.WaitSlope, diagnose.UnitReqPerSec, tr.Span)}}
+			evNum("waiting without a break", tr.WaitFor.Seconds(), diagnose.UnitSeconds, 0), evNum("most waiting", tr.WaitMax, diagnose.UnitCount, tr.Span),
+			evNum("waiting", st.Waiting, diagnose.UnitCount, 0)}}
 	}
 	v := bindingLimit(x, ep)
 	if v.Limit.Symptom() && v.Limit != diagnose.LimitUnexplained {
@@ -136,6 +145,30 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	}
 	ruled = append(ruled, diagnose.LimitLoRASlots)
 
+	// Speculative decoding: each step verifies k drafted tokens; when few
+	// are accepted the drafts cost more than they save, and the slower
+	// decode holds every sequence longer (so it comes before the KV cache
+	// it fills).
+	if acc, k := specAcceptance(st); !bad(acc) && acc < draftCost {
+		n := 1
+		if over(&st.ITL, x.slo.ITL, 0.5) || over(&st.TPOT, x.slo.ITL, 0.5) {
+			n++
+		}
+		if k >= 2 {
+			n++
+		}
+		from := ""
+		if !bad(k) {
+			from = dec(k, 1)
+		}
+		fc := &diagnose.FlagChange{Flag: "--speculative-config num_speculative_tokens", From: from, To: specTokens(acc, k),
+			Why: "accepted " + pct(acc) + " of drafted tokens; a draft pays for itself above about " + pct(draftCost)}
+		return diagnose.Verdict{Limit: diagnose.LimitSpecDecode, Signals: n, Of: 3, Flag: fc, Evidence: []diagnose.Evidence{
+			evNum("acceptance", acc, diagnose.UnitRatio, w), evNum("tokens drafted per step", k, diagnose.UnitNumber, w),
+			evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
+	}
+	ruled = append(ruled, diagnose.LimitSpecDecode)
+
 	// KV cache: usage pinned; the scheduler preempts or stops admitting.
 	if kvKnown && (st.KVUsage >= kvFull || !bad(st.KVUsageMax) && st.KVUsageMax >= kvFull+0.05) {
 		n := 1
@@ -153,24 +186,6 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 			evNum("waiting", st.Waiting, diagnose.UnitCount, 0)}}
 	}
 	ruled = append(ruled, diagnose.LimitKVCache)
-
-	// Speculative decoding: each step verifies k drafted tokens; when few
-	// are accepted the drafts cost more than they save.
-	if acc, k := specAcceptance(st); !bad(acc) && acc < draftCost {
-		n := 1
-		if over(&st.ITL, x.slo.ITL, 0.5) || over(&st.TPOT, x.slo.ITL, 0.5) {
-			n++
-		}
-		if k >= 2 {
-			n++
-		}
-		fc := &diagnose.FlagChange{Flag: "--speculative-config num_speculative_tokens", From: dec(k, 1), To: specTokens(acc, k),
-			Why: "accepted " + pct(acc) + " of drafted tokens; a draft pays for itself above about " + pct(draftCost)}
-		return diagnose.Verdict{Limit: diagnose.LimitSpecDecode, Signals: n, Of: 3, Flag: fc, Evidence: []diagnose.Evidence{
-			evNum("acceptance", acc, diagnose.UnitRatio, w), evNum("tokens drafted per step", k, diagnose.UnitNumber, w),
-			evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
-	}
-	ruled = append(ruled, diagnose.LimitSpecDecode)
 
 	// The batch cap: running flat at one value with requests waiting the
 	// whole window and the KV cache with room; the plateau is the current
@@ -191,7 +206,8 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 
 	// The token budget: each step carries at most --max-num-batched-tokens;
 	// pinned there by long prompts, steps sit in the top bucket.
-	if ceil, pinned := stepCeiling(&st.IterTokens); pinned && kvRoom {
+	ceil, pinned := stepCeiling(&st.IterTokens)
+	if pinned && kvRoom && ceil <= saturatingStep {
 		n := 2 // steps at a ceiling, KV room
 		tot := st.PromptTokRate + st.GenTokRate
 		if !bad(tot) && tot > 0 && st.PromptTokRate/tot >= prefillHeavy {
@@ -211,14 +227,23 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	}
 	ruled = append(ruled, diagnose.LimitTokenBudget)
 
-	// Compute: batch and KV have room, the GPU is busy.
-	if util := endpointGPUUtil(x.f, ep, x.f.Window); kvRoom && !flat && !bad(util) && util >= busyGPU {
-		n := 3 // GPU busy, KV room, batch below a cap
+	// Compute: batch and KV have room, and the GPU is busy or every step
+	// is already compute-bound (pinned above saturatingStep tokens).
+	util := endpointGPUUtil(x.f, ep, x.f.Window)
+	busy := !bad(util) && util >= busyGPU
+	if kvRoom && !flat && (busy || pinned && ceil > saturatingStep) {
+		n := 2 // KV room, batch below a cap
+		if busy {
+			n++
+		}
+		if pinned && ceil > saturatingStep {
+			n++
+		}
 		if over(&st.ITL, x.slo.ITL, 0.5) {
 			n++
 		}
-		return diagnose.Verdict{Limit: diagnose.LimitCompute, Signals: n, Of: 4, Evidence: []diagnose.Evidence{
-			evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0),
+		return diagnose.Verdict{Limit: diagnose.LimitCompute, Signals: n, Of: 5, Evidence: []diagnose.Evidence{
+			evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window), evNum("step tokens p95", st.IterTokens.P95, diagnose.UnitTokens, w), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0),
 			evNum("mean running", tr.RunMean, diagnose.UnitCount, tr.Span), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
 	}
 	ruled = append(ruled, diagnose.LimitCompute, diagnose.LimitKVTransfer)

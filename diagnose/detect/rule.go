@@ -1,9 +1,10 @@
 package detect
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -324,45 +325,68 @@ func trimFloat(v float64, prec int) string {
 }
 
 // SortFindings orders findings worst first: severity, then the oldest
-// first-seen, then target and rule for a stable order.
+// first-seen, then target and rule for a stable order. It sorts small keys
+// and moves each finding once: sort.SliceStable swapped the whole structs
+// through reflection, O(n log² n) times, and asked the cause graph of each
+// comparison (8 % of vtop's CPU with 400 findings; BENCHMARKS.md, issue 23).
 func SortFindings(fs []diagnose.Finding) {
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := &fs[i], &fs[j]
-		if a.Severity != b.Severity {
-			return a.Severity > b.Severity
+	if len(fs) < 2 {
+		return
+	}
+	type key struct {
+		i   int
+		sev diagnose.Severity
+		sym bool
+	}
+	keys := make([]key, len(fs))
+	for i := range fs {
+		keys[i] = key{i, fs[i].Severity, isSymptom(&fs[i])}
+	}
+	slices.SortStableFunc(keys, func(x, y key) int {
+		if x.sev != y.sev {
+			return cmp.Compare(y.sev, x.sev)
 		}
 		// At one severity a cause comes before the symptoms it explains.
-		if sa, sb := isSymptom(a), isSymptom(b); sa != sb {
-			return sb
+		if x.sym != y.sym {
+			if x.sym {
+				return 1
+			}
+			return -1
 		}
-		if !a.FirstSeen.Equal(b.FirstSeen) {
-			return a.FirstSeen.Before(b.FirstSeen)
+		a, b := &fs[x.i], &fs[y.i]
+		if c := a.FirstSeen.Compare(b.FirstSeen); c != 0 {
+			return c
 		}
-		if a.Target != b.Target {
-			return a.Target < b.Target
-		}
-		if a.Rule != b.Rule {
-			return a.Rule < b.Rule
-		}
-		if a.Model != b.Model {
-			return a.Model < b.Model
-		}
-		if a.Engine != b.Engine {
-			return a.Engine < b.Engine
+		if c := cmp.Or(cmp.Compare(a.Target, b.Target), cmp.Compare(a.Rule, b.Rule),
+			cmp.Compare(a.Model, b.Model), cmp.Compare(a.Engine, b.Engine)); c != 0 {
+			return c
 		}
 		// The state table is a map: the order must not depend on it.
-		return a.ID() < b.ID()
+		return cmp.Compare(a.ID(), b.ID())
 	})
+	sorted := make([]diagnose.Finding, len(fs))
+	for k, x := range keys {
+		sorted[k] = fs[x.i]
+	}
+	copy(fs, sorted)
 }
 
 // isSymptom: the finding follows a cause on its endpoint, or its rule is
 // one the cause graph lists as a symptom.
 func isSymptom(fd *diagnose.Finding) bool {
-	if fd.Cause != "" {
-		return true
-	}
-	return len(groupingCauses(fd.Rule)) > 0
+	return fd.Cause != "" || symptomRules[fd.Rule]
 }
+
+// symptomRules are the rules with a cause they are grouped under.
+var symptomRules = func() map[string]bool {
+	m := map[string]bool{}
+	for rule := range causeGraph {
+		if len(groupingCauses(rule)) > 0 {
+			m[rule] = true
+		}
+	}
+	return m
+}()
 
 // Worst returns the highest severity among findings, and false when there
 // is none.

@@ -51,7 +51,11 @@ var ruleBindingLimit = &Rule{
 		switch {
 		case v.Flag != nil:
 			fd.Flags = []diagnose.FlagChange{*v.Flag}
-			fd.Action = fmt.Sprintf("%s %s → %s (%s)", v.Flag.Flag, v.Flag.From, v.Flag.To, v.Flag.Why)
+			from := v.Flag.From
+			if from == "" {
+				from = "(current value unknown)"
+			}
+			fd.Action = fmt.Sprintf("%s %s → %s (%s)", v.Flag.Flag, from, v.Flag.To, v.Flag.Why)
 		}
 	},
 	prom: func(g *promGen, p []float64) []promAlert {

@@ -128,7 +128,7 @@ func TestRuleEdges(t *testing.T) {
 			}
 			c.mut(&ep)
 			ep.Subs[0].Stats = ep.Stats
-			w := newWorld(t, RulesConfig{SLO: chat}, ep)
+			w := newWorld(t, isolated(RulesConfig{SLO: chat}, c.rule), ep)
 			r, _ := LookupRule(c.rule)
 			horizon := 2*r.For + 10*time.Second
 			frames := w.run(t0, horizon, time.Second, nil)

@@ -276,8 +276,11 @@ func TestSaturationWithoutPreemptionCounter(t *testing.T) {
 			blocks := float64(p.fleet.Replicas()[0].Config().NumGPUBlocks)
 			live, miss := detect.FitLive(st.KVUsage, st.Running, blocks, 0.15)
 			t.Logf("--max-num-seqs %s (%s); live fit %d at KV %.3f with %.0f running", fd.Flags[i].To, fd.Flags[i].Why, live.N, st.KVUsage, st.Running)
-			if miss != "" || n > live.N {
-				t.Errorf("--max-num-seqs %d exceeds what the live KV fits (%d, %s)", n, live.N, miss)
+			// The number shown holds until the evidence moves it by more
+			// than 15% (issue 19): within the fit's 15% headroom of
+			// today's live fit.
+			if miss != "" || float64(n) > float64(live.N)*1.15 {
+				t.Errorf("--max-num-seqs %d exceeds what the live KV fits (%d, %s) by more than the 15%% it may be held", n, live.N, miss)
 			}
 			if strings.Contains(fd.Action, "lower --max-num-seqs") && float64(n) >= st.Running {
 				t.Errorf("lowers --max-num-seqs to %d, at or above the %.0f running", n, st.Running)

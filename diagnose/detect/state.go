@@ -39,6 +39,7 @@ type ruleState struct {
 	shown        bool              // finding describes this evaluation (pending: not superseded)
 	hold         time.Duration     // the hold it fired after (or needs, pending)
 	target       string            // the endpoint of its unit ("" for a GPU): where supersession looks
+	lapseSince   time.Time         // pending, and its condition lapsed since (bridged while a rule it restates holds)
 }
 
 // holdOf is how long a condition must hold before the rule fires: the
@@ -71,7 +72,9 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagno
 	st.shown = false
 	switch c {
 	case condMet:
-		if st.pendingSince.IsZero() {
+		st.lapseSince = time.Time{}
+		fresh := st.pendingSince.IsZero()
+		if fresh {
 			st.pendingSince = now
 			if !x.since.IsZero() && x.since.Before(now) {
 				st.pendingSince = x.since
@@ -80,8 +83,21 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagno
 		st.clearSince = time.Time{}
 		hold := d.holdOf(r, x.over)
 		if !st.firing {
-			if now.Sub(st.pendingSince) < hold {
-				st.sev = sev
+			// The more specific rule supersedes the general one while
+			// pending too: with a rule it restates already firing, its own
+			// condition met names the cause, and it fires now rather than
+			// leave the headline to the general rule for its hold.
+			_, general, _ := d.generals(st.target, ri)
+			if now.Sub(st.pendingSince) < hold && !general {
+				// Pending severity has firing's hysteresis: it rises at
+				// once and falls only after resolve_for.
+				if fresh {
+					st.sev, st.lowerSince = sev, time.Time{}
+				} else {
+					settle(st, sev, now, r.ResolveFor)
+				}
+				d.inherit(st, ri, sev)
+				sev = st.sev
 				d.describe(x, st, ri, sev, u, true)
 				st.finding.State, st.finding.Hold = diagnose.FindingPending, hold
 				st.finding.HeldFor = now.Sub(st.pendingSince)
@@ -92,34 +108,28 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagno
 				}
 				return true
 			}
-			st.firing, st.sev, st.lowerSince, st.hold = true, sev, time.Time{}, hold
+			// A more specific rule pending on the endpoint takes the
+			// general one's place as it fires: the headline goes to the
+			// cause, not to the rule whose hold ran out first.
+			d.promote(x, st.target, ri, max(sev, st.sev))
+			// Firing keeps the severity the pending state had reached.
+			st.firing, st.sev, st.hold = true, max(sev, st.sev), hold
 			st.finding = diagnose.Finding{FirstSeen: st.pendingSince}
 		}
-		switch {
-		case sev > st.sev:
-			st.sev, st.lowerSince = sev, time.Time{}
-		case sev < st.sev:
-			if st.lowerSince.IsZero() {
-				st.lowerSince = now
-			}
-			if now.Sub(st.lowerSince) >= r.ResolveFor {
-				st.sev, st.lowerSince = sev, time.Time{}
-			}
-		default:
-			st.lowerSince = time.Time{}
-		}
+		settle(st, sev, now, r.ResolveFor)
+		d.inherit(st, ri, sev)
 		d.describe(x, st, ri, st.sev, u, true)
 		d.firingMarks(st, now)
 	case condHold:
 		if !st.firing {
-			return false
+			return d.bridge(x, st, ri, u)
 		}
 		st.clearSince = time.Time{}
 		d.describe(x, st, ri, st.sev, u, false)
 		d.firingMarks(st, now)
 	default:
 		if !st.firing {
-			return false
+			return d.bridge(x, st, ri, u)
 		}
 		if st.clearSince.IsZero() {
 			st.clearSince = now
@@ -139,6 +149,85 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagno
 		st.finding.Action, st.finding.Flags = "", nil
 	}
 	return true
+}
+
+// settle applies severity hysteresis: a higher severity at once, a lower
+// one once it has held for resolveFor.
+func settle(st *ruleState, sev diagnose.Severity, now time.Time, resolveFor time.Duration) {
+	switch {
+	case sev > st.sev:
+		st.sev, st.lowerSince = sev, time.Time{}
+	case sev < st.sev:
+		if st.lowerSince.IsZero() {
+			st.lowerSince = now
+		}
+		if now.Sub(st.lowerSince) >= resolveFor {
+			st.sev, st.lowerSince = sev, time.Time{}
+		}
+	default:
+		st.lowerSince = time.Time{}
+	}
+}
+
+// inherit raises a cause's severity to that of the causes it restates
+// that hold on its endpoint; it then falls only through settle's
+// hysteresis (an info rule lends and takes none).
+func (d *Detector) inherit(st *ruleState, ri int, sev diagnose.Severity) {
+	if sev == diagnose.SevInfo {
+		return
+	}
+	if in, _, _ := d.generals(st.target, ri); in > st.sev {
+		st.sev, st.lowerSince = in, time.Time{}
+	}
+}
+
+// pendingGrace is how long a pending cause outlives a lapse of its own
+// condition while a rule it restates holds: its rate dipping below the
+// threshold for a scrape does not hand the headline to the general rule.
+const pendingGrace = 10 * time.Second
+
+// bridge keeps a pending state through a short lapse of its condition
+// while a rule it restates holds; it reports whether the state lives.
+func (d *Detector) bridge(x *evalCtx, st *ruleState, ri int, u *unit) bool {
+	if _, _, general := d.generals(st.target, ri); !general || u == nil || st.pendingSince.IsZero() {
+		return false
+	}
+	if st.lapseSince.IsZero() {
+		st.lapseSince = x.now
+	}
+	if x.now.Sub(st.lapseSince) >= pendingGrace {
+		return false
+	}
+	d.describe(x, st, ri, st.sev, u, false)
+	st.finding.State, st.finding.FirstSeen = diagnose.FindingPending, st.pendingSince
+	st.finding.HeldFor = x.now.Sub(st.pendingSince)
+	if d.superseded(st.target, ri, true) {
+		st.shown = false
+	}
+	return true
+}
+
+// promote fires the pending, shown states of the rules that restate rule
+// ri on the endpoint target, at least at severity sev (it runs only as a
+// rule starts firing).
+func (d *Detector) promote(x *evalCtx, target string, ri int, sev diagnose.Severity) {
+	if target == "" || len(d.supers[ri]) == 0 {
+		return
+	}
+	for _, j := range d.supers[ri] {
+		if d.live[liveKey{target, j}].pending != d.gen {
+			continue
+		}
+		for k, st := range d.states {
+			if k.rule != j || st.target != target || st.firing || !st.shown {
+				continue
+			}
+			st.firing, st.sev, st.hold = true, max(st.sev, sev), st.finding.Hold
+			st.finding.Severity = max(st.finding.Severity, st.sev)
+			d.firingMarks(st, x.now)
+			d.mark(j, target, st)
+		}
+	}
 }
 
 func (d *Detector) firingMarks(st *ruleState, now time.Time) {

@@ -22,8 +22,8 @@ func thrashAt(pre, kv float64) func(time.Time, *world) {
 // A condition holding toward its hold is shown as pending with how long it
 // has held of how long it needs, apart from the firing findings.
 func TestPendingExposed(t *testing.T) {
-	cfg := chatCfg()
-	cfg.Rules = map[string]RuleConfig{"kv_cache_saturated": {Disabled: true}}
+	cfg := isolated(chatCfg(), "kv_cache_thrashing")
+	cfg.Rules["slo_breach"] = RuleConfig{}
 	w := newWorld(t, cfg, upEndpoint("r", healthyStats()))
 	// 0.3/s is 0.06 per finished request: marginal, the full 2m hold.
 	frames := w.run(t0, 40*time.Second, time.Second, thrashAt(0.3, 0.97))
@@ -88,7 +88,7 @@ func TestResolvingWithholdsAction(t *testing.T) {
 // it rises at once and falls only after the lower severity held for
 // resolve_for.
 func TestSeverityNoFlap(t *testing.T) {
-	w := newWorld(t, chatCfg(), upEndpoint("r", healthyStats()))
+	w := newWorld(t, isolated(chatCfg(), "kv_cache_thrashing"), upEndpoint("r", healthyStats()))
 	// 2.45/s and 2.55/s over 5 finished/s: 0.49 and 0.51 per request
 	// around the 0.5 critical, switching every 10s for 150s.
 	frames := w.run(t0, 150*time.Second, time.Second, func(now time.Time, w *world) {

@@ -125,6 +125,11 @@ func (f *federation) read(r io.Reader, gen uint64, known bool) error {
 			}
 			line = long
 		}
+		if len(line) > 0 && line[0] == 0 {
+			// Prometheus' lexer takes a NUL for the end of the input: a
+			// damaged answer, said rather than read in part.
+			return errors.New("a NUL byte starts a line: the answer is damaged")
+		}
 		if len(line) > 0 && line[0] != '#' && line[0] != '\n' {
 			if perr := f.sample(line, gen, known); perr != nil {
 				return perr
@@ -315,22 +320,18 @@ func isID(l []byte) int {
 // idMetric is the identifying labels of a label block, unescaped.
 func idMetric(lb []byte) (model.Metric, error) {
 	m := model.Metric{}
-	var bad error
 	_, err := eachLabel(lb, func(name, raw []byte) {
 		if isID(name) < 0 {
 			return
 		}
-		v, err := strconv.Unquote(`"` + string(raw) + `"`)
-		if err != nil {
-			bad = fmt.Errorf("label %s: bad escape", sources.Sanitize(string(name), 40))
-		}
-		m[model.LabelName(name)] = model.LabelValue(v)
+		m[model.LabelName(name)] = model.LabelValue(lvalReplacer.Replace(string(raw)))
 	})
-	if err == nil {
-		err = bad
-	}
 	return m, err
 }
+
+// lvalReplacer undoes the text format's escapes in a label value as
+// Prometheus' own parser does: \\, \" and \n; any other backslash stays.
+var lvalReplacer = strings.NewReplacer(`\"`, "\"", `\\`, "\\", `\n`, "\n")
 
 // eachLabel walks `a="x",b="y"}` calling fn with each name and raw
 // (still escaped) value; it returns the index just past the '}'.
@@ -444,7 +445,7 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 	}
 	// As refresh: a target whose newest scrape is a few intervals old has
 	// departed (the server keeps answering with its last samples).
-	gone := now.Add(-lag).Add(-max(3*c.interval, 5*time.Second))
+	gone := s.horizon(now.Add(-lag))
 	var todo []normJob
 	for k, t := range fed.byKey {
 		if t.gen != s.gen {

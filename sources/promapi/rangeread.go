@@ -181,6 +181,13 @@ func readRange(body io.Reader, r v1.Range) (*rangePart, error) {
 	if bad != nil {
 		return nil, bad
 	}
+	if it.Error == nil {
+		// One document and nothing after it but space: two answers run
+		// together, or a proxy's page after one, are not an answer.
+		if it.WhatIsNext(); it.Error == nil {
+			return nil, errors.New("more after the answer: not one JSON document")
+		}
+	}
 	if it.Error != nil && it.Error != io.EOF {
 		return nil, it.Error
 	}

@@ -40,6 +40,8 @@ type Source struct {
 	// per worker.
 	classes []*sources.SeriesClasses
 	gen     uint64
+	failing bool        // the last refresh failed: its Problem is up
+	grace   time.Time   // until then no replica departs: the server just came back
 	names   []labelPair // scratch for label sorting
 	// boundText is the replica bound's Problem as last said.
 	boundText string
@@ -93,12 +95,15 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 			if c.cfg.Log != nil {
 				c.cfg.Log.Warn("prometheus refresh", "err", err)
 			}
-			// The server is down or slow: every replica is unknown now,
-			// and says why.
+			// The server is down or slow: that is the server failing, not
+			// every replica. They are unseen (stale, their last values),
+			// and the server's error is said as its own.
 			b = sources.Batch{Now: c.cfg.Clock()}
-			for _, r := range s.fleet.byKey {
-				b.Scrapes = append(b.Scrapes, sources.Scrape{Target: r.name, Time: b.Now, Err: err})
-			}
+			s.failing = true
+			b.Problems = append(b.Problems, sources.Problem{Key: s.outageKey(), Text: sources.Sanitize(err.Error(), 200), Feeds: true})
+		} else if s.failing {
+			s.failing = false
+			b.Problems = append(b.Problems, sources.Problem{Key: s.outageKey()})
 		}
 		if !sources.Send(ctx, out, b) || c.cfg.Once {
 			return nil // --once without history: one refresh
@@ -134,7 +139,7 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 	// A server that writes no staleness markers (VictoriaMetrics for a
 	// target gone from its file_sd) keeps answering with the last sample:
 	// a replica with no new scrape for a few intervals has departed.
-	gone := ts.Add(-max(3*c.interval, 5*time.Second))
+	gone := s.horizon(ts)
 	dropped := 0
 	for _, smp := range v.(model.Vector) {
 		// A stamp in the future is taken as now (see federation.sample).
@@ -535,3 +540,21 @@ func (s *Source) sendChunk(ctx context.Context, out chan<- sources.Batch, f fetc
 	}
 	return true
 }
+
+// horizon is the oldest newest-sample time a replica may have and still be
+// in the fleet. Just after the server failed, none departs: a server that
+// was frozen (SIGSTOP, a long GC) answers with samples as old as the
+// freeze until its next scrapes land, and its replicas have not gone.
+func (s *Source) horizon(ts time.Time) time.Time {
+	quiet := max(3*s.c.interval, 5*time.Second)
+	if s.failing {
+		s.grace = ts.Add(quiet)
+	}
+	if ts.Before(s.grace) {
+		return time.Time{}
+	}
+	return ts.Add(-quiet)
+}
+
+// outageKey names the server when it fails: the header's line.
+func (s *Source) outageKey() string { return "Prometheus " + s.c.name }

@@ -1,4 +1,4 @@
-package ui
+package report
 
 import (
 	"math"
@@ -41,7 +41,7 @@ func TestEvidenceValue(t *testing.T) {
 		{diagnose.Evidence{Num: math.Inf(1), Unit: diagnose.UnitTokens}, "--"},
 		{diagnose.Evidence{Num: nan, Unit: diagnose.UnitSeconds, Lowest: 0.3, Highest: 2560}, "--"},
 	} {
-		if got := evidenceValue(c.e); got != c.want {
+		if got := EvidenceValue(c.e); got != c.want {
 			t.Errorf("%+v: %q, want %q", c.e, got, c.want)
 		}
 	}

@@ -1,4 +1,4 @@
-package ui
+package report
 
 import (
 	"math"
@@ -7,10 +7,10 @@ import (
 	f "github.com/vtop-dev/vtop/diagnose/format"
 )
 
-// evidenceValue is a finding's evidence as the terminal shows it: the
+// EvidenceValue is a finding's evidence as the terminal shows it: the
 // rules hand over numbers with units, and this is the one place that
 // spells them ("97%", "22/s", "≥2.56s", "1.4 GiB", "--" when unknown).
-func evidenceValue(e diagnose.Evidence) string {
+func EvidenceValue(e diagnose.Evidence) string {
 	v := e.Num
 	if e.Unit != diagnose.UnitText && (math.IsNaN(v) || math.IsInf(v, 0)) {
 		return f.Missing // NaN or ±Inf: unknown, whatever the unit

@@ -1,0 +1,124 @@
+package detect
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
+)
+
+// The batch pinned at one low value for minutes with a queue and the KV
+// cache nearly empty: the plateau is the current --max-num-seqs, so the
+// advice says "48 → n", not "current value unknown".
+func TestPlateauIsTheCurrentMaxNumSeqs(t *testing.T) {
+	st := healthyStats()
+	st.Running, st.Waiting, st.KVUsage, st.KVUsageMax, st.TTFT = 48, 30, 0.2, 0.2, qs(1.5, 4, 6, 200)
+	ep := upEndpoint("r", st) // no max_num_seqs in the config
+	w := newWorld(t, chatCfg(), ep)
+	frames := w.run(t0, 3*time.Minute, time.Second, nil)
+	f := frames[len(frames)-1]
+	if v := f.Endpoints[0].Verdict; v.Limit != diagnose.LimitBatchCap || v.Signals < 3 {
+		t.Fatalf("verdict %+v, want the batch cap", v)
+	}
+	fd := findingOf(f, "prefill_starvation")
+	if fd == nil || len(fd.Flags) == 0 {
+		t.Fatalf("no prefill_starvation with a flag: %+v", f.Findings)
+	}
+	fc := fd.Flags[0]
+	if fc.Flag != "--max-num-seqs" || fc.From != "48" || !strings.Contains(fc.Why, "current value from the plateau: 48 running") {
+		t.Errorf("flag %+v, want from the plateau 48", fc)
+	}
+	if !strings.Contains(fd.Action, "raise --max-num-seqs 48 → ") {
+		t.Errorf("action %q", fd.Action)
+	}
+	// Without a queue throughout, a flat batch is no cap.
+	st.Waiting = 0
+	w = newWorld(t, chatCfg(), upEndpoint("r", st))
+	frames = w.run(t0, time.Minute, time.Second, nil)
+	if v := frames[len(frames)-1].Endpoints[0].Verdict; v.Limit == diagnose.LimitBatchCap {
+		t.Errorf("flat batch with nothing waiting called the batch cap: %+v", v)
+	}
+}
+
+// Issue 18's first case: requests queued behind LoRA adapter slots, the
+// batch far from full, KV far from full. The verdict names the slots and
+// the advice is --max-loras; --max-num-seqs, which would not admit one more
+// request, is recommended by no finding.
+func TestLoRASlotsNotPrefillStarvation(t *testing.T) {
+	st := healthyStats()
+	st.Running, st.Waiting, st.KVUsage, st.KVUsageMax, st.TTFT = 12, 40, 0.1, 0.1, qs(2, 6, 9, 200)
+	st.WaitingDeferred, st.WaitingCapacity = 40, 0
+	ep := upEndpoint("r", st)
+	ep.MaxNumSeqs = 256
+	ep.Lora = &sources.LoraInfo{MaxLora: 2, Running: []string{"a", "b"}, Waiting: []string{"c", "d", "e"}}
+	w := newWorld(t, chatCfg(), ep)
+	frames := w.run(t0, 3*time.Minute, time.Second, nil)
+	f := frames[len(frames)-1]
+	if v := f.Endpoints[0].Verdict; v.Limit != diagnose.LimitLoRASlots || v.Signals != 4 {
+		t.Fatalf("verdict %+v, want LoRA slots with 4 signals", v)
+	}
+	fd := findingOf(f, "binding_limit")
+	if fd == nil || len(fd.Flags) != 1 || fd.Flags[0].Flag != "--max-loras" || fd.Flags[0].From != "2" || fd.Flags[0].To != "4" {
+		t.Fatalf("binding_limit %+v", fd)
+	}
+	for _, x := range append(f.Findings, f.Pending...) {
+		if x.Rule == "prefill_starvation" {
+			t.Errorf("prefill_starvation fired: %s", x.Action)
+		}
+		for _, fc := range x.Flags {
+			if fc.Flag == "--max-num-seqs" {
+				t.Errorf("%s recommends %s %s → %s", x.Rule, fc.Flag, fc.From, fc.To)
+			}
+		}
+	}
+}
+
+// A burst that drains: the queue emptied within the window and is not
+// growing. The SLO breach it caused says so and stays info; no backlog.
+func TestBurstThatDrainsIsQuiet(t *testing.T) {
+	st := healthyStats()
+	st.TTFT = qs(0.8, 3, 5, 300) // the burst's requests waited
+	w := newWorld(t, chatCfg(), upEndpoint("r", st))
+	frames := w.run(t0, 6*time.Minute, time.Second, func(now time.Time, w *world) {
+		// A batch job every 40 s: 30 requests queue for 6 s and drain.
+		s := int(now.Sub(t0).Seconds()) % 40
+		w.eps[0].Stats.Waiting = 0
+		if s < 6 {
+			w.eps[0].Stats.Waiting = float64(30 - 5*s)
+		}
+	})
+	for _, f := range frames {
+		for _, x := range f.Findings {
+			if x.Severity > diagnose.SevInfo {
+				t.Fatalf("%v: %s %s: %s (verdict %+v, trend %+v)", f.Time.Sub(t0), x.Severity, x.Rule, x.Summary, f.Endpoints[0].Verdict, f.Endpoints[0].Trend)
+			}
+		}
+	}
+	f := frames[len(frames)-1]
+	if v := f.Endpoints[0].Verdict; v.Limit != diagnose.LimitBurst {
+		t.Errorf("verdict %+v, want a burst", v)
+	}
+	fd := findingOf(f, "slo_breach")
+	if fd == nil || fd.Severity != diagnose.SevInfo || !strings.Contains(fd.Summary, "transient burst") {
+		t.Errorf("slo_breach %+v, want info naming the burst", fd)
+	}
+}
+
+// Too few observations: a verdict says so, and no latency rule sets a
+// severity from them.
+func TestFewSamplesNoSeverity(t *testing.T) {
+	st := healthyStats()
+	st.TTFT, st.Waiting = qs(2, 6, 9, 300), 12
+	w := newWorld(t, chatCfg(), upEndpoint("r", st))
+	f := w.run(t0, 5*time.Second, time.Second, nil)[5]
+	if v := f.Endpoints[0].Verdict; v.Limit != diagnose.LimitFewData {
+		t.Errorf("verdict after 6 points %+v, want few samples", v)
+	}
+	for _, x := range append(f.Findings, f.Pending...) {
+		if x.Rule == "slo_breach" {
+			t.Errorf("slo_breach from 6 points: %s %s", x.Severity, x.Summary)
+		}
+	}
+}

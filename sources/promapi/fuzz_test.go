@@ -1,0 +1,260 @@
+package promapi
+
+import (
+	"encoding/json"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/model/textparse"
+)
+
+// parserPanics are the inputs that made Prometheus' text parsers panic in
+// 2026, kept as seeds of every fuzzer that reads exposition text.
+var parserPanics = []string{"{A}0", "{A} 0", "#", `o{="foo"} 0`}
+
+// textSamples is what Prometheus' own text parser reads from in: one
+// "target key|series without the target's labels|value bits" per sample
+// (with keyed, only of the series carrying some target label); ok is
+// false when it cannot read all of in.
+func textSamples(in []byte, keyed bool) (out []string, ok bool) {
+	p, err := textparse.New(in, "text/plain; version=0.0.4", labels.NewSymbolTable(), textparse.ParserOptions{})
+	if err != nil {
+		return nil, false
+	}
+	for {
+		e, err := p.Next()
+		if err != nil {
+			return out, err.Error() == "EOF"
+		}
+		if e != textparse.EntrySeries {
+			continue
+		}
+		_, _, v := p.Series()
+		var ls labels.Labels
+		p.Labels(&ls)
+		m := model.Metric{}
+		var ser []string
+		ls.Range(func(l labels.Label) {
+			if isID([]byte(l.Name)) >= 0 {
+				m[model.LabelName(l.Name)] = model.LabelValue(l.Value)
+			}
+			if l.Name == model.MetricNameLabel || !isTarget([]byte(l.Name)) {
+				ser = append(ser, l.Name+"="+strconv.Quote(l.Value))
+			}
+		})
+		if keyed && keyOf(m) == keyOf(nil) {
+			continue // an empty label is no label
+		}
+		if math.IsNaN(v) {
+			v = math.NaN() // one NaN: the splitter keeps the text, not the bits
+		}
+		out = append(out, keyOf(m)+"|"+strings.Join(ser, ",")+"|"+strconv.FormatUint(math.Float64bits(v), 16))
+	}
+}
+
+// FuzzFederationSplit: whatever Prometheus' text parser reads from a
+// /federate answer, the splitter files under the same targets with the
+// same series and values (read back from each target's rebuilt text by
+// the same parser). What the parser refuses may be refused or read
+// otherwise, but never panics.
+func FuzzFederationSplit(f *testing.F) {
+	for _, s := range parserPanics {
+		f.Add(s)
+		f.Add(s + "\n")
+	}
+	f.Add(`# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{instance="a:1",job="vllm",model_name="m"} 3 1000
+vllm:num_requests_running{instance="b \"x\", y:2",job="vllm",model_name="m\\n"} 4
+vllm:cache_config_info{block_size="16",instance="a:1",job="vllm"} 1 1000
+x{} 1
+y 2
+vllm:num_requests_waiting{instance="a:1",job="vllm",model_name="m",namespace="llm",pod="p-0"} NaN 2000
+`)
+	f.Fuzz(func(t *testing.T, in string) {
+		fed := newFederation([]string{"vllm:num_requests_running"}, nil)
+		fed.now = 5000
+		ferr := fed.read(strings.NewReader(in), 1, false)
+		want, ok := textSamples([]byte(in), true)
+		if !ok || strings.Contains("\n"+in, "\n\x00") {
+			// Refused, or read up to a NUL at a line's start, which the
+			// parser takes for the end (the splitter refuses it instead).
+			return
+		}
+		if ferr != nil {
+			t.Fatalf("Prometheus' parser reads it, the splitter says %v", ferr)
+		}
+		var got []string
+		for _, tg := range fed.byKey {
+			if keyOf(tg.m) == keyOf(nil) {
+				continue // no target label: nothing to compare it with
+			}
+			ss, ok := textSamples(fed.text(nil, tg), false)
+			if !ok {
+				t.Fatalf("a target's rebuilt text does not parse:\n%s", fed.text(nil, tg))
+			}
+			for _, s := range ss {
+				// The rebuilt text has no target labels: its key is tg's.
+				_, rest, _ := strings.Cut(s, "|")
+				got = append(got, keyOf(tg.m)+"|"+rest)
+			}
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		// Nothing filed that the parser did not read, under that target.
+		left := slices.Clone(want)
+		for _, g := range got {
+			i := slices.Index(left, g)
+			if i < 0 {
+				t.Fatalf("the splitter filed %q, which Prometheus' parser did not read:\n%q", g, want)
+			}
+			left = slices.Delete(left, i, i+1)
+		}
+		// And nothing lost, where every line is in the form servers write
+		// (the parser also takes a leading space, labels without commas).
+		if len(left) > 0 && canonical(in) {
+			t.Fatalf("the splitter lost %q", left)
+		}
+	})
+}
+
+// canonLine is a sample line as Prometheus and VictoriaMetrics write one.
+var canonLine = regexp.MustCompile(`^[a-zA-Z_:][a-zA-Z0-9_:]*\{([a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\\n])*"(,[a-zA-Z_][a-zA-Z0-9_]*="(\\.|[^"\\\n])*")*,?)?\} [^ ]+( [^ ]+)?$`)
+
+// canonical reports whether every sample line of in has the servers' form.
+func canonical(in string) bool {
+	for _, l := range strings.Split(in, "\n") {
+		if l != "" && l[0] != '#' && !canonLine.MatchString(l) {
+			return false
+		}
+	}
+	return true
+}
+
+// FuzzReadRange: a range answer the streaming reader accepts is one
+// encoding/json decodes too (keys matched exactly, as Prometheus writes
+// them), to the same series and the same value at every step.
+func FuzzReadRange(f *testing.F) {
+	start := time.Unix(1_700_000_000, 0)
+	r := v1.Range{Start: start, End: start.Add(4 * 15 * time.Second), Step: 15 * time.Second}
+	f.Add(`{"status":"success","data":{"resultType":"matrix","result":[` +
+		`{"metric":{"__name__":"vllm:num_requests_running","instance":"a:1","job":"vllm","model_name":"m\"x\\y\nz\u00e9"},` +
+		`"values":[[1700000000,"1"],[1700000015.000,"2.5"],[1700000030.5,"9"],[1700000045,"NaN"]]}]}}`)
+	f.Add(`{"status":"error","errorType":"bad_data","error":"x"}`)
+	f.Add(`{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[0,"1\n x 2"]]}]}}`)
+	for _, s := range parserPanics {
+		f.Add(`{"status":"success","data":{"resultType":"matrix","result":[{"values":[[1700000015,"+Inf"]],"metric":{"__name__":` + strconv.Quote(s) + `}}]}}`)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		p, err := readRange(strings.NewReader(body), r)
+		if err != nil {
+			return
+		}
+		var doc any
+		if jerr := json.Unmarshal([]byte(body), &doc); jerr != nil {
+			t.Fatalf("the reader accepts what encoding/json refuses (%v)", jerr)
+		}
+		if dupKeys(body) {
+			return // which of two equal keys counts is the decoder's choice
+		}
+		top, _ := doc.(map[string]any)
+		data, _ := top["data"].(map[string]any)
+		result, _ := data["result"].([]any)
+		if top["status"] != "success" || data["resultType"] != "matrix" || len(p.series) != len(result) {
+			t.Fatalf("status %v, type %v, %d series; read %d", top["status"], data["resultType"], len(result), len(p.series))
+		}
+		var scratch []labelPair
+		for i, one := range result {
+			ss, _ := one.(map[string]any)
+			m := model.Metric{}
+			labelsOf, _ := ss["metric"].(map[string]any)
+			for k, v := range labelsOf {
+				m[model.LabelName(k)] = model.LabelValue(v.(string))
+			}
+			if p.series[i].key != keyOf(m) || string(p.lineOf(i)) != string(appendSeries(nil, m, &scratch)) {
+				t.Fatalf("series %d: %q %q, want %v", i, p.series[i].key, p.lineOf(i), m)
+			}
+			pts, _ := ss["values"].([]any)
+			for k := 0; k < p.steps; k++ {
+				ms := start.Add(time.Duration(k) * r.Step).UnixMilli()
+				var want *string
+				for _, pt := range pts {
+					pair := pt.([]any)
+					if int64(math.Round(pair[0].(float64)*1000)) == ms {
+						v := pair[1].(string)
+						want = &v
+						break
+					}
+				}
+				v := p.value(i, k)
+				if (want == nil) != (v == nil) {
+					t.Fatalf("series %d step %d: %q, want %v", i, k, v, want)
+				}
+				if want != nil {
+					a, err1 := strconv.ParseFloat(string(v), 64)
+					b, err2 := strconv.ParseFloat(*want, 64)
+					if err1 != nil || err2 != nil || !model.SampleValue(a).Equal(model.SampleValue(b)) {
+						t.Fatalf("series %d step %d: %q, want %q", i, k, v, *want)
+					}
+				}
+			}
+		}
+	})
+}
+
+// dupKeys reports whether any object in the JSON document body names a
+// key twice.
+func dupKeys(body string) bool {
+	dec := json.NewDecoder(strings.NewReader(body))
+	type frame struct {
+		obj  bool
+		key  bool // the next token is a key
+		seen map[string]bool
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.obj && top.key {
+			if k, ok := tok.(string); ok {
+				if top.seen[k] {
+					return true
+				}
+				top.seen[k] = true
+				top.key = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			if top != nil && top.obj {
+				top.key = true
+			}
+			stack = append(stack, &frame{obj: true, key: true, seen: map[string]bool{}})
+		case json.Delim('['):
+			if top != nil && top.obj {
+				top.key = true
+			}
+			stack = append(stack, &frame{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		default:
+			if top != nil && top.obj {
+				top.key = true
+			}
+		}
+	}
+}

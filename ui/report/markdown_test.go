@@ -1,0 +1,30 @@
+package report
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/diagnose"
+)
+
+// Text from labels and errors is pasted as text: a model name or an error
+// cannot open a link, a heading or a table, or end inline code.
+func TestMarkdownEscapesHostileText(t *testing.T) {
+	now := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
+	fd := &diagnose.Finding{Rule: "endpoint_down", Title: "Endpoint down", Target: "host`:8000", Model: "[x](http://evil)",
+		Severity: diagnose.SevCritical, FirstSeen: now.Add(-2 * time.Minute), Summary: "# heading | cell <b>",
+		Evidence: []diagnose.Evidence{{Name: "last error", Text: "*boom*", Unit: diagnose.UnitText}}}
+	md := FindingMarkdown(&diagnose.Frame{Time: now}, fd)
+	for _, bad := range []string{"\n# ", "<b>", " *boom*", "host`:"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("unescaped %q:\n%s", bad, md)
+		}
+	}
+	for _, want := range []string{"### CRITICAL: Endpoint down", "- **Since:** 2026-11-26 02:58:00 UTC (2m ago)", "\\*boom\\*", "\\# heading \\| cell &lt;b&gt;",
+		"`host':8000 ([x](http://evil))`"} { // inside inline code a link is text
+		if !strings.Contains(md, want) {
+			t.Errorf("lacks %q:\n%s", want, md)
+		}
+	}
+}
