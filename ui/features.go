@@ -12,8 +12,8 @@ import (
 
 // featuresPanel is what an engine exposes beyond the four rows, a line for
 // each only when the server exposes it: speculative decoding, LoRA
-// adapters, KV transfer and offload (P/D), sleep. A server without any of
-// them gets no panel and no blank lines.
+// adapters, KV transfer and offload (P/D), sleep (while asleep). A server
+// without any of them gets no panel and no blank lines.
 type featuresPanel struct {
 	c    *common
 	w, h int
@@ -108,13 +108,12 @@ func featureLines(e *diagnose.EndpointView) []featureLine {
 			{label: "offload", value: off},
 		}})
 	}
-	if st.Sleep != diagnose.SleepUnknown {
-		c := cell{value: st.Sleep.String()}
-		if st.Sleep == diagnose.SleepAsleep {
-			c.lv = lvWarn
-			if st.SleepLevel != "" {
-				c.tail = "(" + st.SleepLevel + ")"
-			}
+	// Sleep: a line only while asleep (awake is every serving engine's
+	// state; the JSON report says it either way).
+	if st.Sleep == diagnose.SleepAsleep {
+		c := cell{value: st.Sleep.String(), lv: lvWarn}
+		if st.SleepLevel != "" {
+			c.tail = "(" + st.SleepLevel + ")"
 		}
 		out = append(out, featureLine{"Sleep", []cell{c}})
 	}

@@ -151,6 +151,15 @@ func gpuWant(c counts, roomy bool) int {
 	return n
 }
 
+// gpuEssential is what the GPU panel keeps before optional panels: its
+// summary line, and this endpoint's share when joined.
+func gpuEssential(c counts) int {
+	if c.endpointGPU {
+		return 2
+	}
+	return 1
+}
+
 func roomyRowLines(sparkH int) int { return roomyBaseLines + roomySparks*sparkH }
 
 func (l *layout) planEndpoint(c counts) {
@@ -186,8 +195,9 @@ func (l *layout) planEndpoint(c counts) {
 		}
 		l.rows = size{l.left, min(rows, rest)}
 		l.subs = size{l.left, max(0, min(subsWant, rest-l.rows.h))}
-		// The features head the right column; the GPUs keep a line.
-		l.feat = size{l.right, max(0, min(c.features, rest-1))}
+		// The features head the right column; the GPUs keep their
+		// summary and this endpoint's line.
+		l.feat = size{l.right, max(0, min(c.features, rest-gpuEssential(c)))}
 		l.gpu = size{l.right, rest - l.feat.h}
 		return
 	}
@@ -201,9 +211,9 @@ func (l *layout) planEndpoint(c counts) {
 	rows = min(rows, rest)
 	l.rows = size{l.w, rows}
 	below := rest - rows
-	// The features are this endpoint's own, before its engines and the
-	// GPUs, which keep a line.
-	l.feat = size{l.w, max(0, min(c.features, below-1))}
+	// The features take only what the GPUs' summary and this endpoint's
+	// line and the engines leave: they are extras, shown when there is room.
+	l.feat = size{l.w, max(0, min(c.features, below-gpuEssential(c)-subsWant))}
 	below -= l.feat.h
 	// The engines are this endpoint's own: they come before the GPUs,
 	// which keep a line; a focused GPU pane takes what it wants first.

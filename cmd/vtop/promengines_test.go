@@ -18,7 +18,7 @@ func TestPrometheusReadsEnginesAndFeatures(t *testing.T) {
 	lora := sim.ChatLoad()
 	lora.Adapters = 3
 	cfg := sim.FleetConfig{Replicas: []sim.ReplicaConfig{
-		{Name: "spec", SpecTokens: 3, Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+		{Name: "spec", SpecTokens: 3, SpecAccept: 0.7, Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
 		{Name: "sglang", Profile: "sglang", Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
 		{Name: "lora", MaxLoras: 2, Load: &lora, Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
 	}}
