@@ -197,7 +197,7 @@ func TestConfigErrors(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{[]string{"--output", "xml"}, nil, "--output must be text or json"},
+		{[]string{"--output", "xml"}, nil, "--output must be text, json or markdown"},
 		{[]string{"--window", "1s", "--interval", "1s"}, nil, "must cover at least two polls"},
 		{nil, map[string]string{"VTOP_INTERVAL": "soon"}, `VTOP_INTERVAL="soon"`},
 		{nil, map[string]string{"VTOP_CONFIG": bad}, `unknown key "intervall"`},
