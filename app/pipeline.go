@@ -170,7 +170,7 @@ func (p *Pipeline) join(t sources.Target, now time.Time) {
 		return
 	}
 	p.log.Debug("target joined", "target", t.Name)
-	p.index[t.Name] = p.engine.JoinTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs, Pool: t.Pool}, now)
+	p.index[t.Name] = p.engine.JoinTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs, Pool: t.Pool})
 }
 
 // remove forgets a departed target (its last view stays in the frames'

@@ -156,7 +156,7 @@ func (e *Engine) joinGPU(ep *endpoint) {
 		g := &snap.GPUs[gi]
 		on := g.Problem != "" && ep.gpu.held[gpuKey(g)]
 		if on {
-			sick = append(sick, fmt.Sprintf("GPU %d: %s", g.Index, g.Problem))
+			sick = append(sick, g.Label()+": "+g.Problem)
 		}
 		if remote[g.UUID] {
 			on = true

@@ -40,8 +40,14 @@ func (r *roster) add(ev RosterEvent) {
 	}
 }
 
-// recent is the events within shown of now, newest first.
+// recent is the events within shown of now, newest first. An event is
+// stamped with the first frame that shows it, not the batch that brought
+// it: a recording keeps frames' times, not batches', so a replay then
+// dates a join or a departure exactly as it was seen live.
 func (r *roster) recent(now time.Time, shown time.Duration) []RosterEvent {
+	for j := len(r.events) - 1; j >= 0 && r.events[j].At.IsZero(); j-- {
+		r.events[j].At = now
+	}
 	i := 0
 	for i < len(r.events) && now.Sub(r.events[i].At) >= shown {
 		i++
@@ -58,9 +64,9 @@ func (r *roster) recent(now time.Time, shown time.Duration) []RosterEvent {
 
 // JoinTarget adds a target that appeared while running (not one known at
 // the start) and notes when, for the frames' roster.
-func (e *Engine) JoinTarget(t TargetInfo, at time.Time) int {
+func (e *Engine) JoinTarget(t TargetInfo) int {
 	i := e.AddTarget(t)
-	e.roster.add(RosterEvent{Name: t.Name, Joined: true, At: at})
+	e.roster.add(RosterEvent{Name: t.Name, Joined: true})
 	return i
 }
 
@@ -77,6 +83,6 @@ func (e *Engine) LeaveTarget(i int, at time.Time) {
 	}
 	v := e.view(i, ep, at)
 	v.Index = -1
-	e.roster.add(RosterEvent{Name: ep.name, At: at, Last: &v})
+	e.roster.add(RosterEvent{Name: ep.name, Last: &v})
 	e.eps = append(e.eps[:i], e.eps[i+1:]...)
 }

@@ -20,8 +20,12 @@ func TestRosterJoinsAndDepartures(t *testing.T) {
 	if fr := e.Frame(t0); len(fr.Roster) != 0 || !fr.Newest.Equal(t0) {
 		t.Fatalf("the fleet as opened is no news: %+v, newest %v", fr.Roster, fr.Newest)
 	}
-	c := e.JoinTarget(TargetInfo{Name: "c"}, t0.Add(10*time.Second))
-	e.LeaveTarget(1, t0.Add(20*time.Second))
+	// Each change is dated by the first frame that shows it (a recording
+	// keeps frames' times, so a replay dates it the same).
+	c := e.JoinTarget(TargetInfo{Name: "c"})
+	e.Frame(t0.Add(10 * time.Second))
+	e.LeaveTarget(1, t0.Add(19*time.Second))
+	e.Frame(t0.Add(20 * time.Second))
 	fr := e.Frame(t0.Add(30 * time.Second))
 	if len(fr.Endpoints) != 2 || fr.Endpoints[0].Name != "a" || fr.Endpoints[c-1].Name != "c" {
 		t.Fatalf("endpoints after the changes: %+v", fr.Endpoints)
@@ -38,7 +42,7 @@ func TestRosterJoinsAndDepartures(t *testing.T) {
 		t.Errorf("arrival %+v", joined)
 	}
 	// Back under the same name: its row is back, the "left" line goes.
-	e.JoinTarget(TargetInfo{Name: "b"}, t0.Add(40*time.Second))
+	e.JoinTarget(TargetInfo{Name: "b"})
 	fr = e.Frame(t0.Add(40 * time.Second))
 	if len(fr.Roster) != 2 || fr.Roster[0].Name != "b" || !fr.Roster[0].Joined || fr.Roster[1].Name != "c" {
 		t.Errorf("after b came back: %+v", fr.Roster)
@@ -57,7 +61,7 @@ func TestRosterJoinsAndDepartures(t *testing.T) {
 func TestRosterBounded(t *testing.T) {
 	e := New(Config{}, nil)
 	for i := range 1000 {
-		e.JoinTarget(TargetInfo{Name: fmt.Sprint("pod-", i)}, t0.Add(time.Duration(i)*time.Millisecond))
+		e.JoinTarget(TargetInfo{Name: fmt.Sprint("pod-", i)})
 	}
 	fr := e.Frame(t0.Add(time.Second))
 	if len(fr.Roster) != maxRoster || fr.RosterMore != 1000-maxRoster || fr.Roster[0].Name != "pod-999" {

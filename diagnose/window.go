@@ -255,6 +255,10 @@ func (r *histRate) add(h *subHistory, a, b, i int) {
 	}
 	other := histRate{bounds: bounds, rates: rates,
 		sum: (fb.hsum[i] - fa.hsum[i]) / secs, count: obs / secs, obs: obs}
+	if r.bounds == nil {
+		*r = other // rates is this call's own: merge would copy it
+		return
+	}
 	r.merge(&other)
 }
 

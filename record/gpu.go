@@ -44,6 +44,11 @@ type wireGPU struct {
 	FieldsMissing   []string      `json:"fields_missing,omitempty"`
 	Throttled       bool          `json:"throttled,omitempty"`
 	SimulatedReason string        `json:"simulated_reason,omitempty"`
+	// Where a device read from elsewhere is (dcgm-exporter): its host, its
+	// index there and a MIG profile; absent for local GPUs.
+	Host       string `json:"host,omitempty"`
+	HostIndex  int    `json:"host_index,omitempty"`
+	MIGProfile string `json:"mig_profile,omitempty"`
 }
 
 // MarshalJSON writes the members with the table's numbers after
@@ -161,7 +166,8 @@ func toWire(s *sources.GPUSnapshot) wireSnapshot {
 	for _, g := range s.GPUs {
 		wg := wireGPU{Index: g.Index, Name: g.Name, UUID: g.UUID, PCIBusID: g.PCIBusID, ClockEvents: g.ClockEvents,
 			ClockEventBits: uint64(g.ClockEventBits), RemapPending: g.RemapPending, RemapFailed: g.RemapFailed,
-			MIG: int8(g.MIG), Problem: g.Problem, FieldsMissing: g.FieldsMissing, Throttled: g.Throttled, SimulatedReason: g.SimulatedReason}
+			MIG: int8(g.MIG), Problem: g.Problem, FieldsMissing: g.FieldsMissing, Throttled: g.Throttled, SimulatedReason: g.SimulatedReason,
+			Host: g.Host, HostIndex: g.HostIndex, MIGProfile: g.MIGProfile}
 		for i := range sources.GPUFields {
 			wg.Nums = append(wg.Nums, num(*sources.GPUFields[i].At(&g)))
 		}
@@ -199,7 +205,8 @@ func fromWire(w *wireSnapshot) sources.GPUSnapshot {
 		sg := sources.GPU{Index: g.Index, Name: san(g.Name), UUID: san(g.UUID), PCIBusID: san(g.PCIBusID),
 			ClockEvents: sanAll(g.ClockEvents), ClockEventBits: sources.ClockEvent(g.ClockEventBits),
 			RemapPending: g.RemapPending, RemapFailed: g.RemapFailed,
-			MIG: mig, Problem: san(g.Problem), FieldsMissing: sanAll(g.FieldsMissing), Throttled: g.Throttled, SimulatedReason: san(g.SimulatedReason)}
+			MIG: mig, Problem: san(g.Problem), FieldsMissing: sanAll(g.FieldsMissing), Throttled: g.Throttled, SimulatedReason: san(g.SimulatedReason),
+			Host: san(g.Host), HostIndex: g.HostIndex, MIGProfile: san(g.MIGProfile)}
 		sg.SetUnknown()
 		for i := range min(len(g.Nums), len(sources.GPUFields)) {
 			*sources.GPUFields[i].At(&sg) = float64(g.Nums[i])

@@ -3,6 +3,7 @@ package sources
 import (
 	"context"
 	"slices"
+	"strconv"
 	"time"
 )
 
@@ -42,9 +43,15 @@ func (s *GPUSnapshot) PIDs() []int {
 // GPU is one device. Numbers are NaN when the driver cannot tell (not
 // supported, no permission, older driver); never zero for "unknown".
 type GPU struct {
-	Index           int
-	Name, UUID      string
-	PCIBusID        string
+	Index      int // vtop's: the reading's order (NVML's index for local GPUs)
+	Name, UUID string
+	PCIBusID   string
+	// Where the device is, as nvidia-smi and DCGM name it, for GPUs read
+	// from elsewhere (dcgm-exporter): its host, its index on that host
+	// (DCGM's gpu label, nvidia-smi -i) and a MIG instance's profile.
+	Host            string
+	HostIndex       int
+	MIGProfile      string
 	UtilGPU         float64 // percent
 	UtilMem         float64 // percent of time memory was read or written
 	MemUsed         float64 // bytes
@@ -69,6 +76,30 @@ type GPU struct {
 	FieldsMissing   []string // fields not read, with why: "PCIe throughput (not supported)"
 	Throttled       bool     // a performance-relevant clock event is active (thermal, power, hw slowdown)
 	SimulatedReason string
+}
+
+// Label names the device as nvidia-smi and DCGM do: "GPU 5" (its index on
+// its host), "GPU 3 MIG 1g.10gb" for a MIG instance. Local GPUs are NVML's
+// index, read from elsewhere the host's own.
+func (g *GPU) Label() string {
+	i := g.Index
+	if g.Host != "" {
+		i = g.HostIndex
+	}
+	s := "GPU " + strconv.Itoa(i)
+	if g.MIGProfile != "" {
+		s += " MIG " + g.MIGProfile
+	}
+	return s
+}
+
+// Where is Label with the host when the device is not this machine's:
+// "GPU 5 on gpu-node-2".
+func (g *GPU) Where() string {
+	if g.Host == "" {
+		return g.Label()
+	}
+	return g.Label() + " on " + g.Host
 }
 
 // GPUProcess is a process holding memory on a GPU.

@@ -61,6 +61,15 @@ type findingsPane struct {
 	// verdict is the assessment line of what the view shows (an endpoint,
 	// or the fleet), heading the pane.
 	verdict string
+	hit     []int // the item each line shown belongs to (-1: none), for the mouse
+}
+
+// itemAt is the item on the pane's line y, or -1.
+func (p *findingsPane) itemAt(y int) int {
+	if y < 0 || y >= len(p.hit) {
+		return -1
+	}
+	return p.hit[y]
 }
 
 // findItem is one line of the list: a finding, or a group of the
@@ -103,17 +112,25 @@ func (p *findingsPane) set(fs []diagnose.Finding, withTarget bool, scope int) {
 func (p *findingsPane) findItems(fs []diagnose.Finding, group bool) []findItem {
 	items := make([]findItem, 0, len(fs))
 	sym := underListedCause(fs)
+	// Each finding's group key once, and a group's names deduplicated by
+	// a set: at 1,000 endpoints (5,000 findings) the keys built per pair
+	// and a list searched per name were 11 ms of every frame on the UI's
+	// goroutine, where key presses wait (BENCHMARKS.md, issue 23).
+	keys := make([]string, len(fs))
+	for i := range fs {
+		keys[i] = groupKey(&fs[i])
+	}
 	count := map[string]int{}
 	if group {
 		for i := range fs {
 			if !sym[i] {
-				count[groupKey(&fs[i])]++
+				count[keys[i]]++
 			}
 		}
 	}
 	done := map[string]bool{}
 	for i := range fs {
-		k := groupKey(&fs[i])
+		k := keys[i]
 		if sym[i] {
 			// underCauses put it after its cause: it stays there, alone.
 			items = append(items, findItem{x: &fs[i], sym: true})
@@ -129,13 +146,15 @@ func (p *findingsPane) findItems(fs []diagnose.Finding, group bool) []findItem {
 		done[k] = true
 		g := findItem{x: &fs[i], n: count[k], key: k}
 		var members []findItem
+		named := map[string]bool{}
 		for j := i; j < len(fs); j++ {
-			if groupKey(&fs[j]) == k && !sym[j] {
+			if keys[j] == k && !sym[j] {
 				n := p.c.name(fs[j].Target)
 				if fs[j].Engine != "" {
 					n += " e" + fs[j].Engine // one endpoint's engines stay apart
 				}
-				if !slices.Contains(g.names, n) {
+				if !named[n] {
+					named[n] = true
 					g.names = append(g.names, n)
 				}
 				members = append(members, findItem{x: &fs[j], member: true})
@@ -389,6 +408,7 @@ func (c *common) findingsWant(items []findItem, withTarget bool, w int) (detail,
 // View renders the findings in the pane's size: worst first, each in the
 // full form when all fit, else compact; the selection kept in view.
 func (p *findingsPane) View() []string {
+	p.hit = p.hit[:0]
 	if p.h <= 0 {
 		return nil
 	}
@@ -447,8 +467,15 @@ func (p *findingsPane) View() []string {
 		p.off++
 	}
 	n := fits(p.off)
+	p.hit = p.hit[:0]
+	for range out {
+		p.hit = append(p.hit, -1) // the title and the verdict
+	}
 	for i := p.off; i < p.off+n; i++ {
 		out = append(out, lines(i)...)
+		for range lines(i) {
+			p.hit = append(p.hit, i)
+		}
 	}
 	if !all {
 		hint := "tab to this pane, ↑↓ to scroll, enter for details"

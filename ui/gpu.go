@@ -42,6 +42,22 @@ func gpuTitle(g *sources.GPUSnapshot) string {
 	return t + " · " + itoa(n) + " devices"
 }
 
+// gpuIndex is the device's index as nvidia-smi and DCGM give it on its host.
+func gpuIndex(g *sources.GPU) string { return strings.TrimPrefix(strings.Fields(g.Label())[1], "GPU ") }
+
+// gpuName is the device's model after its host (read from elsewhere) and
+// before its MIG profile: "gpu-node-2 H100 80GB HBM3 MIG 1g.10gb".
+func gpuName(g *sources.GPU) string {
+	n := shortGPUName(g.Name)
+	if g.Host != "" {
+		n = g.Host + " " + n
+	}
+	if g.MIGProfile != "" {
+		n += " MIG " + g.MIGProfile
+	}
+	return n
+}
+
 func shortGPUName(n string) string {
 	n = strings.TrimPrefix(n, "NVIDIA ")
 	if n == "" {
@@ -141,8 +157,10 @@ func gpuCols(w int) []col[*gpuDev] {
 		nameW = 22
 	}
 	cols := []col[*gpuDev]{
-		{column{w: 2, right: true}, func(d *gpuDev, _ int) cellOut { return cellOut{text: itoa(d.g.Index), p: &noPaint} }},
-		{column{w: 1 + nameW}, func(d *gpuDev, _ int) cellOut { return cellOut{label: " ", text: shortGPUName(d.g.Name), p: &noPaint} }},
+		// The index nvidia-smi and DCGM give it on its host, and the host
+		// first: "nvidia-smi -i 5" on the right node checks the right card.
+		{column{w: 2, right: true}, func(d *gpuDev, _ int) cellOut { return cellOut{text: gpuIndex(d.g), p: &noPaint} }},
+		{column{w: 1 + nameW}, func(d *gpuDev, _ int) cellOut { return cellOut{label: " ", text: gpuName(d.g), p: &noPaint} }},
 		{column{w: 10, right: true}, func(d *gpuDev, _ int) cellOut {
 			return cellOut{label: " util ", text: f.Percent(d.g.UtilGPU / 100), p: &noPaint}
 		}},
@@ -221,7 +239,7 @@ func (c *common) mineLine(e *diagnose.EndpointGPU, w int) string {
 	}
 	ids := make([]string, len(e.GPUs))
 	for i, g := range e.GPUs {
-		ids[i] = itoa(c.fr.GPU.GPUs[g].Index)
+		ids[i] = gpuIndex(&c.fr.GPU.GPUs[g])
 	}
 	text := "this endpoint (" + symExpand + "): " + f.Bytes(e.MemBytes) + " on GPU " + strings.Join(ids, ", ")
 	if !math.IsNaN(e.UtilGPU) {
@@ -254,7 +272,11 @@ func (c *common) eventLines(w int) []string {
 			p, sym = c.st.crit, symCrit
 		}
 		x := sources.LookupXID(e.XID)
-		text := fmt.Sprintf("%s XID %d · GPU %d · %s · %s", sym, e.XID, e.GPU, clock(e.Time), e.Text)
+		dev := fmt.Sprintf("GPU %d", e.GPU)
+		if e.GPU >= 0 && e.GPU < len(c.fr.GPU.GPUs) {
+			dev = c.fr.GPU.GPUs[e.GPU].Where()
+		}
+		text := fmt.Sprintf("%s XID %d · %s · %s · %s", sym, e.XID, dev, clock(e.Time), e.Text)
 		out = append(out, cut(p.s(text)+c.st.muted.s(" → "+x.Action.Advice()), w))
 	}
 	return out
@@ -348,7 +370,7 @@ func (p *gpuPane) View() []string {
 	if hidden := n - fit; hidden > 0 && len(out) < sz.h {
 		more := fmt.Sprintf("  %d of %d GPUs shown", fit, n)
 		if p.off > 0 {
-			more += fmt.Sprintf(" (from GPU %d)", g.GPUs[order[p.off]].Index)
+			more += " (from " + g.GPUs[order[p.off]].Label() + ")"
 		}
 		hint := " · tab to this pane, ↑↓ to scroll"
 		if p.focused {

@@ -101,9 +101,9 @@ func (m *Model) shortHelp() []hint {
 	km := &m.keys
 	switch {
 	case m.overlay == overlayHelp:
-		return []hint{{b: km.Help, key: "esc ?", desc: "close"}, {b: km.Down, key: "↑↓", desc: "scroll"}, {b: km.Help}, {b: km.Quit}}
+		return []hint{{b: km.Help, key: "esc ?", desc: "close"}, {b: km.Down, key: "↑↓", desc: "scroll"}, {b: km.Help, key: "?"}, {b: km.Quit}}
 	case m.overlay == overlayFinding:
-		return []hint{{b: km.Back}, {b: km.Home}, {b: km.Down, key: "↑↓", desc: "scroll"}, {b: km.Help}, {b: km.Quit}}
+		return []hint{{b: km.Back}, {b: km.Home}, {b: km.Down, key: "↑↓", desc: "scroll"}, {b: km.Help, key: "?"}, {b: km.Quit}}
 	}
 	hs := m.component(m.focus).ShortHelp()
 	if m.mode == modeEndpoint {
@@ -112,7 +112,7 @@ func (m *Model) shortHelp() []hint {
 		hs = append([]hint{{b: km.Back}}, hs...)
 	}
 	hs = append(hs, hint{b: km.NextPane}, hint{b: km.WindowUp, key: "+/-"}, hint{b: km.SLO}, hint{b: km.Theme},
-		hint{b: km.Pause}, hint{b: km.PollNow}, hint{b: km.Help}, hint{b: km.Quit})
+		hint{b: km.Pause}, hint{b: km.PollNow}, hint{b: km.Help, key: "?"}, hint{b: km.Quit})
 	return hs
 }
 

@@ -3,6 +3,8 @@ package ui
 import (
 	"slices"
 
+	"github.com/charmbracelet/bubbles/key"
+
 	f "github.com/vtop-dev/vtop/diagnose/format"
 )
 
@@ -20,6 +22,13 @@ func (m *Model) helpLines(w int) []string {
 			return b.short == m.keys.Pause.short || b.short == m.keys.PollNow.short
 		})
 		groups = append([]helpGroup{m.replay.helpGroup()}, groups...)
+	}
+	if len(m.opts.Actions) > 0 {
+		g := helpGroup{title: "Your actions (config file), on the selected endpoint or GPU"}
+		for _, a := range m.opts.Actions {
+			g.keys = append(g.keys, binding{Binding: key.NewBinding(key.WithKeys(a.Key), key.WithHelp(a.Key, a.Name))})
+		}
+		groups = append(groups, g)
 	}
 	for _, g := range groups {
 		keys = append(keys, s.title.s(g.title))

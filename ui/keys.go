@@ -29,7 +29,7 @@ func newKeyMap() keyMap {
 		return binding{key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc)), short}
 	}
 	return keyMap{
-		Help:       b("?", "help", "help (this screen)", "?"),
+		Help:       b("? F1 h", "help", "help (this screen)", "?", "f1", "h"),
 		Quit:       b("q", "quit", "quit (also ctrl+c)", "q", "ctrl+c"),
 		Pause:      b("p", "pause", "pause: freeze the screen, polls go on", "p"),
 		PollNow:    b("r", "poll", "poll every target now", "r"),

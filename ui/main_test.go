@@ -72,6 +72,8 @@ func press(m *Model, keys ...string) {
 
 func keyMsg(k string) tea.KeyMsg {
 	switch k {
+	case "f1":
+		return tea.KeyMsg{Type: tea.KeyF1}
 	case "enter":
 		return tea.KeyMsg{Type: tea.KeyEnter}
 	case "esc":

@@ -41,6 +41,8 @@ type Options struct {
 	// Copy puts text on the clipboard of the terminal vtop runs in (an
 	// OSC 52 sequence, which crosses SSH and tmux); nil: no terminal.
 	Copy func(text string) error
+	// Actions are the user's own commands on the selection (config file).
+	Actions []Action
 }
 
 type mode uint8
@@ -114,6 +116,10 @@ type Model struct {
 	rows   rowsPanel
 	feat   featuresPanel // the endpoint's speculative decoding, LoRA, KV transfer, sleep
 	panels [2][numPanes]component
+
+	// The last left click, for a double click: its line and when.
+	clickY    int
+	clickedAt time.Time
 
 	// A short note after a key whose effect is not otherwise visible
 	// ("theme light", "polling 8 targets"), shown until flashUntil.
@@ -219,6 +225,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		m.header = m.st.fill(m.renderHeader(), m.w)
 		return m, tick(m.tickEvery())
+	case tea.MouseMsg:
+		cmd = m.mouse(msg)
+	case ActionDone:
+		if msg.Err != nil {
+			m.note(msg.Name + ": " + msg.Err.Error())
+		} else {
+			m.note(msg.Name + " done")
+		}
 	case tea.KeyMsg:
 		var cmds []tea.Cmd
 		for _, k := range splitKeys(msg) {
@@ -465,6 +479,8 @@ func (m *Model) key(k tea.KeyMsg) (tea.Cmd, bool) {
 		return nil, false
 	case km.Copy.matches(k):
 		return m.copy(), false
+	case m.actionKey(k) != nil && m.overlay == overlayNone:
+		return m.runAction(m.actionKey(k)), false
 	case km.SLO.matches(k):
 		m.slo = (m.slo + 1) % len(m.slos)
 		m.profile = m.slos[m.slo]
@@ -794,4 +810,82 @@ func (m *Model) copy() tea.Cmd {
 		_ = cp(text) // a terminal without OSC 52 ignores it; nothing to report back
 		return nil
 	}
+}
+
+// doubleClick is the most time between the clicks of a double click.
+const doubleClick = 400 * time.Millisecond
+
+// mouse: the wheel moves the focused list (or scrolls an overlay); a click
+// selects the table row or the finding under it, and a second click on
+// the same line opens it, as Enter would.
+func (m *Model) mouse(msg tea.MouseMsg) tea.Cmd {
+	switch msg.Button {
+	case tea.MouseButtonWheelUp, tea.MouseButtonWheelDown:
+		if msg.Action != tea.MouseActionPress {
+			return nil
+		}
+		k := tea.KeyMsg{Type: tea.KeyDown}
+		if msg.Button == tea.MouseButtonWheelUp {
+			k = tea.KeyMsg{Type: tea.KeyUp}
+		}
+		c, _ := m.key(k)
+		return c
+	case tea.MouseButtonLeft:
+	default:
+		return nil
+	}
+	if msg.Action != tea.MouseActionPress || m.fr == nil || m.overlay != overlayNone || m.lay.tooSmall {
+		return nil
+	}
+	now := time.Now()
+	double := msg.Y == m.clickY && now.Sub(m.clickedAt) <= doubleClick
+	m.clickY, m.clickedAt = msg.Y, now
+	if double {
+		m.clickedAt = time.Time{} // a third click starts over
+	}
+	y := msg.Y - headerLines // the body's line
+	findAt := titleLines     // the endpoint view: the title, then the findings
+	if m.mode == modeFleet {
+		findAt = fleetHeadLines + m.lay.fleetRows
+		t := &m.fleet
+		switch {
+		case y == 0:
+			t.cursor = cursorFleet
+		case y >= fleetHeadLines && y < findAt:
+			k := t.offset + y - fleetHeadLines
+			if k >= len(t.rows) {
+				return nil
+			}
+			t.cursor = k
+		default:
+			return m.clickFinding(y-findAt, double)
+		}
+		if m.focus != paneMain {
+			m.focus = paneMain
+			m.relayout()
+		}
+		if double {
+			m.act(action{openRow: true})
+		}
+		return nil
+	}
+	return m.clickFinding(y-findAt, double)
+}
+
+// clickFinding selects the finding on line y of the findings pane (and
+// gives the pane the keys); double opens it, or its group.
+func (m *Model) clickFinding(y int, double bool) tea.Cmd {
+	i := m.find.itemAt(y)
+	if i < 0 {
+		return nil
+	}
+	m.find.sel = i
+	if m.focus != paneFindings {
+		m.focus = paneFindings
+		m.relayout()
+	}
+	if double {
+		m.act(m.find.Update(tea.KeyMsg{Type: tea.KeyEnter}))
+	}
+	return nil
 }

@@ -768,3 +768,86 @@ func TestCopyFindingAsMarkdown(t *testing.T) {
 		t.Errorf("the verdict:\n%s", got[len(got)-1])
 	}
 }
+
+// The mouse: a click selects a table row, a second click on it opens the
+// endpoint; the wheel moves the selection; a click on a finding selects
+// it and gives the findings pane the keys, a double click opens it.
+func TestMouse(t *testing.T) {
+	m := newTestModel(fleetFrame(), 120, 40, Options{})
+	click := func(y int) {
+		m.Update(tea.MouseMsg{X: 10, Y: y, Button: tea.MouseButtonLeft, Action: tea.MouseActionPress})
+		m.Update(tea.MouseMsg{X: 10, Y: y, Button: tea.MouseButtonLeft, Action: tea.MouseActionRelease})
+	}
+	// Header, summary, column titles: the table's third row is line 5.
+	click(1 + fleetHeadLines + 2)
+	if m.fleet.cursor != 2 || m.mode != modeFleet {
+		t.Fatalf("click: cursor %d, mode %d", m.fleet.cursor, m.mode)
+	}
+	m.Update(tea.MouseMsg{Button: tea.MouseButtonWheelDown, Action: tea.MouseActionPress})
+	if m.fleet.cursor != 3 {
+		t.Errorf("wheel down: cursor %d", m.fleet.cursor)
+	}
+	want := m.fr.Endpoints[m.fleet.rows[3].ep].Name
+	click(1 + fleetHeadLines + 3)
+	click(1 + fleetHeadLines + 3)
+	if m.mode != modeEndpoint || m.fr.Endpoints[m.ep].Name != want {
+		t.Fatalf("double click did not open %s: mode %d ep %d", want, m.mode, m.ep)
+	}
+	press(m, "esc")
+	// The findings pane: its lines follow the table's.
+	findAt := 1 + fleetHeadLines + m.lay.fleetRows
+	line := -1
+	for y := 0; y < m.lay.fleetFind.h; y++ {
+		if m.find.itemAt(y) == 1 {
+			line = y
+			break
+		}
+	}
+	if line < 0 {
+		t.Fatal("no line of the second finding")
+	}
+	click(findAt + line)
+	if m.focus != paneFindings || m.find.sel != 1 {
+		t.Fatalf("click on a finding: focus %d, sel %d", m.focus, m.find.sel)
+	}
+	click(findAt + line)
+	if m.overlay != overlayFinding || m.detail.Title != m.find.items[1].x.Title {
+		t.Errorf("double click on a finding: overlay %d %q", m.overlay, m.detail.Title)
+	}
+}
+
+// F1 and h open the help as ? does.
+func TestHelpKeys(t *testing.T) {
+	for _, k := range []string{"?", "f1", "h"} {
+		m := newTestModel(fleetFrame(), 120, 40, Options{})
+		press(m, k)
+		if m.overlay != overlayHelp {
+			t.Errorf("%s: no help", k)
+		}
+	}
+}
+
+// A user's action runs on what is selected: the table's row, its host and
+// port apart, its model; it is listed in the help.
+func TestActionOnSelection(t *testing.T) {
+	var got map[string]string
+	acts := []Action{{Name: "logs", Key: "L", Run: func(v map[string]string) tea.Cmd { got = v; return nil }}}
+	fr := fleetFrame()
+	fr.Endpoints[1].Name = "gpu-node-1:8000"
+	m := newTestModel(fr, 120, 40, Options{Actions: acts})
+	for k, r := range m.fleet.rows {
+		if m.fr.Endpoints[r.ep].Name == "gpu-node-1:8000" {
+			m.fleet.cursor = k
+		}
+	}
+	press(m, "L")
+	if got["TARGET"] != "gpu-node-1:8000" || got["HOST"] != "gpu-node-1" || got["PORT"] != "8000" || got["MODEL"] != fr.Endpoints[1].Models[0] {
+		t.Errorf("vars %v", got)
+	}
+	if !strings.Contains(m.header, "running logs on gpu-node-1:8000") {
+		t.Errorf("header: %s", m.header)
+	}
+	if help := strings.Join(m.helpLines(120), "\n"); !strings.Contains(help, "Your actions") || !strings.Contains(help, "logs") {
+		t.Error("the help does not list the action")
+	}
+}

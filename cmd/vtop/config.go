@@ -39,6 +39,7 @@ type options struct {
 	configFile  string
 	demo        bool
 	theme       string
+	actions     []action // the config file's, for the TUI
 	sloProfile  string
 	gpu         string
 	prom        promOptions
@@ -68,6 +69,7 @@ type fileConfig struct {
 	Rules       map[string]detect.RuleConfig `yaml:"-"`
 	SLOProfiles []diagnose.SLO               `yaml:"-"` // overrides and additions, merged over the built-ins
 	Values      map[string]string            `yaml:"-"`
+	Actions     []action                     `yaml:"-"` // the user's commands on the selection (TUI)
 }
 
 type fileTarget struct {
@@ -175,6 +177,13 @@ func loadFile(path string, explicit bool) (*fileConfig, error) {
 			}
 			fc.Rules = rules
 			continue
+		case "actions":
+			as, err := parseActions(&n)
+			if err != nil {
+				return nil, fmt.Errorf("config file %s: %v", path, err)
+			}
+			fc.Actions = as
+			continue
 		case "slo_profiles":
 			profiles, err := parseSLOProfiles(&n)
 			if err != nil {
@@ -246,7 +255,7 @@ func resolve(args []string, getenv func(string) string) (*options, *pflag.FlagSe
 	if err := layer(fs, getenv, fc, path); err != nil {
 		return nil, fs, err
 	}
-	o := &options{configFile: path}
+	o := &options{configFile: path, actions: fc.Actions}
 	o.once, _ = fs.GetBool("once")
 	o.output, _ = fs.GetString("output")
 	o.interval, _ = fs.GetDuration("interval")

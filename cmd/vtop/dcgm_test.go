@@ -77,7 +77,7 @@ func TestDCGMFeedsGPURules(t *testing.T) {
 		t.Fatalf("hot's GPU join: %+v", hot.GPU)
 	}
 	g := fr.GPU.GPUs[hot.GPU.GPUs[0]]
-	if !strings.HasPrefix(g.Name, sim.DCGMNode+" GPU ") || !g.Throttled {
+	if g.Host != sim.DCGMNode || !strings.HasPrefix(g.Label(), "GPU ") || !g.Throttled {
 		t.Errorf("hot's GPU: %+v", g)
 	}
 	// The GPU finding may stand alone or head the symptoms it causes.

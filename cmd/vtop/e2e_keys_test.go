@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,6 +65,38 @@ func TestE2ELastKeyWins(t *testing.T) {
 	}
 	tap("-", 3) // 2m → 1m → 30s → 15s
 	settled("window 15s ", "window 1m ", "window 30s ")
+	tm.keys("q")
+	tm.assertRestored("0")
+}
+
+// The mouse in a real terminal: raw SGR mouse reports (what a terminal
+// sends for a click) select a row, and a second click opens it.
+func TestE2EMouse(t *testing.T) {
+	bin := vtopBinary(t)
+	a, b := movingServer(t, "llama-mouse-a"), movingServer(t, "llama-mouse-b")
+	tm := newTerm(t, 120, 40)
+	tm.start(bin, "--interval", "250ms", "--gpu", "none", "--log", filepath.Join(tm.dir, "vtop.log"), a, b)
+	s := tm.waitFor(10*time.Second, "2/2 up", "run/wait")
+	// The second table row: header, summary and column titles above it.
+	lines := strings.Split(s, "\n")
+	row := -1
+	for i, l := range lines {
+		if strings.Contains(l, "llama-mouse") {
+			row = i // the last row with a model
+		}
+	}
+	if row < 0 {
+		t.Fatalf("no table row:\n%s", s)
+	}
+	name := strings.Fields(lines[row])[0]
+	click := func() {
+		// SGR: button 0 pressed at column 10, line row+1 (1-based), released.
+		tm.tmux("send-keys", "-l", fmt.Sprintf("\x1b[<0;10;%dM\x1b[<0;10;%dm", row+1, row+1))
+	}
+	click()
+	tm.waitFor(5*time.Second, "› ")
+	click()
+	tm.waitFor(5*time.Second, "Latency", "Throughput", name+" · ")
 	tm.keys("q")
 	tm.assertRestored("0")
 }

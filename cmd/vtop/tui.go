@@ -59,7 +59,7 @@ func watch(ctx context.Context, p *app.Pipeline, o *options, stdout, stderr io.W
 	defer p.StopRecording(stderr)
 	h := app.NewHub(p)
 	m := ui.New(h, ui.Options{Theme: o.theme, SLO: o.rules.SLO.Name, SLOs: o.rules.Profiles, Window: o.window,
-		Renderer: lipgloss.NewRenderer(stdout), Copy: osc52(stdout)})
+		Renderer: lipgloss.NewRenderer(stdout), Copy: osc52(stdout), Actions: uiActions(o.actions)})
 	return runProgram(ctx, m, stdout, stderr, logger, o.hasLog(), "vtop", func(ctx context.Context) {
 		h.Run(ctx, o.interval)
 	})
@@ -101,7 +101,10 @@ func runProgram(ctx context.Context, m tea.Model, stdout, stderr io.Writer, logg
 		return msg
 	}
 	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithOutput(stdout),
-		tea.WithFPS(renderFPS), tea.WithoutSignalHandler(), tea.WithFilter(suspendKey)}
+		tea.WithFPS(renderFPS), tea.WithoutSignalHandler(), tea.WithFilter(suspendKey),
+		// Clicks select and open, the wheel scrolls (Shift holds the
+		// terminal's own selection in most terminals).
+		tea.WithMouseCellMotion()}
 	if !isTerminal(os.Stdin) {
 		opts = append(opts, tea.WithInputTTY())
 	}

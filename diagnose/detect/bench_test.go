@@ -55,6 +55,14 @@ func benchEvaluate(b *testing.B, every, wantFiring int) {
 	}
 	f := e.Frame(at)
 	for i := range f.Endpoints {
+		// The dump is of an idle server; a healthy fleet is busy: twenty
+		// or so sequences running, nothing waiting (else every endpoint
+		// holds a gpu_underutilization note, described every poll).
+		ep := &f.Endpoints[i]
+		ep.Stats.Running, ep.Stats.Waiting = 20, 0
+		ep.Subs[0].Stats.Running, ep.Subs[0].Stats.Waiting = 20, 0
+		ep.Trend.RunMean, ep.Trend.RunMin, ep.Trend.RunMax = 20, 18, 22
+		ep.Trend.WaitMean, ep.Trend.WaitMin, ep.Trend.WaitMax = 0, 0, 0
 		if every > 0 && i%every == 0 {
 			s := &f.Endpoints[i].Stats
 			s.KVUsage, s.PreemptionsRate, s.TTFT.P95, s.AvgPromptLen, s.AvgGenLen = 0.97, 20, 4, 800, 300
@@ -75,6 +83,9 @@ func benchEvaluate(b *testing.B, every, wantFiring int) {
 		if fd.Severity > diagnose.SevInfo {
 			firing++
 		}
+	}
+	if wantFiring == 0 && len(f.Findings) > 0 {
+		b.Fatalf("the healthy fleet has %d findings: %+v", len(f.Findings), f.Findings[0])
 	}
 	if firing != wantFiring {
 		b.Fatalf("%d findings firing, want %d: %+v", firing, wantFiring, f.Findings[:min(3, len(f.Findings))])

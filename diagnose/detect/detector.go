@@ -28,8 +28,11 @@ type Detector struct {
 	// created, advanced and fired by one loop and swept by one policy
 	// (see Evaluate).
 	states map[stateKey]*ruleState
-	eps    []*epState // per endpoint, the rules' memories
-	gen    uint32
+	// nstates counts each rule's states in the table: a rule with none and a
+	// condition that does not hold needs no lookup (most rules, most polls).
+	nstates []int
+	eps     []*epState // per endpoint, the rules' memories
+	gen     uint32
 	// live marks, per endpoint and rule, a state that fires (and does not
 	// resolve) or is shown pending this evaluation: what supersession reads.
 	live   map[liveKey]liveMark
@@ -93,7 +96,7 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 	}
 	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, states: map[stateKey]*ruleState{},
 		live: map[liveKey]liveMark{}, supers: make([][]int, len(rules)), under: make([][]int, len(rules)),
-		shownTo: map[string]map[string]float64{}}
+		shownTo: map[string]map[string]float64{}, nstates: make([]int, len(rules))}
 	for i, r := range rules {
 		if r.memory != nil {
 			d.stateful = append(d.stateful, i)
@@ -303,6 +306,9 @@ func soleModel(ep *diagnose.EndpointView) string {
 // creating it when the condition first holds and dropping it when the
 // state machine is done with it.
 func (d *Detector) step(x *evalCtx, ri int, u *unit, c cond, sev diagnose.Severity) {
+	if c != condMet && d.nstates[ri] == 0 {
+		return
+	}
 	k := stateKey{rule: ri, unit: u.key}
 	st := d.states[k]
 	if st == nil {
@@ -311,10 +317,12 @@ func (d *Detector) step(x *evalCtx, ri int, u *unit, c cond, sev diagnose.Severi
 		}
 		st = &ruleState{target: u.key.target}
 		d.states[k] = st
+		d.nstates[ri]++
 	}
 	st.gen = d.gen
 	if !d.advance(x, st, ri, c, sev, u) {
 		delete(d.states, k)
+		d.nstates[ri]--
 		return
 	}
 	d.mark(ri, u.key.target, st)
@@ -395,6 +403,7 @@ func (d *Detector) sweep(x *evalCtx, f *diagnose.Frame) {
 		}
 		if gone || !d.advance(x, st, k.rule, condUnknown, 0, nil) {
 			delete(d.states, k)
+			d.nstates[k.rule]--
 			continue
 		}
 		st.gen = d.gen
@@ -416,34 +425,38 @@ func (d *Detector) collect(f *diagnose.Frame) {
 		byName[f.Endpoints[i].Name] = i
 		f.Endpoints[i].Findings, f.Endpoints[i].Pending = nil, nil
 	}
-	var all, pending []diagnose.Finding
+	// Sized first, and no closure over a finding: at 1,000 endpoints the
+	// lists' growth and a heap copy of each finding were a fifth of the
+	// process's allocations (BENCHMARKS.md, issue 23).
+	nAll, nPending := 0, 0
+	for _, st := range d.states {
+		if st.shown && st.firing {
+			nAll++
+		} else if st.shown {
+			nPending++
+		}
+	}
+	all, pending := make([]diagnose.Finding, 0, nAll), make([]diagnose.Finding, 0, nPending)
 	for _, st := range d.states {
 		if !st.shown {
 			continue
 		}
-		fd := st.finding
-		list := &all
-		if !st.firing {
-			list = &pending
-		}
-		*list = append(*list, fd)
-		onto := func(ep *diagnose.EndpointView) {
-			if st.firing {
-				ep.Findings = append(ep.Findings, fd)
-			} else {
-				ep.Pending = append(ep.Pending, fd)
-			}
+		fd := &st.finding
+		if st.firing {
+			all = append(all, *fd)
+		} else {
+			pending = append(pending, *fd)
 		}
 		if len(fd.GPUs) > 0 {
 			for i := range f.Endpoints {
 				if slices.Contains(f.Endpoints[i].GPU.GPUs, fd.GPUs[0]) {
-					onto(&f.Endpoints[i])
+					addFinding(&f.Endpoints[i], fd, st.firing)
 				}
 			}
 			continue
 		}
 		if i, ok := byName[fd.Target]; ok {
-			onto(&f.Endpoints[i])
+			addFinding(&f.Endpoints[i], fd, st.firing)
 		}
 	}
 	for i := range f.Endpoints {
@@ -453,6 +466,15 @@ func (d *Detector) collect(f *diagnose.Frame) {
 	SortFindings(all)
 	SortFindings(pending)
 	f.Findings, f.Pending = all, pending
+}
+
+// addFinding lists a finding on its endpoint, as firing or pending.
+func addFinding(ep *diagnose.EndpointView, fd *diagnose.Finding, firing bool) {
+	if firing {
+		ep.Findings = append(ep.Findings, *fd)
+	} else {
+		ep.Pending = append(ep.Pending, *fd)
+	}
 }
 
 // describe refreshes a pending or firing finding's words and numbers from

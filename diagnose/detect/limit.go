@@ -246,7 +246,7 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 			evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window), evNum("step tokens p95", st.IterTokens.P95, diagnose.UnitTokens, w), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0),
 			evNum("mean running", tr.RunMean, diagnose.UnitCount, tr.Span), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
 	}
-	ruled = append(ruled, diagnose.LimitCompute, diagnose.LimitKVTransfer)
+	ruled = append(ruled, diagnose.LimitCompute)
 	return diagnose.Verdict{Limit: diagnose.LimitUnexplained, Ruled: ruled, Evidence: []diagnose.Evidence{
 		evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evNum("running", st.Running, diagnose.UnitCount, 0),
 		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
@@ -331,11 +331,11 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict) {
 	var gain float64
 	switch v.Limit {
 	case diagnose.LimitBatchCap:
+		// Only a raise is this limit's flag: a fit at or below the cap
+		// means the KV cache lets it grow no further.
 		fc, n, lever := maxNumSeqsChange(u, 0.15, false)
-		if cur := currentMaxNumSeqs(ep); lever && cur > 0 {
+		if cur := currentMaxNumSeqs(ep); lever && cur > 0 && n > cur {
 			gain = float64(n)/float64(cur) - 1
-		}
-		if n > 0 {
 			v.Flag = &fc
 		}
 	case diagnose.LimitCompute:

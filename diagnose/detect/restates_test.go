@@ -29,15 +29,3 @@ func isolated(cfg RulesConfig, id string) RulesConfig {
 	}
 	return cfg
 }
-
-// RestatedBy lists the rules that restate rule id (the cause graph's
-// restates edges), for the external tests.
-func RestatedBy(id string) []string {
-	var out []string
-	for _, e := range causeGraph[id] {
-		if e.restates {
-			out = append(out, e.cause)
-		}
-	}
-	return out
-}

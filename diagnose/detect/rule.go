@@ -364,11 +364,25 @@ func SortFindings(fs []diagnose.Finding) {
 		// The state table is a map: the order must not depend on it.
 		return cmp.Compare(a.ID(), b.ID())
 	})
-	sorted := make([]diagnose.Finding, len(fs))
-	for k, x := range keys {
-		sorted[k] = fs[x.i]
+	// Place each finding by following the permutation's cycles: one
+	// finding aside, no second list.
+	for k := range keys {
+		if keys[k].i < 0 || keys[k].i == k {
+			continue
+		}
+		tmp := fs[k]
+		j := k
+		for {
+			src := keys[j].i
+			keys[j].i = -1
+			if src == k {
+				fs[j] = tmp
+				break
+			}
+			fs[j] = fs[src]
+			j = src
+		}
 	}
-	copy(fs, sorted)
 }
 
 // isSymptom: the finding follows a cause on its endpoint, or its rule is

@@ -60,7 +60,7 @@ var ruleGPUThrottling = &Rule{
 		t := throttleOf(x, u, w)
 		g := &x.f.GPU.GPUs[u.gpu]
 		why := strings.Join((t.reasons & sources.ClockThrottle).Words(), ", ")
-		fd.Summary = fmt.Sprintf("GPU %d %s for %s of %s: %s", g.Index, "throttled", pct(t.share), dur(w), why)
+		fd.Summary = fmt.Sprintf("%s %s for %s of %s: %s", g.Where(), "throttled", pct(t.share), dur(w), why)
 		fd.Evidence = []diagnose.Evidence{evNum("throttled readings", t.share, diagnose.UnitRatio, w), ev("reasons", why, w),
 			evNum("temperature", g.TempC, diagnose.UnitCelsius, 0), evNum("slowdown temperature", g.TempSlowdownC, diagnose.UnitCelsius, 0),
 			evNum("power", g.PowerW, diagnose.UnitWatts, 0), evNum("power limit", g.PowerLimitW, diagnose.UnitWatts, 0), evNum("SM clock", g.SMClockMHz, diagnose.UnitMHz, 0),
@@ -68,7 +68,7 @@ var ruleGPUThrottling = &Rule{
 		if since := x.f.GPUSeries[u.gpu].ThrottledSince; !since.IsZero() {
 			fd.Evidence = append(fd.Evidence, evNum("throttled for", x.now.Sub(since).Seconds(), diagnose.UnitSeconds, 0))
 		}
-		fd.Explain = fmt.Sprintf("GPU %d (%s) runs below its clocks because of %s. The engine's steps take longer, so inter-token latency rises and throughput falls with no change in vLLM's configuration; no vLLM flag fixes it.", g.Index, g.Name, why)
+		fd.Explain = fmt.Sprintf("%s (%s) runs below its clocks because of %s. The engine's steps take longer, so inter-token latency rises and throughput falls with no change in vLLM's configuration; no vLLM flag fixes it.", g.Where(), g.Name, why)
 		var action []string
 		if t.reasons&sources.ClockThermal != 0 {
 			action = append(action, fmt.Sprintf("cooling: it runs at %s (fans, airflow, inlet temperature, dust; nvidia-smi -q -d TEMPERATURE)", tempWords(g)))
@@ -167,7 +167,11 @@ var ruleGPUXID = &Rule{
 		w := seconds(p[gxWindow])
 		worst, evs, _ := xidsOf(x, u, w)
 		last := evs[len(evs)-1]
-		fd.Summary = fmt.Sprintf("XID %d on GPU %d (%s) %s ago: %s", worst.XID, u.gpuIndex, worst.Name, dur(x.now.Sub(last.Time)), worst.Action.Advice())
+		dev := fmt.Sprintf("GPU %d", u.gpuIndex)
+		if u.gpu >= 0 && u.gpu < len(x.f.GPU.GPUs) {
+			dev = x.f.GPU.GPUs[u.gpu].Where()
+		}
+		fd.Summary = fmt.Sprintf("XID %d on %s (%s) %s ago: %s", worst.XID, dev, worst.Name, dur(x.now.Sub(last.Time)), worst.Action.Advice())
 		var codes []string
 		for _, e := range evs {
 			codes = append(codes, fmt.Sprintf("%d at %s", e.XID, e.Time.UTC().Format("15:04:05")))
@@ -185,7 +189,7 @@ var ruleGPUXID = &Rule{
 				fd.Evidence = append(fd.Evidence, ev("row remap", "pending a GPU reset", 0))
 			}
 		}
-		fd.Explain = fmt.Sprintf("The NVIDIA driver logged XID %d (%s) on GPU %d. ", worst.XID, worst.Name, u.gpuIndex) + xidWords(worst.Action)
+		fd.Explain = fmt.Sprintf("The NVIDIA driver logged XID %d (%s) on %s. ", worst.XID, worst.Name, dev) + xidWords(worst.Action)
 		fd.Action = worst.Action.Advice()
 	},
 }
@@ -264,6 +268,9 @@ func gpuTarget(f *diagnose.Frame, slot, index int) string {
 		}
 	}
 	if len(names) == 0 {
+		if slot >= 0 && slot < len(f.GPU.GPUs) {
+			return f.GPU.GPUs[slot].Where()
+		}
 		return fmt.Sprintf("GPU %d", index)
 	}
 	return strings.Join(names, ", ")

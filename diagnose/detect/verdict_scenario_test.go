@@ -47,6 +47,8 @@ func verdictCases() []verdictCase {
 		// cache thrashes, and its flags come before any replica count.
 		v("KV cache, 10× traffic on V1 14B", "queue-backlog", "latest", qwen, diagnose.LimitKVCache),
 		v("arrivals over capacity, V0 8B", "queue-backlog", "v0.6", sim.Model{}, diagnose.LimitArrivals),
+		{name: "arrivals over capacity, 2 data-parallel engines, busy then 10× (the demo's llama-dp)", scenario: "busy+queue-backlog",
+			rc: sim.ReplicaConfig{Profile: "latest", DP: 2, Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: "queue-backlog"}}}, want: diagnose.LimitArrivals},
 		v("KV cache, V1 8B", "kv-thrashing", "latest", sim.Model{}, diagnose.LimitKVCache),
 		v("KV cache, V0 8B", "kv-thrashing", "v0.6", sim.Model{}, diagnose.LimitKVCache),
 		v("KV cache, no preemption counter", "kv-saturated-trimmed", "v0.10", sim.Model{}, diagnose.LimitKVCache),
@@ -95,7 +97,9 @@ type verdictResult struct {
 func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 	rc := c.rc
 	rc.Name = "replica-3"
-	rc.Scenarios = []sim.ScenarioSpec{{Name: c.scenario}}
+	if len(rc.Scenarios) == 0 {
+		rc.Scenarios = []sim.ScenarioSpec{{Name: c.scenario}}
+	}
 	p := newScenarioPipeline(t, rc)
 	if !c.quiet {
 		// Broken three minutes before vtop's first scrape.

@@ -222,7 +222,7 @@ func (r *Reader) Add(name string, label func(string) string, v float64, instance
 		a.MIG = sources.TriNo
 		if p := label("GPU_I_PROFILE"); p != "" {
 			a.MIG = sources.TriYes
-			a.Name += " MIG " + sources.Sanitize(p, 20)
+			a.MIGProfile = sources.Sanitize(p, 20)
 		}
 		a.Namespace, a.Pod = workload(label)
 		a.Exporter = sources.Sanitize(instanceHost, 80)

@@ -65,8 +65,10 @@ func (f *Fleet) Snapshot(t time.Time, source string, holders []Holder) (sources.
 		d := f.Devices[di]
 		g := d.GPU
 		g.UUID = uuidOf(&d)
+		// vtop's index is the reading's order; the device keeps its
+		// host and its index there, as nvidia-smi and DCGM name it.
+		g.HostIndex, g.Host = d.Index, d.Host
 		g.Index = len(snap.GPUs)
-		g.Name = d.Host + " GPU " + itoa(d.Index) + " " + d.Name
 		newIndex[di] = g.Index
 		snap.GPUs = append(snap.GPUs, g)
 	}

@@ -45,7 +45,11 @@ func writeGPU(b *strings.Builder, fr *diagnose.Frame) {
 		b.WriteString("  XID events:\n")
 		for _, ev := range fr.GPUEvents {
 			x := sources.LookupXID(ev.XID)
-			fmt.Fprintf(b, "    %s  GPU %d  XID %d  %s  [%s]  %s\n", ev.Time.Format("15:04:05"), ev.GPU, ev.XID, ev.Text, ev.Level, x.Action.Advice())
+			dev := fmt.Sprintf("GPU %d", ev.GPU)
+			if ev.GPU >= 0 && ev.GPU < len(g.GPUs) {
+				dev = g.GPUs[ev.GPU].Where()
+			}
+			fmt.Fprintf(b, "    %s  %s  XID %d  %s  [%s]  %s\n", ev.Time.Format("15:04:05"), dev, ev.XID, ev.Text, ev.Level, x.Action.Advice())
 		}
 	}
 	for _, n := range g.Notes {
@@ -63,7 +67,7 @@ func writeGPU(b *strings.Builder, fr *diagnose.Frame) {
 }
 
 func writeOneGPU(b *strings.Builder, fr *diagnose.Frame, g *sources.GPU, s *diagnose.GPUSeries) {
-	fmt.Fprintf(b, "  GPU %d  %s", g.Index, g.Name)
+	fmt.Fprintf(b, "  %s  %s", g.Where(), g.Name)
 	if g.Problem != "" {
 		fmt.Fprintf(b, "  PROBLEM: %s\n", g.Problem)
 		return
@@ -117,7 +121,7 @@ func writeOneGPU(b *strings.Builder, fr *diagnose.Frame, g *sources.GPU, s *diag
 func gpuList(idx []int, fr *diagnose.Frame) string {
 	parts := make([]string, len(idx))
 	for i, gi := range idx {
-		parts[i] = strconv.Itoa(fr.GPU.GPUs[gi].Index)
+		parts[i] = strings.TrimPrefix(fr.GPU.GPUs[gi].Label(), "GPU ")
 	}
 	return "GPU " + strings.Join(parts, ",")
 }

@@ -36,7 +36,9 @@ type JSONGPUEvent struct {
 // their JSON keys after pci_bus_id (Nums, indexed like the table).
 // Unknown numbers are null.
 type JSONGPU struct {
-	Index          int              `json:"index"`
+	Index          int              `json:"index"` // on its host, as nvidia-smi -i and DCGM's gpu label
+	Host           string           `json:"host,omitempty"`
+	MIGProfile     string           `json:"mig_profile,omitempty"`
 	Name           string           `json:"name"`
 	UUID           string           `json:"uuid"`
 	PCIBusID       string           `json:"pci_bus_id"`
@@ -117,7 +119,7 @@ func GPUJSON(fr *diagnose.Frame) (JSONGPUStatus, []JSONGPU) {
 	gpus := make([]JSONGPU, 0, len(g.GPUs))
 	for i := range g.GPUs {
 		d := &g.GPUs[i]
-		j := JSONGPU{Index: d.Index, Name: d.Name, UUID: d.UUID, PCIBusID: d.PCIBusID, ClockEvents: orEmpty(d.ClockEvents),
+		j := JSONGPU{Index: d.Index, Host: d.Host, MIGProfile: d.MIGProfile, Name: d.Name, UUID: d.UUID, PCIBusID: d.PCIBusID, ClockEvents: orEmpty(d.ClockEvents),
 			ClockEventBits: uint64(d.ClockEventBits), Throttled: d.Throttled, RemapPending: d.RemapPending, RemapFailed: d.RemapFailed,
 			MIG: triPtr(d.MIG), Processes: []JSONGPUProcess{}, Problem: d.Problem, FieldsMissing: orEmpty(d.FieldsMissing)}
 		for k := range sources.GPUFields {
@@ -128,6 +130,9 @@ func GPUJSON(fr *diagnose.Frame) (JSONGPUStatus, []JSONGPU) {
 		}
 		for _, p := range d.Processes {
 			j.Processes = append(j.Processes, JSONGPUProcess{PID: p.PID, Name: p.Name, UsedBytes: Num(p.UsedBytes)})
+		}
+		if d.Host != "" {
+			j.Index = d.HostIndex
 		}
 		gpus = append(gpus, j)
 	}
