@@ -1,7 +1,6 @@
 package dcgm
 
 import (
-	"strconv"
 	"strings"
 	"time"
 
@@ -116,7 +115,6 @@ func sameHost(a, b string) bool {
 	return short(a) == short(b)
 }
 
-func itoa(i int) string { return strconv.Itoa(i) }
 
 // hostReplicas counts the holders on the device's host, whatever their
 // pods: the host fallback needs the host to serve one replica.
