@@ -115,7 +115,6 @@ func sameHost(a, b string) bool {
 	return short(a) == short(b)
 }
 
-
 // hostReplicas counts the holders on the device's host, whatever their
 // pods: the host fallback needs the host to serve one replica.
 func hostReplicas(holders []Holder, d *Device, f *Fleet) int {
