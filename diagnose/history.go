@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
@@ -32,6 +33,14 @@ var counted = [...]sources.Counter{
 	sources.CPrefixQueries, sources.CPrefixHits, sources.CPromptCached,
 	sources.CSpecDrafts, sources.CSpecDraftTokens, sources.CSpecAccepted,
 }
+
+// xferCounters are P/D and KV-offload counters, which only servers with a
+// KV connector expose: kept as a labeled family (xfer, labelled by
+// xferLabels), which costs nothing while absent, not as columns of every
+// sub-series' totals.
+var xferCounters = [...]sources.Counter{sources.CKVTransferFailed, sources.CKVExpired, sources.CKVOffloadBytes}
+
+var xferLabels = [...]string{"failed", "expired", "offload"}
 
 const nCounted = len(counted)
 
@@ -132,6 +141,8 @@ type subHistory struct {
 	hists    [nTracked]hcorr
 	finished labelRing // finished_reason counters, corrected
 	rejected labelRing // admission rejections by reason, corrected
+	specPos  labelRing // speculative tokens accepted by draft position, corrected
+	xfer     labelRing // xferCounters present, corrected
 	lastSeen time.Time
 
 	// The newest scrape's point-in-time signals.
@@ -190,7 +201,18 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 	seq := h.seq0 + uint64(h.n-1)
 	r1 := h.finished.put(slot, len(h.ring), seq, s.Labeled[sources.LFinished], h.finished.live(h))
 	r2 := h.rejected.put(slot, len(h.ring), seq, s.Labeled[sources.LAdmissionRejected], h.rejected.live(h))
-	reset = reset || r1 || r2
+	r3 := h.specPos.put(slot, len(h.ring), seq, s.Labeled[sources.LSpecAcceptedPos], h.specPos.live(h))
+	var xfer []sources.LabeledValue
+	for i, c := range xferCounters {
+		if !math.IsNaN(s.Counters[c]) {
+			xfer = append(xfer, sources.LabeledValue{Label: xferLabels[i], Value: s.Counters[c], Created: s.Created[c]})
+		}
+	}
+	if xfer != nil || len(h.xfer.labels) > 0 {
+		slices.SortFunc(xfer, func(a, b sources.LabeledValue) int { return strings.Compare(a.Label, b.Label) })
+		reset = h.xfer.put(slot, len(h.ring), seq, xfer, h.xfer.live(h)) || reset
+	}
+	reset = reset || r1 || r2 || r3
 	h.lastSeen = t
 	return reset
 }
@@ -237,6 +259,8 @@ func (h *subHistory) grow(capacity int) {
 	h.totals.remap(slots, capacity)
 	h.finished.remap(slots, capacity)
 	h.rejected.remap(slots, capacity)
+	h.specPos.remap(slots, capacity)
+	h.xfer.remap(slots, capacity)
 	h.ring, h.start = ring, 0
 }
 

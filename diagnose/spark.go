@@ -9,20 +9,22 @@ import (
 type Spark uint8
 
 const (
-	SpTTFT      Spark = iota // TTFT p95, s
-	SpITL                    // inter-token p95, s
-	SpE2E                    // E2E p95, s
-	SpQueue                  // queue time p95, s
-	SpKV                     // KV usage 0..1
-	SpPrefixHit              // prefix-cache hit ratio 0..1
-	SpPreempt                // preemptions/s
-	SpRunning                // requests running
-	SpWaiting                // requests waiting
-	SpSwapped                // requests swapped (V0)
-	SpPromptTok              // prompt tokens/s
-	SpGenTok                 // generation tokens/s
-	SpReq                    // finished requests/s
-	SpAbort                  // abort share 0..1
+	SpTTFT       Spark = iota // TTFT p95, s
+	SpITL                     // inter-token p95, s
+	SpE2E                     // E2E p95, s
+	SpQueue                   // queue time p95, s
+	SpKV                      // KV usage 0..1
+	SpPrefixHit               // prefix-cache hit ratio 0..1
+	SpPreempt                 // preemptions/s
+	SpRunning                 // requests running
+	SpWaiting                 // requests waiting
+	SpSwapped                 // requests swapped (V0)
+	SpPromptTok               // prompt tokens/s
+	SpGenTok                  // generation tokens/s
+	SpReq                     // finished requests/s
+	SpAbort                   // abort share 0..1
+	SpSpecAccept              // speculative acceptance 0..1
+	SpKVXferFail              // failed KV transfers/s
 	NumSpark
 )
 
@@ -52,6 +54,8 @@ func sparkPoint(t time.Time, s *Stats) SparkPoint {
 	set(SpGenTok, s.GenTokRate)
 	set(SpReq, s.ReqRate)
 	set(SpAbort, s.AbortShare)
+	set(SpSpecAccept, s.SpecAcceptRate)
+	set(SpKVXferFail, s.KVXferFailRate)
 	return p
 }
 

@@ -75,9 +75,17 @@ type Stats struct {
 	SpecDraftRate     float64 // speculative drafts/s (with a speculative config); NaN unexposed
 	SpecDraftTokRate  float64 // drafted tokens/s
 	SpecAcceptedRate  float64 // accepted drafted tokens/s
-	ErrorShare        float64 // finished with reason error (≥0.14), NaN before
-	RejectRate        float64 // admission rejections/s (≥0.32), NaN unexposed
-	Rejects           []FinishShare
+	// Speculative decoding: accepted ÷ draft tokens; tokens a step yields
+	// (1 + accepted per draft; SGLang's accept length); drafts per engine
+	// step; the share of drafts accepted at each position (≥0.8.5).
+	SpecAcceptRate, SpecAcceptLen, SpecDraftsPerStep float64
+	SpecPosAccept                                    []float64
+	// P/D and KV offload: failed transfers/s (NIXL, SGLang), requests
+	// whose KV expired/s (NIXL), bytes offloaded/s (offloading connector).
+	KVXferFailRate, KVExpiredRate, KVOffloadRate float64
+	ErrorShare                                   float64 // finished with reason error (≥0.14), NaN before
+	RejectRate                                   float64 // admission rejections/s (≥0.32), NaN unexposed
+	Rejects                                      []FinishShare
 	// Sleep is what engine_sleep_state says (≥0.11.1): unknown, awake or
 	// asleep (any engine asleep); SleepLevel the deepest level set.
 	Sleep      SleepState
@@ -96,7 +104,8 @@ func UnknownStats() Stats {
 		Running: n, Waiting: n, WaitingCapacity: n, WaitingDeferred: n, PromptTokRate: n, GenTokRate: n,
 		ReqRate: n, AbortShare: n, AvgPromptLen: n, AvgGenLen: n, MeanIterTokens: n,
 		IterTokens: q, IterTokensByToken: q, PromptCachedRate: n, ErrorShare: n, RejectRate: n,
-		SpecDraftRate: n, SpecDraftTokRate: n, SpecAcceptedRate: n}
+		SpecDraftRate: n, SpecDraftTokRate: n, SpecAcceptedRate: n,
+		SpecAcceptRate: n, SpecAcceptLen: n, SpecDraftsPerStep: n, KVXferFailRate: n, KVExpiredRate: n, KVOffloadRate: n}
 }
 
 // SleepState is an engine's sleep mode as vLLM reports it.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
@@ -17,10 +18,16 @@ type acc struct {
 	span    time.Duration
 	engines int
 
-	rates  [sources.NumCounters]float64 // NaN: unknown
-	hists  [nTracked]histRate
-	finish []labeledRate
-	reject []labeledRate // admission rejections by reason
+	rates   [sources.NumCounters]float64 // NaN: unknown
+	hists   [nTracked]histRate
+	finish  []labeledRate
+	reject  []labeledRate // admission rejections by reason
+	specPos []labeledRate // speculative tokens accepted by draft position
+	xfer    []labeledRate // xferCounters, by xferLabels
+	// SGLang's speculative gauges (and V0's acceptance rate): sums and
+	// engines reporting a nonzero value (0: no speculation configured).
+	specRateG, specLenG   float64
+	specRateGN, specLenGN int
 	// sleep: engines reporting asleep / awake; paused: engines paused /
 	// not (both 0 when the release does not say).
 	asleep, awake, paused, unpaused int
@@ -124,6 +131,8 @@ func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig, hists 
 	}
 	x.finish = h.finished.addRates(x.finish, h, a, b, secs)
 	x.reject = h.rejected.addRates(x.reject, h, a, b, secs)
+	x.specPos = h.specPos.addRates(x.specPos, h, a, b, secs)
+	x.xfer = h.xfer.addRates(x.xfer, h, a, b, secs)
 	x.addGauges(h, cache)
 }
 
@@ -157,6 +166,14 @@ func (x *acc) addGauges(h *subHistory, cache *sources.CacheConfig) {
 		x.paused++
 	case p == 0:
 		x.unpaused++
+	}
+	if v := g[sources.GSpecAcceptRate]; v > 0 {
+		x.specRateG += v
+		x.specRateGN++
+	}
+	if v := g[sources.GSpecAcceptLen]; v > 0 {
+		x.specLenG += v
+		x.specLenGN++
 	}
 	if hr := g[sources.GPrefixHitRateGPU]; hr >= 0 { // -1: caching off
 		x.prefixGauge += hr
@@ -308,6 +325,12 @@ func (x *acc) merge(o *acc) {
 	}
 	x.finish = mergeLabeledRates(x.finish, o.finish)
 	x.reject = mergeLabeledRates(x.reject, o.reject)
+	x.specPos = mergeLabeledRates(x.specPos, o.specPos)
+	x.xfer = mergeLabeledRates(x.xfer, o.xfer)
+	x.specRateG += o.specRateG
+	x.specRateGN += o.specRateGN
+	x.specLenG += o.specLenG
+	x.specLenGN += o.specLenGN
 	x.asleep += o.asleep
 	x.awake += o.awake
 	x.paused += o.paused
@@ -378,6 +401,8 @@ func (x *acc) stats() Stats {
 	s.GenTokRate = x.rates[sources.CGenTokens]
 	s.PromptCachedRate = x.rates[sources.CPromptCached]
 	s.SpecDraftRate, s.SpecDraftTokRate, s.SpecAcceptedRate = x.rates[sources.CSpecDrafts], x.rates[sources.CSpecDraftTokens], x.rates[sources.CSpecAccepted]
+	x.specStats(&s)
+	x.xferStats(&s)
 
 	s.ReqRate, s.AbortShare, s.ErrorShare = x.requestRates()
 	x.sortLabeled()
@@ -437,6 +462,9 @@ func (x *acc) sparkStats() Stats {
 	s.PromptTokRate = x.rates[sources.CPromptTokens]
 	s.GenTokRate = x.rates[sources.CGenTokens]
 	s.ReqRate, s.AbortShare, _ = x.requestRates()
+	s.SpecDraftRate, s.SpecDraftTokRate, s.SpecAcceptedRate = x.rates[sources.CSpecDrafts], x.rates[sources.CSpecDraftTokens], x.rates[sources.CSpecAccepted]
+	x.specStats(&s)
+	x.xferStats(&s)
 	x.sortLabeled()
 	return s
 }
@@ -495,6 +523,57 @@ func (x *acc) requestRates() (reqRate, abortShare, errorShare float64) {
 		}
 	}
 	return total, abortShare, errorShare
+}
+
+// xferStats reads the P/D and offload rates (NaN: not exposed).
+func (x *acc) xferStats(s *Stats) {
+	s.KVXferFailRate, s.KVExpiredRate, s.KVOffloadRate = math.NaN(), math.NaN(), math.NaN()
+	for _, r := range x.xfer {
+		switch r.label {
+		case xferLabels[0]:
+			s.KVXferFailRate = r.rate
+		case xferLabels[1]:
+			s.KVExpiredRate = r.rate
+		case xferLabels[2]:
+			s.KVOffloadRate = r.rate
+		}
+	}
+}
+
+// specStats derives speculative decoding's numbers: from the counters
+// (vLLM V1) over the window, else the engines' gauges (SGLang, V0). The
+// steps a draft is made in come from the tokens-per-step histogram.
+func (x *acc) specStats(s *Stats) {
+	s.SpecAcceptRate, s.SpecAcceptLen, s.SpecDraftsPerStep = math.NaN(), math.NaN(), math.NaN()
+	if s.SpecDraftTokRate > 0 && !math.IsNaN(s.SpecAcceptedRate) {
+		s.SpecAcceptRate = s.SpecAcceptedRate / s.SpecDraftTokRate
+	} else if x.specRateGN > 0 {
+		s.SpecAcceptRate = x.specRateG / float64(x.specRateGN)
+	}
+	if s.SpecDraftRate > 0 && !math.IsNaN(s.SpecAcceptedRate) {
+		// vLLM's "mean acceptance length": the bonus token plus those accepted.
+		s.SpecAcceptLen = 1 + s.SpecAcceptedRate/s.SpecDraftRate
+	} else if x.specLenGN > 0 {
+		s.SpecAcceptLen = x.specLenG / float64(x.specLenGN)
+	}
+	if it := &x.hists[tIter]; s.SpecDraftRate >= 0 && it.bounds != nil && it.count > 0 {
+		s.SpecDraftsPerStep = s.SpecDraftRate / it.count // steps/s: the histogram's _count rate
+	}
+	if len(x.specPos) > 0 && s.SpecDraftRate > 0 {
+		pos := slices.Clone(x.specPos)
+		slices.SortFunc(pos, func(a, b labeledRate) int { return cmpPosition(a.label, b.label) })
+		for _, p := range pos {
+			s.SpecPosAccept = append(s.SpecPosAccept, p.rate/s.SpecDraftRate)
+		}
+	}
+}
+
+// cmpPosition orders draft positions numerically ("2" before "10").
+func cmpPosition(a, b string) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	return strings.Compare(a, b)
 }
 
 // sortLabeled orders the rejections by rate and the finish reasons by

@@ -465,6 +465,15 @@ func (e *engine) execute(t time.Duration, aggregate bool) {
 		e.m.counters[sources.CSpecDrafts] += steps
 		e.m.counters[sources.CSpecDraftTokens] += steps * float64(e.cfg.specTokens)
 		e.m.counters[sources.CSpecAccepted] += steps * e.specExpected()
+		// By position: a draft's i-th token is accepted with a^(i+1).
+		if e.m.specPos == nil {
+			e.m.specPos = make([]float64, e.cfg.specTokens)
+		}
+		p := 1.0
+		for i := range e.cfg.specTokens {
+			p *= e.cfg.specAccept
+			e.m.specPos[i] += steps * p
+		}
 	}
 	e.gpu.run(span, prefillTok, decodeSeqs)
 	e.stepsRun++

@@ -77,6 +77,7 @@ type exposeOpts struct {
 	trimmed      bool // no preemption counter
 	finishReason bool // finish_reason for finished_reason
 	helpV1       bool // V1's HELP texts whatever the generation
+	specTokens   int  // speculative decoding's families, with this many positions
 	lora         bool // --enable-lora: lora_requests_info, optional otherwise, is shown
 	spec         bool // --speculative-config: the spec_decode families are shown
 }
@@ -168,6 +169,10 @@ func newFamLayout(m *sources.Metric, index int, p *Profile, maxModelLen int, opt
 			fl.labelVals = sources.PromptSources
 		case sources.LSleepState:
 			fl.labelVals = sources.SleepStates
+		case sources.LSpecAcceptedPos:
+			for i := range opts.specTokens {
+				fl.labelVals = append(fl.labelVals, strconv.Itoa(i))
+			}
 		}
 	}
 	return fl
@@ -509,6 +514,8 @@ func (e *engine) gaugeValue(g sources.Gauge) float64 {
 
 func (e *engine) counterValue(c sources.Counter) float64 {
 	switch c {
+	case sources.CSpecDrafts, sources.CSpecDraftTokens, sources.CSpecAccepted:
+		return math.Floor(e.m.counters[c]) // whole tokens, as vLLM counts them
 	case sources.CPrefixQueries:
 		return e.kv.queries
 	case sources.CPrefixHits:
@@ -548,6 +555,11 @@ func (e *engine) labeledValue(l sources.Labeled, fl *famLayout, j int) (float64,
 			return 1, true
 		}
 		return 0, true
+	case sources.LSpecAcceptedPos:
+		if j < len(e.m.specPos) {
+			return math.Floor(e.m.specPos[j]), true
+		}
+		return 0, true
 	}
 	return 0, true
 }
@@ -574,9 +586,12 @@ func (r *Replica) loraLists() (run, wait string) {
 	return join(rs), join(ws)
 }
 
-// isSpec: a speculative-decoding counter, shown only with a speculative
-// config.
+// isSpec: a speculative-decoding counter (or its accepted-by-position
+// family), shown only with a speculative config.
 func isSpec(m *sources.Metric) bool {
+	if m.Role == sources.RoleLabeled {
+		return sources.Labeled(m.ID) == sources.LSpecAcceptedPos
+	}
 	if m.Role != sources.RoleCounter {
 		return false
 	}

@@ -35,6 +35,7 @@ type metrics struct {
 	hists    [sources.NumHists]hist
 	finished []float64 // by sources.FinishReasons index
 	promptBy [3]float64
+	specPos  []float64 // accepted draft tokens by position (expected values)
 }
 
 func newMetrics(p *Profile, maxModelLen int) metrics {
@@ -63,6 +64,7 @@ func (m *metrics) reset() {
 	}
 	clear(m.finished)
 	m.promptBy = [3]float64{}
+	clear(m.specPos)
 }
 
 func (m *metrics) observe(h sources.Hist, v, w float64) { m.hists[h].observe(v, w) }

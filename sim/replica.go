@@ -185,7 +185,8 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	r.rng = rand.New(rand.NewPCG(seed, uint64(i)+1))
 	r.arr.rng = r.rng
 	r.mp = p.multiprocess(rc.DP)
-	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1, lora: rc.MaxLoras > 0, spec: rc.SpecTokens > 0})
+	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1, lora: rc.MaxLoras > 0, spec: rc.SpecTokens > 0,
+		specTokens: rc.SpecTokens})
 	r.labels = r.buildLabels()
 	r.activate()
 	return r, nil

@@ -1,7 +1,9 @@
 package sources
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -37,6 +39,10 @@ var (
 	families []family
 	byWire   map[string]wireName
 	famIndex map[string]int
+	// byTypeName maps the names TYPE lines give a family, in every
+	// spelling (a counter with and without _total, a histogram's base
+	// name), to it.
+	byTypeName map[string]int
 )
 
 func init() {
@@ -61,7 +67,12 @@ func init() {
 		}
 		byWire[name] = wireName{fi, p}
 	}
+	byTypeName = map[string]int{}
 	addFamily := func(name string, fi int) {
+		byTypeName[name] = fi
+		if families[fi].kind == KindCounter {
+			byTypeName[name+"_total"] = fi
+		}
 		switch families[fi].kind {
 		case KindGauge, KindInfo:
 			add(name, fi, partValue)
@@ -137,4 +148,50 @@ func Exposes(s Server, r Role, id uint8) bool {
 		}
 	}
 	return false
+}
+
+// declaresEngine reports whether a TYPE line's name is an engine family of
+// the table in any spelling (a counter's or histogram's base name too):
+// a body that declares them without samples is an engine's empty registry,
+// not another program.
+func declaresEngine(name []byte) bool {
+	if bytes.HasPrefix(name, []byte(VLLMPrefix)) || bytes.HasPrefix(name, []byte(SGLangPrefix)) {
+		return true // a family of theirs vtop does not read yet counts too
+	}
+	fi, ok := byTypeName[string(name)]
+	if !ok {
+		return false
+	}
+	r := families[fi].role
+	return r != RoleProc && r != RoleRouter
+}
+
+// isRunningFamily reports whether name is vLLM's running gauge in any
+// spelling, whose HELP text breaks a tie between generations.
+func isRunningFamily(name []byte) bool {
+	w, ok := byWire[string(name)]
+	f := &families[w.fam]
+	return ok && f.server == ServerVLLM && f.role == RoleGauge && Gauge(f.id) == GRunning
+}
+
+// EnginePrefixes are the name prefixes of every engine family the table
+// reads, in every spelling but the unprefixed one: what a query for
+// engine series (--prometheus) matches.
+func EnginePrefixes() []string {
+	out := []string{VLLMPrefix, SGLangPrefix}
+	for _, sp := range Spellings {
+		if sp.Wire != "" && !slices.Contains(out, sp.Wire) {
+			out = append(out, sp.Wire)
+		}
+	}
+	return out
+}
+
+// RunningGauge reports whether name (a sample name in any spelling) is an
+// engine's running-requests gauge, vLLM's or SGLang's: the one series every
+// engine replica exposes, which a Prometheus reader keys replicas on.
+func RunningGauge(name string) bool {
+	w, ok := byWire[name]
+	f := &families[w.fam]
+	return ok && f.role == RoleGauge && Gauge(f.id) == GRunning
 }

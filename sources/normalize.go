@@ -265,10 +265,8 @@ func (n *Normalizer) begin() {
 }
 
 var (
-	prefixVLLM   = []byte(VLLMPrefix)
 	helpRunV0    = []byte(helpV0Running)
 	helpRunV1    = []byte(helpV1Running)
-	nameRunning  = []byte("vllm:num_requests_running")
 	errNoSamples = errors.New("no samples")
 )
 
@@ -312,12 +310,12 @@ func (n *Normalizer) read(p textparse.Parser) error {
 			n.apply(c, v)
 		case textparse.EntryType:
 			name, _ := p.Type()
-			if bytes.HasPrefix(name, prefixVLLM) {
+			if declaresEngine(name) {
 				n.declared++
 			}
 		case textparse.EntryHelp:
 			name, help := p.Help()
-			if bytes.Equal(name, nameRunning) {
+			if isRunningFamily(name) {
 				switch {
 				case bytes.Equal(help, helpRunV0):
 					n.help = GenV0

@@ -176,7 +176,7 @@ const (
 	RoleProc                  // ID is a Proc
 	RoleCacheInfo             // vllm:cache_config_info
 	RoleLoraInfo              // vllm:lora_requests_info
-	RoleRouter                // a production-stack router metric: the target is a router, not an engine
+	RoleRouter                // a router's metric (production-stack, Dynamo's frontend): the target is a router, not an engine
 )
 
 // Buckets names a bucket layout; the layouts per release are in bucketLayouts.
@@ -388,6 +388,18 @@ var Metrics = []Metric{
 	{Name: "vllm:num_prefill_requests", Kind: KindGauge, Role: RoleRouter},
 	{Name: "vllm:num_decoding_requests", Kind: KindGauge, Role: RoleRouter},
 	{Name: "vllm:request_errors", Kind: KindCounter, Role: RoleRouter},
+	// NVIDIA Dynamo's HTTP frontend routes to vLLM or SGLang workers (which
+	// serve their engine's families on their own ports, beside
+	// dynamo_component_*): its names mark a router too. From the kthena
+	// #913 capture (testdata/other-engines) and Dynamo's metrics docs.
+	{Name: "dynamo_frontend_inflight_requests", Kind: KindGauge, Role: RoleRouter},
+	{Name: "dynamo_frontend_queued_requests", Kind: KindGauge, Role: RoleRouter},
+	{Name: "dynamo_frontend_requests", Kind: KindCounter, Role: RoleRouter},
+	{Name: "dynamo_frontend_disconnected_clients", Kind: KindGauge, Role: RoleRouter},
+	{Name: "dynamo_frontend_model_max_num_seqs", Kind: KindGauge, Role: RoleRouter},
+	{Name: "dynamo_frontend_model_max_num_batched_tokens", Kind: KindGauge, Role: RoleRouter},
+	{Name: "dynamo_frontend_model_kv_cache_block_size", Kind: KindGauge, Role: RoleRouter},
+	{Name: "dynamo_frontend_model_context_length", Kind: KindGauge, Role: RoleRouter},
 }
 
 // OtherEngines maps the metric prefixes of other serving engines to their

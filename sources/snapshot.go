@@ -28,7 +28,7 @@ type EndpointKind uint8
 
 const (
 	KindEngine    EndpointKind = iota // a vLLM engine (API server)
-	KindRouter                        // production-stack router re-using the vllm: prefix
+	KindRouter                        // a router: production-stack's (re-using the vllm: prefix), Dynamo's frontend
 	KindNoSamples                     // vllm: families declared, no samples (V0 multiprocess quirk)
 	KindUnknown                       // never scraped successfully: what it is is not known yet
 )

@@ -550,7 +550,7 @@ func (p *rowsPanel) View() []string {
 		}
 		return msg(c.st.muted.s(why))
 	case e != nil && e.Kind == sources.KindRouter:
-		return msg(c.st.warn.s(symWarn + " this is a production-stack router, not an engine: point vtop at the vLLM engines behind it"))
+		return msg(c.st.warn.s(symWarn + " this is a router (production-stack's, Dynamo's frontend), not an engine: point vtop at the engines behind it"))
 	case e != nil && e.Kind == sources.KindNoSamples:
 		return msg(c.st.warn.s(symWarn + " vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)"))
 	}
@@ -783,15 +783,20 @@ func (m *Model) endpointBody() []string {
 		out = append(out, m.fleetTitle(l.w))
 	}
 	m.rows.show(e, sj)
+	m.feat.show(e, sj)
 	m.gpu.mine = mine
 	rows := m.rows.View()
-	rows = append(rows, m.subsPanel(e, l.subs)...)
+	feat := m.feat.View()
 	gpu := m.gpu.View()
 	out = append(out, m.find.View()...)
 	if l.wide {
-		out = append(out, beside(block(rows, l.left, l.gpu.h), l.left, m.st.muted.s(columnSep), gpu)...)
+		rows = append(rows, m.subsPanel(e, l.subs)...)
+		right := append(feat, gpu...)
+		out = append(out, beside(block(rows, l.left, len(right)), l.left, m.st.muted.s(columnSep), right)...)
 	} else {
 		out = append(out, rows...)
+		out = append(out, feat...)
+		out = append(out, m.subsPanel(e, l.subs)...)
 		out = append(out, gpu...)
 	}
 	return out

@@ -1,15 +1,19 @@
 package ui
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/diagnose/detect"
+	f "github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/ui/report"
 )
 
 // simFrame runs a simulated fleet through the real path (exposition →
@@ -77,3 +81,91 @@ func TestGoldenMixedEngines(t *testing.T) {
 }
 
 func sizeName(sz [2]int) string { return itoa(sz[0]) + "x" + itoa(sz[1]) }
+
+// featuresFrame: a vLLM replica drafting 3 speculative tokens, one serving
+// three LoRA adapters with two slots, and a plain one; three minutes in.
+func featuresFrame(t *testing.T) *diagnose.Frame {
+	lora := sim.ChatLoad()
+	lora.Adapters = 3
+	return simFrame(t, []sim.ReplicaConfig{
+		{Name: "spec-0", SpecTokens: 3, SpecAccept: 0.7, Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+		{Name: "lora-0", MaxLoras: 2, Load: &lora, Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+		{Name: "plain-0", Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+	}, 3*time.Minute)
+}
+
+// The endpoint view shows a panel for what the server exposes, and only
+// that: speculative decoding on spec-0, LoRA on lora-0, neither on plain-0.
+func TestGoldenFeatures(t *testing.T) {
+	fr := featuresFrame(t)
+	for _, name := range []string{"spec-0", "lora-0", "plain-0"} {
+		for _, sz := range [][2]int{{80, 24}, {200, 60}} {
+			t.Run(name+"/"+sizeName(sz), func(t *testing.T) {
+				m := newTestModel(fr, sz[0], sz[1], Options{})
+				selectEndpoint(t, m, name)
+				press(m, "enter")
+				checkLayout(t, m)
+				golden.RequireEqual(t, m.View())
+			})
+		}
+	}
+}
+
+// The JSON report carries the numbers the panels show: the acceptance and
+// per-position shares, the adapters; null where the server exposes none.
+func TestFeaturesJSONMatchesScreen(t *testing.T) {
+	fr := featuresFrame(t)
+	r := report.BuildJSONRun(fr, "test", report.OK, report.Run{Window: fr.Window, Elapsed: fr.Window})
+	views := map[string]string{}
+	for _, name := range []string{"spec-0", "lora-0", "plain-0"} {
+		m := newTestModel(fr, 200, 60, Options{})
+		selectEndpoint(t, m, name)
+		press(m, "enter")
+		views[name] = ansi.Strip(m.View())
+	}
+	for _, e := range r.Endpoints {
+		v := views[e.Name]
+		sp := e.Stats.Speculative
+		switch e.Name {
+		case "spec-0":
+			if sp == nil || len(sp.AcceptedByPosition) != 3 {
+				t.Fatalf("spec-0: speculative %+v", sp)
+			}
+			want := []string{"accept " + f.Percent(float64(sp.Acceptance)), "tokens/step " + f.Dec(float64(sp.TokensPerStep), 2)}
+			var pos []string
+			for _, p := range sp.AcceptedByPosition {
+				pos = append(pos, f.Percent(float64(p)))
+			}
+			want = append(want, "by position "+strings.Join(pos, " "))
+			for _, w := range want {
+				if !strings.Contains(v, w) {
+					t.Errorf("spec-0: the screen lacks %q, which the JSON says", w)
+				}
+			}
+			// 0.7 per token: positions accept 70%, 49%, 34%; 1 + 1.53 tokens a step.
+			if a := float64(sp.AcceptedByPosition[0]); a < 0.69 || a > 0.71 {
+				t.Errorf("position 0 accepted %v, want 0.7", a)
+			}
+			if e.LoRA != nil && e.LoRA.MaxLoRA > 0 {
+				t.Errorf("spec-0 has LoRA %+v", e.LoRA)
+			}
+		case "lora-0":
+			if e.LoRA == nil || e.LoRA.MaxLoRA != 2 || len(e.LoRA.Running) == 0 {
+				t.Fatalf("lora-0: %+v", e.LoRA)
+			}
+			if !strings.Contains(v, "running "+strings.Join(e.LoRA.Running, ",")) || !strings.Contains(v, "max_lora 2") {
+				t.Errorf("lora-0: the screen does not show the JSON's adapters %+v", e.LoRA)
+			}
+			if sp != nil {
+				t.Errorf("lora-0 reports speculation %+v", sp)
+			}
+		case "plain-0":
+			if sp != nil || e.Stats.KVTransfer != nil || (e.LoRA != nil && e.LoRA.MaxLoRA > 0) {
+				t.Errorf("plain-0 reports features it does not expose: %+v %+v %+v", sp, e.Stats.KVTransfer, e.LoRA)
+			}
+			if strings.Contains(v, "Spec ") || strings.Contains(v, "LoRA ") {
+				t.Errorf("plain-0 shows a panel it does not expose")
+			}
+		}
+	}
+}

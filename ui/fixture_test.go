@@ -66,6 +66,10 @@ func fixtureStats(load float64, engines int) diagnose.Stats {
 			{Reason: "abort", PerSec: 0.1 * load, Share: 0.02 + 0.1*load},
 		},
 		AbortShare: 0.02 + 0.1*load, AvgPromptLen: 1830, AvgGenLen: 412, MeanIterTokens: 310, PromptCachedRate: 2000,
+		// No speculative decoding, no KV connector: not exposed.
+		SpecDraftRate: nan, SpecDraftTokRate: nan, SpecAcceptedRate: nan,
+		SpecAcceptRate: nan, SpecAcceptLen: nan, SpecDraftsPerStep: nan,
+		KVXferFailRate: nan, KVExpiredRate: nan, KVOffloadRate: nan,
 	}
 }
 

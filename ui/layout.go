@@ -55,6 +55,7 @@ type counts struct {
 	nameLen     int  // longest endpoint name
 	modelLen    int  // longest model name in the table
 	engineCol   bool // an endpoint is not vLLM: the table names each one's engine
+	features    int  // the endpoint's feature lines (speculative decoding, LoRA, KV transfer, sleep)
 	focus       pane // a focused panel gets the room it wants first
 }
 
@@ -80,6 +81,7 @@ type layout struct {
 	rows        size
 	subs        size // engines or models table under the rows
 	gpu         size
+	feat        size // the endpoint's features: above the GPUs
 	find        size
 }
 
@@ -149,6 +151,15 @@ func gpuWant(c counts, roomy bool) int {
 	return n
 }
 
+// gpuEssential is what the GPU panel keeps before optional panels: its
+// summary line, and this endpoint's share when joined.
+func gpuEssential(c counts) int {
+	if c.endpointGPU {
+		return 2
+	}
+	return 1
+}
+
 func roomyRowLines(sparkH int) int { return roomyBaseLines + roomySparks*sparkH }
 
 func (l *layout) planEndpoint(c counts) {
@@ -184,7 +195,10 @@ func (l *layout) planEndpoint(c counts) {
 		}
 		l.rows = size{l.left, min(rows, rest)}
 		l.subs = size{l.left, max(0, min(subsWant, rest-l.rows.h))}
-		l.gpu = size{l.right, rest}
+		// The features head the right column; the GPUs keep their
+		// summary and this endpoint's line.
+		l.feat = size{l.right, max(0, min(c.features, rest-gpuEssential(c)))}
+		l.gpu = size{l.right, rest - l.feat.h}
 		return
 	}
 	l.roomy = rest-roomyRowLines(1) >= roomyMinBelow
@@ -197,6 +211,10 @@ func (l *layout) planEndpoint(c counts) {
 	rows = min(rows, rest)
 	l.rows = size{l.w, rows}
 	below := rest - rows
+	// The features take only what the GPUs' summary and this endpoint's
+	// line and the engines leave: they are extras, shown when there is room.
+	l.feat = size{l.w, max(0, min(c.features, below-gpuEssential(c)-subsWant))}
+	below -= l.feat.h
 	// The engines are this endpoint's own: they come before the GPUs,
 	// which keep a line; a focused GPU pane takes what it wants first.
 	subs := min(subsWant, below-1)

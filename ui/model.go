@@ -117,6 +117,7 @@ type Model struct {
 	find   findingsPane
 	gpu    gpuPane
 	rows   rowsPanel
+	feat   featuresPanel // the endpoint's speculative decoding, LoRA, KV transfer, sleep
 	panels [2][numPanes]component
 
 	// The last left click, for a double click: its line and when.
@@ -140,7 +141,7 @@ func New(hub Hub, o Options) *Model {
 	c := &m.common
 	c.keys = newKeyMap()
 	m.fleet = newFleetTable(c)
-	m.find.c, m.gpu.c, m.rows.c = c, c, c
+	m.find.c, m.gpu.c, m.rows.c, m.feat.c = c, c, c, c
 	m.panels[modeFleet] = [numPanes]component{paneMain: &m.fleet, paneGPU: &m.gpu, paneFindings: &m.find}
 	m.panels[modeEndpoint] = [numPanes]component{paneMain: &m.rows, paneGPU: &m.gpu, paneFindings: &m.find}
 	m.replay = newReplayBar(hub)
@@ -319,6 +320,7 @@ func (m *Model) countsNow() counts {
 		e := &m.fr.Endpoints[m.ep]
 		c.subs = len(e.Subs)
 		c.endpointGPU = len(e.GPU.GPUs) > 0 || e.GPU.Note != ""
+		c.features = len(featureLines(e))
 	} else if m.mode == modeEndpoint {
 		c.subs = len(m.fr.Fleet.Models)
 	}
@@ -352,6 +354,7 @@ func (m *Model) relayout() {
 		m.gpu.SetSize(m.lay.gpu)
 		m.rows.SetSize(m.lay.rows)
 		m.rows.setForm(m.lay.roomy, m.lay.sparkH)
+		m.feat.SetSize(m.lay.feat)
 	}
 }
 

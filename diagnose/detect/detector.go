@@ -179,6 +179,7 @@ func (d *Detector) Evaluate(f *diagnose.Frame) {
 	d.remember(f)
 	for i := range f.Endpoints {
 		f.Endpoints[i].Verdict = classify(x, &f.Endpoints[i])
+		verdictInEngineTerms(&f.Endpoints[i].Verdict, &f.Endpoints[i])
 	}
 	for ri := range d.rules {
 		if d.rules[ri].Enabled {

@@ -52,23 +52,40 @@ func inEngineTerms(fd *diagnose.Finding, ep *diagnose.EndpointView) {
 	}
 	flags := fd.Flags[:0:0]
 	for _, fc := range fd.Flags {
-		i := -1
-		for k := range sglangFlags {
-			if sglangFlags[k].vllm == fc.Flag {
-				i = k
-			}
+		if sglangFlagChange(&fc) {
+			flags = append(flags, fc)
 		}
-		if i >= 0 && sglangFlags[i].sglang == "" {
-			continue // no such lever on SGLang: the action says so
-		}
-		if i >= 0 {
-			fc.Flag = sglangFlags[i].sglang
-		}
-		fc.From, fc.To, fc.Why = sglangWords.Replace(fc.From), sglangWords.Replace(fc.To), sglangWords.Replace(fc.Why)
-		flags = append(flags, fc)
 	}
 	fd.Flags = flags
 	fd.Summary = sglangWords.Replace(fd.Summary)
 	fd.Explain = sglangWords.Replace(fd.Explain)
 	fd.Action = sglangWords.Replace(fd.Action)
+}
+
+// sglangFlagChange tells fc in SGLang's terms; false when SGLang has no
+// such lever (the finding's action says what SGLang does instead).
+func sglangFlagChange(fc *diagnose.FlagChange) bool {
+	for _, f := range sglangFlags {
+		if f.vllm == fc.Flag {
+			if f.sglang == "" {
+				return false
+			}
+			fc.Flag = f.sglang
+		}
+	}
+	fc.From, fc.To, fc.Why = sglangWords.Replace(fc.From), sglangWords.Replace(fc.To), sglangWords.Replace(fc.Why)
+	return true
+}
+
+// verdictInEngineTerms is inEngineTerms for the binding-limit verdict.
+func verdictInEngineTerms(v *diagnose.Verdict, ep *diagnose.EndpointView) {
+	if v.Flag == nil || ep.Version.Server != sources.ServerSGLang {
+		return
+	}
+	fc := *v.Flag
+	if sglangFlagChange(&fc) {
+		v.Flag = &fc
+	} else {
+		v.Flag = nil
+	}
 }

@@ -66,6 +66,9 @@ func TestSGLangFullPoolNamedWithItsFlags(t *testing.T) {
 	thrashing := false
 	for p.fleet.Elapsed() < incidentAt+3*time.Minute {
 		f := p.step()
+		if v := f.Endpoints[0].Verdict.Flag; v != nil && slices.Contains(vllmOnly, v.Flag) {
+			t.Fatalf("the verdict on an SGLang server names %s", v.Flag)
+		}
 		for _, fd := range append(f.Findings, f.Pending...) {
 			if w := vllmFlagIn(&fd); w != "" {
 				t.Fatalf("%s on an SGLang server names a vLLM flag: %s", fd.Rule, w)

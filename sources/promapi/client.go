@@ -286,14 +286,21 @@ func (c *Client) vllmNames() []string {
 	return out
 }
 
-// running is the names of the gauge every vLLM exposes.
+// running is the names of the gauge every engine exposes: vLLM's running
+// requests, SGLang's, in the spellings present.
 func (c *Client) running() []string {
+	var out []string
 	for _, f := range c.families {
-		if f.name == "vllm:num_requests_running" {
-			return f.names
+		for _, n := range f.names {
+			if sources.RunningGauge(n) {
+				out = append(out, n)
+			}
 		}
 	}
-	return c.families[0].names
+	if out == nil {
+		return c.families[0].names
+	}
+	return out
 }
 
 // idBy is idLabels as a PromQL grouping.
@@ -465,7 +472,12 @@ func (c *Client) queryErr(q string, err error) error {
 // count against the bound, reads the HELP texts and detects the interval.
 func (c *Client) discover(ctx context.Context) error {
 	now := c.cfg.Clock()
-	sel := `{__name__=~"vllm:.+"`
+	var pre []string
+	for _, p := range sources.EnginePrefixes() {
+		pre = append(pre, regexp.QuoteMeta(p))
+	}
+	// vLLM's families, SGLang's, and their re-exporters' spellings.
+	sel := `{__name__=~"(` + strings.Join(pre, "|") + `).+"`
 	if c.sel != "" {
 		sel += "," + c.sel
 	}

@@ -272,6 +272,9 @@ type JSONEndpoint struct {
 	Samples       int              `json:"samples"`
 	ResidentBytes Num              `json:"resident_memory_bytes"`
 	MaxNumSeqs    *int             `json:"max_num_seqs"`
+	LoRA          *JSONLoRA        `json:"lora"`        // null unless the server exposes lora_requests_info
+	Sleep         *string          `json:"sleep_state"` // awake, asleep; null when not exposed
+	SleepLevel    string           `json:"sleep_level,omitempty"`
 	Verdict       *JSONVerdict     `json:"verdict"` // which limit binds; null when not judged (down, not an engine)
 	Stats         JSONStats        `json:"stats"`
 	Engines       []JSONEngine     `json:"engines"`
@@ -295,6 +298,36 @@ type JSONStats struct {
 	Cache         JSONCache      `json:"cache"`
 	Queue         JSONQueue      `json:"queue"`
 	Throughput    JSONThroughput `json:"throughput"`
+	// What the server exposes beyond the four rows; null when it does not.
+	Speculative *JSONSpec       `json:"speculative"`
+	KVTransfer  *JSONKVTransfer `json:"kv_transfer"`
+}
+
+// JSONSpec is speculative decoding over the window: accepted ÷ draft
+// tokens, tokens a step yields (1 + accepted per draft; SGLang's accept
+// length), drafts per engine step, and the share of drafts accepted at
+// each position (index = position).
+type JSONSpec struct {
+	Acceptance         Num   `json:"acceptance"`
+	TokensPerStep      Num   `json:"tokens_per_step"`
+	DraftsPerStep      Num   `json:"drafts_per_step"`
+	AcceptedByPosition []Num `json:"accepted_by_position"`
+}
+
+// JSONKVTransfer is P/D disaggregation's and KV offload's traffic; a rate
+// is null when its family is not exposed.
+type JSONKVTransfer struct {
+	FailedPerS       Num `json:"failed_transfers_per_s"`
+	ExpiredPerS      Num `json:"expired_requests_per_s"`
+	OffloadBytesPerS Num `json:"offload_bytes_per_s"`
+}
+
+// JSONLoRA is vllm:lora_requests_info: the adapter slots and the adapters
+// running and waiting (per-adapter counts are not exposed).
+type JSONLoRA struct {
+	MaxLoRA int      `json:"max_lora"`
+	Running []string `json:"running"`
+	Waiting []string `json:"waiting"`
 }
 
 // JSONQuantiles are seconds; count is observations in the window.
@@ -396,6 +429,16 @@ func Stats(s diagnose.Stats) JSONStats {
 	for _, f := range s.Finish {
 		out.Throughput.Finish = append(out.Throughput.Finish, JSONFinish{f.Reason, Num(f.PerSec), Num(f.Share)})
 	}
+	if !math.IsNaN(s.SpecAcceptRate) || !math.IsNaN(s.SpecAcceptLen) {
+		out.Speculative = &JSONSpec{Acceptance: Num(s.SpecAcceptRate), TokensPerStep: Num(s.SpecAcceptLen),
+			DraftsPerStep: Num(s.SpecDraftsPerStep), AcceptedByPosition: []Num{}}
+		for _, v := range s.SpecPosAccept {
+			out.Speculative.AcceptedByPosition = append(out.Speculative.AcceptedByPosition, Num(v))
+		}
+	}
+	if !math.IsNaN(s.KVXferFailRate) || !math.IsNaN(s.KVExpiredRate) || !math.IsNaN(s.KVOffloadRate) {
+		out.KVTransfer = &JSONKVTransfer{FailedPerS: Num(s.KVXferFailRate), ExpiredPerS: Num(s.KVExpiredRate), OffloadBytesPerS: Num(s.KVOffloadRate)}
+	}
 	return out
 }
 
@@ -458,6 +501,13 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 		}
 		for _, s := range e.Subs {
 			je.Engines = append(je.Engines, JSONEngine{s.Key.Model, s.Key.Engine, Stats(s.Stats)})
+		}
+		if l := e.Lora; l != nil {
+			je.LoRA = &JSONLoRA{MaxLoRA: l.MaxLora, Running: orEmpty(l.Running), Waiting: orEmpty(l.Waiting)}
+		}
+		if e.Stats.Sleep != diagnose.SleepUnknown {
+			sl := e.Stats.Sleep.String()
+			je.Sleep, je.SleepLevel = &sl, e.Stats.SleepLevel
 		}
 		je.GPU = EndpointGPUJSON(f, &e)
 		je.Restarts, je.Shifts = restartsJSON(e.Restarts), shiftsJSON(e.Shifts)

@@ -194,7 +194,7 @@ func writeEndpoint(b *strings.Builder, fr *diagnose.Frame, e *diagnose.EndpointV
 
 	switch e.Kind {
 	case sources.KindRouter:
-		b.WriteString("  this is a production-stack router, not an engine: point vtop at the vLLM engines behind it\n")
+		b.WriteString("  this is a router (production-stack's, Dynamo's frontend), not an engine: point vtop at the engines behind it\n")
 		return
 	case sources.KindNoSamples:
 		b.WriteString("  vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)\n")
