@@ -38,6 +38,7 @@ func TestTimelineOrdersTheFleet(t *testing.T) {
 		f.Advance(time.Second)
 		if !left && f.Elapsed() >= leaveAt {
 			eng.LeaveTarget(2, f.Now())
+			eng.Frame(f.Now()) // a departure is dated by the first frame that shows it
 			left = true
 		}
 		for i, r := range f.Replicas() {

@@ -122,8 +122,10 @@ func TestE2EOrphaned(t *testing.T) {
 // Every signal that can end vtop leaves the terminal as it was: the
 // crash signals another process sends (dumped, as Go would, to --log),
 // the quiet ones (SIGUSR1), and SIGKILL, which no handler sees: vtop's
-// watcher restores the terminal then. The shell checks the settings a
-// moment after vtop is gone, the watcher's time to notice.
+// watcher restores the terminal then. The shell waits a moment after vtop
+// is gone (the watcher's time to notice, longer on a loaded machine)
+// before it prints anything: a line printed before the watcher leaves the
+// alternate screen is lost with it.
 func TestE2EEverySignalRestores(t *testing.T) {
 	bin := vtopBinary(t)
 	a := movingServer(t, "m")
@@ -135,7 +137,7 @@ func TestE2EEverySignalRestores(t *testing.T) {
 			tm := newTerm(t, 100, 30)
 			logf := filepath.Join(tm.dir, "vtop.log")
 			tm.typeLine("clear; echo BEFORE-VTOP; stty -g > " + tm.dir + "/stty.before; " + bin + " --interval 250ms --window 2s --log " + logf + " " + a +
-				"; echo VTOP-EXIT=$?; sleep 1; stty -g > " + tm.dir + "/stty.after; cmp -s " + tm.dir + "/stty.before " + tm.dir + "/stty.after && echo STTY-RESTORED")
+				"; e=$?; sleep 2; echo VTOP-EXIT=$e; stty -g > " + tm.dir + "/stty.after; cmp -s " + tm.dir + "/stty.before " + tm.dir + "/stty.after && echo STTY-RESTORED")
 			tm.waitFor(10*time.Second, "Latency", "Throughput")
 			if err := syscall.Kill(tm.vtopPID(), c.sig); err != nil {
 				t.Fatal(err)
