@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	jsoniter "github.com/json-iterator/go"
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
@@ -108,12 +109,15 @@ func readRange(body io.Reader, r v1.Range) (*rangePart, error) {
 			switch field {
 			case "metric":
 				it.ReadObjectCB(func(it *jsoniter.Iterator, name string) bool {
-					pairs = append(pairs, labelPair{name, it.ReadString()})
+					pairs = append(pairs, labelPair{validUTF8(name), validUTF8(it.ReadString())})
 					return true
 				})
 			case "values":
 				it.ReadArrayCB(func(it *jsoniter.Iterator) bool {
-					if !it.ReadArray() {
+					// A point must open with '[': json-iterator's ReadArray
+					// also takes a ',' as "next", so [,0,"0"] read as a point
+					// (FuzzReadRange found it).
+					if it.WhatIsNext() != jsoniter.ArrayValue || !it.ReadArray() {
 						bad = errors.New("a point is not [time, value]")
 						return false
 					}
@@ -301,4 +305,24 @@ func (b *slotted) fill(k int) []byte {
 		}
 	}
 	return b.text
+}
+
+// validUTF8 replaces each byte that is not UTF-8 with U+FFFD, as
+// encoding/json (and so Prometheus' own client) decodes a JSON string;
+// json-iterator keeps such bytes as they came (FuzzReadRange found it).
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
 }
