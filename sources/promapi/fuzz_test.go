@@ -83,9 +83,14 @@ vllm:num_requests_waiting{instance="a:1",job="vllm",model_name="m",namespace="ll
 		fed.now = 5000
 		ferr := fed.read(strings.NewReader(in), 1, false)
 		want, ok := textSamples([]byte(in), true)
-		if !ok || strings.Contains("\n"+in, "\n\x00") {
-			// Refused, or read up to a NUL at a line's start, which the
-			// parser takes for the end (the splitter refuses it instead).
+		if !ok || strings.Contains(in, "\x00") || rawNewlineInQuotes(in) || quotedName(in) {
+			// Refused; or read up to a NUL, which the parser takes for
+			// the end (at a line's start, or after its leading blanks);
+			// or a label value with a raw
+			// newline, which the text format forbids and no Prometheus
+			// writes (it escapes it); or Prometheus 3's quoted metric name
+			// ({"name", ...}), which the splitter does not read yet. The
+			// splitter refuses all of these, naming the line.
 			return
 		}
 		if ferr != nil {
@@ -261,4 +266,34 @@ func dupKeys(body string) bool {
 			}
 		}
 	}
+}
+
+// rawNewlineInQuotes says whether a line ends inside a quoted string: a
+// raw newline in a label value.
+func rawNewlineInQuotes(in string) bool {
+	quoted := false
+	for i := 0; i < len(in); i++ {
+		switch c := in[i]; {
+		case quoted && c == '\\':
+			i++
+		case c == '"':
+			quoted = !quoted
+		case c == '\n':
+			if quoted {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// quotedName says whether a sample line opens with '{': the quoted-name
+// form of UTF-8 metric names.
+func quotedName(in string) bool {
+	for _, line := range strings.Split(in, "\n") {
+		if strings.HasPrefix(strings.TrimLeft(line, " \t"), "{") {
+			return true
+		}
+	}
+	return false
 }
