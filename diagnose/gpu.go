@@ -216,7 +216,7 @@ func endpointPoint(snap *sources.GPUSnapshot, j *EndpointGPU) GPUPoint {
 		g := NewGPUPoint(snap.Time, &snap.GPUs[gi])
 		gpus = append(gpus, g)
 		p.MemTotal = nanAdd(p.MemTotal, g.MemTotal)
-		p.TempC = nanMax(p.TempC, g.TempC)
+		p.TempC = NaNMax(p.TempC, g.TempC)
 		p.PowerW = nanAdd(p.PowerW, g.PowerW)
 		p.ClockEvents |= g.ClockEvents
 		p.Lost = p.Lost || g.Lost

@@ -226,7 +226,7 @@ func (e *Engine) busyClock(ep *endpoint) float64 {
 		// utilization averaged over the last second says.
 		idle := g.ClockEventBits&sources.ClockIdle != 0
 		if g.UtilGPU >= busyUtil && g.SMClockMHz > 0 && !capOnly && !idle {
-			c = nanMin(c, g.SMClockMHz)
+			c = NaNMin(c, g.SMClockMHz)
 		}
 	}
 	return c

@@ -50,14 +50,14 @@ func TrendOf(pts []SparkPoint, now time.Time, window time.Duration) Trend {
 		if r := float64(p.V[SpRunning]); !math.IsNaN(r) {
 			run += r
 			runN++
-			tr.RunMin, tr.RunMax = nanMin(tr.RunMin, r), nanMax(tr.RunMax, r)
+			tr.RunMin, tr.RunMax = NaNMin(tr.RunMin, r), NaNMax(tr.RunMax, r)
 		}
-		tr.SwapMax = nanMax(tr.SwapMax, float64(p.V[SpSwapped]))
+		tr.SwapMax = NaNMax(tr.SwapMax, float64(p.V[SpSwapped]))
 		w := float64(p.V[SpWaiting])
 		if math.IsNaN(w) {
 			continue
 		}
-		tr.WaitMin, tr.WaitMax = nanMin(tr.WaitMin, w), nanMax(tr.WaitMax, w)
+		tr.WaitMin, tr.WaitMax = NaNMin(tr.WaitMin, w), NaNMax(tr.WaitMax, w)
 		if w < 1 {
 			empty++
 			broken = true

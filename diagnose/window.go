@@ -80,7 +80,8 @@ func nanAdd(a, b float64) float64 {
 	return a + b
 }
 
-func nanMin(a, b float64) float64 {
+// NaNMin is the smaller of a and b, the other when one is NaN (unknown).
+func NaNMin(a, b float64) float64 {
 	switch {
 	case math.IsNaN(b):
 		return a
@@ -90,7 +91,8 @@ func nanMin(a, b float64) float64 {
 	return math.Min(a, b)
 }
 
-func nanMax(a, b float64) float64 {
+// NaNMax is the larger of a and b, the other when one is NaN (unknown).
+func NaNMax(a, b float64) float64 {
 	switch {
 	case math.IsNaN(b):
 		return a
@@ -150,7 +152,7 @@ func (x *acc) addGauges(h *subHistory, cache *sources.CacheConfig) {
 			x.waitDef = nanAdd(x.waitDef, lv.Value)
 		}
 	}
-	x.cpuKV = nanMax(x.cpuKV, g[sources.GCPUKVUsage])
+	x.cpuKV = NaNMax(x.cpuKV, g[sources.GCPUKVUsage])
 	for _, lv := range h.sleepState {
 		switch {
 		case lv.Label == sources.SleepAwake && lv.Value == 0:
@@ -189,7 +191,7 @@ func (x *acc) addGauges(h *subHistory, cache *sources.CacheConfig) {
 		x.capTokens += capTok
 	}
 	if kv := g[sources.GKVUsage]; !math.IsNaN(kv) {
-		x.kvMax = nanMax(x.kvMax, kv)
+		x.kvMax = NaNMax(x.kvMax, kv)
 		if capTok > 0 {
 			x.kvWeighted += kv * capTok
 			x.kvCap += capTok
@@ -211,7 +213,7 @@ func (x *acc) addGauges(h *subHistory, cache *sources.CacheConfig) {
 		case x.blockSize != float64(cache.BlockSize):
 			x.blockSize = math.NaN()
 		}
-		x.gpuMemUtil = nanMax(x.gpuMemUtil, cache.GPUMemUtil)
+		x.gpuMemUtil = NaNMax(x.gpuMemUtil, cache.GPUMemUtil)
 		switch cache.PrefixCaching {
 		case sources.TriYes:
 			x.prefixYes++
@@ -346,8 +348,8 @@ func (x *acc) merge(o *acc) {
 	x.kvPlain += o.kvPlain
 	x.kvPlainN += o.kvPlainN
 	x.kvKnownN += o.kvKnownN
-	x.kvMax = nanMax(x.kvMax, o.kvMax)
-	x.cpuKV = nanMax(x.cpuKV, o.cpuKV)
+	x.kvMax = NaNMax(x.kvMax, o.kvMax)
+	x.cpuKV = NaNMax(x.cpuKV, o.cpuKV)
 	x.prefixGauge += o.prefixGauge
 	x.prefixGaugeN += o.prefixGaugeN
 	x.capTokens += o.capTokens
@@ -359,7 +361,7 @@ func (x *acc) merge(o *acc) {
 	case x.blockSize != o.blockSize:
 		x.blockSize = math.NaN()
 	}
-	x.gpuMemUtil = nanMax(x.gpuMemUtil, o.gpuMemUtil)
+	x.gpuMemUtil = NaNMax(x.gpuMemUtil, o.gpuMemUtil)
 	x.prefixYes += o.prefixYes
 	x.prefixNo += o.prefixNo
 }

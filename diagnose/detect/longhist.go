@@ -90,7 +90,7 @@ func fitLine(pts []longPoint, value func(*longPoint) float64) Fit {
 		sxx += x * x
 		sxy += x * v
 		syy += v * v
-		f.RawMin, f.RawMax = nanMin(f.RawMin, v), nanMax(f.RawMax, v)
+		f.RawMin, f.RawMax = diagnose.NaNMin(f.RawMin, v), diagnose.NaNMax(f.RawMax, v)
 	}
 	f.N = int(n)
 	if n < 3 {

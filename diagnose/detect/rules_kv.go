@@ -307,7 +307,7 @@ var ruleSwapping = &Rule{
 func swappedInWindow(x *evalCtx, u *unit) float64 {
 	sw := u.st.Swapped
 	if len(u.ep.Subs) <= 1 {
-		sw = nanMax(sw, u.ep.Trend.SwapMax)
+		sw = diagnose.NaNMax(sw, u.ep.Trend.SwapMax)
 	}
 	return sw
 }

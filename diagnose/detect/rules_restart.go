@@ -160,7 +160,7 @@ func oomSuspect(rs []diagnose.Restart, climb float64) string {
 			nearLimit := r.MemLimit > 0 && what == "resident memory" && b >= 0.9*r.MemLimit
 			if b >= climb*a || nearLimit {
 				climbed++
-				lo, hi = nanMin(lo, a), max(hi, b)
+				lo, hi = diagnose.NaNMin(lo, a), max(hi, b)
 			}
 		}
 		if known == 0 || climbed*2 <= known {

@@ -65,23 +65,3 @@ func evNum(name string, v float64, unit diagnose.Unit, w time.Duration) diagnose
 func evQ(name string, q *diagnose.Quantiles, v float64, w time.Duration) diagnose.Evidence {
 	return diagnose.Evidence{Name: name, Num: v, Unit: diagnose.UnitSeconds, Window: w, Lowest: q.Lowest, Highest: q.Highest}
 }
-
-func nanMin(a, b float64) float64 {
-	switch {
-	case math.IsNaN(b):
-		return a
-	case math.IsNaN(a):
-		return b
-	}
-	return math.Min(a, b)
-}
-
-func nanMax(a, b float64) float64 {
-	switch {
-	case math.IsNaN(b):
-		return a
-	case math.IsNaN(a):
-		return b
-	}
-	return math.Max(a, b)
-}
