@@ -412,10 +412,12 @@ func sumVerdicts(vs []*diagnose.Verdict) diagnose.Verdict {
 		return diagnose.Verdict{}
 	}
 	count := map[diagnose.Limit]int{}
-	sick, idle := 0, 0
+	sick, idle, few := 0, 0, 0
 	var order []diagnose.Limit
 	for _, v := range vs {
 		switch {
+		case v.Limit == diagnose.LimitFewData:
+			few++
 		case v.Limit.Symptom():
 			sick++
 			if count[v.Limit] == 0 {
@@ -429,6 +431,11 @@ func sumVerdicts(vs []*diagnose.Verdict) diagnose.Verdict {
 	switch {
 	case idle == len(vs):
 		return diagnose.Verdict{Limit: diagnose.LimitIdle, Signals: idle, Of: len(vs)}
+	case sick == 0 && few > 0:
+		// A member queues or is slow but has not been watched long enough
+		// to say why: the pool is not known to be healthy (opened on a
+		// fleet mid-incident, the first seconds said "nothing waits").
+		return diagnose.Verdict{Limit: diagnose.LimitFewData, Signals: few, Of: len(vs)}
 	case sick == 0:
 		return diagnose.Verdict{Limit: diagnose.LimitHealthy, Signals: len(vs) - idle, Of: len(vs)}
 	}

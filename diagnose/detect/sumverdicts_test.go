@@ -1,0 +1,27 @@
+package detect
+
+import (
+	"testing"
+
+	"github.com/vtop-dev/vtop/diagnose"
+)
+
+// A fleet opened mid-incident: the replica that queues has too few points
+// to be judged, the rest are healthy. The fleet is not "healthy" then;
+// once a member names a limit, that limit is the fleet's.
+func TestSumVerdictsFewData(t *testing.T) {
+	v := func(l diagnose.Limit) *diagnose.Verdict { return &diagnose.Verdict{Limit: l} }
+	for _, c := range []struct {
+		name string
+		in   []*diagnose.Verdict
+		want diagnose.Limit
+	}{
+		{"first seconds", []*diagnose.Verdict{v(diagnose.LimitFewData), v(diagnose.LimitHealthy), v(diagnose.LimitIdle)}, diagnose.LimitFewData},
+		{"all healthy", []*diagnose.Verdict{v(diagnose.LimitHealthy), v(diagnose.LimitIdle)}, diagnose.LimitHealthy},
+		{"a limit named", []*diagnose.Verdict{v(diagnose.LimitFewData), v(diagnose.LimitKVCache), v(diagnose.LimitHealthy)}, diagnose.LimitKVCache},
+	} {
+		if got := sumVerdicts(c.in); got.Limit != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got.Limit, c.want)
+		}
+	}
+}
