@@ -198,10 +198,19 @@ var ruleQueueBacklog = &Rule{
 			evNum("running", st.Running, diagnose.UnitCount, 0), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
 		fd.Explain = "Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows."
 		var action []string
-		if v := &u.ep.Verdict; v.Limit == diagnose.LimitArrivals {
+		switch v := &u.ep.Verdict; {
+		case v.Limit == diagnose.LimitArrivals:
 			action = append(action, arrivalsWords(v, st, &u.ep.Trend))
-		} else if why, ok := replicasNeeded(x, u, p[qbQueueP95]); ok {
-			action = append(action, why)
+		case !capacityBinds(v.Limit):
+			// Sizing replicas by running ÷ in flight assumes the batch is
+			// the capacity; with LoRA slots, drafts or an unknown limit
+			// holding the queue it is not (a LoRA-bound replica running 4
+			// with 28 waiting read as "48 replicas instead of 6").
+			action = append(action, "not sized in replicas: capacity does not bind here (see the bottleneck verdict for what holds the queue)")
+		default:
+			if why, ok := replicasNeeded(x, u, p[qbQueueP95]); ok {
+				action = append(action, why)
+			}
 		}
 		fc, n, lever := maxNumSeqsChange(u, p[qbHeadroom], false)
 		v := &u.ep.Verdict
@@ -248,6 +257,17 @@ func growthWords(slope float64) string {
 		return "shrinking " + num(-slope) + "/s"
 	}
 	return "flat"
+}
+
+// capacityBinds says whether the verdict's limit is one more replicas
+// relieve in proportion to the batch they run: the batch cap, the KV
+// cache, the token budget, the GPU's compute.
+func capacityBinds(l diagnose.Limit) bool {
+	switch l {
+	case diagnose.LimitBatchCap, diagnose.LimitKVCache, diagnose.LimitTokenBudget, diagnose.LimitCompute:
+		return true
+	}
+	return false
 }
 
 // capacityNeed sizes capacity from the queue itself, as a multiple of

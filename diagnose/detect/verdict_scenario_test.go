@@ -22,6 +22,12 @@ var updateVerdicts = flag.Bool("update", false, "rewrite the verdict table in do
 // binding limit named within 30 s of opening on a replica broken for
 // three minutes; for a quiet shape, no warning or critical finding over
 // ten minutes and an OK status.
+// sizedByReplicas are the limits under which a queue may be sized in
+// replicas: capacity binds (the batch, the KV cache, the token budget,
+// compute), or arrivals exceed what raising it could absorb.
+var sizedByReplicas = []diagnose.Limit{diagnose.LimitBatchCap, diagnose.LimitKVCache, diagnose.LimitTokenBudget,
+	diagnose.LimitCompute, diagnose.LimitArrivals}
+
 type verdictCase struct {
 	name     string // the row's name: scenario and variation
 	scenario string
@@ -111,6 +117,15 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 			f := p.step()
 			ep := &f.Endpoints[0]
 			res.said = report.VerdictLine(&ep.Verdict, false)
+			// Replicas are sized only where capacity binds: never from a
+			// LoRA-, draft- or not-yet-known-bound batch.
+			if l := ep.Verdict.Limit; !slices.Contains(sizedByReplicas, l) {
+				for _, fd := range append(slices.Clone(ep.Findings), ep.Pending...) {
+					if strings.Contains(fd.Action, "replicas of this model instead of") {
+						t.Errorf("%s at %ds, verdict %s: %s advises %q", c.name, k, l, fd.Rule, fd.Action)
+					}
+				}
+			}
 			if ep.Verdict.Limit == c.want {
 				res.at, res.ok = time.Duration(k)*time.Second, true
 				// The advice: the finding that carries the verdict's limit,
