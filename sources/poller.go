@@ -49,10 +49,10 @@ type Poller struct {
 	count atomic.Int64 // targets polled now
 
 	mu      sync.Mutex
-	gen     uint64        // PollNow requests so far; a target mid-scrape catches up on it
-	targets []Target      // by mailbox index; a removed target's index is reused
-	used    []bool        // whether targets[i] is a target now
-	free    []int         // indices of removed targets
+	gen     uint64   // PollNow requests so far; a target mid-scrape catches up on it
+	targets []Target // by mailbox index; a removed target's index is reused
+	used    []bool   // whether targets[i] is a target now
+	free    []int    // indices of removed targets
 	byName  map[string]int
 	runs    []*targetPoll // by index, while Run runs; nil before and for a free index
 	ctx     context.Context
