@@ -2,6 +2,7 @@ package discovery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vtop-dev/vtop/internal/hungfs"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -289,4 +291,78 @@ func minOf(m map[string]int) int {
 		}
 	}
 	return n
+}
+
+// TestFileSDHungMount: a --file-sd path on a real hung mount (FUSE whose
+// server stopped answering: stat and read wait in the kernel, as on an NFS
+// hard mount whose server is gone). The rule is said to be stuck, naming
+// the file, within seconds; the static target goes on being polled; no
+// second read piles up on the hung one; and the source ends when asked.
+// Before, the discovery loop waited on the read until the end: nothing
+// was said and no target list changed again.
+func TestFileSDHungMount(t *testing.T) {
+	m, err := hungfs.New(t.TempDir())
+	if errors.Is(err, hungfs.ErrUnavailable) {
+		t.Skip(err) // the FIFO test covers the same path without privileges
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Closed last (cleanups run in reverse): the blocked stat then fails
+	// and its goroutine ends.
+	t.Cleanup(func() { m.Close() })
+	path := filepath.Join(m.Dir, "sd.json")
+	port := freePort(t)
+	vllmAt(t, "127.0.0.1:"+strconv.Itoa(port))
+	static, _ := sources.ParseTarget("127.0.0.1:" + strconv.Itoa(port))
+	f, _ := sources.NewFetcher(sources.HTTPConfig{Timeout: time.Second})
+	s := &Source{Specs: []Spec{{Kind: "file", Path: path}}, Static: []sources.Target{static}, Fetcher: f, Poll: pollConfig()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := make(chan sources.Batch, 100)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.Run(ctx, out)
+	}()
+	key := Spec{Kind: "file", Path: path}.String()
+	var stuck string
+	scrapes, after := 0, 0
+	deadline := time.After(20 * time.Second)
+	for stuck == "" || after < 10 {
+		select {
+		case b := <-out:
+			for _, p := range b.Problems {
+				if p.Key == key && strings.Contains(p.Text, "stuck") {
+					stuck = p.Text
+				}
+			}
+			for _, sc := range b.Scrapes {
+				if sc.Target == static.Name && sc.Err == nil {
+					scrapes++
+					if stuck != "" {
+						after++
+					}
+				}
+			}
+		case <-deadline:
+			t.Fatalf("stuck %q; %d scrapes of the static target, %d after", stuck, scrapes, after)
+		}
+	}
+	if !strings.Contains(stuck, "hung mount") {
+		t.Errorf("problem %q", stuck)
+	}
+	// One blocked stat, not one a tick: the loop waits for the one in
+	// flight. Its goroutine is the only one in the filesystem code.
+	buf := make([]byte, 1<<20)
+	stacks := string(buf[:runtime.Stack(buf, true)])
+	if n := strings.Count(stacks, "(*fileStamp).changed"); n != 1 {
+		t.Errorf("%d reads of the hung file in flight", n)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		t.Fatal("the source did not end 3 s after it was asked to")
+	}
 }
