@@ -34,6 +34,9 @@ func (c *Config) defaults() {
 	if c.Interval <= 0 {
 		c.Interval = time.Second
 	}
+	// The callers refuse longer ones, naming where they came from; past
+	// these the retention arithmetic would overflow.
+	c.Window, c.Interval = min(c.Window, sources.MaxWindow), min(c.Interval, sources.MaxInterval)
 	if c.StaleAfter <= 0 {
 		c.StaleAfter = max(5*c.Interval, 5*time.Second)
 	}
@@ -163,8 +166,10 @@ func (e *Engine) SetInterval(d time.Duration) {
 func (e *Engine) Config() Config { return e.cfg }
 
 // SetWindow changes the quantile/rate window; history kept for the old
-// window is reused, so a larger window fills in as polls arrive.
+// window is reused, so a larger window fills in as polls arrive. A window
+// past sources.MaxWindow is that bound.
 func (e *Engine) SetWindow(w time.Duration) {
+	w = min(w, sources.MaxWindow)
 	if w <= 0 || w == e.cfg.Window {
 		return
 	}
