@@ -189,21 +189,7 @@ func TestPrometheusBackfillNamesLeak(t *testing.T) {
 	url := startPrometheus(t, h, "")
 
 	start := time.Now()
-	o, _, err := resolve([]string{"--prometheus", url, "--gpu", "none"}, envFor(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := newPipeline(o, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hb := app.NewHub(p)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		hb.Run(ctx, time.Second)
-		close(done)
-	}()
+	hb, _ := startHub(t, "--prometheus", url, "--gpu", "none")
 	named := false
 	for fr := range hb.Frames() {
 		for _, f := range fr.Findings {
@@ -216,8 +202,6 @@ func TestPrometheusBackfillNamesLeak(t *testing.T) {
 		}
 	}
 	t.Logf("TUI pipeline: memory_leak named %v, %s after opening", named, time.Since(start))
-	cancel()
-	<-done
 	if !named {
 		t.Error("the backfilled history did not name memory_leak on leaky")
 	}
@@ -372,6 +356,13 @@ func TestPromAtFlag(t *testing.T) {
 // at the resolved interval, until the test ends.
 func startHub(t *testing.T, args ...string) (*app.Hub, *options) {
 	t.Helper()
+	return startHubEvery(t, 0, args...)
+}
+
+// startHubEvery is startHub publishing every tick instead (0: the resolved
+// interval), as a server scraping that seldom would have it.
+func startHubEvery(t *testing.T, tick time.Duration, args ...string) (*app.Hub, *options) {
+	t.Helper()
 	o, _, err := resolve(args, envFor(t))
 	if err != nil {
 		t.Fatal(err)
@@ -383,8 +374,11 @@ func startHub(t *testing.T, args ...string) (*app.Hub, *options) {
 	hb := app.NewHub(p)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
+	if tick == 0 {
+		tick = o.interval
+	}
 	go func() {
-		hb.Run(ctx, o.interval)
+		hb.Run(ctx, tick)
 		close(done)
 	}()
 	t.Cleanup(func() {
