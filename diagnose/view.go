@@ -1,7 +1,6 @@
 package diagnose
 
 import (
-	"math"
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
@@ -91,21 +90,6 @@ type Stats struct {
 	Sleep      SleepState
 	SleepLevel string
 	Paused     sources.Tri // engine_pause_state, where exposed
-}
-
-// UnknownStats is Stats with every number unknown (NaN): a target that
-// never answered has no values, not zeros.
-func UnknownStats() Stats {
-	n := math.NaN()
-	q := Quantiles{P50: n, P90: n, P95: n, P99: n, Mean: n, Count: n, Lowest: n, Highest: n}
-	return Stats{TTFT: q, ITL: q, TPOT: q, E2E: q, Queue: q, Prefill: q, Decode: q,
-		KVUsage: n, KVUsageMax: n, KVCapacityTokens: n, NumGPUBlocks: n, BlockSize: n, GPUMemUtil: n,
-		PrefixHitRatio: n, PrefixQueryRate: n, PreemptionsRate: n, Swapped: n, CPUKVUsage: n,
-		Running: n, Waiting: n, WaitingCapacity: n, WaitingDeferred: n, PromptTokRate: n, GenTokRate: n,
-		ReqRate: n, AbortShare: n, AvgPromptLen: n, AvgGenLen: n, MeanIterTokens: n,
-		IterTokens: q, IterTokensByToken: q, PromptCachedRate: n, ErrorShare: n, RejectRate: n,
-		SpecDraftRate: n, SpecDraftTokRate: n, SpecAcceptedRate: n,
-		SpecAcceptRate: n, SpecAcceptLen: n, SpecDraftsPerStep: n, KVXferFailRate: n, KVExpiredRate: n, KVOffloadRate: n}
 }
 
 // SleepState is an engine's sleep mode as vLLM reports it.
