@@ -151,6 +151,7 @@ type EndpointView struct {
 	Pool           string  // from configuration: the replicas replica_imbalance compares; empty: by model
 	Cache          *sources.CacheConfig
 	Lora           *sources.LoraInfo
+	Router         []sources.RouterModel // a router's per-model queue (Dynamo's frontend); nil for an engine
 	Stats          Stats
 	Subs           []SubView
 	Spark          []SparkPoint // oldest first; shared, read-only
@@ -178,6 +179,12 @@ type ModelView struct {
 	Endpoints int
 	Stats     Stats
 	Verdict   Verdict // the pool's bottleneck (the detector's)
+	// Routers are the routers up in front of the pool (Dynamo frontends
+	// serving this model); with them Stats.Waiting is RouterQueued, the
+	// requests they hold, and the capacity is the endpoints'.
+	Routers        []string
+	RouterQueued   float64 // NaN without a router
+	RouterInflight float64
 }
 
 // FleetView aggregates all endpoints that are up.
