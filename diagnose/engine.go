@@ -488,6 +488,10 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 		v.Kind, v.Version, v.Models, v.Warnings, v.Samples = s.Kind, s.Version, models(ep.refs), s.Warnings, s.Samples
 		v.RSS = s.Proc[sources.PRSS]
 		v.Lora, v.Router = s.Lora, s.Router
+		// A router's waiting is what it holds: the fleet table's run/wait.
+		for _, r := range s.Router {
+			v.Stats.Waiting = nanAdd(v.Stats.Waiting, r.Values[sources.RQueued])
+		}
 		for _, r := range ep.refs {
 			if r.cache != nil {
 				v.Cache = r.cache

@@ -93,6 +93,7 @@ func TestDynamoFrontendJoinsItsWorkers(t *testing.T) {
 	approx(t, "fleet waiting", fr.Fleet.Stats.Waiting, 37)
 	approx(t, "fleet running", fr.Fleet.Stats.Running, 80)
 	approx(t, "worker waiting", fr.Endpoints[1].Stats.Waiting, 3)
+	approx(t, "frontend waiting", fe.Stats.Waiting, 37)
 	if fr.Fleet.Up != 2 {
 		t.Errorf("fleet up %d: the frontend is not an engine", fr.Fleet.Up)
 	}

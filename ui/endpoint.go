@@ -12,6 +12,7 @@ import (
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/diagnose/format"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/ui/report"
 )
 
 // subject is what the four rows show: one endpoint, or the whole fleet
@@ -586,7 +587,11 @@ func (p *rowsPanel) View() []string {
 		}
 		return msg(c.st.muted.s(why))
 	case e != nil && e.Kind == sources.KindRouter:
-		return msg(c.st.warn.s(symWarn + " this is a router (production-stack's, Dynamo's frontend), not an engine: point vtop at the engines behind it"))
+		out := []string{c.st.warn.s(symWarn + " this is a router (production-stack's, Dynamo's frontend), not an engine: point vtop at the engines behind it")}
+		for _, l := range report.RouterLines(c.fr, e) {
+			out = append(out, c.st.muted.s(l))
+		}
+		return block(out, p.w, p.h)
 	case e != nil && e.Kind == sources.KindNoSamples:
 		return msg(c.st.warn.s(symWarn + " vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)"))
 	}

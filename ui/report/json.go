@@ -250,38 +250,56 @@ type JSONModel struct {
 	Endpoints int          `json:"endpoints"`
 	Verdict   *JSONVerdict `json:"verdict"` // the pool's bottleneck
 	Stats     JSONStats    `json:"stats"`
+	// Router: the routers in front of the pool (Dynamo frontends), whose
+	// queue is stats.queue.waiting; absent without one.
+	Router *JSONPoolRouter `json:"router,omitempty"`
+}
+
+// JSONPoolRouter is the routers a pool is joined with and what they hold.
+type JSONPoolRouter struct {
+	Endpoints []string `json:"endpoints"`
+	Queued    Num      `json:"queued"`
+	Inflight  Num      `json:"inflight"`
+}
+
+// JSONRouterQueue is a router's numbers for one model.
+type JSONRouterQueue struct {
+	Model    string `json:"model"`
+	Queued   Num    `json:"queued"`
+	Inflight Num    `json:"inflight"`
 }
 
 // JSONEndpoint is one target.
 type JSONEndpoint struct {
-	Name          string           `json:"name"`
-	State         string           `json:"state"` // pending, up, down, stale
-	StateSince    *time.Time       `json:"state_since"`
-	LastError     string           `json:"last_error,omitempty"`
-	LastSuccess   *time.Time       `json:"last_success"`
-	ScrapeSeconds Num              `json:"scrape_seconds"`
-	RestartedAt   *time.Time       `json:"restarted_at"`
-	Kind          string           `json:"kind"`           // engine, router, no-samples
-	ServingEngine string           `json:"serving_engine"` // vLLM, SGLang: whose metric families it serves
-	Generation    string           `json:"generation"`
-	VersionRange  string           `json:"version_range"`
-	VersionMin    string           `json:"version_min,omitempty"`
-	VersionMax    string           `json:"version_max,omitempty"`
-	Models        []string         `json:"models"`
-	Warnings      []string         `json:"warnings"`
-	Samples       int              `json:"samples"`
-	ResidentBytes Num              `json:"resident_memory_bytes"`
-	MaxNumSeqs    *int             `json:"max_num_seqs"`
-	LoRA          *JSONLoRA        `json:"lora"`        // null unless the server exposes lora_requests_info
-	Sleep         *string          `json:"sleep_state"` // awake, asleep; null when not exposed
-	SleepLevel    string           `json:"sleep_level,omitempty"`
-	Verdict       *JSONVerdict     `json:"verdict"` // which limit binds; null when not judged (down, not an engine)
-	Stats         JSONStats        `json:"stats"`
-	Engines       []JSONEngine     `json:"engines"`
-	GPU           *JSONEndpointGPU `json:"gpu"`      // null unless the endpoint was joined to local GPUs
-	Restarts      []JSONRestart    `json:"restarts"` // within the last hour, oldest first
-	Shifts        []JSONShift      `json:"shifts"`   // changes against the baselines within the last hour, oldest first
-	Timeline      []JSONEvent      `json:"timeline"` // this endpoint's events, oldest first
+	Name          string            `json:"name"`
+	State         string            `json:"state"` // pending, up, down, stale
+	StateSince    *time.Time        `json:"state_since"`
+	LastError     string            `json:"last_error,omitempty"`
+	LastSuccess   *time.Time        `json:"last_success"`
+	ScrapeSeconds Num               `json:"scrape_seconds"`
+	RestartedAt   *time.Time        `json:"restarted_at"`
+	Kind          string            `json:"kind"`           // engine, router, no-samples
+	ServingEngine string            `json:"serving_engine"` // vLLM, SGLang: whose metric families it serves
+	Generation    string            `json:"generation"`
+	VersionRange  string            `json:"version_range"`
+	VersionMin    string            `json:"version_min,omitempty"`
+	VersionMax    string            `json:"version_max,omitempty"`
+	Models        []string          `json:"models"`
+	Warnings      []string          `json:"warnings"`
+	Samples       int               `json:"samples"`
+	ResidentBytes Num               `json:"resident_memory_bytes"`
+	MaxNumSeqs    *int              `json:"max_num_seqs"`
+	RouterQueues  []JSONRouterQueue `json:"router_queues,omitempty"` // a router's per-model queue (Dynamo's frontend)
+	LoRA          *JSONLoRA         `json:"lora"`                    // null unless the server exposes lora_requests_info
+	Sleep         *string           `json:"sleep_state"`             // awake, asleep; null when not exposed
+	SleepLevel    string            `json:"sleep_level,omitempty"`
+	Verdict       *JSONVerdict      `json:"verdict"` // which limit binds; null when not judged (down, not an engine)
+	Stats         JSONStats         `json:"stats"`
+	Engines       []JSONEngine      `json:"engines"`
+	GPU           *JSONEndpointGPU  `json:"gpu"`      // null unless the endpoint was joined to local GPUs
+	Restarts      []JSONRestart     `json:"restarts"` // within the last hour, oldest first
+	Shifts        []JSONShift       `json:"shifts"`   // changes against the baselines within the last hour, oldest first
+	Timeline      []JSONEvent       `json:"timeline"` // this endpoint's events, oldest first
 }
 
 // JSONEngine is one (model, engine) sub-series.
@@ -447,7 +465,11 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 		r.Groups = append(r.Groups, JSONGroup{g.Rule, g.Title, g.Severity.String(), g.Targets, g.Members})
 	}
 	for _, m := range f.Fleet.Models {
-		r.Fleet.Models = append(r.Fleet.Models, JSONModel{m.Model, m.Endpoints, Verdict(&m.Verdict, true), Stats(m.Stats)})
+		jm := JSONModel{Model: m.Model, Endpoints: m.Endpoints, Verdict: Verdict(&m.Verdict, true), Stats: Stats(m.Stats)}
+		if len(m.Routers) > 0 {
+			jm.Router = &JSONPoolRouter{Endpoints: m.Routers, Queued: Num(m.RouterQueued), Inflight: Num(m.RouterInflight)}
+		}
+		r.Fleet.Models = append(r.Fleet.Models, jm)
 	}
 	for _, e := range f.Endpoints {
 		je := JSONEndpoint{
@@ -473,6 +495,9 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 		}
 		for _, s := range e.Subs {
 			je.Engines = append(je.Engines, JSONEngine{s.Key.Model, s.Key.Engine, Stats(s.Stats)})
+		}
+		for _, q := range e.Router {
+			je.RouterQueues = append(je.RouterQueues, JSONRouterQueue{q.Model, Num(q.Values[sources.RQueued]), Num(q.Values[sources.RInflight])})
 		}
 		if l := e.Lora; l != nil {
 			je.LoRA = &JSONLoRA{MaxLoRA: l.MaxLora, Running: orEmpty(l.Running), Waiting: orEmpty(l.Waiting)}
