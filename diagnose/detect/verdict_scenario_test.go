@@ -68,11 +68,15 @@ func verdictCases() []verdictCase {
 		v("speculative decoding, V0 8B (no drafts counter)", "spec-decode-low-accept", "v0.6", sim.Model{}, diagnose.LimitSpecDecode),
 		v("compute, closed-loop long prompts, V1 8B", "closed-loop-backlog", "latest", sim.Model{}, diagnose.LimitCompute),
 		v("compute, closed-loop long prompts, V1 0.10 (time_per_output_token spelling)", "closed-loop-backlog", "v0.10", sim.Model{}, diagnose.LimitCompute),
+		v("KV transfer, P/D decode side, V1 8B", "kv-transfer-failing", "latest", sim.Model{}, diagnose.LimitKVTransfer),
+		v("KV transfer, P/D decode side, V1 14B", "kv-transfer-failing", "latest", qwen, diagnose.LimitKVTransfer),
+		v("KV transfer, P/D decode side, closed loop", "kv-transfer-failing-closed", "latest", sim.Model{}, diagnose.LimitKVTransfer),
 		v("stalled engine, V1", "engine-stalled", "latest", sim.Model{}, diagnose.LimitStalled),
 		v("stalled engine, V0", "engine-stalled", "v0.6", sim.Model{}, diagnose.LimitStalled),
 		q("healthy chat, V1", "healthy", "latest", sim.Model{}),
 		q("batch job bursts that drain, V1 8B", "batch-job-bursts", "latest", sim.Model{}),
 		q("batch job bursts that drain, V0 14B", "batch-job-bursts", "v0.6", qwen),
+		q("P/D decode side, every KV read lands, V1 8B", "pd-decode", "latest", sim.Model{}),
 		q("night trickle, V1", "night-trickle", "latest", sim.Model{}),
 		q("night trickle, V0", "night-trickle", "v0.6", sim.Model{}),
 		q("idle, V1", "idle", "latest", sim.Model{}),
@@ -88,6 +92,7 @@ var limitRules = map[diagnose.Limit][]string{
 	diagnose.LimitLoRASlots:   {"binding_limit"},
 	diagnose.LimitTokenBudget: {"binding_limit"},
 	diagnose.LimitSpecDecode:  {"binding_limit"},
+	diagnose.LimitKVTransfer:  {"binding_limit"},
 	diagnose.LimitStalled:     {"engine_stalled"},
 }
 
