@@ -80,7 +80,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 	}
 	_, _, losing := xferLoss(st)
-	if !bad(tr.WaitMin) && tr.WaitMin < 1 && tr.WaitMax >= 1 && tr.WaitFor < burstFor && !(st.PreemptionsRate > 0) && !losing {
+	if drainedBurst(tr) && !(st.PreemptionsRate > 0) && !losing {
 		// The queue emptied within the window and whatever waits now has
 		// waited less than a burst lasts: a burst the engine drains; no
 		// limit binds.

@@ -163,3 +163,30 @@ func TestKVTransferBinds(t *testing.T) {
 		t.Errorf("1 %% of reads failing: verdict %+v, want another limit with KV transfer ruled out", v)
 	}
 }
+
+// Inter-token stalls whose window holds a queue that formed and emptied
+// are a burst's prefills: no decode_stutter, pending or firing, and so no
+// budget advice; the same stalls with no queue at all fire it.
+func TestStutterOfADrainedBurstIsQuiet(t *testing.T) {
+	for _, burst := range []bool{true, false} {
+		st := healthyStats()
+		st.ITL = qs(0.008, 0.03, 0.14, 50000)
+		w := newWorld(t, chatCfg(), upEndpoint("r", st))
+		frames := w.run(t0, 5*time.Minute, time.Second, func(now time.Time, w *world) {
+			s := int(now.Sub(t0).Seconds()) % 40
+			w.eps[0].Stats.Waiting = 0
+			if burst && s < 4 {
+				w.eps[0].Stats.Waiting = float64(12 - 3*s)
+			}
+		})
+		seen := false
+		for _, f := range frames {
+			for _, x := range append(f.Findings, f.Pending...) {
+				seen = seen || x.Rule == "decode_stutter"
+			}
+		}
+		if seen == burst {
+			t.Errorf("burst %v: decode_stutter seen %v", burst, seen)
+		}
+	}
+}

@@ -21,7 +21,7 @@ var updateVerdicts = flag.Bool("update", false, "rewrite the verdict table in do
 // (sim.Scenarios) with the verdict vtop must reach: for a pathology, the
 // binding limit named within 30 s of opening on a replica broken for
 // three minutes; for a quiet shape, no warning or critical finding over
-// ten minutes and an OK status.
+// ten minutes, no pending one advising a flag, and an OK status.
 // sizedByReplicas are the limits under which a queue may be sized in
 // replicas: capacity binds (the batch, the KV cache, the token budget,
 // compute), or arrivals exceed what raising it could absorb.
@@ -171,6 +171,14 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 			if fd.Severity > diagnose.SevInfo && res.ok {
 				res.ok = false
 				res.problem = fmt.Sprintf("%s %s at %v: %s", fd.Severity, fd.Rule, p.fleet.Elapsed().Round(time.Second), fd.Summary)
+			}
+		}
+		// Nor a pending line that advises a flag: on normal life it is
+		// the same noise, one hold away.
+		for _, fd := range f.Endpoints[0].Pending {
+			if fd.Severity > diagnose.SevInfo && len(fd.Flags) > 0 && res.ok {
+				res.ok = false
+				res.problem = fmt.Sprintf("pending %s %s at %v: %s → %s", fd.Severity, fd.Rule, p.fleet.Elapsed().Round(time.Second), fd.Summary, fd.Action)
 			}
 		}
 		if st := report.FrameStatus(f); p.fleet.Elapsed() >= 10*time.Minute-time.Second && st != report.OK {
