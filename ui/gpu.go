@@ -8,7 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 )
 
