@@ -201,18 +201,22 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 			p.problems = map[string]problem{}
 		}
 		old, had := p.problems[pr.Key]
+		fails := pr.Fails || pr.Feeds
 		switch {
 		case pr.Text == "":
 			delete(p.problems, pr.Key)
-			if had && old.feeds {
+			if had && old.fails {
 				p.log.Info("source answers again", "source", pr.Key)
 			}
 		case had:
-			old.text, old.feeds = pr.Text, pr.Feeds
+			if fails && !old.fails {
+				old.since = b.Now // failing from now, not from an earlier warning
+			}
+			old.text, old.feeds, old.fails = pr.Text, pr.Feeds, fails
 			p.problems[pr.Key] = old // since the first report
 		default:
-			p.problems[pr.Key] = problem{text: pr.Text, feeds: pr.Feeds, since: b.Now}
-			if pr.Feeds {
+			p.problems[pr.Key] = problem{text: pr.Text, feeds: pr.Feeds, fails: fails, since: b.Now}
+			if fails {
 				p.log.Warn("source fails", "source", pr.Key, "err", pr.Text)
 			}
 		}
@@ -266,12 +270,18 @@ func (p *Pipeline) frame() *diagnose.Frame {
 	fr := p.engine.Frame(p.clock)
 	for key, pr := range p.problems {
 		fr.Problems = append(fr.Problems, sources.Sanitize(key, 80)+": "+pr.text)
-		if pr.feeds {
-			fr.Outages = append(fr.Outages, diagnose.Outage{Source: sources.Sanitize(key, 80), Err: pr.text, Since: pr.since})
+		o := diagnose.Outage{Source: sources.Sanitize(key, 80), Err: pr.text, Since: pr.since}
+		switch {
+		case pr.feeds:
+			fr.Outages = append(fr.Outages, o)
+		case pr.fails:
+			fr.Failing = append(fr.Failing, o)
 		}
 	}
 	slices.Sort(fr.Problems)
-	slices.SortFunc(fr.Outages, func(a, b diagnose.Outage) int { return strings.Compare(a.Source, b.Source) })
+	bySource := func(a, b diagnose.Outage) int { return strings.Compare(a.Source, b.Source) }
+	slices.SortFunc(fr.Outages, bySource)
+	slices.SortFunc(fr.Failing, bySource)
 	if len(fr.Outages) > 0 {
 		// Every endpoint's data comes through the failing source.
 		for i := range fr.Endpoints {
@@ -288,6 +298,7 @@ func (p *Pipeline) frame() *diagnose.Frame {
 type problem struct {
 	text  string
 	feeds bool // the source feeds the endpoints (sources.Problem.Feeds)
+	fails bool // the source fails (sources.Problem.Fails, or feeds)
 	since time.Time
 }
 

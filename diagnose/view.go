@@ -238,9 +238,13 @@ type Frame struct {
 	// fail now: their endpoints are Blind, not down. Set by whoever feeds
 	// the engine.
 	Outages []Outage
+	// Failing are the other sources that fail now (a dcgm-exporter, a
+	// file_sd or DNS rule): the endpoints stay as they are, but what the
+	// source gives (GPUs, targets) is its last or nothing. Sorted.
+	Failing []Outage
 }
 
-// Outage is a source that feeds the endpoints, failing.
+// Outage is a source failing.
 type Outage struct {
 	Source string    // "Prometheus prom:9090"
 	Err    string    // its error, one sanitized line

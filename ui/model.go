@@ -325,7 +325,8 @@ func (m *Model) countsNow() counts {
 		c.subs = len(m.fr.Fleet.Models)
 	}
 	// The findings pane is full width in every view.
-	c.findDetail, c.findAll, c.findLeast = m.findingsWant(m.find.items, m.findWithTarget(), m.w)
+	c.findDetail, c.findAll, c.findLeast, c.findLens = m.findingsWant(m.find.items, m.findWithTarget(), m.w)
+	c.findHead = 1 + len(m.sourceLines())
 	return c
 }
 

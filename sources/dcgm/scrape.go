@@ -30,6 +30,7 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 	for i, t := range s.Targets {
 		holders[i] = Holder{Host: t.Host}
 	}
+	failing := make([]string, len(s.URLs)) // each exporter's error now, "" when it answers
 	tick := time.NewTicker(s.Interval)
 	defer tick.Stop()
 	for {
@@ -49,7 +50,18 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 		}
 		wg.Wait()
 		var errs []string
+		var problems []sources.Problem
 		for i, u := range s.URLs {
+			// Each exporter is a source of its own: the header says which
+			// one fails, since when, and why.
+			text := ""
+			if fails[i] != nil {
+				text = sources.Sanitize(fails[i].Error(), 200)
+			}
+			if text != failing[i] {
+				failing[i] = text
+				problems = append(problems, sources.Problem{Key: "dcgm-exporter " + sources.ShowURL(u), Text: text, Fails: text != ""})
+			}
 			if fails[i] != nil {
 				errs = append(errs, fmt.Sprintf("dcgm-exporter %s: %v", sources.ShowURL(u), fails[i]))
 				continue
@@ -70,7 +82,7 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 		if countErrs(fails) == len(s.URLs) {
 			snap.Unavailable = strings.Join(errs, "; ")
 		}
-		b := sources.Batch{Now: now, GPU: &snap}
+		b := sources.Batch{Now: now, GPU: &snap, Problems: problems}
 		for i, t := range s.Targets {
 			tr := sources.ProcTree{GPUs: held[i]}
 			if len(held[i]) == 0 {

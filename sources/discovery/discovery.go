@@ -182,7 +182,7 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 			}
 			if text != failing[i] {
 				failing[i] = text
-				problems = append(problems, sources.Problem{Key: sp.String(), Text: text})
+				problems = append(problems, sources.Problem{Key: sp.String(), Text: text, Fails: text != ""})
 			}
 		}
 		want := map[string]sources.Target{}
