@@ -56,14 +56,14 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 			// one fails, since when, and why.
 			text := ""
 			if fails[i] != nil {
-				text = sources.Sanitize(fails[i].Error(), 200)
+				text = exporterErr(fails[i])
 			}
 			if text != failing[i] {
 				failing[i] = text
-				problems = append(problems, sources.Problem{Key: "dcgm-exporter " + sources.ShowURL(u), Text: text, Fails: text != ""})
+				problems = append(problems, sources.Problem{Key: "dcgm-exporter " + exporterName(u), Text: text, Fails: text != ""})
 			}
 			if fails[i] != nil {
-				errs = append(errs, fmt.Sprintf("dcgm-exporter %s: %v", sources.ShowURL(u), fails[i]))
+				errs = append(errs, fmt.Sprintf("dcgm-exporter %s: %s", sources.ShowURL(u), text))
 				continue
 			}
 			host := ""
@@ -99,6 +99,24 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// exporterErr is a fetch error as said of an exporter: the fetcher's hint
+// for a refused connection is about vLLM, whose targets it mostly reads.
+func exporterErr(err error) string {
+	t := strings.Replace(err.Error(), "(is vLLM running on this port?)", "(is dcgm-exporter running on this port?)", 1)
+	return sources.Sanitize(t, 200)
+}
+
+// exporterName is how the header names an exporter: host:port when it
+// is served at /metrics, as it is unless told otherwise, else its URL
+// (query values redacted).
+func exporterName(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Path != "/metrics" || pu.RawQuery != "" || pu.User != nil {
+		return sources.ShowURL(u)
+	}
+	return sources.Sanitize(pu.Host, 80)
 }
 
 func plural(n int) string {
