@@ -157,9 +157,13 @@ func (p *Pipeline) add(t sources.Target) int {
 	if i, ok := p.index[t.Name]; ok {
 		return i
 	}
-	i := p.engine.AddTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs, Pool: t.Pool})
+	i := p.engine.AddTarget(targetInfo(t))
 	p.index[t.Name] = i
 	return i
+}
+
+func targetInfo(t sources.Target) diagnose.TargetInfo {
+	return diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs, Pool: t.Pool, Pod: t.Pod, Namespace: t.Namespace}
 }
 
 // join adds a target that arrived: one found after the run's first two
@@ -170,7 +174,7 @@ func (p *Pipeline) join(t sources.Target, now time.Time) {
 		return
 	}
 	p.log.Debug("target joined", "target", t.Name)
-	p.index[t.Name] = p.engine.JoinTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs, Pool: t.Pool})
+	p.index[t.Name] = p.engine.JoinTarget(targetInfo(t))
 }
 
 // remove forgets a departed target (its last view stays in the frames'

@@ -96,3 +96,28 @@ func TestFailingSources(t *testing.T) {
 		t.Fatalf("outages %+v failing %+v blind %v", fr.Outages, fr.Failing, fr.Endpoints[0].Blind)
 	}
 }
+
+// A target's pod and namespace, where discovery gives them, reach its
+// view (the user's actions read them there); a target without none.
+func TestPodNamespaceReachTheView(t *testing.T) {
+	t0 := time.Unix(1_800_000_000, 0)
+	p, err := NewOf(&Config{Interval: time.Second, Window: time.Minute, Targets: []sources.Target{{Name: "static:8000"}}},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Apply(&sources.Batch{Now: t0, Arrived: []sources.Target{{Name: "10.0.0.1:8000", Pod: "vllm-0", Namespace: "llm"}}})
+	// Found later: it joins, and keeps them too.
+	p.Apply(&sources.Batch{Now: t0.Add(time.Minute), Arrived: []sources.Target{{Name: "10.0.0.2:8000", Pod: "vllm-1", Namespace: "llm"}}})
+	fr := p.Frame()
+	got := map[string][2]string{}
+	for _, e := range fr.Endpoints {
+		got[e.Name] = [2]string{e.Pod, e.Namespace}
+	}
+	want := map[string][2]string{"static:8000": {}, "10.0.0.1:8000": {"vllm-0", "llm"}, "10.0.0.2:8000": {"vllm-1", "llm"}}
+	for n, w := range want {
+		if got[n] != w {
+			t.Errorf("%s: %q, want %q", n, got[n], w)
+		}
+	}
+}

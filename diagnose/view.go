@@ -165,6 +165,7 @@ type EndpointView struct {
 	RSS            float64 // API-server resident memory, bytes (NaN in multiprocess mode)
 	MaxNumSeqs     int     // from configuration; 0 unknown
 	Pool           string  // from configuration: the replicas replica_imbalance compares; empty: by model
+	Pod, Namespace string  // the Kubernetes pod serving it, where discovery says; empty otherwise
 	Cache          *sources.CacheConfig
 	Lora           *sources.LoraInfo
 	Stats          Stats
