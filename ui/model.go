@@ -325,8 +325,10 @@ func (m *Model) countsNow() counts {
 		c.subs = len(m.fr.Fleet.Models)
 	}
 	// The findings pane is full width in every view.
-	c.findDetail, c.findAll, c.findLeast = m.findingsWant(m.find.items, m.findWithTarget(), m.w)
+	c.findDetail, c.findAll, c.findLeast, c.findLens = m.findingsWant(m.find.items, m.findWithTarget(), m.w)
+	c.findHead = 1 + len(m.sourceLines())
 	if m.find.pools != "" { // the pools' line under the verdict
+		c.findHead++
 		c.findDetail, c.findAll, c.findLeast = c.findDetail+1, c.findAll+1, c.findLeast+1
 	}
 	return c
