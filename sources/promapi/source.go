@@ -593,8 +593,10 @@ func (s *Source) sendChunk(ctx context.Context, out chan<- sources.Batch, f fetc
 // answers a range query with a gone target's last sample for minutes, so
 // the age of the newest one tells: Prometheus writes up at every scrape
 // of a configured target, failed or not (a replica restarting stays), so
-// up older than an interval and a half means it left; without up, the
-// running gauge a few intervals old does, as refresh judges it.
+// up an interval and a half old means it left (half an interval, at
+// least a second, for a scrape still in flight at the history's last
+// step); without up, the running gauge a few intervals old does, as
+// refresh judges it.
 func (s *Source) presence(f fetched, steps int) map[string][]bool {
 	iv := s.c.interval
 	here := map[string][]bool{}
