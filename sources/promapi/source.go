@@ -510,13 +510,23 @@ func (s *Source) sendChunk(ctx context.Context, out chan<- sources.Batch, f fetc
 	for _, rp := range order {
 		bodies[rp] = s.slotted(series[rp])
 	}
-	// A member departs at the step after the last that finds it in the
-	// fleet (the first step, for one the chunk does not find at all); one
-	// back after a gap within the chunk has not left.
+	// A member departs at the first step after the last that finds it in
+	// the fleet (any step, for one the chunk does not find at all) at which
+	// the server still scraped something: history that stops for every
+	// target at once (the server's own gap, or the end of what it holds)
+	// is not the fleet leaving. One back after a gap within the chunk has
+	// not left.
+	alive := make([]bool, steps)
+	for _, p := range here {
+		for i, ok := range p {
+			alive[i] = alive[i] || ok
+		}
+	}
 	departAt := map[int][]*replica{}
 	for key, rp := range s.fleet.byKey {
-		if last := lastIndex(here[key]); last+1 < steps {
-			departAt[last+1] = append(departAt[last+1], rp)
+		last := lastIndex(here[key])
+		if j := slices.Index(alive[last+1:], true); j >= 0 {
+			departAt[last+1+j] = append(departAt[last+1+j], rp)
 		}
 	}
 	k := 0
