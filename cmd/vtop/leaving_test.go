@@ -116,6 +116,15 @@ func TestLeavingAlikeThroughEveryPath(t *testing.T) {
 		"--at", h.end.Format(time.RFC3339Nano), "-o", "json", "--record", rec)
 	live := checkLeft(t, "prometheus", report("prometheus", code, out, errOut), epoch)
 
+	// History that stops for every replica at once (here: where the
+	// server's history ends, 15 s before the report) is not the fleet
+	// leaving: the others are still there.
+	tail := h.end.Add(15 * time.Second)
+	time.Sleep(time.Until(tail))
+	code, out, errOut = runArgs(t, nil, "--once", "--prometheus", url, "--backfill", "10m", "--window", "60s",
+		"--at", tail.Format(time.RFC3339Nano), "-o", "json")
+	checkLeft(t, "prometheus, 15 s past the history", report("prometheus, 15 s past the history", code, out, errOut), epoch)
+
 	// The TUI's pipeline, backfill then live refresh, dates it alike: by
 	// the first frame that shows it, and the TUI evaluates history every
 	// interval and a half of it (--once every interval).
