@@ -118,6 +118,10 @@ type FlagChange struct {
 	From string // "256"
 	To   string // "96"
 	Why  string // how To was computed
+	// Exact is the computed value To was rounded from, as operators set
+	// the flag (0: To is not a rounded number): a shown value is held
+	// against the evidence, not against the rounding's steps.
+	Exact float64
 	// Alt: an alternative to the change before it, not to apply with it:
 	// each is computed on today's configuration, and applying one changes
 	// what the others were computed from (recompute after).

@@ -20,7 +20,9 @@ func TestPrometheusFiveMinutesOfLeak(t *testing.T) {
 	url := startPrometheus(t, h, "")
 
 	start := time.Now()
-	hb, _ := startHub(t, "--prometheus", url, "--gpu", "none")
+	// Published every second, as before startHub (the history's 5 s
+	// interval would publish every 5 s).
+	hb, _ := startHubEvery(t, time.Second, "--prometheus", url, "--gpu", "none")
 	deadline := time.After(10 * time.Second)
 	var named time.Duration
 loop:

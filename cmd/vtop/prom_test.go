@@ -194,7 +194,9 @@ func TestPrometheusBackfillNamesLeak(t *testing.T) {
 	url := startPrometheus(t, h, "")
 
 	start := time.Now()
-	hb, _ := startHub(t, "--prometheus", url, "--gpu", "none")
+	// Published every second, as before startHub (the history's 5 s
+	// interval would publish every 5 s).
+	hb, _ := startHubEvery(t, time.Second, "--prometheus", url, "--gpu", "none")
 	named := false
 	for fr := range hb.Frames() {
 		for _, f := range fr.Findings {

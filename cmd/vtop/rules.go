@@ -254,27 +254,42 @@ explanation, and the recommended action with concrete vLLM flags.
 ## Recommendations and the vLLM version
 
 Numbers are computed from the scrape, with the arithmetic in the finding
-(` + "`why`" + `):
+(` + "`why`" + `), then rounded down as operators set the flag (the ` + "`why`" + ` says how;
+rounding down keeps the headroom and never raises past what the evidence
+allows). A shown value holds until the computed one moves by more than 15%
+and the rounded one would too: rounding's steps are never a move.
+
+| flag | computed from | rounded |
+|---|---|---|
+| ` + "`--max-num-seqs`" + ` | KV blocks ÷ blocks per sequence; the live fit | exact below 16, a multiple of 4 below 128, of 8 from 128 |
+| ` + "`--max-num-batched-tokens`" + ` | the step size that meets the ITL target; twice a binding budget | a multiple of 64 below 1,024, of 256 from 1,024 |
+| ` + "`--gpu-memory-utilization`" + ` | vLLM's default 0.90; the GPU's free memory, or 0.05 steps | to 0.01 (down) |
+| ` + "`--max-loras`" + ` | a slot per waiting adapter, at most twice today's | a whole count, exact |
+| ` + "`num_speculative_tokens`" + ` | half the tokens drafted a step, or off | a whole token, down (at least 1) |
+| replicas | Little's law on arrivals and in-flight requests | whole replicas, up |
+
+SGLang's ` + "`--max-running-requests`" + `, ` + "`--chunked-prefill-size`" + ` and
+` + "`--mem-fraction-static`" + ` round as the vLLM flags they stand for.
 
 - **` + "`--max-num-seqs`" + `** for KV pressure: ` + "`num_gpu_blocks × (1 − headroom)`" + ` usable
   blocks, divided by the blocks one sequence of the measured average length
   (prompt + generated tokens per finished request) holds, rounded up to whole
   blocks. Example: 27,000 blocks × 0.85 = 22,950; 1,100 tokens ÷ 16 = 69 blocks;
-  22,950 ÷ 69 = **332**. Running sequences are longer than those that
+  22,950 ÷ 69 = 332, set as **328**. Running sequences are longer than those that
   finished, so the advice is the smaller of that and the *live* fit, what
   running sequences hold now: (1 − headroom) × running ÷ KV usage (150
-  running at KV 95%: 0.85 × 150 ÷ 0.95 = **134**); both are in the ` + "`why`" + `. It
+  running at KV 95%: 0.85 × 150 ÷ 0.95 = 134, set as **128**); both are in the ` + "`why`" + `. It
   never lowers to a value at or above what runs, and never raises past the live
-  fit (a starving engine with 60 of 64 running at KV 71%: 64 → 71, not 332). vLLM does not expose the
+  fit (a starving engine with 60 of 64 running at KV 71%: live fit 71, 64 → 68, not 328). vLLM does not expose the
   current value: set ` + "`max_num_seqs`" + ` per target in the config file to get
   "256 → 96" instead of "set it to 96".
 - **` + "`--max-num-batched-tokens`" + `** for decode stutter: step time grows with the
   tokens a step carries; the median and p99 steps (` + "`iteration_tokens_total`" + `
   and the inter-token percentiles) give that growth, and the budget is where it
-  meets the ITL target, rounded down to a multiple of 64.
+  meets the ITL target (1,990 tokens is set as 1,792).
 - **` + "`--gpu-memory-utilization`" + `**: up to vLLM's default 0.90 for thrashing when
   deployed below it; down for OOM risk, computed to leave the headroom when
-  vtop reads the GPU, otherwise in 0.05 steps.
+  vtop reads the GPU (0.95 − 0.044 = 0.906, set as 0.90), otherwise in 0.05 steps.
 - **` + "`--enable-prefix-caching`" + `** when ` + "`cache_config_info`" + ` says it is off: V0
   leaves it off by default; V1 enables it by default, so off means the
   deployment passes ` + "`--no-enable-prefix-caching`" + `.

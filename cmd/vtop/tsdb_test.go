@@ -34,6 +34,15 @@ type history struct {
 // simHistory runs cfg from epoch for span, scraping every step.
 func simHistory(t testing.TB, cfg sim.FleetConfig, epoch time.Time, span, step time.Duration) *history {
 	t.Helper()
+	return simHistoryLeaving(t, cfg, epoch, span, step, nil)
+}
+
+// simHistoryLeaving is simHistory with replicas that leave the fleet at
+// the times given (since epoch): from then on they are not scraped, and
+// their up series ends as Prometheus' does when a target leaves its
+// configuration. The direct batches say so as discovery would.
+func simHistoryLeaving(t testing.TB, cfg sim.FleetConfig, epoch time.Time, span, step time.Duration, leave map[string]time.Duration) *history {
+	t.Helper()
 	cfg.Epoch = epoch
 	f, err := sim.NewFleet(cfg, 1)
 	if err != nil {
@@ -44,16 +53,25 @@ func simHistory(t testing.TB, cfg sim.FleetConfig, epoch time.Time, span, step t
 	for i := range norms {
 		norms[i] = sources.NewNormalizer()
 	}
+	gone := map[string]bool{}
 	for f.Elapsed() < span {
 		f.Advance(step)
 		b := sources.Batch{Now: f.Now()}
 		for i, r := range f.Replicas() {
+			if at, ok := leave[r.Name()]; ok && f.Elapsed() >= at {
+				if !gone[r.Name()] {
+					gone[r.Name()] = true
+					b.Departed = append(b.Departed, r.Name())
+				}
+				continue
+			}
 			s := sources.Scrape{Target: r.Name(), Time: f.Now()}
 			if !r.Reachable() {
 				// Refused (a restart loading its model): no samples, as a
-				// server would have none for this scrape.
+				// server would have none for this scrape, but up 0.
 				s.Err = errors.New("connection refused (is vLLM running on this port?)")
 				b.Scrapes = append(b.Scrapes, s)
+				h.addSamples([]byte("up 0\n"), r.Name(), f.Now())
 				continue
 			}
 			body := r.Exposition(sim.FormatText)
@@ -62,6 +80,7 @@ func simHistory(t testing.TB, cfg sim.FleetConfig, epoch time.Time, span, step t
 			}
 			b.Scrapes = append(b.Scrapes, s)
 			h.addSamples(body, r.Name(), f.Now())
+			h.addSamples([]byte("up 1\n"), r.Name(), f.Now())
 		}
 		h.batches = append(h.batches, b)
 	}

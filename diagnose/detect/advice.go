@@ -73,7 +73,9 @@ type BudgetFit struct {
 	Iter50, Iter99 float64 // tokens per step
 	Target         float64 // s
 	PerToken       float64 // s per extra token in a step
-	Tokens         int     // the budget, rounded down to a multiple of 64
+	Exact          float64 // the tokens per step that meet the target
+	Tokens         int     // the budget: Exact rounded down (roundTokens)
+	rounding       string  // how, in words
 }
 
 // FitBatchedTokens computes BudgetFit; missing names what is missing or why
@@ -91,8 +93,8 @@ func FitBatchedTokens(itl50, itl99, iter50, iter99, target float64) (b BudgetFit
 		return b, "even the median step misses the target: the decode batch itself is too large"
 	}
 	b.PerToken = (itl99 - itl50) / (iter99 - iter50)
-	tokens := iter50 + (target-itl50)/b.PerToken
-	b.Tokens = int(math.Floor(tokens/64)) * 64
+	b.Exact = iter50 + (target-itl50)/b.PerToken
+	b.Tokens, b.rounding = roundTokens(b.Exact)
 	switch {
 	case b.Tokens < 64 || float64(b.Tokens) <= iter50:
 		return b, "the target leaves no room above the median step"
@@ -105,10 +107,10 @@ func FitBatchedTokens(itl50, itl99, iter50, iter99, target float64) (b BudgetFit
 
 // Why shows the arithmetic.
 func (b BudgetFit) Why() string {
-	return fmt.Sprintf("tokens see steps of %s tokens at p50 taking %s, and of %s tokens at p99 taking %s: %s per extra token; %s + (%s − %s) ÷ %s = %s tokens per step meet the %s target (rounded down to a multiple of 64)",
+	return fmt.Sprintf("tokens see steps of %s tokens at p50 taking %s, and of %s tokens at p99 taking %s: %s per extra token; %s + (%s − %s) ÷ %s = %s tokens per step meet the %s target; %s",
 		grouped(b.Iter50), secs(b.ITL50), grouped(b.Iter99), secs(b.ITL99), usPerToken(b.PerToken),
 		grouped(b.Iter50), secs(b.Target), secs(b.ITL50), usPerToken(b.PerToken),
-		grouped(float64(b.Tokens)), secs(b.Target))
+		grouped(math.Floor(b.Exact)), secs(b.Target), b.rounding)
 }
 
 // util2 renders a --gpu-memory-utilization value as vLLM users write it.
@@ -133,13 +135,13 @@ func LowerMemUtil(util, used, total, headroom, step float64) (MemUtilStep, strin
 		over := used/total - (1 - headroom)
 		if over > 0 {
 			s.To = math.Floor((util-over)*100+1e-9) / 100
-			s.Why = fmt.Sprintf("the GPU uses %s of %s (%s); keeping %s free takes %s off: %s − %s = %s",
-				mib(used), mib(total), pct(used/total), pct(headroom), dec(over, 3), dec(util, 2), dec(over, 3), dec(s.To, 2))
+			s.Why = fmt.Sprintf("the GPU uses %s of %s (%s); keeping %s free takes %s off: %s − %s = %s, rounded down to 0.01 as the flag is written: %s",
+				mib(used), mib(total), pct(used/total), pct(headroom), dec(over, 3), dec(util, 2), dec(over, 3), dec(util-over, 3), dec(s.To, 2))
 			return s, ""
 		}
 	}
 	s.To = math.Round((util-step)*100) / 100
-	s.Why = fmt.Sprintf("one step of %s (%s of the GPU's memory moves from the KV cache to headroom): %s − %s = %s; repeat while the risk remains",
+	s.Why = fmt.Sprintf("one step of %s (%s of the GPU's memory moves from the KV cache to headroom): %s − %s = %s (to 0.01, as the flag is written); repeat while the risk remains",
 		dec(step, 2), pct(step), dec(util, 2), dec(step, 2), dec(s.To, 2))
 	return s, ""
 }
@@ -235,8 +237,8 @@ func (f LiveFit) Why() string {
 // (starvation). It is the lever only when the number moves the engine the
 // way the finding needs: lowering to a value below what runs now and
 // below the current setting, raising past the current setting but never
-// past the live fit. n is the recommended value (0 when neither fit can
-// be computed).
+// past the live fit. n is the recommended value, rounded (roundSeqs; 0
+// when neither fit can be computed).
 func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc diagnose.FlagChange, n int, lever bool) {
 	blocks, bs, note := engineCache(u)
 	fit, miss := FitMaxNumSeqs(blocks, bs, avgSeq(u.st), headroom)
@@ -284,14 +286,18 @@ func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc diagnose.FlagCh
 		fc.Why = strings.Join(why, "; ")
 		return fc, 0, false
 	}
-	fc.To = strconv.Itoa(n)
-	why = append(why, fmt.Sprintf("the smaller: %d", n))
+	// Whether it is the lever is the evidence's question (the exact fit);
+	// the value to set is rounded as operators set it.
+	exact := n
+	n, rounding := roundSeqs(exact)
+	fc.To, fc.Exact = strconv.Itoa(n), float64(exact)
+	why = append(why, fmt.Sprintf("the smaller: %d", exact), rounding)
 	fc.Why = strings.Join(why, "; ")
 	switch {
-	case lower && !bad(running) && float64(n) >= running:
+	case lower && !bad(running) && float64(exact) >= running:
 		fc.Why += fmt.Sprintf("; not below the %s sequences running now per engine, so lowering to it would not relieve the cache", grouped(running))
 		return fc, n, false
-	case !lower && !bad(running) && float64(n) <= running:
+	case !lower && !bad(running) && float64(exact) <= running:
 		fc.Why += fmt.Sprintf("; not above the %s sequences running now per engine: no room to admit more", grouped(running))
 		return fc, n, false
 	case cur == 0:
@@ -299,7 +305,7 @@ func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc diagnose.FlagCh
 	case lower && n >= cur:
 		return fc, n, false // already at or below the fit: not the lever
 	case !lower && n <= cur:
-		return fc, n, false // no KV room to admit more
+		return fc, n, false // no KV room to admit more (rounded, no step up)
 	}
 	return fc, n, true
 }

@@ -40,7 +40,7 @@ type Detector struct {
 	under  [][]int // per rule, the indexes of the rules it restates (the causes among them lend it their severity)
 	// shownTo is, per endpoint and flag, the number a recommendation was
 	// last shown with (steadyFlags).
-	shownTo map[string]map[string]float64
+	shownTo map[string]map[string]shownFlag
 	// stateful are the indexes of the rules that declare a memory.
 	stateful []int
 	kv       diagnose.KVBands // the KV colour bands of the active thresholds
@@ -96,7 +96,7 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 	}
 	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, states: map[stateKey]*ruleState{},
 		live: map[liveKey]liveMark{}, supers: make([][]int, len(rules)), under: make([][]int, len(rules)),
-		shownTo: map[string]map[string]float64{}, nstates: make([]int, len(rules))}
+		shownTo: map[string]map[string]shownFlag{}, nstates: make([]int, len(rules))}
 	for i, r := range rules {
 		if r.memory != nil {
 			d.stateful = append(d.stateful, i)
@@ -515,7 +515,7 @@ func (d *Detector) describe(x *evalCtx, st *ruleState, ri int, sev diagnose.Seve
 	if st.target != "" {
 		shown := d.shownTo[st.target]
 		if shown == nil {
-			shown = map[string]float64{}
+			shown = map[string]shownFlag{}
 			d.shownTo[st.target] = shown
 		}
 		steadyFlags(shown, &fd)
@@ -545,34 +545,69 @@ func (d *Detector) superseded(target string, ri int, pending bool) bool {
 // look ten seconds apart must read the same number.
 const flagMargin = 0.15
 
+// shownFlag is a recommendation as last shown on an endpoint: the value
+// computed then and the (rounded) value shown.
+type shownFlag struct{ exact, shown float64 }
+
 // steadyFlags keeps each numeric recommendation where it was last shown
-// on the endpoint (whichever rule says it) until the evidence moves it by
-// more than flagMargin, in the finding's flags and action alike; its Why
-// says today's value. (For --max-num-seqs the fit keeps a 15% KV
-// headroom, so a held value at most 15% above today's fit is inside it.)
-func steadyFlags(shownTo map[string]float64, fd *diagnose.Finding) {
+// on the endpoint (whichever rule says it) until it moves by more than
+// flagMargin, in the finding's flags and action alike; its Why says
+// today's value. The evidence decides (the exact values, so rounding's
+// steps are no move) and so does what is shown (a rounded value that
+// would change by less is no move either). (For --max-num-seqs the fit
+// keeps a 15% KV headroom, so a held value at most 15% above today's fit
+// is inside it.)
+func steadyFlags(shownTo map[string]shownFlag, fd *diagnose.Finding) {
 	for i := range fd.Flags {
 		fc := &fd.Flags[i]
-		v, err := strconv.ParseFloat(fc.To, 64)
+		commas := strings.Contains(fc.To, ",")
+		v, err := strconv.ParseFloat(strings.ReplaceAll(fc.To, ",", ""), 64)
 		if err != nil || v <= 0 {
 			continue
 		}
+		exact := fc.Exact
+		if exact <= 0 {
+			exact = v
+		}
 		prev, ok := shownTo[fc.Flag]
-		if !ok || math.Abs(v-prev) > flagMargin*prev {
-			shownTo[fc.Flag] = v
+		if !ok || math.Abs(exact-prev.exact) > flagMargin*prev.exact && math.Abs(v-prev.shown) > flagMargin*prev.shown {
+			shownTo[fc.Flag] = shownFlag{exact, v}
 			continue
 		}
-		if prev == v {
+		if prev.shown == v {
 			continue
 		}
-		held := strconv.FormatFloat(prev, 'f', -1, 64)
-		if dot := strings.IndexByte(fc.To, '.'); dot >= 0 {
-			held = strconv.FormatFloat(prev, 'f', len(fc.To)-dot-1, 64)
+		held := strconv.FormatFloat(prev.shown, 'f', -1, 64)
+		switch dot := strings.IndexByte(fc.To, '.'); {
+		case dot >= 0:
+			held = strconv.FormatFloat(prev.shown, 'f', len(fc.To)-dot-1, 64)
+		case commas:
+			held = grouped(prev.shown)
 		}
-		if fc.From != "" {
-			fd.Action = strings.Replace(fd.Action, fc.From+" → "+fc.To, fc.From+" → "+held, 1)
+		fd.Action = replaceTo(fd.Action, fc, held)
+		now := fc.To
+		if fc.Exact > 0 {
+			now = grouped(math.Floor(fc.Exact)) + ", rounded " + fc.To
 		}
-		fc.Why += fmt.Sprintf("; shown as %s until the evidence moves it by more than %s (now %s)", held, pct(flagMargin), fc.To)
+		fc.Why += fmt.Sprintf("; shown as %s until the evidence moves by more than %s from the %s it was computed at (now %s)",
+			held, pct(flagMargin), grouped(math.Floor(prev.exact)), now)
 		fc.To = held
 	}
+}
+
+// replaceTo puts held in place of fc's value in a finding's action, which
+// words it as "FROM → TO", "FLAG to TO" or "holds TO sequences".
+func replaceTo(action string, fc *diagnose.FlagChange, held string) string {
+	for _, pat := range [][2]string{
+		{fc.From + " → ", ""}, {fc.Flag + " to ", ""}, {"holds ", " "},
+	} {
+		if pat[0] == " → " {
+			continue // no current value: not this wording
+		}
+		old := pat[0] + fc.To + pat[1]
+		if strings.Contains(action, old) {
+			return strings.Replace(action, old, pat[0]+held+pat[1], 1)
+		}
+	}
+	return action
 }

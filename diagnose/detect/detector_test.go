@@ -184,18 +184,18 @@ func TestThrashingAdviceAndSupersede(t *testing.T) {
 	if findingOf(f, "preemption") != nil || findingOf(f, "slo_breach") != nil {
 		t.Errorf("superseded findings shown: %+v", f.Findings)
 	}
-	// 27,000 × 0.85 = 22,950; 4,000 / 16 = 250; 22,950 / 250 = 91.8 → 91
-	// The other ways out are alternatives, not changes to make with it:
-	// 91 was computed for today's cache.
-	if !strings.HasPrefix(fd.Action, "lower --max-num-seqs 256 → 91, or raise --gpu-memory-utilization 0.55 → 0.90, or --kv-cache-dtype fp8") ||
+	// 27,000 × 0.85 = 22,950; 4,000 / 16 = 250; 22,950 / 250 = 91.8 → 91,
+	// set as 88 (a multiple of 4). The other ways out are alternatives,
+	// not changes to make with it: 88 was computed for today's cache.
+	if !strings.HasPrefix(fd.Action, "lower --max-num-seqs 256 → 88, or raise --gpu-memory-utilization 0.55 → 0.90, or --kv-cache-dtype fp8") ||
 		!strings.Contains(fd.Action, "apply one, then recompute") {
 		t.Errorf("action %q", fd.Action)
 	}
 	if len(fd.Flags) != 3 || fd.Flags[0].Alt || !fd.Flags[1].Alt || !fd.Flags[2].Alt {
 		t.Errorf("alternatives %+v", fd.Flags)
 	}
-	if fd.Flags[0].Flag != "--max-num-seqs" || fd.Flags[0].From != "256" || fd.Flags[0].To != "91" || !strings.Contains(fd.Flags[0].Why, "22,950 ÷ 250 = 91") ||
-		!strings.Contains(fd.Flags[0].Why, "live: KV 97% × 27,000 blocks ÷ 250 running = 104.8 blocks per running sequence; 22,950 usable ÷ 104.8 = 219 sequences; the smaller: 91") {
+	if fd.Flags[0].Flag != "--max-num-seqs" || fd.Flags[0].From != "256" || fd.Flags[0].To != "88" || fd.Flags[0].Exact != 91 || !strings.Contains(fd.Flags[0].Why, "22,950 ÷ 250 = 91") ||
+		!strings.Contains(fd.Flags[0].Why, "live: KV 97% × 27,000 blocks ÷ 250 running = 104.8 blocks per running sequence; 22,950 usable ÷ 104.8 = 219 sequences; the smaller: 91; rounded down to a multiple of 4") {
 		t.Errorf("flag %+v", fd.Flags[0])
 	}
 	var mem, dtype bool
@@ -214,7 +214,7 @@ func TestThrashingAdviceAndSupersede(t *testing.T) {
 	w = newWorld(t, chatCfg(), upEndpoint("r", st))
 	w.eps[0].Stats.GPUMemUtil = 0.9
 	fd = findingOf(w.run(t0, 3*time.Minute, 5*time.Second, nil)[36], "kv_cache_thrashing")
-	if fd == nil || fd.Flags[0].From != "" || fd.Flags[0].To != "91" || !strings.Contains(fd.Flags[0].Why, "set max_num_seqs in the config file's targets") {
+	if fd == nil || fd.Flags[0].From != "" || fd.Flags[0].To != "88" || !strings.Contains(fd.Flags[0].Why, "set max_num_seqs in the config file's targets") {
 		t.Errorf("unknown current: %+v", fd)
 	}
 	// Already at or below the fit: --max-num-seqs is not the lever, and the
@@ -226,11 +226,12 @@ func TestThrashingAdviceAndSupersede(t *testing.T) {
 		t.Errorf("already fitting: %+v", fd)
 	}
 	// No prompt-length histogram: the cache-config fit names the missing
-	// metric, and the live fit (0.85 × 250 ÷ 0.97 = 219) still gives a number.
+	// metric, and the live fit (0.85 × 250 ÷ 0.97 = 219, set as 216) still
+	// gives a number.
 	st.AvgPromptLen = nan
 	w = newWorld(t, chatCfg(), upEndpoint("r", st))
 	fd = findingOf(w.run(t0, 3*time.Minute, 5*time.Second, nil)[36], "kv_cache_thrashing")
-	if fd == nil || fd.Flags[0].To != "219" || !strings.Contains(fd.Flags[0].Why, "cache config: cannot compute: average sequence length unknown (vllm:request_prompt_tokens") {
+	if fd == nil || fd.Flags[0].To != "216" || !strings.Contains(fd.Flags[0].Why, "cache config: cannot compute: average sequence length unknown (vllm:request_prompt_tokens") {
 		t.Errorf("missing data: %+v", fd.Flags)
 	}
 	// Neither: no number, both reasons named.
@@ -265,9 +266,9 @@ func TestMultiEngine(t *testing.T) {
 	if len(got) != 1 || got[0].Engine != "1" || got[0].Model != "m" {
 		t.Fatalf("findings %+v", got)
 	}
-	// 13,500 × 0.85 = 11,475; 1,100/16 → 69; 11,475/69 = 166.3 → 166,
-	// not the 332 the endpoint's summed blocks would give.
-	if got[0].Flags[0].To != "166" {
+	// 13,500 × 0.85 = 11,475; 1,100/16 → 69; 11,475/69 = 166.3 → 166
+	// (set as 160), not the 332 the endpoint's summed blocks would give.
+	if got[0].Flags[0].Exact != 166 || got[0].Flags[0].To != "160" {
 		t.Errorf("per-engine fit %+v", got[0].Flags[0])
 	}
 }

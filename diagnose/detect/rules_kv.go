@@ -163,9 +163,10 @@ func kvAdvice(u *unit, headroom float64) ([]diagnose.FlagChange, string) {
 			action = append(action, "set --max-num-seqs to "+fc.To)
 		}
 	case n > 0 && u.ep.MaxNumSeqs > 0 && n >= u.ep.MaxNumSeqs:
-		action = append(action, fmt.Sprintf("--max-num-seqs %d already fits %d sequences: longer-than-average requests fill the cache; cap them (--max-model-len, clients' max_tokens) or add KV capacity", u.ep.MaxNumSeqs, n))
+		// What the cache fits is the evidence, unrounded.
+		action = append(action, fmt.Sprintf("--max-num-seqs %d already fits %d sequences: longer-than-average requests fill the cache; cap them (--max-model-len, clients' max_tokens) or add KV capacity", u.ep.MaxNumSeqs, int(fc.Exact)))
 	case n > 0:
-		action = append(action, fmt.Sprintf("the KV cache fits %d sequences at what running ones hold now, not fewer than run: a lower --max-num-seqs would not relieve it; cap request length (--max-model-len, clients' max_tokens) or add KV capacity", n))
+		action = append(action, fmt.Sprintf("the KV cache fits %d sequences at what running ones hold now, not fewer than run: a lower --max-num-seqs would not relieve it; cap request length (--max-model-len, clients' max_tokens) or add KV capacity", int(fc.Exact)))
 	default:
 		flags = append(flags, fc)
 		action = append(action, "--max-num-seqs: "+fc.To)

@@ -432,7 +432,7 @@ var ruleDecodeStutter = &Rule{
 			fc.To = "cannot compute: " + miss
 			fd.Action = "--max-num-batched-tokens: " + miss
 		} else {
-			fc.To = strconv.Itoa(b.Tokens)
+			fc.To, fc.Exact = strconv.Itoa(b.Tokens), b.Exact
 			fc.Why = b.Why() + "; the current value is not exposed by vLLM"
 			fd.Action = fmt.Sprintf("set --max-num-batched-tokens to %d (smaller prefill chunks; TTFT of long prompts grows)", b.Tokens)
 		}

@@ -3,6 +3,7 @@ package promapi
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -284,6 +285,14 @@ func (s *Source) stampQuery() string {
 	return "max by (" + idBy + ") (timestamp(" + s.c.match(s.c.running()) + "))"
 }
 
+// upQuery asks, per target, for the time of its newest scrape attempt:
+// Prometheus writes up (0 when the scrape failed) while the target is in
+// its configuration, so a replica that restarts keeps it and one that
+// left the fleet does not.
+func (s *Source) upQuery() string {
+	return "max by (" + idBy + ") (timestamp(" + s.c.match([]string{"up"}) + "))"
+}
+
 // queryAll runs one query per family, a few at a time, and returns the
 // results in family order.
 func queryAll[T any](fams []family, q func(family) (T, error)) ([]T, error) {
@@ -397,6 +406,9 @@ func (s *Source) fetchChunk(ctx context.Context, r v1.Range) fetched {
 	// A range query answers every step with the newest sample at or
 	// before it: the stamps say which steps saw a new scrape, and when.
 	if f.stamps, f.err = c.queryRange(ctx, s.stampQuery(), r); f.err == nil {
+		f.ups, f.err = c.queryRange(ctx, s.upQuery(), r)
+	}
+	if f.err == nil {
 		f.parts, f.err = queryAll(c.families, func(fm family) (*rangePart, error) { return c.queryRangeText(ctx, c.selectFamily(fm), r) })
 	}
 	// dcgm-exporter's GPUs, one range query per metric, so the GPU rules
@@ -436,6 +448,7 @@ func chunks(from, to time.Time, step time.Duration) []v1.Range {
 type fetched struct {
 	r      v1.Range
 	stamps model.Matrix
+	ups    model.Matrix   // per replica, the time of its newest scrape attempt
 	parts  []*rangePart   // one per family
 	gpus   []model.Matrix // one per Client.dcgm name
 	err    error
@@ -446,12 +459,23 @@ type fetched struct {
 func (s *Source) sendChunk(ctx context.Context, out chan<- sources.Batch, f fetched) bool {
 	c := s.c
 	start, end, step := f.r.Start, f.r.End, f.r.Step
+	steps := int(end.Sub(start)/step) + 1
+	here := s.presence(f, steps)
 	stamps := map[*replica][]model.SamplePair{}
-	var arrived []sources.Target
+	// A replica arrives at the first step that finds it in the fleet.
+	arriveAt := map[int][]sources.Target{}
+	arrival := func(rp *replica, key string) {
+		k := slices.Index(here[key], true)
+		arriveAt[k] = append(arriveAt[k], rp.target())
+	}
 	for _, ss := range f.stamps {
+		key := keyOf(ss.Metric)
+		if s.fleet.byKey[key] == nil && !slices.Contains(here[key], true) {
+			continue // gone before this chunk: its last samples only
+		}
 		rp, added := s.fleet.get(ss.Metric)
 		if added {
-			arrived = append(arrived, rp.target())
+			arrival(rp, key)
 		}
 		stamps[rp] = ss.Values
 	}
@@ -460,11 +484,15 @@ func (s *Source) sendChunk(ctx context.Context, out chan<- sources.Batch, f fetc
 	var order []*replica
 	for _, p := range f.parts {
 		for i := range p.series {
-			rp := s.fleet.byKey[p.series[i].key]
+			key := p.series[i].key
+			rp := s.fleet.byKey[key]
 			if rp == nil {
+				if !slices.Contains(here[key], true) {
+					continue // not in the fleet during this chunk
+				}
 				var added bool
-				if rp, added = s.fleet.get(metricOfKey(p.series[i].key)); added {
-					arrived = append(arrived, rp.target())
+				if rp, added = s.fleet.get(metricOfKey(key)); added {
+					arrival(rp, key)
 				}
 			}
 			if _, ok := series[rp]; !ok {
@@ -482,13 +510,39 @@ func (s *Source) sendChunk(ctx context.Context, out chan<- sources.Batch, f fetc
 	for _, rp := range order {
 		bodies[rp] = s.slotted(series[rp])
 	}
+	// A member departs at the first step after the last that finds it in
+	// the fleet (any step, for one the chunk does not find at all) at which
+	// the server still scraped something: history that stops for every
+	// target at once (the server's own gap, or the end of what it holds)
+	// is not the fleet leaving. One back after a gap within the chunk has
+	// not left.
+	alive := make([]bool, steps)
+	for _, p := range here {
+		for i, ok := range p {
+			alive[i] = alive[i] || ok
+		}
+	}
+	departAt := map[int][]*replica{}
+	for key, rp := range s.fleet.byKey {
+		last := lastIndex(here[key])
+		if j := slices.Index(alive[last+1:], true); j >= 0 {
+			departAt[last+1+j] = append(departAt[last+1+j], rp)
+		}
+	}
 	k := 0
 	for t := start; !t.After(end); t, k = t.Add(step), k+1 {
-		b := sources.Batch{Now: t, Arrived: arrived}
-		arrived = nil
+		b := sources.Batch{Now: t, Arrived: arriveAt[k]}
+		slices.SortFunc(departAt[k], func(a, b *replica) int { return strings.Compare(a.key, b.key) })
+		for _, rp := range departAt[k] {
+			b.Departed = append(b.Departed, rp.name)
+			s.fleet.drop(rp)
+		}
 		tm := model.TimeFromUnixNano(t.UnixNano())
 		var todo []normJob
 		for _, rp := range order {
+			if s.fleet.byKey[rp.key] != rp {
+				continue // departed
+			}
 			st := stamps[rp]
 			for len(st) > 0 && st[0].Timestamp < tm {
 				st = st[1:]
@@ -542,6 +596,61 @@ func (s *Source) sendChunk(ctx context.Context, out chan<- sources.Batch, f fetc
 		}
 	}
 	return true
+}
+
+// presence says, per replica (its key) and step of a chunk, whether the
+// replica was in the fleet then. A server without staleness markers
+// answers a range query with a gone target's last sample for minutes, so
+// the age of the newest one tells: Prometheus writes up at every scrape
+// of a configured target, failed or not (a replica restarting stays), so
+// up an interval and a half old means it left (half an interval, at
+// least a second, for a scrape still in flight at the history's last
+// step); without up, the running gauge a few intervals old does, as
+// refresh judges it.
+func (s *Source) presence(f fetched, steps int) map[string][]bool {
+	iv := s.c.interval
+	here := map[string][]bool{}
+	fresh(here, f.ups, f.r, steps, iv+max(iv/2, time.Second))
+	stamps := map[string][]bool{}
+	fresh(stamps, f.stamps, f.r, steps, max(3*iv, 5*time.Second))
+	for key, p := range stamps {
+		if _, ok := here[key]; !ok {
+			here[key] = p // no up: the server does not write it
+		}
+	}
+	return here
+}
+
+// fresh marks, per key and step, whether the newest sample (m's values
+// are its time) is at most quiet old.
+func fresh(into map[string][]bool, m model.Matrix, r v1.Range, steps int, quiet time.Duration) {
+	for _, ss := range m {
+		key := keyOf(ss.Metric)
+		p := into[key]
+		if p == nil {
+			p = make([]bool, steps)
+			into[key] = p
+		}
+		for _, pt := range ss.Values {
+			at := pt.Timestamp.Time()
+			k := int((at.Sub(r.Start) + r.Step/2) / r.Step)
+			if k < 0 || k >= steps {
+				continue
+			}
+			newest := time.UnixMilli(int64(float64(pt.Value) * 1000))
+			p[k] = p[k] || !newest.Before(at.Add(-quiet))
+		}
+	}
+}
+
+// lastIndex is the index of the last true in p, -1 when none.
+func lastIndex(p []bool) int {
+	for i := len(p) - 1; i >= 0; i-- {
+		if p[i] {
+			return i
+		}
+	}
+	return -1
 }
 
 // horizon is the oldest newest-sample time a replica may have and still be
