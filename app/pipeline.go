@@ -197,6 +197,11 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 		p.wallClock(b)
 	}
 	for _, pr := range b.Problems {
+		since := pr.At
+		if since.IsZero() {
+			since = b.Now
+		}
+		p.rec.Problem(since, pr)
 		if p.problems == nil {
 			p.problems = map[string]problem{}
 		}
@@ -211,7 +216,7 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 			old.text, old.feeds = pr.Text, pr.Feeds
 			p.problems[pr.Key] = old // since the first report
 		default:
-			p.problems[pr.Key] = problem{text: pr.Text, feeds: pr.Feeds, since: b.Now}
+			p.problems[pr.Key] = problem{text: pr.Text, feeds: pr.Feeds, since: since}
 			if pr.Feeds {
 				p.log.Warn("source fails", "source", pr.Key, "err", pr.Text)
 			}

@@ -86,6 +86,8 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 			b.Arrived = append(b.Arrived, sources.Target{Name: it.Target.Name, URL: it.Target.URL, MaxNumSeqs: it.Target.MaxNumSeqs})
 		case KindDeparted:
 			b.Departed = append(b.Departed, it.Target.Name)
+		case KindProblem:
+			b.Problems = append(b.Problems, it.Problem)
 		case KindRun:
 			s.mu.Lock()
 			s.run = it.Run

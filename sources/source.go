@@ -54,6 +54,9 @@ type Problem struct {
 	// through it (Prometheus): its endpoints are not down, only unseen,
 	// and stay stale with their last values until it answers again.
 	Feeds bool
+	// At is when it was said; the batch's Now when zero. A replay gives
+	// the recorded time, which may be before its batch's evaluation.
+	At time.Time
 }
 
 // TargetProcs is the process tree serving a target on this host.
