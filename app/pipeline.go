@@ -244,6 +244,10 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 		p.rec.Procs(t.Target, t.Tree)
 		p.engine.SetEndpointProcs(p.add(sources.Target{Name: t.Target}), t.Tree)
 	}
+	for i := range b.EarlierGPU {
+		p.rec.GPU(&b.EarlierGPU[i])
+		p.engine.IngestGPU(b.EarlierGPU[i])
+	}
 	if b.GPU != nil {
 		p.rec.GPU(b.GPU)
 		p.engine.IngestGPU(*b.GPU)
@@ -422,6 +426,9 @@ func (p *Pipeline) wallClock(b *sources.Batch) {
 		g := *b.GPU
 		g.Time = g.Time.Round(0)
 		b.GPU = &g
+	}
+	for i := range b.EarlierGPU {
+		b.EarlierGPU[i].Time = b.EarlierGPU[i].Time.Round(0)
 	}
 }
 

@@ -477,6 +477,54 @@ func TestCreateRefusesExisting(t *testing.T) {
 	}
 }
 
+// The pipeline applied each GPU reading on its own, so a replay hands each
+// over too, with its events, even when two fall between evaluations (in
+// one batch, evaluated at the tick as live was): the GPU history must keep
+// both points.
+func TestGPUReadingsBetweenTicksReplayEach(t *testing.T) {
+	fx := newFixture(t)
+	path := filepath.Join(t.TempDir(), "rec.vtop")
+	w, err := Create(path, fx.hdr, fx.live, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu := func(s int, xid int) *sources.GPUSnapshot {
+		g := sources.GPU{Index: 0, UUID: "GPU-0", Name: "x"}
+		g.SetUnknown()
+		g.UtilGPU = float64(90 + s)
+		at := t0.Add(time.Duration(s) * time.Second)
+		return &sources.GPUSnapshot{Time: at, GPUs: []sources.GPU{g}, Events: []sources.GPUEvent{{Time: at, GPU: 0, XID: xid}}}
+	}
+	w.GPU(gpu(1, 31))
+	w.GPU(gpu(2, 43))
+	w.Tick(t0.Add(2 * time.Second))
+	w.GPU(gpu(3, 48))
+	w.Tick(t0.Add(3 * time.Second))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	src := NewSource([]string{path}, 0)
+	out := make(chan sources.Batch, 8)
+	if err := src.Run(context.Background(), out); err != nil || src.Stopped() != nil {
+		t.Fatal(err, src.Stopped())
+	}
+	close(out)
+	var got []string
+	for b := range out {
+		if b.GPU == nil {
+			continue
+		}
+		for _, g := range append(b.EarlierGPU, *b.GPU) {
+			for _, e := range g.Events {
+				got = append(got, fmt.Sprintf("%v@%s xid %d", g.GPUs[0].UtilGPU, g.Time.Sub(t0), e.XID))
+			}
+		}
+	}
+	if want := []string{"91@1s xid 31", "92@2s xid 43", "93@3s xid 48"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("replayed %q, want %q", got, want)
+	}
+}
+
 // TestHeaderBoundsRefused: a header's window or interval past what vtop
 // keeps history for (a crafted file; vtop never writes one) is refused,
 // naming the file and the bound. Before, a window of 106,751 days was

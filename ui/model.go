@@ -14,7 +14,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/themes"
 	"github.com/vtop-dev/vtop/ui/report"
@@ -326,6 +326,9 @@ func (m *Model) countsNow() counts {
 	}
 	// The findings pane is full width in every view.
 	c.findDetail, c.findAll, c.findLeast = m.findingsWant(m.find.items, m.findWithTarget(), m.w)
+	if m.find.pools != "" { // the pools' line under the verdict
+		c.findDetail, c.findAll, c.findLeast = c.findDetail+1, c.findAll+1, c.findLeast+1
+	}
 	return c
 }
 
@@ -338,6 +341,7 @@ func (m *Model) relayout() {
 	m.find.set(m.collectFindings(), m.findWithTarget(), scope)
 	m.fleet.finds = m.find.fs
 	m.find.verdict = m.verdictLine()
+	m.find.pools = m.poolsLine()
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
 	m.fleet.cols = tableCols(m.lay.cols)
