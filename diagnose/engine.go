@@ -88,6 +88,8 @@ type endpoint struct {
 	name        string
 	maxNumSeqs  int
 	pool        string
+	pod         string
+	namespace   string
 	state       State
 	since       time.Time
 	lastErr     string
@@ -123,9 +125,10 @@ type endpoint struct {
 
 // TargetInfo is what the engine needs to know about a target up front.
 type TargetInfo struct {
-	Name       string
-	MaxNumSeqs int
-	Pool       string // replica_imbalance's comparison group; empty: the model
+	Name           string
+	MaxNumSeqs     int
+	Pool           string // replica_imbalance's comparison group; empty: the model
+	Pod, Namespace string // where discovery says (sources.Target)
 }
 
 // New returns an engine for the given targets (indexed like the poller's).
@@ -142,7 +145,7 @@ func New(cfg Config, targets []TargetInfo) *Engine {
 // AddTarget adds a target (one discovered while running) and returns its
 // index.
 func (e *Engine) AddTarget(t TargetInfo) int {
-	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs, pool: t.Pool,
+	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs, pool: t.Pool, pod: t.Pod, namespace: t.Namespace,
 		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN(), trend: UnknownTrend(),
 		life: newLife(), shift: newShiftState()})
 	return len(e.eps) - 1
@@ -464,7 +467,7 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 	v := EndpointView{
 		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr, NotVLLM: ep.notVLLM,
 		LastAttempt: ep.lastAttempt, LastSuccess: ep.lastSuccess, ScrapeDuration: ep.dur,
-		MaxNumSeqs: ep.maxNumSeqs, Pool: ep.pool, RSS: math.NaN(),
+		MaxNumSeqs: ep.maxNumSeqs, Pool: ep.pool, Pod: ep.pod, Namespace: ep.namespace, RSS: math.NaN(),
 		Subs: ep.subStats, Spark: ep.spark.view(), SparkLong: ep.spark.longView(), GPU: ep.gpu.joined, Trend: ep.trend,
 	}
 	if ep.stats != nil {

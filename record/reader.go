@@ -335,7 +335,7 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 			return nil, errors.New("problem frame without a key")
 		}
 		// Untrusted text: sanitized here as everything a recording says.
-		pr := sources.Problem{Key: sources.Sanitize(w.Key, sources.MaxLabelLen), Text: sources.Sanitize(w.Text, maxProblemText), Feeds: w.Feeds, At: w.At}
+		pr := sources.Problem{Key: sources.Sanitize(w.Key, sources.MaxLabelLen), Text: sources.Sanitize(w.Text, maxProblemText), Feeds: w.Feeds, Fails: w.Fails, At: w.At}
 		return &Event{Kind: KindProblem, Time: w.At, Problem: pr}, nil
 	case typeDeparted:
 		i, n := binary.Uvarint(p)

@@ -562,7 +562,7 @@ func TestProblemsRecorded(t *testing.T) {
 	at := t0.Add(90 * time.Second)
 	say := func(w *Writer) {
 		w.Problem(t0, sources.Problem{Key: "Prometheus 127.0.0.1:9090", Text: "503 Service Unavailable", Feeds: true})
-		w.Problem(t0, sources.Problem{Key: "file_sd /etc/sd.json", Text: "stuck\x1b]0;pwned\x07"})
+		w.Problem(t0, sources.Problem{Key: "file_sd /etc/sd.json", Text: "stuck\x1b]0;pwned\x07", Fails: true})
 		w.Tick(t0)
 		w.Problem(at, sources.Problem{Key: "Prometheus 127.0.0.1:9090"})
 		w.Tick(at)
@@ -595,7 +595,7 @@ func TestProblemsRecorded(t *testing.T) {
 	}
 	want := []sources.Problem{
 		{Key: "Prometheus 127.0.0.1:9090", Text: "503 Service Unavailable", Feeds: true, At: t0},
-		{Key: "file_sd /etc/sd.json", Text: `stuck\x1b]0;pwned\x07`, At: t0},
+		{Key: "file_sd /etc/sd.json", Text: `stuck\x1b]0;pwned\x07`, Fails: true, At: t0},
 		{Key: "Prometheus 127.0.0.1:9090", At: at},
 	}
 	if got := problems(evs); fmt.Sprint(got) != fmt.Sprint(want) {

@@ -395,7 +395,7 @@ func (w *Writer) Procs(target string, t sources.ProcTree) {
 // clears the Key's), so a replay shows the failures the live run showed.
 func (w *Writer) Problem(t time.Time, p sources.Problem) {
 	w.locked(true, func() {
-		wp := wireProblem{At: t.UTC(), Key: p.Key, Text: p.Text, Feeds: p.Feeds}
+		wp := wireProblem{At: t.UTC(), Key: p.Key, Text: p.Text, Feeds: p.Feeds, Fails: p.Fails}
 		if w.problems == nil {
 			w.problems = map[string]wireProblem{}
 		}

@@ -58,6 +58,10 @@ type Problem struct {
 	// through it (Prometheus): its endpoints are not down, only unseen,
 	// and stay stale with their last values until it answers again.
 	Feeds bool
+	// Fails: the source itself fails (a dcgm-exporter, a discovery rule),
+	// as against a bound reached or a gap in history: the header names it
+	// as failing. Feeds implies it.
+	Fails bool
 	// At is when it was said; the batch's Now when zero. A replay gives
 	// the recorded time, which may be before its batch's evaluation.
 	At time.Time

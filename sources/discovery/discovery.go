@@ -167,7 +167,7 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 			}
 			if text != failing[i] {
 				failing[i] = text
-				problems = append(problems, sources.Problem{Key: sp.String(), Text: text})
+				problems = append(problems, sources.Problem{Key: sp.String(), Text: text, Fails: text != ""})
 			}
 		}
 		seen := map[string]bool{}
@@ -341,9 +341,27 @@ func (f *fileRead) read(ctx context.Context, path string) ([]sources.Target, boo
 	return nil, false, nil
 }
 
+// The labels that name a target's pod and namespace, first found first:
+// a relabelled one, Kubernetes SD's meta label as a file_sd generator
+// copies it, the older exporters' spelling.
+var (
+	podLabels       = []string{"pod", "__meta_kubernetes_pod_name", "kubernetes_pod_name", "pod_name"}
+	namespaceLabels = []string{"namespace", "__meta_kubernetes_namespace", "kubernetes_namespace"}
+)
+
+func firstLabel(labels map[string]string, names []string) string {
+	for _, n := range names {
+		if v := labels[n]; v != "" {
+			return sources.Sanitize(v, 120)
+		}
+	}
+	return ""
+}
+
 // readFileSD reads a Prometheus file_sd file: a list of {targets, labels};
-// the labels __scheme__ and __metrics_path__ shape the URL, others are
-// ignored (vtop names targets by address).
+// the labels __scheme__ and __metrics_path__ shape the URL, the pod and
+// namespace ones name the target's pod (podLabels), others are ignored
+// (vtop names targets by address).
 func readFileSD(path string) ([]sources.Target, error) {
 	// Opened without blocking (a FIFO with no writer would wait for one)
 	// and read only when it is a regular file, up to MaxFileSD.
@@ -389,6 +407,7 @@ func readFileSD(path string) ([]sources.Target, error) {
 			if err != nil {
 				return nil, fmt.Errorf("file_sd %s: %v", path, err)
 			}
+			t.Pod, t.Namespace = firstLabel(g.Labels, podLabels), firstLabel(g.Labels, namespaceLabels)
 			out = append(out, t)
 		}
 	}

@@ -21,7 +21,8 @@ import (
 	"github.com/vtop-dev/vtop/sources"
 )
 
-// problems follows a source's Problems until want says it saw enough.
+// problems follows a source's Problems until want says it saw enough; a
+// source failing (Problem.Fails) reads "fails: " and its text.
 func problems(t *testing.T, w *watcher, what string, want func(map[string]string) bool) map[string]string {
 	t.Helper()
 	now := map[string]string{}
@@ -32,6 +33,8 @@ func problems(t *testing.T, w *watcher, what string, want func(map[string]string
 			for _, p := range b.Problems {
 				if p.Text == "" {
 					delete(now, p.Key)
+				} else if p.Fails {
+					now[p.Key] = "fails: " + p.Text
 				} else {
 					now[p.Key] = p.Text
 				}
@@ -60,7 +63,10 @@ func TestFileSDFailuresSaid(t *testing.T) {
 	w := watch(t, &Source{Specs: []Spec{{Kind: "file", Path: path}}, Fetcher: f, Poll: pollConfig()})
 	says := func(what, text string) {
 		t.Helper()
-		problems(t, w, what, func(m map[string]string) bool { return strings.Contains(m[key], text) })
+		// The rule fails: the header names it failing (Problem.Fails).
+		problems(t, w, what, func(m map[string]string) bool {
+			return strings.HasPrefix(m[key], "fails: ") && strings.Contains(m[key], text)
+		})
 	}
 	says("missing", "no such file")
 	write := func(b []byte) {
@@ -186,7 +192,7 @@ func TestDiscoveryMaxTargets(t *testing.T) {
 	f, _ := sources.NewFetcher(sources.HTTPConfig{Timeout: time.Second})
 	w := watch(t, &Source{Specs: []Spec{{Kind: "file", Path: path}}, Static: []sources.Target{static}, Fetcher: f, Poll: pollConfig(), MaxTargets: 10})
 	got := problems(t, w, "bound", func(m map[string]string) bool { return m["discovery"] != "" && len(w.live) >= 10 })
-	if !strings.Contains(got["discovery"], "31 targets found, more than the limit of 10") {
+	if !strings.HasPrefix(got["discovery"], "31 targets found, more than the limit of 10") { // a bound, not a failure
 		t.Errorf("problem %q", got["discovery"])
 	}
 	time.Sleep(300 * time.Millisecond)
