@@ -89,9 +89,9 @@ func TestOnceFileSDFailureSaid(t *testing.T) {
 	}
 }
 
-// A --file-sd rule's failure is recorded: replayed, the report names it
-// as the live one did (a replay showed no problem at all, as if the rule
-// had worked).
+// A --file-sd rule's failure is recorded: replayed, the report and the
+// screen name it as the live run did (a replay showed no problem at all,
+// as if the rule had worked).
 func TestReplayShowsProblems(t *testing.T) {
 	a := movingServer(t, "m")
 	missing := filepath.Join(t.TempDir(), "missing.json")
@@ -110,4 +110,10 @@ func TestReplayShowsProblems(t *testing.T) {
 	if err := json.Unmarshal([]byte(js), &rep); err != nil || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "no such file") {
 		t.Errorf("replayed JSON problems %q (%v)", rep.Problems, err)
 	}
+	// The replay's screen: the header names the rule as failing, as live.
+	tm := newTerm(t, 200, 40)
+	tm.start(vtopBinary(t), "replay", rec)
+	tm.waitFor(15*time.Second, "file_sd "+missing+" failing")
+	tm.keys("q")
+	tm.assertRestored("0")
 }
