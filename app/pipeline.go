@@ -201,6 +201,11 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 		p.wallClock(b)
 	}
 	for _, pr := range b.Problems {
+		since := pr.At
+		if since.IsZero() {
+			since = b.Now
+		}
+		p.rec.Problem(since, pr)
 		if p.problems == nil {
 			p.problems = map[string]problem{}
 		}
@@ -214,12 +219,12 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 			}
 		case had:
 			if fails && !old.fails {
-				old.since = b.Now // failing from now, not from an earlier warning
+				old.since = since // failing from now, not from an earlier warning
 			}
 			old.text, old.feeds, old.fails = pr.Text, pr.Feeds, fails
 			p.problems[pr.Key] = old // since the first report
 		default:
-			p.problems[pr.Key] = problem{text: pr.Text, feeds: pr.Feeds, fails: fails, since: b.Now}
+			p.problems[pr.Key] = problem{text: pr.Text, feeds: pr.Feeds, fails: fails, since: since}
 			if fails {
 				p.log.Warn("source fails", "source", pr.Key, "err", pr.Text)
 			}

@@ -44,6 +44,7 @@ const (
 	typeEnd      = 'E' // the writer closed this file (UTF-8 reason)
 	typeBatch    = 'B' // records up to and including a tick: (type, uvarint length, payload)*
 	typeRun      = 'R' // how the run went (JSON, the recorder's own; a --once run's elapsed time)
+	typeProblem  = 'W' // what a source said about itself (JSON wireProblem): a failure, a bound reached, or its clearing
 
 	flagZstd = 0x80 // the payload is one zstd frame
 )
@@ -92,6 +93,21 @@ type Prometheus struct {
 	Selector string    `json:"selector,omitempty"`
 	Backfill Duration  `json:"backfill,omitempty"`
 	At       time.Time `json:"at,omitzero"`
+}
+
+// maxProblemText bounds a problem's text as read: wider than any a source
+// writes (a line of at most a few hundred characters), so a replay shows
+// it as live did.
+const maxProblemText = 400
+
+// wireProblem is a problem frame's JSON: sources.Problem and when it was
+// said. An empty text clears the key's problem.
+type wireProblem struct {
+	At    time.Time `json:"at"`
+	Key   string    `json:"key"`
+	Text  string    `json:"text,omitempty"`
+	Feeds bool      `json:"feeds,omitempty"`
+	Fails bool      `json:"fails,omitempty"`
 }
 
 // Target is a polled endpoint as recorded: redacted URL, no credentials.

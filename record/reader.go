@@ -28,6 +28,7 @@ const (
 	KindTarget   // a target arrived; Target is its index, TargetInfo what it is
 	KindDeparted // a target is gone; Target is its index, TargetInfo what it was
 	KindRun      // how the run went: Body is the recorder's JSON
+	KindProblem  // what a source said about itself: Problem (Time is when)
 )
 
 // Event is one recorded frame, decoded. Body is valid until the next call
@@ -43,6 +44,7 @@ type Event struct {
 	GPU         sources.GPUSnapshot
 	Procs       sources.ProcTree
 	TargetInfo  Target
+	Problem     sources.Problem
 }
 
 // Damage says where and why reading stopped before a clean end. Everything
@@ -324,6 +326,17 @@ func (r *Reader) decode(typ byte, p []byte) (*Event, error) {
 		return &Event{Kind: KindTarget, Time: r.last, Target: len(r.targets) - 1, TargetInfo: t}, nil
 	case typeRun:
 		return &Event{Kind: KindRun, Time: r.last, Body: p}, nil
+	case typeProblem:
+		var w wireProblem
+		if err := json.Unmarshal(p, &w); err != nil {
+			return nil, fmt.Errorf("problem frame: %v", err)
+		}
+		if w.Key == "" {
+			return nil, errors.New("problem frame without a key")
+		}
+		// Untrusted text: sanitized here as everything a recording says.
+		pr := sources.Problem{Key: sources.Sanitize(w.Key, sources.MaxLabelLen), Text: sources.Sanitize(w.Text, maxProblemText), Feeds: w.Feeds, Fails: w.Fails, At: w.At}
+		return &Event{Kind: KindProblem, Time: w.At, Problem: pr}, nil
 	case typeDeparted:
 		i, n := binary.Uvarint(p)
 		if n <= 0 || n != len(p) || i >= uint64(len(r.targets)) {

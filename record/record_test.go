@@ -550,3 +550,78 @@ func TestHeaderBoundsRefused(t *testing.T) {
 		t.Errorf("a 24 h window: %v", err)
 	}
 }
+
+// TestProblemsRecorded: what the sources said about themselves is
+// recorded in order with the scrapes, read back with its time, key, text
+// and whether it feeds every endpoint, sanitized (a recording is
+// untrusted); a clearing reads back as an empty text; and a file started
+// by a rotation opens with the problems standing then, so it replays on
+// its own.
+func TestProblemsRecorded(t *testing.T) {
+	fx := newFixture(t)
+	at := t0.Add(90 * time.Second)
+	say := func(w *Writer) {
+		w.Problem(t0, sources.Problem{Key: "Prometheus 127.0.0.1:9090", Text: "503 Service Unavailable", Feeds: true})
+		w.Problem(t0, sources.Problem{Key: "file_sd /etc/sd.json", Text: "stuck\x1b]0;pwned\x07", Fails: true})
+		w.Tick(t0)
+		w.Problem(at, sources.Problem{Key: "Prometheus 127.0.0.1:9090"})
+		w.Tick(at)
+	}
+	problems := func(evs []*Event) []sources.Problem {
+		var got []sources.Problem
+		for _, ev := range evs {
+			if ev.Kind == KindProblem {
+				if !ev.Time.Equal(ev.Problem.At) {
+					t.Errorf("event time %s, problem's %s", ev.Time, ev.Problem.At)
+				}
+				got = append(got, ev.Problem)
+			}
+		}
+		return got
+	}
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, fx.hdr, fx.live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	say(w)
+	fx.write(t, w)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	evs, err := readAll(t, buf.Bytes())
+	if err != io.EOF {
+		t.Fatal(err)
+	}
+	want := []sources.Problem{
+		{Key: "Prometheus 127.0.0.1:9090", Text: "503 Service Unavailable", Feeds: true, At: t0},
+		{Key: "file_sd /etc/sd.json", Text: `stuck\x1b]0;pwned\x07`, Fails: true, At: t0},
+		{Key: "Prometheus 127.0.0.1:9090", At: at},
+	}
+	if got := problems(evs); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("read %v\nwant %v", got, want)
+	}
+
+	path := filepath.Join(t.TempDir(), "rec.vtop")
+	if w, err = Create(path, fx.hdr, fx.live, 16<<10); err != nil {
+		t.Fatal(err)
+	}
+	say(w)
+	for k := 0; k < 4; k++ {
+		fx.write(t, w) // past a rotation
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if w.rotations == 0 {
+		t.Fatal("no rotation")
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The newest file began after the clearing: only the stuck rule stands.
+	if evs, _ = readAll(t, b); fmt.Sprint(problems(evs)) != fmt.Sprint(want[1:2]) {
+		t.Errorf("the newest file opens with %v", problems(evs))
+	}
+}

@@ -28,14 +28,15 @@ type Replay struct {
 
 // Item is one replayed event.
 type Item struct {
-	Kind   Kind
-	Time   time.Time
-	Index  int            // the target of a scrape or process tree
-	Scrape sources.Scrape // KindScrape
-	GPU    sources.GPUSnapshot
-	Procs  sources.ProcTree
-	Target Target // KindTarget, KindDeparted
-	Run    []byte // KindRun
+	Kind    Kind
+	Time    time.Time
+	Index   int            // the target of a scrape or process tree
+	Scrape  sources.Scrape // KindScrape
+	GPU     sources.GPUSnapshot
+	Procs   sources.ProcTree
+	Target  Target          // KindTarget, KindDeparted
+	Run     []byte          // KindRun
+	Problem sources.Problem // KindProblem
 }
 
 // OpenReplay opens the first file and reads its header; maxSamples bounds
@@ -125,6 +126,8 @@ func (p *Replay) nextRaw() (Item, error) {
 			delete(p.norms, ev.TargetInfo.Name)
 		case KindRun:
 			it.Run = bytes.Clone(ev.Body)
+		case KindProblem:
+			it.Problem = ev.Problem
 		}
 		return it, nil
 	}

@@ -87,6 +87,8 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 			b.Arrived = append(b.Arrived, it.Target.Source())
 		case KindDeparted:
 			b.Departed = append(b.Departed, it.Target.Name)
+		case KindProblem:
+			b.Problems = append(b.Problems, it.Problem)
 		case KindRun:
 			s.mu.Lock()
 			s.run = it.Run

@@ -8,7 +8,9 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -53,6 +55,9 @@ type Writer struct {
 	line      []byte
 	// Rotations counts files moved aside to PATH.1.
 	rotations int
+	// problems are the sources' problems standing now, by key: a new
+	// file after a rotation starts with them, so it replays on its own.
+	problems map[string]wireProblem
 }
 
 // prevBody is what the writer knows of one target's (or the GPUs') body.
@@ -386,6 +391,32 @@ func (w *Writer) Procs(target string, t sources.ProcTree) {
 	})
 }
 
+// Problem records what a source said about itself at t (an empty Text
+// clears the Key's), so a replay shows the failures the live run showed.
+func (w *Writer) Problem(t time.Time, p sources.Problem) {
+	w.locked(true, func() {
+		wp := wireProblem{At: t.UTC(), Key: p.Key, Text: p.Text, Feeds: p.Feeds, Fails: p.Fails}
+		if w.problems == nil {
+			w.problems = map[string]wireProblem{}
+		}
+		if p.Text == "" {
+			delete(w.problems, p.Key)
+		} else {
+			w.problems[p.Key] = wp
+		}
+		w.addProblem(wp)
+	})
+}
+
+func (w *Writer) addProblem(wp wireProblem) {
+	b, err := json.Marshal(wp)
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	w.add(typeProblem, b)
+}
+
 // Run records how the run went (opaque JSON: a --once report's elapsed
 // time and whether it was interrupted), so a replay reports the same.
 func (w *Writer) Run(info []byte) {
@@ -477,6 +508,10 @@ func (w *Writer) rotateIfFull() {
 	w.indexNames(now)
 	for j, st := range stores {
 		w.targets[j].store = st
+	}
+	keys := slices.Sorted(maps.Keys(w.problems))
+	for _, k := range keys {
+		w.addProblem(w.problems[k])
 	}
 }
 

@@ -19,6 +19,11 @@
 # gzip-bomb, oversize, label-churning, failing-churn, 10,000-model and
 # absurd-value endpoints; the terminal is resized now and then.
 # Everything listens on 127.0.0.1. Needs tmux and python3.
+#
+# FILE_SD=1: the targets come from a --file-sd file instead of the config
+# file, and the chaos also goes through discovery: while a simulator is
+# down its replicas are taken out of the file (departures from the running
+# poller) and put back when it restarts (arrivals).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -64,8 +69,26 @@ sleep 3
   for i in $(seq 0 $((10 * hostile_copies - 1))); do echo "  - 127.0.0.1:$((hostile_base + i))"; done
 } >"$out/targets.yaml"
 
+write_sd() { # write_sd [DOWN]: every target but simulator DOWN's, renamed into place
+  local down=${1:--1}
+  {
+    echo "- targets:"
+    for i in $(seq 0 $((fleet - 1))); do
+      [ "$down" -ge 0 ] && [ $((i / per)) -eq "$down" ] && continue
+      echo "    - 127.0.0.1:$((base + i))"
+    done
+    for i in $(seq 0 $((10 * hostile_copies - 1))); do echo "    - 127.0.0.1:$((hostile_base + i))"; done
+  } >"$out/sd.yaml.tmp"
+  mv "$out/sd.yaml.tmp" "$out/sd.yaml"
+}
+targets_arg="--config $out/targets.yaml"
+if [ "${FILE_SD:-0}" = 1 ]; then
+  write_sd
+  targets_arg="--file-sd $out/sd.yaml"
+fi
+
 tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 50 \
-  "env TERM=xterm-256color $vtop -i 1s -w 60s --log $out/vtop.log --config $out/targets.yaml 2>$out/vtop.err; echo VTOP-EXIT=\$? > $out/exit"
+  "env TERM=xterm-256color $vtop -i 1s -w 60s --log $out/vtop.log $targets_arg 2>$out/vtop.err; echo VTOP-EXIT=\$? > $out/exit"
 sleep 2
 vpid=$(pgrep -n -f "^$vtop -i 1s -w 60s --log $out/vtop.log") || { echo "vtop did not start"; cat "$out/vtop.err"; exit 1; }
 echo "soak: vtop pid $vpid, $fleet simulated replicas in $sims processes + $((10 * hostile_copies)) hostile endpoints, ${duration}s; samples in $out"
@@ -81,9 +104,13 @@ while :; do
   el=$((now - t0))
   [ "$el" -ge "$duration" ] && break
   if [ ! -d "/proc/$vpid" ]; then echo "FAIL: vtop exited after ${el}s"; cat "$out/exit" "$out/vtop.err" 2>/dev/null; exit 1; fi
-  if [ "$down" -ge 0 ] && [ "$now" -ge "$up_at" ]; then start_sim "$down"; down=-1; fi
+  if [ "$down" -ge 0 ] && [ "$now" -ge "$up_at" ]; then
+    start_sim "$down"; down=-1
+    [ "${FILE_SD:-0}" = 1 ] && write_sd
+  fi
   if [ "$down" -lt 0 ] && [ "$now" -ge "$next_chaos" ]; then
     down=$((RANDOM % sims)); kill -9 "${sim_pids[$down]}" 2>/dev/null || true
+    [ "${FILE_SD:-0}" = 1 ] && write_sd "$down"
     wait "${sim_pids[$down]}" 2>/dev/null || true
     up_at=$((now + 10)); next_chaos=$((now + chaos))
     if [ $((RANDOM % 4)) -eq 0 ]; then tmux -L "$sock" resize-window -x $((120 + RANDOM % 100)) -y $((30 + RANDOM % 30)) 2>/dev/null || true; fi

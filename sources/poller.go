@@ -227,7 +227,9 @@ func (p *Poller) start(i int) {
 	p.box.open(i, r.key)
 	p.runs[i] = r
 	p.wg.Add(1)
-	r.timer = time.AfterFunc(p.offset(t), r.poll) // set before it can run: poll reads it
+	r.timer = time.AfterFunc(time.Hour, r.poll) // set before it can run: poll reads it
+	r.timer.Stop()
+	r.timer.Reset(p.offset(t))
 }
 
 // targetPoll is one target's state between its polls.

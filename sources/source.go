@@ -62,6 +62,9 @@ type Problem struct {
 	// as against a bound reached or a gap in history: the header names it
 	// as failing. Feeds implies it.
 	Fails bool
+	// At is when it was said; the batch's Now when zero. A replay gives
+	// the recorded time, which may be before its batch's evaluation.
+	At time.Time
 }
 
 // TargetProcs is the process tree serving a target on this host.

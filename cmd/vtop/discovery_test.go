@@ -88,3 +88,32 @@ func TestOnceFileSDFailureSaid(t *testing.T) {
 		t.Errorf("JSON problems %q (%v)\n%s", rep.Problems, err, js)
 	}
 }
+
+// A --file-sd rule's failure is recorded: replayed, the report and the
+// screen name it as the live run did (a replay showed no problem at all,
+// as if the rule had worked).
+func TestReplayShowsProblems(t *testing.T) {
+	a := movingServer(t, "m")
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	rec := filepath.Join(t.TempDir(), "run.vtop")
+	code, live, errOut := runArgs(t, nil, "--once", "--window", "1s", "--interval", "200ms", "--gpu", "none", "--file-sd", missing, "--record", rec, a)
+	want := "problem: file_sd " + missing + ": stat " + missing + ": no such file or directory"
+	if !strings.Contains(live, want) {
+		t.Fatalf("live: exit %d, stderr %q\n%s", code, errOut, live)
+	}
+	code, replayed, errOut := runArgs(t, nil, "replay", "--once", rec)
+	if !strings.Contains(replayed, want) {
+		t.Errorf("replay: exit %d, stderr %q\n%s", code, errOut, replayed)
+	}
+	_, js, _ := runArgs(t, nil, "replay", "--once", "-o", "json", rec)
+	var rep struct{ Problems []string }
+	if err := json.Unmarshal([]byte(js), &rep); err != nil || len(rep.Problems) != 1 || !strings.Contains(rep.Problems[0], "no such file") {
+		t.Errorf("replayed JSON problems %q (%v)", rep.Problems, err)
+	}
+	// The replay's screen: the header names the rule as failing, as live.
+	tm := newTerm(t, 200, 40)
+	tm.start(vtopBinary(t), "replay", rec)
+	tm.waitFor(15*time.Second, "file_sd "+missing+" failing")
+	tm.keys("q")
+	tm.assertRestored("0")
+}

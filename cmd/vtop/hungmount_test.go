@@ -29,9 +29,10 @@ func hungMount(t *testing.T) string {
 }
 
 // A --file-sd file on a hung mount: --once still reports, on time, the
-// static target it polled and the rule named as stuck; the TUI runs, q
-// and SIGTERM end it with the terminal restored, though a stat of the
-// file is still blocked in the kernel. A mount each: a second process
+// static target it polled and the rule named as stuck; the TUI polls the
+// static target and names the rule as failing and stuck, and q and
+// SIGTERM end it with the terminal restored, though a stat of the file is
+// still blocked in the kernel. A mount each: a second process
 // looking up a name whose lookup hangs waits for it uninterruptibly
 // (the kernel's d_wait_lookup), so it could not exit until the first
 // one's ended; one process (vtop reads a file one call at a time) waits
@@ -53,10 +54,11 @@ func TestHungMountFileSD(t *testing.T) {
 	for _, how := range []string{"q", "SIGTERM"} {
 		t.Run(how, func(t *testing.T) {
 			path := hungMount(t)
-			tm := newTerm(t, 100, 30)
+			tm := newTerm(t, 200, 40)
 			tm.start(bin, "--interval", "250ms", "--window", "2s", "--gpu", "none", "--log", filepath.Join(tm.dir, "vtop.log"), "--file-sd", path, a)
 			tm.waitFor(10*time.Second, "1/1 up", "Latency")
-			time.Sleep(3500 * time.Millisecond) // past the point the rule is said to be stuck
+			// The header names the rule as failing, the findings pane why.
+			tm.waitFor(15*time.Second, "file_sd "+path+" failing", "stuck: reading it has not returned")
 			if s := tm.screen(); strings.Contains(s, "VTOP-EXIT") {
 				t.Fatalf("vtop exited:\n%s", s)
 			}
