@@ -94,8 +94,23 @@ func TestDynamoFrontendJoinsItsWorkers(t *testing.T) {
 	approx(t, "fleet running", fr.Fleet.Stats.Running, 80)
 	approx(t, "worker waiting", fr.Endpoints[1].Stats.Waiting, 3)
 	approx(t, "frontend waiting", fe.Stats.Waiting, 37)
+	// The frontend's dynamo_frontend_model_max_num_seqs (256 in the
+	// capture) is each worker's batch cap, which vLLM does not serve.
+	for _, w := range fr.Endpoints[1:] {
+		if w.MaxNumSeqs != 256 {
+			t.Errorf("%s: max_num_seqs %d, want the frontend's 256", w.Name, w.MaxNumSeqs)
+		}
+	}
 	if fr.Fleet.Up != 2 {
 		t.Errorf("fleet up %d: the frontend is not an engine", fr.Fleet.Up)
+	}
+
+	// A configured --max-num-seqs is the worker's own.
+	conf := New(Config{Window: time.Minute, Interval: time.Second}, []TargetInfo{{Name: "frontend"}, {Name: "worker-a", MaxNumSeqs: 128}})
+	ingestBody(t, conf, 0, front, t0)
+	ingestBody(t, conf, 1, worker, t0)
+	if n := conf.Frame(t0).Endpoints[1].MaxNumSeqs; n != 128 {
+		t.Errorf("configured 128, read %d", n)
 	}
 
 	// The same workers without their frontend: the workers' queue.
@@ -107,6 +122,9 @@ func TestDynamoFrontendJoinsItsWorkers(t *testing.T) {
 	}
 	fa := alone.Frame(t0.Add(time.Second))
 	approx(t, "pool waiting without the frontend", fa.Fleet.Models[0].Stats.Waiting, 6)
+	if fa.Endpoints[0].MaxNumSeqs != 0 {
+		t.Errorf("no frontend, yet max_num_seqs %d", fa.Endpoints[0].MaxNumSeqs)
+	}
 	if r := fa.Fleet.Models[0].Routers; r != nil || !math.IsNaN(fa.Fleet.Models[0].RouterQueued) {
 		t.Errorf("no frontend, yet routers %v queued %v", r, fa.Fleet.Models[0].RouterQueued)
 	}

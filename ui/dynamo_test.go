@@ -54,12 +54,20 @@ func dynamoFrame(t *testing.T) (*diagnose.Frame, string) {
 // and that it is the queue of its workers' pool.
 func TestDynamoFrontendShown(t *testing.T) {
 	fr, model := dynamoFrame(t)
-	want := model + ": queued 37 · in flight 45 · the pool's queue; its 2 engines run 80"
+	want := model + ": queued 37 · in flight 45 · max_num_seqs 256 each · the pool's queue; its 2 engines run 80"
 	m := newTestModel(fr, 200, 60, Options{})
 	selectEndpoint(t, m, "frontend")
 	press(m, "enter")
-	if v := ansi.Strip(m.View()); !strings.Contains(v, want) {
-		t.Errorf("the frontend's view lacks %q:\n%s", want, v)
+	// The view cuts the line at its pane's width.
+	if v := ansi.Strip(m.View()); !strings.Contains(v, want[:90]) {
+		t.Errorf("the frontend's view lacks %q:\n%s", want[:90], v)
+	}
+	// A worker's batch cap is the frontend's max_num_seqs.
+	m = newTestModel(fr, 200, 60, Options{})
+	selectEndpoint(t, m, "worker-a")
+	press(m, "enter")
+	if v := ansi.Strip(m.View()); !regexp.MustCompile(`running +40 of 256`).MatchString(v) {
+		t.Errorf("the worker's view lacks running 40 of 256:\n%s", v)
 	}
 	// Its row in the fleet table: nothing running of its own, 37 waiting.
 	m = newTestModel(fr, 200, 60, Options{})
