@@ -185,7 +185,7 @@ type RouterValue uint8
 
 const (
 	RNone       RouterValue = iota
-	RQueued                 // requests the router holds for the model that no engine has started
+	RQueued                 // requests of the model it holds that have no first token yet (Dynamo counts those waiting in workers too)
 	RInflight               // requests of the model in flight through it
 	RMaxNumSeqs             // --max-num-seqs of each worker serving the model
 	NumRouterValues
