@@ -34,6 +34,9 @@ func (c *Config) defaults() {
 	if c.Interval <= 0 {
 		c.Interval = time.Second
 	}
+	// The callers refuse longer ones, naming where they came from; past
+	// these the retention arithmetic would overflow.
+	c.Window, c.Interval = min(c.Window, sources.MaxWindow), min(c.Interval, sources.MaxInterval)
 	if c.StaleAfter <= 0 {
 		c.StaleAfter = max(5*c.Interval, 5*time.Second)
 	}
@@ -85,6 +88,8 @@ type endpoint struct {
 	name        string
 	maxNumSeqs  int
 	pool        string
+	pod         string
+	namespace   string
 	state       State
 	since       time.Time
 	lastErr     string
@@ -120,9 +125,10 @@ type endpoint struct {
 
 // TargetInfo is what the engine needs to know about a target up front.
 type TargetInfo struct {
-	Name       string
-	MaxNumSeqs int
-	Pool       string // replica_imbalance's comparison group; empty: the model
+	Name           string
+	MaxNumSeqs     int
+	Pool           string // replica_imbalance's comparison group; empty: the model
+	Pod, Namespace string // where discovery says (sources.Target)
 }
 
 // New returns an engine for the given targets (indexed like the poller's).
@@ -139,7 +145,7 @@ func New(cfg Config, targets []TargetInfo) *Engine {
 // AddTarget adds a target (one discovered while running) and returns its
 // index.
 func (e *Engine) AddTarget(t TargetInfo) int {
-	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs, pool: t.Pool,
+	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs, pool: t.Pool, pod: t.Pod, namespace: t.Namespace,
 		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN(), trend: UnknownTrend(),
 		life: newLife(), shift: newShiftState()})
 	return len(e.eps) - 1
@@ -163,8 +169,10 @@ func (e *Engine) SetInterval(d time.Duration) {
 func (e *Engine) Config() Config { return e.cfg }
 
 // SetWindow changes the quantile/rate window; history kept for the old
-// window is reused, so a larger window fills in as polls arrive.
+// window is reused, so a larger window fills in as polls arrive. A window
+// past sources.MaxWindow is that bound.
 func (e *Engine) SetWindow(w time.Duration) {
+	w = min(w, sources.MaxWindow)
 	if w <= 0 || w == e.cfg.Window {
 		return
 	}
@@ -471,7 +479,7 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 	v := EndpointView{
 		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr, NotVLLM: ep.notVLLM,
 		LastAttempt: ep.lastAttempt, LastSuccess: ep.lastSuccess, ScrapeDuration: ep.dur,
-		MaxNumSeqs: ep.maxNumSeqs, Pool: ep.pool, RSS: math.NaN(),
+		MaxNumSeqs: ep.maxNumSeqs, Pool: ep.pool, Pod: ep.pod, Namespace: ep.namespace, RSS: math.NaN(),
 		Subs: ep.subStats, Spark: ep.spark.view(), SparkLong: ep.spark.longView(), GPU: ep.gpu.joined, Trend: ep.trend,
 	}
 	if ep.stats != nil {

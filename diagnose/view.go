@@ -149,6 +149,7 @@ type EndpointView struct {
 	RSS            float64 // API-server resident memory, bytes (NaN in multiprocess mode)
 	MaxNumSeqs     int     // from configuration; 0 unknown
 	Pool           string  // from configuration: the replicas replica_imbalance compares; empty: by model
+	Pod, Namespace string  // the Kubernetes pod serving it, where discovery says; empty otherwise
 	Cache          *sources.CacheConfig
 	Lora           *sources.LoraInfo
 	Router         []sources.RouterModel // a router's per-model queue (Dynamo's frontend); nil for an engine
@@ -229,9 +230,13 @@ type Frame struct {
 	// fail now: their endpoints are Blind, not down. Set by whoever feeds
 	// the engine.
 	Outages []Outage
+	// Failing are the other sources that fail now (a dcgm-exporter, a
+	// file_sd or DNS rule): the endpoints stay as they are, but what the
+	// source gives (GPUs, targets) is its last or nothing. Sorted.
+	Failing []Outage
 }
 
-// Outage is a source that feeds the endpoints, failing.
+// Outage is a source failing.
 type Outage struct {
 	Source string    // "Prometheus prom:9090"
 	Err    string    // its error, one sanitized line

@@ -10,7 +10,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/ui/report"
 )

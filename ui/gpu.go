@@ -8,7 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -372,20 +372,20 @@ func (p *gpuPane) View() []string {
 	events := c.eventLines(sz.w)
 	n := len(g.GPUs)
 	room := sz.h - len(out)
-	// Per-process memory when every GPU still fits with it: the layout
-	// gave the panel that room (roomy, or the pane has focus).
-	procs := slices.ContainsFunc(g.GPUs, func(x sources.GPU) bool { return len(x.Processes) > 0 }) &&
-		room-len(events) >= 2*n
-	per := 1
-	if procs {
-		per = 2
+	// Per-process memory under as many GPUs as the rows left once every
+	// GPU and event has its line allow, the first first: the layout gave
+	// the panel that room (roomy, or the pane has focus), and a row it
+	// cannot fill for every GPU still says what runs on some.
+	procs := 0
+	if slices.ContainsFunc(g.GPUs, func(x sources.GPU) bool { return len(x.Processes) > 0 }) {
+		procs = min(n, max(0, room-len(events)-n))
 	}
 	// Events first when the GPUs would not all fit anyway: an XID is news.
-	ev := min(len(events), max(0, room-per))
+	ev := min(len(events), max(0, room-1))
 	room -= ev
-	fit := max(0, room/per)
+	fit := max(0, room)
 	if fit < n {
-		fit = max(0, (room-1)/per) // one line says how many more
+		fit = max(0, room-1) // one line says how many more
 	}
 	if fit == 0 {
 		return block([]string{c.gpuSummary(sz.w)}, sz.w, sz.h)
@@ -401,8 +401,9 @@ func (p *gpuPane) View() []string {
 		}
 		isMine := mine != nil && slices.Contains(mine.GPUs, i)
 		out = append(out, c.gpuLine(d, ser, isMine, sz.w))
-		if procs {
+		if procs > 0 {
 			out = append(out, c.procLine(d, sz.w))
+			procs--
 		}
 	}
 	if hidden := n - fit; hidden > 0 && len(out) < sz.h {
