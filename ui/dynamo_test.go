@@ -3,7 +3,6 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,29 +12,20 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/dynamofx"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/ui/report"
 )
 
-// dynamoFrame is a Dynamo frontend (the kthena #913 capture's lines with
-// its queue, 37, and in-flight count, 45) in front of two workers (the
-// v0.10.1 capture serving its model, 40 running and 3 waiting each).
+// dynamoFrame is a Dynamo frontend holding 37 queued and 45 in flight in
+// front of two workers running 40 with 3 waiting each (internal/dynamofx).
 func dynamoFrame(t *testing.T) (*diagnose.Frame, string) {
 	t.Helper()
-	read := func(dir, name string) string {
-		b, err := os.ReadFile(filepath.Join("..", "testdata", dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+	d, err := dynamofx.Build(filepath.Join("..", "testdata"), "37", "45")
+	if err != nil {
+		t.Fatal(err)
 	}
-	front, _, _ := strings.Cut(read("other-engines", "volcano-sh-kthena-issue-913__dynamo-2026-04-frontend-and-component-router-mocker-backend_fragment.txt"), "# ---- excerpt boundary")
-	model := regexp.MustCompile(`model="([^"]+)"`).FindStringSubmatch(front)[1]
-	front += "# TYPE dynamo_frontend_queued_requests gauge\ndynamo_frontend_queued_requests{model=\"" + model + "\"} 37\n" +
-		"# TYPE dynamo_frontend_inflight_requests gauge\ndynamo_frontend_inflight_requests{model=\"" + model + "\"} 45\n"
-	w := strings.ReplaceAll(read("dumps", "armandossrecife-vllm-server-api-chat__v0.10.1-ngc25.09_full.txt"), "Qwen/Qwen3-4B-Instruct-2507-FP8", model)
-	w = regexp.MustCompile(`(?m)^(vllm:num_requests_running\{[^}]*\}) .*$`).ReplaceAllString(w, "$1 40.0")
-	w = regexp.MustCompile(`(?m)^(vllm:num_requests_waiting\{[^}]*\}) .*$`).ReplaceAllString(w, "$1 3.0")
+	front, w, model := string(d.Frontend), string(d.Worker), d.Model
 	e := diagnose.New(diagnose.Config{Window: time.Minute, Interval: time.Second},
 		[]diagnose.TargetInfo{{Name: "frontend"}, {Name: "worker-a"}, {Name: "worker-b"}})
 	for k := range 2 {
