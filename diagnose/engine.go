@@ -426,8 +426,8 @@ func (e *Engine) Frame(now time.Time) *Frame {
 // and in the fleet. A model no engine up serves has no pool to join.
 func joinRouters(f *Frame) {
 	type front struct {
-		names            []string
-		queued, inflight float64
+		names                  []string
+		queued, inflight, seqs float64
 	}
 	byModel := map[string]*front{}
 	for i := range f.Endpoints {
@@ -438,12 +438,24 @@ func joinRouters(f *Frame) {
 		for _, r := range v.Router {
 			x := byModel[r.Model]
 			if x == nil {
-				x = &front{queued: math.NaN(), inflight: math.NaN()}
+				x = &front{queued: math.NaN(), inflight: math.NaN(), seqs: math.NaN()}
 				byModel[r.Model] = x
 			}
 			x.names = append(x.names, v.Name)
 			x.queued = nanAdd(x.queued, r.Values[sources.RQueued])
 			x.inflight = nanAdd(x.inflight, r.Values[sources.RInflight])
+			x.seqs = NaNMax(x.seqs, r.Values[sources.RMaxNumSeqs])
+		}
+	}
+	// The frontend knows each worker's --max-num-seqs, which vLLM does not
+	// serve: a worker of one model with none configured takes it.
+	for i := range f.Endpoints {
+		v := &f.Endpoints[i]
+		if v.Kind != sources.KindEngine || v.MaxNumSeqs > 0 || len(v.Models) != 1 {
+			continue
+		}
+		if x := byModel[v.Models[0]]; x != nil && x.seqs >= 1 && x.seqs <= 1<<20 {
+			v.MaxNumSeqs = int(x.seqs)
 		}
 	}
 	for m := range f.Fleet.Models {

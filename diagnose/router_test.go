@@ -3,50 +3,24 @@ package diagnose
 import (
 	"errors"
 	"math"
-	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vtop-dev/vtop/internal/dynamofx"
 	"github.com/vtop-dev/vtop/sources"
 )
 
-// dynamoFleet is a Dynamo deployment made of real expositions: the
-// frontend is the kthena #913 capture's dynamo_frontend_* lines (its model
-// label and value) with the queue and in-flight gauges Dynamo serves beside
-// them, spelled as the capture spells its others; each worker is the
-// v0.10.1 vLLM capture serving the frontend's model, with the xdu31
-// worker's dynamo_component_* lines, running 40 with 3 waiting.
+// dynamoFleet is a Dynamo deployment made of real expositions (see
+// internal/dynamofx).
 func dynamoFleet(t *testing.T, queued, inflight string) (front, worker []byte, model string) {
 	t.Helper()
-	read := func(dir, name string) string {
-		b, err := os.ReadFile(filepath.Join("..", "testdata", dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+	d, err := dynamofx.Build(filepath.Join("..", "testdata"), queued, inflight)
+	if err != nil {
+		t.Fatal(err)
 	}
-	kthena := read("other-engines", "volcano-sh-kthena-issue-913__dynamo-2026-04-frontend-and-component-router-mocker-backend_fragment.txt")
-	kthena, _, _ = strings.Cut(kthena, "# ---- excerpt boundary")
-	model = regexp.MustCompile(`model="([^"]+)"`).FindStringSubmatch(kthena)[1]
-	f := kthena +
-		"# TYPE dynamo_frontend_queued_requests gauge\ndynamo_frontend_queued_requests{model=\"" + model + "\"} " + queued + "\n" +
-		"# TYPE dynamo_frontend_inflight_requests gauge\ndynamo_frontend_inflight_requests{model=\"" + model + "\"} " + inflight + "\n"
-	v := read("dumps", "armandossrecife-vllm-server-api-chat__v0.10.1-ngc25.09_full.txt")
-	v = strings.ReplaceAll(v, "Qwen/Qwen3-4B-Instruct-2507-FP8", model)
-	v = regexp.MustCompile(`(?m)^(vllm:num_requests_running\{[^}]*\}) .*$`).ReplaceAllString(v, "$1 40.0")
-	v = regexp.MustCompile(`(?m)^(vllm:num_requests_waiting\{[^}]*\}) .*$`).ReplaceAllString(v, "$1 3.0")
-	if !strings.HasSuffix(v, "\n") {
-		v += "\n"
-	}
-	for _, l := range strings.Split(read("other-engines", "xdu31-aicr-docs-conformance-cncf-evidence-ai-service-metrics.md__dynamo-2026-03-vllm-worker-dynamo_component-plus-vllm-passthrough_fragment.txt"), "\n") {
-		if strings.HasPrefix(l, "dynamo_component_") {
-			v += strings.ReplaceAll(l, "Qwen/Qwen3-0.6B", model) + "\n"
-		}
-	}
-	return []byte(f), []byte(v), model
+	return d.Frontend, d.Worker, d.Model
 }
 
 func ingestBody(t *testing.T, e *Engine, i int, body []byte, at time.Time) {
@@ -94,8 +68,23 @@ func TestDynamoFrontendJoinsItsWorkers(t *testing.T) {
 	approx(t, "fleet running", fr.Fleet.Stats.Running, 80)
 	approx(t, "worker waiting", fr.Endpoints[1].Stats.Waiting, 3)
 	approx(t, "frontend waiting", fe.Stats.Waiting, 37)
+	// The frontend's dynamo_frontend_model_max_num_seqs (256 in the
+	// capture) is each worker's batch cap, which vLLM does not serve.
+	for _, w := range fr.Endpoints[1:] {
+		if w.MaxNumSeqs != 256 {
+			t.Errorf("%s: max_num_seqs %d, want the frontend's 256", w.Name, w.MaxNumSeqs)
+		}
+	}
 	if fr.Fleet.Up != 2 {
 		t.Errorf("fleet up %d: the frontend is not an engine", fr.Fleet.Up)
+	}
+
+	// A configured --max-num-seqs is the worker's own.
+	conf := New(Config{Window: time.Minute, Interval: time.Second}, []TargetInfo{{Name: "frontend"}, {Name: "worker-a", MaxNumSeqs: 128}})
+	ingestBody(t, conf, 0, front, t0)
+	ingestBody(t, conf, 1, worker, t0)
+	if n := conf.Frame(t0).Endpoints[1].MaxNumSeqs; n != 128 {
+		t.Errorf("configured 128, read %d", n)
 	}
 
 	// The same workers without their frontend: the workers' queue.
@@ -107,6 +96,9 @@ func TestDynamoFrontendJoinsItsWorkers(t *testing.T) {
 	}
 	fa := alone.Frame(t0.Add(time.Second))
 	approx(t, "pool waiting without the frontend", fa.Fleet.Models[0].Stats.Waiting, 6)
+	if fa.Endpoints[0].MaxNumSeqs != 0 {
+		t.Errorf("no frontend, yet max_num_seqs %d", fa.Endpoints[0].MaxNumSeqs)
+	}
 	if r := fa.Fleet.Models[0].Routers; r != nil || !math.IsNaN(fa.Fleet.Models[0].RouterQueued) {
 		t.Errorf("no frontend, yet routers %v queued %v", r, fa.Fleet.Models[0].RouterQueued)
 	}

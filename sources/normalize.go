@@ -546,7 +546,7 @@ func routerModel(ls labels.Labels) string {
 // other labels (several frontends' instances) sum.
 func (n *Normalizer) applyRouter(model string, id RouterValue, v float64) {
 	if !finite(v) || v < 0 {
-		n.warn(fmt.Sprintf("a router's %s is %v (shown as unknown)", [...]string{"", "queue", "in-flight count"}[id], v))
+		n.warn(fmt.Sprintf("a router's %s is %v (shown as unknown)", [...]string{"", "queue", "in-flight count", "max_num_seqs"}[id], v))
 		return
 	}
 	i := slices.IndexFunc(n.routerVals, func(r RouterModel) bool { return r.Model == model })
@@ -558,9 +558,14 @@ func (n *Normalizer) applyRouter(model string, id RouterValue, v float64) {
 		n.routerVals = append(n.routerVals, r)
 		i = len(n.routerVals) - 1
 	}
-	if x := &n.routerVals[i].Values[id]; math.IsNaN(*x) {
+	// Counts sum; a setting is each worker's, the same however many
+	// frontends say it.
+	switch x := &n.routerVals[i].Values[id]; {
+	case math.IsNaN(*x):
 		*x = v
-	} else {
+	case id == RMaxNumSeqs:
+		*x = max(*x, v)
+	default:
 		*x += v
 	}
 }

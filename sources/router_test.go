@@ -45,7 +45,7 @@ func TestDynamoFrontendQueue(t *testing.T) {
 			t.Fatalf("kind %v, router %+v", snap.Kind, snap.Router)
 		}
 		v := snap.Router[0].Values
-		if v[RQueued] != c.queued || v[RInflight] != c.infl || !math.IsNaN(v[RNone]) {
+		if v[RQueued] != c.queued || v[RInflight] != c.infl || v[RMaxNumSeqs] != 256 || !math.IsNaN(v[RNone]) {
 			t.Errorf("queue %s+%s, in flight %s: read %v", c.q1, c.q2, c.inflight, v)
 		}
 		if got := strings.Contains(strings.Join(snap.Warnings, "\n"), "router's queue is -1"); got != c.warn {
@@ -55,9 +55,17 @@ func TestDynamoFrontendQueue(t *testing.T) {
 	if n.incr == 0 {
 		t.Error("no body was read incrementally")
 	}
-	// The capture alone (no queue served) is a router with no numbers.
+	// The capture alone serves no queue, but the workers' --max-num-seqs.
 	snap, err := NewNormalizer().Normalize([]byte(capture), "text/plain")
-	if err != nil || snap.Kind != KindRouter || snap.Router != nil {
+	if err != nil || snap.Kind != KindRouter || len(snap.Router) != 1 {
 		t.Fatalf("capture alone: %v %+v", err, snap)
+	}
+	if v := snap.Router[0].Values; !math.IsNaN(v[RQueued]) || !math.IsNaN(v[RInflight]) || v[RMaxNumSeqs] != 256 {
+		t.Errorf("capture alone: %v, want the queue unknown and max_num_seqs 256", v)
+	}
+	// A label-less exposition (no model) is the model "": still read.
+	snap, err = NewNormalizer().Normalize([]byte("dynamo_frontend_queued_requests 2\n"), "text/plain")
+	if err != nil || len(snap.Router) != 1 || snap.Router[0].Model != "" || snap.Router[0].Values[RQueued] != 2 {
+		t.Errorf("no model label: %v %+v", err, snap)
 	}
 }

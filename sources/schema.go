@@ -184,9 +184,10 @@ const (
 type RouterValue uint8
 
 const (
-	RNone     RouterValue = iota
-	RQueued               // requests the router holds for the model that no engine has started
-	RInflight             // requests of the model in flight through it
+	RNone       RouterValue = iota
+	RQueued                 // requests of the model it holds that have no first token yet (Dynamo counts those waiting in workers too)
+	RInflight               // requests of the model in flight through it
+	RMaxNumSeqs             // --max-num-seqs of each worker serving the model
 	NumRouterValues
 )
 
@@ -409,7 +410,7 @@ var Metrics = []Metric{
 	{Name: "dynamo_frontend_queued_requests", Kind: KindGauge, Role: RoleRouter, ID: uint8(RQueued)},
 	{Name: "dynamo_frontend_requests", Kind: KindCounter, Role: RoleRouter},
 	{Name: "dynamo_frontend_disconnected_clients", Kind: KindGauge, Role: RoleRouter},
-	{Name: "dynamo_frontend_model_max_num_seqs", Kind: KindGauge, Role: RoleRouter},
+	{Name: "dynamo_frontend_model_max_num_seqs", Kind: KindGauge, Role: RoleRouter, ID: uint8(RMaxNumSeqs)},
 	{Name: "dynamo_frontend_model_max_num_batched_tokens", Kind: KindGauge, Role: RoleRouter},
 	{Name: "dynamo_frontend_model_kv_cache_block_size", Kind: KindGauge, Role: RoleRouter},
 	{Name: "dynamo_frontend_model_context_length", Kind: KindGauge, Role: RoleRouter},

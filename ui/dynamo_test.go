@@ -3,7 +3,6 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -13,29 +12,20 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/dynamofx"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/ui/report"
 )
 
-// dynamoFrame is a Dynamo frontend (the kthena #913 capture's lines with
-// its queue, 37, and in-flight count, 45) in front of two workers (the
-// v0.10.1 capture serving its model, 40 running and 3 waiting each).
+// dynamoFrame is a Dynamo frontend holding 37 queued and 45 in flight in
+// front of two workers running 40 with 3 waiting each (internal/dynamofx).
 func dynamoFrame(t *testing.T) (*diagnose.Frame, string) {
 	t.Helper()
-	read := func(dir, name string) string {
-		b, err := os.ReadFile(filepath.Join("..", "testdata", dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
+	d, err := dynamofx.Build(filepath.Join("..", "testdata"), "37", "45")
+	if err != nil {
+		t.Fatal(err)
 	}
-	front, _, _ := strings.Cut(read("other-engines", "volcano-sh-kthena-issue-913__dynamo-2026-04-frontend-and-component-router-mocker-backend_fragment.txt"), "# ---- excerpt boundary")
-	model := regexp.MustCompile(`model="([^"]+)"`).FindStringSubmatch(front)[1]
-	front += "# TYPE dynamo_frontend_queued_requests gauge\ndynamo_frontend_queued_requests{model=\"" + model + "\"} 37\n" +
-		"# TYPE dynamo_frontend_inflight_requests gauge\ndynamo_frontend_inflight_requests{model=\"" + model + "\"} 45\n"
-	w := strings.ReplaceAll(read("dumps", "armandossrecife-vllm-server-api-chat__v0.10.1-ngc25.09_full.txt"), "Qwen/Qwen3-4B-Instruct-2507-FP8", model)
-	w = regexp.MustCompile(`(?m)^(vllm:num_requests_running\{[^}]*\}) .*$`).ReplaceAllString(w, "$1 40.0")
-	w = regexp.MustCompile(`(?m)^(vllm:num_requests_waiting\{[^}]*\}) .*$`).ReplaceAllString(w, "$1 3.0")
+	front, w, model := string(d.Frontend), string(d.Worker), d.Model
 	e := diagnose.New(diagnose.Config{Window: time.Minute, Interval: time.Second},
 		[]diagnose.TargetInfo{{Name: "frontend"}, {Name: "worker-a"}, {Name: "worker-b"}})
 	for k := range 2 {
@@ -54,12 +44,20 @@ func dynamoFrame(t *testing.T) (*diagnose.Frame, string) {
 // and that it is the queue of its workers' pool.
 func TestDynamoFrontendShown(t *testing.T) {
 	fr, model := dynamoFrame(t)
-	want := model + ": queued 37 · in flight 45 · the pool's queue; its 2 engines run 80"
+	want := model + ": queued 37 · in flight 45 · max_num_seqs 256 each · the pool's queue; its 2 engines run 80"
 	m := newTestModel(fr, 200, 60, Options{})
 	selectEndpoint(t, m, "frontend")
 	press(m, "enter")
-	if v := ansi.Strip(m.View()); !strings.Contains(v, want) {
-		t.Errorf("the frontend's view lacks %q:\n%s", want, v)
+	// The view cuts the line at its pane's width.
+	if v := ansi.Strip(m.View()); !strings.Contains(v, want[:90]) {
+		t.Errorf("the frontend's view lacks %q:\n%s", want[:90], v)
+	}
+	// A worker's batch cap is the frontend's max_num_seqs.
+	m = newTestModel(fr, 200, 60, Options{})
+	selectEndpoint(t, m, "worker-a")
+	press(m, "enter")
+	if v := ansi.Strip(m.View()); !regexp.MustCompile(`running +40 of 256`).MatchString(v) {
+		t.Errorf("the worker's view lacks running 40 of 256:\n%s", v)
 	}
 	// Its row in the fleet table: nothing running of its own, 37 waiting.
 	m = newTestModel(fr, 200, 60, Options{})

@@ -398,30 +398,8 @@ func (c *common) latencyRow(sj subject, w int, roomy bool, sparkH int) []string 
 // statCell is number id of st with the word and unit diagnose.StatFields
 // gives it: a number added there shows as the others of its unit do.
 func statCell(st *diagnose.Stats, id diagnose.StatID) cell {
-	fd := &diagnose.StatFields[id]
-	v := st.Num(id)
-	c := cell{label: fd.Label}
-	switch fd.Unit {
-	case diagnose.UnitRatio:
-		c.value = f.Percent(v)
-	case diagnose.UnitPerSec:
-		c.value, c.unit = f.Rate(v), "/s"
-	case diagnose.UnitTokPerSec:
-		c.value, c.unit = f.Rate(v), " tok/s"
-	case diagnose.UnitReqPerSec:
-		c.value, c.unit = f.Rate(v), " req/s"
-	case diagnose.UnitBytesPerSec:
-		c.value = f.Missing
-		if !math.IsNaN(v) {
-			c.value = f.Bytes(v) + "/s"
-		}
-	case diagnose.UnitNumber:
-		c.value = f.Dec(v, 2)
-	case diagnose.UnitTokens:
-		c.value = f.Tokens(v)
-	default:
-		c.value = f.Count(v)
-	}
+	c := cell{label: diagnose.StatFields[id].Label}
+	c.value, c.unit = report.StatValue(st, id)
 	return c
 }
 

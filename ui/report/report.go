@@ -254,28 +254,27 @@ func Rows(s *diagnose.Stats, maxNumSeqs int) []Row {
 	if !math.IsNaN(s.KVCapacityTokens) {
 		kv += " of " + f.Tokens(s.KVCapacityTokens) + " tokens"
 	}
-	hit := "prefix hit " + f.Percent(s.PrefixHitRatio)
+	hit := StatText(s, diagnose.StatPrefixHitRatio)
 	if s.PrefixCaching == sources.TriNo {
 		hit = "prefix caching off"
 	}
-	cache := []string{kv, hit, "preempt " + f.Rate(s.PreemptionsRate) + "/s"}
+	cache := []string{kv, hit, StatText(s, diagnose.StatPreemptions)}
 	if !math.IsNaN(s.Swapped) {
-		cache = append(cache, "swapped "+f.Count(s.Swapped))
+		cache = append(cache, StatText(s, diagnose.StatSwapped))
 	}
-	run := "running " + f.Count(s.Running)
+	run := StatText(s, diagnose.StatRunning)
 	if slots := diagnose.BatchSlots(maxNumSeqs, s); slots > 0 {
 		run += " of " + fmt.Sprint(slots)
 		if s.Engines > 1 {
 			run += fmt.Sprintf(" (%d × %d engines)", maxNumSeqs, s.Engines)
 		}
 	}
-	wait := "waiting " + f.Count(s.Waiting)
+	wait := StatText(s, diagnose.StatWaiting)
 	if !math.IsNaN(s.WaitingCapacity) || !math.IsNaN(s.WaitingDeferred) {
 		wait += fmt.Sprintf(" (capacity %s, deferred %s)", f.Count(s.WaitingCapacity), f.Count(s.WaitingDeferred))
 	}
 	queue := []string{run, wait, "queue p95 " + qs(s.Queue, s.Queue.P95)}
-	tput := []string{"prompt " + f.Rate(s.PromptTokRate) + " tok/s", "gen " + f.Rate(s.GenTokRate) + " tok/s",
-		f.Rate(s.ReqRate) + " req/s"}
+	tput := []string{StatText(s, diagnose.StatPromptTokRate), StatText(s, diagnose.StatGenTokRate), StatText(s, diagnose.StatReqRate)}
 	if len(s.Finish) > 0 {
 		var parts []string
 		for _, fs := range s.Finish {

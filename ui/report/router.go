@@ -1,6 +1,7 @@
 package report
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -16,11 +17,16 @@ func RouterLines(fr *diagnose.Frame, e *diagnose.EndpointView) []string {
 	var out []string
 	for _, r := range e.Router {
 		l := r.Model + ": queued " + f.Count(r.Values[sources.RQueued]) + " · in flight " + f.Count(r.Values[sources.RInflight])
+		if n := r.Values[sources.RMaxNumSeqs]; !math.IsNaN(n) {
+			l += " · max_num_seqs " + f.Count(n) + " each"
+		}
 		pool := "no engine up serves it"
 		for i := range fr.Fleet.Models {
-			m := &fr.Fleet.Models[i]
-			if m.Model == r.Model && len(m.Routers) > 0 {
-				pool = "the pool's queue; its " + strconv.Itoa(m.Endpoints) + " engines run " + f.Count(m.Stats.Running)
+			if m := &fr.Fleet.Models[i]; m.Model == r.Model {
+				pool = "its " + strconv.Itoa(m.Endpoints) + " engines run " + f.Count(m.Stats.Running)
+				if len(m.Routers) > 0 {
+					pool = "the pool's queue; " + pool
+				}
 			}
 		}
 		out = append(out, l+" · "+pool)

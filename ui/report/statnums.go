@@ -5,8 +5,44 @@ import (
 	"math"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/internal/jsonsplice"
 )
+
+// StatValue is number id of s in its unit, as the screen and the text
+// report write it: the value and the unit's suffix ("/s", " tok/s").
+func StatValue(s *diagnose.Stats, id diagnose.StatID) (value, unit string) {
+	v := s.Num(id)
+	switch diagnose.StatFields[id].Unit {
+	case diagnose.UnitRatio:
+		return f.Percent(v), ""
+	case diagnose.UnitPerSec:
+		return f.Rate(v), "/s"
+	case diagnose.UnitTokPerSec:
+		return f.Rate(v), " tok/s"
+	case diagnose.UnitReqPerSec:
+		return f.Rate(v), " req/s"
+	case diagnose.UnitBytesPerSec:
+		if math.IsNaN(v) {
+			return f.Missing, ""
+		}
+		return f.Bytes(v) + "/s", ""
+	case diagnose.UnitNumber:
+		return f.Dec(v, 2), ""
+	case diagnose.UnitTokens:
+		return f.Tokens(v), ""
+	}
+	return f.Count(v), ""
+}
+
+// StatText is number id of s after its word: "preempt 0.2/s".
+func StatText(s *diagnose.Stats, id diagnose.StatID) string {
+	v, u := StatValue(s, id)
+	if l := diagnose.StatFields[id].Label; l != "" {
+		return l + " " + v + u
+	}
+	return v + u
+}
 
 // StatNums are one object's numbers: the rows of diagnose.StatFields whose
 // Group it is, in the table's order. They are written by the rows' keys
