@@ -53,7 +53,7 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 	defer rp.Close()
 	var b sources.Batch
 	for _, t := range rp.Header().Targets {
-		b.Arrived = append(b.Arrived, sources.Target{Name: t.Name, URL: t.URL, MaxNumSeqs: t.MaxNumSeqs})
+		b.Arrived = append(b.Arrived, t.Source())
 	}
 	for {
 		it, err := rp.nextRaw()
@@ -84,7 +84,7 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 		case KindProcs:
 			b.Procs = append(b.Procs, sources.TargetProcs{Target: rp.Targets()[it.Index].Name, Tree: it.Procs})
 		case KindTarget:
-			b.Arrived = append(b.Arrived, sources.Target{Name: it.Target.Name, URL: it.Target.URL, MaxNumSeqs: it.Target.MaxNumSeqs})
+			b.Arrived = append(b.Arrived, it.Target.Source())
 		case KindDeparted:
 			b.Departed = append(b.Departed, it.Target.Name)
 		case KindRun:

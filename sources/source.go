@@ -58,6 +58,10 @@ type Problem struct {
 	// through it (Prometheus): its endpoints are not down, only unseen,
 	// and stay stale with their last values until it answers again.
 	Feeds bool
+	// Fails: the source itself fails (a dcgm-exporter, a discovery rule),
+	// as against a bound reached or a gap in history: the header names it
+	// as failing. Feeds implies it.
+	Fails bool
 }
 
 // TargetProcs is the process tree serving a target on this host.

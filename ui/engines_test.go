@@ -135,7 +135,7 @@ func TestFeaturesJSONMatchesScreen(t *testing.T) {
 			if sp == nil || len(sp.AcceptedByPosition) != 3 {
 				t.Fatalf("spec-0: speculative %+v", sp)
 			}
-			want := []string{"accept " + f.Percent(float64(sp.Acceptance)), "tokens/step " + f.Dec(float64(sp.TokensPerStep), 2)}
+			want := []string{"accept " + f.Percent(float64(sp.Nums.Get(diagnose.StatSpecAccept))), "tokens/step " + f.Dec(float64(sp.Nums.Get(diagnose.StatSpecAcceptLen)), 2)}
 			var pos []string
 			for _, p := range sp.AcceptedByPosition {
 				pos = append(pos, f.Percent(float64(p)))

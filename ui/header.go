@@ -164,23 +164,3 @@ func (m *Model) renderFooter() string {
 	}
 	return cut(b.String(), m.w)
 }
-
-// outageText is the header's line for a source that feeds the endpoints
-// and fails: which, for how long, and its error. "" when none does.
-func (m *Model) outageText() string {
-	if m.fr == nil || len(m.fr.Outages) == 0 {
-		return ""
-	}
-	o := m.fr.Outages[0]
-	t := symCrit + " " + o.Source + " failing"
-	if !o.Since.IsZero() {
-		t += " " + f.Short(max(0, m.now.Sub(o.Since)).Truncate(time.Second))
-	}
-	if n := len(m.fr.Outages) - 1; n > 0 {
-		t += " (+" + itoa(n) + ")"
-	}
-	if o.Err != "" {
-		t += ": " + o.Err
-	}
-	return t
-}
