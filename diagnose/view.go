@@ -188,12 +188,21 @@ type ModelView struct {
 	RouterInflight float64
 }
 
+// PoolView is one pool the configuration names (a target's pool:), with
+// its verdict.
+type PoolView struct {
+	Pool      string
+	Endpoints int     // targets configured in it
+	Verdict   Verdict // the pool's bottleneck (the detector's)
+}
+
 // FleetView aggregates all endpoints that are up.
 type FleetView struct {
 	Up, Total int
 	Stats     Stats
 	Models    []ModelView
-	Verdict   Verdict // the fleet's bottleneck (the detector's)
+	Pools     []PoolView // configured pools, by name; none configured: nil (the pools are the models)
+	Verdict   Verdict    // the fleet's bottleneck (the detector's)
 	Spark     []SparkPoint
 	SparkLong []SparkPoint // one point per LongStep, 30 min
 }

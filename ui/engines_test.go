@@ -19,7 +19,7 @@ import (
 // simFrame runs a simulated fleet through the real path (exposition →
 // normalizer → engine → detector) for d, one scrape a second, and returns
 // the last frame.
-func simFrame(t *testing.T, rcs []sim.ReplicaConfig, d time.Duration) *diagnose.Frame {
+func simFrame(t *testing.T, rcs []sim.ReplicaConfig, d time.Duration, pools ...string) *diagnose.Frame {
 	t.Helper()
 	fl, err := sim.NewFleet(sim.FleetConfig{Replicas: rcs}, 7)
 	if err != nil {
@@ -27,8 +27,12 @@ func simFrame(t *testing.T, rcs []sim.ReplicaConfig, d time.Duration) *diagnose.
 	}
 	var infos []diagnose.TargetInfo
 	var norms []*sources.Normalizer
-	for _, r := range fl.Replicas() {
-		infos = append(infos, diagnose.TargetInfo{Name: r.Name(), MaxNumSeqs: r.Config().MaxNumSeqs})
+	for i, r := range fl.Replicas() {
+		info := diagnose.TargetInfo{Name: r.Name(), MaxNumSeqs: r.Config().MaxNumSeqs}
+		if i < len(pools) {
+			info.Pool = pools[i] // as a target's pool: in the config file
+		}
+		infos = append(infos, info)
 		norms = append(norms, sources.NewNormalizer())
 	}
 	eng := diagnose.New(diagnose.Config{}, infos)
@@ -214,5 +218,37 @@ func TestGoldenPoolVerdicts(t *testing.T) {
 				golden.RequireEqual(t, m.View())
 			})
 		}
+	}
+}
+
+// Pools the configuration names take the models' place: the fleet shows
+// each one's verdict, and a replica its own pool's (us-east holds the
+// thrashing Llama replica and a healthy Qwen one; us-west the other two).
+func TestGoldenConfiguredPoolVerdicts(t *testing.T) {
+	fr := simFrame(t, []sim.ReplicaConfig{
+		{Name: "llama-0", Model: sim.Models[0], Scenarios: []sim.ScenarioSpec{{Name: "kv-thrashing", Delay: time.Minute}}},
+		{Name: "llama-1", Model: sim.Models[0], Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+		{Name: "qwen-0", Model: sim.Models[1], Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+		{Name: "qwen-1", Model: sim.Models[1], Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+	}, 3*time.Minute, "us-east", "us-west", "us-east", "us-west")
+	for _, sz := range [][2]int{{80, 24}, {200, 60}} {
+		t.Run(sizeName(sz), func(t *testing.T) {
+			m := newTestModel(fr, sz[0], sz[1], Options{})
+			checkLayout(t, m)
+			if v := ansi.Strip(m.View()); !strings.Contains(v, "pools us-east: KV cache (1 of 2 endpoints) · us-west: no bottleneck") {
+				t.Errorf("the fleet's findings pane lacks the configured pools' verdicts:\n%s", v)
+			}
+			golden.RequireEqual(t, m.View())
+		})
+		t.Run("qwen-0/"+sizeName(sz), func(t *testing.T) {
+			m := newTestModel(fr, sz[0], sz[1], Options{})
+			selectEndpoint(t, m, "qwen-0")
+			press(m, "enter")
+			checkLayout(t, m)
+			if v := ansi.Strip(m.View()); !strings.Contains(v, "pool us-east: KV cache (1 of 2 endpoints)") {
+				t.Errorf("qwen-0's view lacks its pool's verdict:\n%s", v)
+			}
+			golden.RequireEqual(t, m.View())
+		})
 	}
 }

@@ -61,8 +61,8 @@ type findingsPane struct {
 	// verdict is the assessment line of what the view shows (an endpoint,
 	// or the fleet), heading the pane.
 	verdict string
-	// pools is the model pools' assessment under it ("" when the view
-	// shows no pool apart from what the verdict already says).
+	// pools is the pools' assessment under it (configured pools, else
+	// the models; "" when the view shows none apart from the verdict).
 	pools string
 	hit   []int // the item each line shown belongs to (-1: none), for the mouse
 }
@@ -703,36 +703,55 @@ func (m *Model) verdictLine() string {
 	return report.VerdictLine(&m.fr.Fleet.Verdict, true)
 }
 
-// poolsLine is the assessment of the model pools the view shows, under the
-// verdict, when it says more than the verdict does: in an endpoint's view
-// its own pool (when others serve the model with it), in the fleet's every
-// pool (when there is more than one). A line only when some pool's limit
-// differs from the view's verdict: else it would repeat it.
+// poolsLine is the assessment of the pools the view shows, under the
+// verdict, when it says more than the verdict does: the pools the
+// configuration names (targets' pool:), else the model pools; in an
+// endpoint's view its own pool (when others are in it), in the fleet's
+// every pool (when there is more than one). A line only when some pool's
+// limit differs from the view's verdict: else it would repeat it.
 func (m *Model) poolsLine() string {
 	if m.fr == nil {
 		return ""
 	}
-	s := m.st
+	type pool struct {
+		name    string
+		members int
+		mine    bool
+		v       *diagnose.Verdict
+	}
 	var e *diagnose.EndpointView
 	head := &m.fr.Fleet.Verdict
 	if m.mode == modeEndpoint && m.ep >= 0 && m.ep < len(m.fr.Endpoints) {
 		e = &m.fr.Endpoints[m.ep]
 		head = &e.Verdict
-	} else if len(m.fr.Fleet.Models) < 2 {
+	}
+	var ps []pool
+	if fl := &m.fr.Fleet; len(fl.Pools) > 0 {
+		for i := range fl.Pools {
+			pv := &fl.Pools[i]
+			ps = append(ps, pool{pv.Pool, pv.Endpoints, e != nil && e.Pool == pv.Pool, &pv.Verdict})
+		}
+	} else {
+		for i := range fl.Models {
+			mv := &fl.Models[i]
+			ps = append(ps, pool{shortModel(mv.Model), mv.Endpoints, e != nil && slices.Contains(e.Models, mv.Model), &mv.Verdict})
+		}
+	}
+	if e == nil && len(ps) < 2 {
 		return ""
 	}
+	s := m.st
 	// Pools with a symptom first: a narrow screen cuts the line's end.
 	var sick, rest []string
 	differs := false
-	for i := range m.fr.Fleet.Models {
-		mv := &m.fr.Fleet.Models[i]
-		if e != nil && (mv.Endpoints < 2 || !slices.Contains(e.Models, mv.Model)) {
+	for _, p := range ps {
+		if e != nil && (p.members < 2 || !p.mine) {
 			continue
 		}
-		differs = differs || mv.Verdict.Limit != head.Limit
-		if l := report.VerdictLine(&mv.Verdict, true); l != "" {
-			part := s.text.s(shortModel(mv.Model)+": ") + s.muted.s(strings.TrimPrefix(l, "bottleneck: "))
-			if mv.Verdict.Limit.Symptom() {
+		differs = differs || p.v.Limit != head.Limit
+		if l := report.VerdictLine(p.v, true); l != "" {
+			part := s.text.s(p.name+": ") + s.muted.s(strings.TrimPrefix(l, "bottleneck: "))
+			if p.v.Limit.Symptom() {
 				sick = append(sick, part)
 			} else {
 				rest = append(rest, part)

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -444,11 +445,39 @@ func currentMaxNumSeqs(ep *diagnose.EndpointView) int {
 	return 0
 }
 
-// poolVerdicts sums the endpoints' verdicts into one per model pool and
-// one for the fleet: the limit most members with a symptom share, with how
-// many of the members agree; "idle" when every member is; "mixed" (no clear
-// bottleneck) when the members with a symptom disagree.
+// poolVerdicts sums the endpoints' verdicts into one per model pool, one
+// per configured pool and one for the fleet: the limit most members with a
+// symptom share, with how many of the members agree; "idle" when every
+// member is; "mixed" (no clear bottleneck) when the members with a symptom
+// disagree.
 func poolVerdicts(f *diagnose.Frame) {
+	f.Fleet.Pools = f.Fleet.Pools[:0]
+	var at map[string]int // pool → index, one pass over the endpoints
+	var members [][]*diagnose.Verdict
+	for i := range f.Endpoints {
+		ep := &f.Endpoints[i]
+		if ep.Pool == "" {
+			continue
+		}
+		if at == nil {
+			at = map[string]int{}
+		}
+		k, ok := at[ep.Pool]
+		if !ok {
+			k = len(f.Fleet.Pools)
+			at[ep.Pool] = k
+			f.Fleet.Pools = append(f.Fleet.Pools, diagnose.PoolView{Pool: ep.Pool})
+			members = append(members, nil)
+		}
+		f.Fleet.Pools[k].Endpoints++
+		if ep.Verdict.Limit != diagnose.LimitNone {
+			members[k] = append(members[k], &ep.Verdict)
+		}
+	}
+	for k := range f.Fleet.Pools {
+		f.Fleet.Pools[k].Verdict = sumVerdicts(members[k])
+	}
+	slices.SortFunc(f.Fleet.Pools, func(a, b diagnose.PoolView) int { return strings.Compare(a.Pool, b.Pool) })
 	for m := range f.Fleet.Models {
 		mv := &f.Fleet.Models[m]
 		var vs []*diagnose.Verdict

@@ -190,3 +190,25 @@ func TestStutterOfADrainedBurstIsQuiet(t *testing.T) {
 		}
 	}
 }
+
+// Pools the configuration names each get the verdict of their members,
+// whatever model they serve; targets without a pool are in none.
+func TestConfiguredPoolVerdicts(t *testing.T) {
+	kv := healthyStats()
+	kv.KVUsage, kv.KVUsageMax, kv.PreemptionsRate, kv.Waiting, kv.TTFT = 0.97, 0.99, 2, 30, qs(2, 6, 9, 300)
+	eps := []diagnose.EndpointView{upEndpoint("a", kv), upEndpoint("b", healthyStats()), upEndpoint("c", healthyStats()), upEndpoint("d", healthyStats())}
+	eps[0].Pool, eps[1].Pool, eps[2].Pool = "west", "west", "east"
+	eps[1].Models = []string{"other"}
+	w := newWorld(t, chatCfg(), eps...)
+	frames := w.run(t0, time.Minute, time.Second, nil)
+	ps := frames[len(frames)-1].Fleet.Pools
+	if len(ps) != 2 || ps[0].Pool != "east" || ps[1].Pool != "west" || ps[0].Endpoints != 1 || ps[1].Endpoints != 2 {
+		t.Fatalf("pools %+v, want east (1) and west (2)", ps)
+	}
+	if v := ps[1].Verdict; v.Limit != diagnose.LimitKVCache || v.Signals != 1 || v.Of != 2 {
+		t.Errorf("west's verdict %+v, want the KV cache, 1 of 2", v)
+	}
+	if v := ps[0].Verdict; v.Limit != diagnose.LimitHealthy {
+		t.Errorf("east's verdict %+v, want healthy", v)
+	}
+}

@@ -242,6 +242,14 @@ type JSONFleet struct {
 	Verdict *JSONVerdict `json:"verdict"` // the fleet's bottleneck; null before rules ran
 	Stats   JSONStats    `json:"stats"`
 	Models  []JSONModel  `json:"models"`
+	Pools   []JSONPool   `json:"pools"` // the pools the configuration names (targets' pool:); empty: none
+}
+
+// JSONPool is a pool the configuration names, with its verdict.
+type JSONPool struct {
+	Pool      string       `json:"pool"`
+	Endpoints int          `json:"endpoints"` // targets configured in it
+	Verdict   *JSONVerdict `json:"verdict"`   // the pool's bottleneck
 }
 
 // JSONModel aggregates the endpoints serving one model.
@@ -454,7 +462,7 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 		WindowSeconds: f.Window.Seconds(), IntervalSeconds: f.Interval.Seconds(),
 		Status: JSONStatus{Code: int(st), Text: st.String(), ElapsedSeconds: Num(run.Elapsed.Seconds()),
 			Interrupted: run.Interrupted, NoAnswer: run.NoAnswer},
-		Fleet:     JSONFleet{Up: f.Fleet.Up, Total: f.Fleet.Total, Verdict: Verdict(&f.Fleet.Verdict, true), Stats: Stats(f.Fleet.Stats), Models: []JSONModel{}},
+		Fleet:     JSONFleet{Up: f.Fleet.Up, Total: f.Fleet.Total, Verdict: Verdict(&f.Fleet.Verdict, true), Stats: Stats(f.Fleet.Stats), Models: []JSONModel{}, Pools: []JSONPool{}},
 		Endpoints: []JSONEndpoint{},
 		Findings:  Findings(f.Findings),
 		Pending:   Findings(f.Pending),
@@ -463,6 +471,9 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 	}
 	for _, g := range f.Groups {
 		r.Groups = append(r.Groups, JSONGroup{g.Rule, g.Title, g.Severity.String(), g.Targets, g.Members})
+	}
+	for _, p := range f.Fleet.Pools {
+		r.Fleet.Pools = append(r.Fleet.Pools, JSONPool{p.Pool, p.Endpoints, Verdict(&p.Verdict, true)})
 	}
 	for _, m := range f.Fleet.Models {
 		jm := JSONModel{Model: m.Model, Endpoints: m.Endpoints, Verdict: Verdict(&m.Verdict, true), Stats: Stats(m.Stats)}

@@ -137,8 +137,9 @@ func WriteTextRun(w io.Writer, fr *diagnose.Frame, st Status, r Run) error {
 	return err
 }
 
-// writeVerdicts is one assessment line for the fleet, each model pool and
-// each endpoint, above the findings.
+// writeVerdicts is one assessment line for the fleet, each pool (those the
+// configuration names, else the models) and each endpoint, above the
+// findings.
 func writeVerdicts(b *strings.Builder, fr *diagnose.Frame) {
 	l := VerdictLine(&fr.Fleet.Verdict, true)
 	if l == "" {
@@ -146,7 +147,13 @@ func writeVerdicts(b *strings.Builder, fr *diagnose.Frame) {
 	}
 	b.WriteString("\nassessment\n")
 	fmt.Fprintf(b, "  fleet  %s\n", l)
-	if len(fr.Fleet.Models) > 1 {
+	for i := range fr.Fleet.Pools {
+		p := &fr.Fleet.Pools[i]
+		if l := VerdictLine(&p.Verdict, true); l != "" {
+			fmt.Fprintf(b, "  pool %s  %s\n", p.Pool, l)
+		}
+	}
+	if len(fr.Fleet.Pools) == 0 && len(fr.Fleet.Models) > 1 {
 		for i := range fr.Fleet.Models {
 			m := &fr.Fleet.Models[i]
 			if l := VerdictLine(&m.Verdict, true); l != "" {

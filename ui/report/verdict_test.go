@@ -62,3 +62,35 @@ func TestVerdictLines(t *testing.T) {
 		}
 	}
 }
+
+// Pools the configuration names get their own assessment lines, in place
+// of the model pools', and their objects in JSON.
+func TestConfiguredPoolVerdictLines(t *testing.T) {
+	now := time.Date(2026, 11, 26, 22, 0, 0, 0, time.UTC)
+	kv := diagnose.Verdict{Limit: diagnose.LimitKVCache, Signals: 1, Of: 2}
+	fr := &diagnose.Frame{Time: now, Window: time.Minute, Interval: time.Second,
+		Fleet: diagnose.FleetView{Stats: diagnose.UnknownStats(), Verdict: kv,
+			Models: []diagnose.ModelView{{Model: "m1", Endpoints: 2, Stats: diagnose.UnknownStats(), Verdict: kv},
+				{Model: "m2", Endpoints: 2, Stats: diagnose.UnknownStats(), Verdict: diagnose.Verdict{Limit: diagnose.LimitHealthy}}},
+			Pools: []diagnose.PoolView{{Pool: "us-east", Endpoints: 2, Verdict: kv}, {Pool: "us-west", Endpoints: 2, Verdict: diagnose.Verdict{Limit: diagnose.LimitHealthy}}}}}
+	var b strings.Builder
+	if err := WriteTextRun(&b, fr, OK, Run{Window: time.Minute, Elapsed: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	for _, want := range []string{"  pool us-east  bottleneck: KV cache (1 of 2 endpoints)\n", "  pool us-west  bottleneck: no bottleneck: nothing waits, latency within target\n"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text report lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "pool m1") {
+		t.Errorf("model pools listed beside the configured ones:\n%s", text)
+	}
+	js, err := json.Marshal(BuildJSON(fr, "test", OK))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `"pools":[{"pool":"us-east","endpoints":2,"verdict":{"limit":"kv_cache"`; !strings.Contains(string(js), want) {
+		t.Errorf("JSON lacks %s:\n%s", want, js)
+	}
+}
