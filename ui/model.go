@@ -400,7 +400,7 @@ func (m *Model) refresh() {
 			target = m.fr.Endpoints[m.ep].Name
 			title = "What changed and when: " + target
 		}
-		m.body = m.overlayBody(title, m.timelineLines(target, m.w), &m.ovOff)
+		m.body = m.overlayBody(title, m.timelineLines(target), &m.ovOff)
 	case m.mode == modeFleet:
 		m.body = block(m.fleetBody(), m.w, m.lay.body)
 	default:
