@@ -770,22 +770,23 @@ func (c *common) subsPanel(e *diagnose.EndpointView, sz size) []string {
 	return block(out, sz.w, sz.h)
 }
 
+// endpointSubject is what the endpoint view shows: the endpoint (nil: the
+// fleet aggregate), its rows' subject and its GPUs.
+func (m *Model) endpointSubject() (*diagnose.EndpointView, subject, *diagnose.EndpointGPU) {
+	fr := m.fr
+	if m.ep >= 0 && m.ep < len(fr.Endpoints) {
+		e := &fr.Endpoints[m.ep]
+		return e, subject{stats: &e.Stats, hist: history{e.Spark, e.SparkLong}, maxNumSeqs: batchCapacity(e), window: fr.Window, server: e.Version.Server,
+			marks: onsets(e)}, &e.GPU
+	}
+	return nil, subject{stats: &fr.Fleet.Stats, hist: history{fr.Fleet.Spark, fr.Fleet.SparkLong}, window: fr.Window, maxNumSeqs: fleetMaxNumSeqs(fr)}, nil
+}
+
 // endpointBody renders the endpoint view (or the fleet aggregate) between
 // header and footer.
 func (m *Model) endpointBody() []string {
 	l := &m.lay
-	fr := m.fr
-	var e *diagnose.EndpointView
-	sj := subject{stats: &fr.Fleet.Stats, hist: history{fr.Fleet.Spark, fr.Fleet.SparkLong}, window: fr.Window}
-	var mine *diagnose.EndpointGPU
-	if m.ep >= 0 && m.ep < len(fr.Endpoints) {
-		e = &fr.Endpoints[m.ep]
-		sj = subject{stats: &e.Stats, hist: history{e.Spark, e.SparkLong}, maxNumSeqs: batchCapacity(e), window: fr.Window, server: e.Version.Server,
-			marks: onsets(e)}
-		mine = &e.GPU
-	} else {
-		sj.maxNumSeqs = fleetMaxNumSeqs(fr)
-	}
+	e, sj, mine := m.endpointSubject()
 	out := make([]string, 0, l.body)
 	if e != nil {
 		out = append(out, m.endpointTitle(e, l.w))

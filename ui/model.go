@@ -12,6 +12,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/diagnose/format"
@@ -355,6 +356,24 @@ func (m *Model) relayout() {
 		m.gpu.SetSize(m.lay.gpu)
 		m.rows.SetSize(m.lay.rows)
 		m.rows.setForm(m.lay.roomy, m.lay.sparkH)
+		if m.fr != nil && !m.lay.wide {
+			// The rows' lines are known once rendered (a metric without a
+			// sparkline, an engine without swap): what they leave goes to
+			// the GPU panel below them, not blank.
+			e, sj, _ := m.endpointSubject()
+			m.rows.show(e, sj)
+			rows := m.rows.View()
+			n := len(rows)
+			for n > 0 && strings.TrimSpace(ansi.Strip(rows[n-1])) == "" {
+				n--
+			}
+			if n < m.lay.rows.h {
+				m.lay.gpu.h += m.lay.rows.h - n
+				m.lay.rows.h = n
+				m.rows.SetSize(m.lay.rows)
+				m.gpu.SetSize(m.lay.gpu)
+			}
+		}
 		m.feat.SetSize(m.lay.feat)
 	}
 }
