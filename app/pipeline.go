@@ -60,7 +60,7 @@ func New(c *Config, logger *slog.Logger) (*Pipeline, error) {
 	}
 	var poll sources.Source = sources.NewPollSource(sources.NewPoller(c.Targets, fetcher, pc))
 	if len(c.Discover) > 0 {
-		// Targets that come and go: each found one gets its own poller.
+		// Targets that come and go, on one poller with the static ones.
 		poll = &discovery.Source{Specs: c.Discover, Static: c.Targets, Resolver: c.HTTP.Resolver, Fetcher: fetcher, Poll: pc,
 			OnError: func(sp discovery.Spec, err error) { logger.Warn("discovery", "rule", sp.String(), "err", err) }}
 	}

@@ -524,3 +524,29 @@ func TestGPUReadingsBetweenTicksReplayEach(t *testing.T) {
 		t.Fatalf("replayed %q, want %q", got, want)
 	}
 }
+
+// TestHeaderBoundsRefused: a header's window or interval past what vtop
+// keeps history for (a crafted file; vtop never writes one) is refused,
+// naming the file and the bound. Before, a window of 106,751 days was
+// replayed as it was, overflowing the engine's retention arithmetic.
+func TestHeaderBoundsRefused(t *testing.T) {
+	for _, c := range []struct {
+		window, interval time.Duration
+		want             string
+	}{
+		{math.MaxInt64, time.Second, "test.vtop: header: window 2562047h47m16.854775807s is not between 0 and 24h0m0s, the history vtop keeps"},
+		{-time.Minute, time.Second, "window -1m0s is not between"},
+		{time.Minute, 2 * time.Hour, "test.vtop: header: interval 2h0m0s is not between 0 and 1h0m0s"},
+	} {
+		fx := newFixture(t)
+		fx.hdr.Window, fx.hdr.Interval = Duration(c.window), Duration(c.interval)
+		if _, err := readAll(t, fx.bytes(t)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("window %s, interval %s: %v, want %q", c.window, c.interval, err, c.want)
+		}
+	}
+	fx := newFixture(t)
+	fx.hdr.Window = Duration(24 * time.Hour)
+	if _, err := readAll(t, fx.bytes(t)); err != io.EOF {
+		t.Errorf("a 24 h window: %v", err)
+	}
+}

@@ -11,7 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 )
 
 // sevLabel is a severity as symbol and word: "✖ crit".
@@ -61,7 +61,10 @@ type findingsPane struct {
 	// verdict is the assessment line of what the view shows (an endpoint,
 	// or the fleet), heading the pane.
 	verdict string
-	hit     []int // the item each line shown belongs to (-1: none), for the mouse
+	// pools is the model pools' assessment under it ("" when the view
+	// shows no pool apart from what the verdict already says).
+	pools string
+	hit   []int // the item each line shown belongs to (-1: none), for the mouse
 }
 
 // itemAt is the item on the pane's line y, or -1.
@@ -481,8 +484,11 @@ func (p *findingsPane) View() []string {
 	}
 	out := []string{s.rule(title, p.focused, p.w)}
 	out = append(out, p.c.sourceLines()...)
+	if p.pools != "" {
+		out = append(out, cut(p.pools, p.w))
+	}
 	for range out {
-		p.hit = append(p.hit, -1) // the title, the sources
+		p.hit = append(p.hit, -1) // the title, the sources, the pools
 	}
 	if len(fs) == 0 {
 		out = append(out, p.c.noFindings(p.scope))
@@ -698,6 +704,53 @@ func (m *Model) verdictLine() string {
 		return report.VerdictLine(&m.fr.Endpoints[m.ep].Verdict, false)
 	}
 	return report.VerdictLine(&m.fr.Fleet.Verdict, true)
+}
+
+// poolsLine is the assessment of the model pools the view shows, under the
+// verdict, when it says more than the verdict does: in an endpoint's view
+// its own pool (when others serve the model with it), in the fleet's every
+// pool (when there is more than one). A line only when some pool's limit
+// differs from the view's verdict: else it would repeat it.
+func (m *Model) poolsLine() string {
+	if m.fr == nil {
+		return ""
+	}
+	s := m.st
+	var e *diagnose.EndpointView
+	head := &m.fr.Fleet.Verdict
+	if m.mode == modeEndpoint && m.ep >= 0 && m.ep < len(m.fr.Endpoints) {
+		e = &m.fr.Endpoints[m.ep]
+		head = &e.Verdict
+	} else if len(m.fr.Fleet.Models) < 2 {
+		return ""
+	}
+	// Pools with a symptom first: a narrow screen cuts the line's end.
+	var sick, rest []string
+	differs := false
+	for i := range m.fr.Fleet.Models {
+		mv := &m.fr.Fleet.Models[i]
+		if e != nil && (mv.Endpoints < 2 || !slices.Contains(e.Models, mv.Model)) {
+			continue
+		}
+		differs = differs || mv.Verdict.Limit != head.Limit
+		if l := report.VerdictLine(&mv.Verdict, true); l != "" {
+			part := s.text.s(shortModel(mv.Model)+": ") + s.muted.s(strings.TrimPrefix(l, "bottleneck: "))
+			if mv.Verdict.Limit.Symptom() {
+				sick = append(sick, part)
+			} else {
+				rest = append(rest, part)
+			}
+		}
+	}
+	parts := append(sick, rest...)
+	if len(parts) == 0 || !differs {
+		return ""
+	}
+	label := "pool "
+	if len(parts) > 1 {
+		label = "pools "
+	}
+	return "  " + s.muted.s(label) + strings.Join(parts, s.muted.s(" · "))
 }
 
 // detailEvents is how much of the timeline a finding's detail shows.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 )
 
 // renderHeader: targets up/total, interval, window, SLO profile on the left;

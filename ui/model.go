@@ -15,7 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/themes"
 	"github.com/vtop-dev/vtop/ui/report"
@@ -130,6 +130,9 @@ type Model struct {
 	flash      string
 	flashUntil time.Time
 
+	// Frames applied off the UI goroutine (prepare.go).
+	prep prepState
+
 	// Prepared at every change; View joins them.
 	header string
 	body   []string
@@ -142,9 +145,7 @@ func New(hub Hub, o Options) *Model {
 	c := &m.common
 	c.keys = newKeyMap()
 	m.fleet = newFleetTable(c)
-	m.find.c, m.gpu.c, m.rows.c, m.feat.c = c, c, c, c
-	m.panels[modeFleet] = [numPanes]component{paneMain: &m.fleet, paneGPU: &m.gpu, paneFindings: &m.find}
-	m.panels[modeEndpoint] = [numPanes]component{paneMain: &m.rows, paneGPU: &m.gpu, paneFindings: &m.find}
+	m.wire()
 	m.replay = newReplayBar(hub)
 	if m.r == nil {
 		m.r = lipgloss.DefaultRenderer()
@@ -202,8 +203,10 @@ func (m *Model) tickEvery() time.Duration {
 	return m.opts.Tick
 }
 
-// Init starts reading frames and the clock.
+// Init starts reading frames and the clock. The program runs: from now
+// on frames are applied off its goroutine (prepare.go).
 func (m *Model) Init() tea.Cmd {
+	m.prep.on = true
 	cmds := []tea.Cmd{waitFrame(m.hub.Frames())}
 	if m.tickEvery() > 0 {
 		cmds = append(cmds, tick(m.tickEvery()))
@@ -219,8 +222,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.w, m.h = msg.Width, msg.Height
 		m.relayout()
 	case frameMsg:
-		m.receive(msg.fr)
-		cmd = waitFrame(m.hub.Frames())
+		// Read on at once: frames that come while one is prepared wait
+		// in one slot, the newest winning.
+		return m, tea.Batch(waitFrame(m.hub.Frames()), m.frame(msg.fr))
+	case preparedMsg:
+		return m, m.prepared(msg)
 	case framesDoneMsg:
 		m.closed = true
 	case tickMsg:
@@ -250,6 +256,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	default:
 		return m, nil
 	}
+	m.changed()
 	m.refresh()
 	return m, cmd
 }
@@ -328,6 +335,10 @@ func (m *Model) countsNow() counts {
 	// The findings pane is full width in every view.
 	c.findDetail, c.findAll, c.findLeast, c.findLens = m.findingsWant(m.find.items, m.findWithTarget(), m.w)
 	c.findHead = 1 + len(m.sourceLines())
+	if m.find.pools != "" { // the pools' line under the verdict
+		c.findHead++
+		c.findDetail, c.findAll, c.findLeast = c.findDetail+1, c.findAll+1, c.findLeast+1
+	}
 	return c
 }
 
@@ -340,6 +351,7 @@ func (m *Model) relayout() {
 	m.find.set(m.collectFindings(), m.findWithTarget(), scope)
 	m.fleet.finds = m.find.fs
 	m.find.verdict = m.verdictLine()
+	m.find.pools = m.poolsLine()
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
 	m.fleet.cols = tableCols(m.lay.cols)

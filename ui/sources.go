@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 )
 
 // What the sources say about themselves, on screen: the header names the
