@@ -29,22 +29,22 @@ func TestE2ESourcesFailing(t *testing.T) {
 	t.Cleanup(exporter.Close)
 	name := strings.TrimPrefix(exporter.URL, "http://")
 	path := filepath.Join(t.TempDir(), "sd.json")
-	// One target named, one from the file: the exporter's GPUs are joined
-	// to the named ones (dcgm.Scraper knows the static targets only).
-	b, _ := json.Marshal([]map[string]any{{"targets": hosts[1:]}})
+	b, _ := json.Marshal([]map[string]any{{"targets": hosts}})
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tm := newTerm(t, 160, 48)
 	tm.start(bin, "--interval", "500ms", "--gpu", "none", "--dcgm", exporter.URL+"/metrics",
-		"--log", filepath.Join(tm.dir, "vtop.log"), "--file-sd", path, hosts[0])
-	tm.waitFor(20*time.Second, "2/2 up", "GPU · dcgm-exporter")
+		"--log", filepath.Join(tm.dir, "vtop.log"), "--file-sd", path)
+	// The exporter's GPU is joined to the targets the file names (on its
+	// host), not left out as no target's.
+	tm.waitFor(20*time.Second, "2/2 up", "GPU · dcgm-exporter", " 3 127.0.0.1 H100")
 	header := func(scr string) string { return strings.SplitN(scr, "\n", 2)[0] }
 	// The file made invalid: the rule fails, its last target is kept.
 	if err := os.WriteFile(path, []byte("[{targets: [unclosed"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	scr := tm.waitFor(20*time.Second, "file_sd "+path+" failing", "its last 1 targets kept")
+	scr := tm.waitFor(20*time.Second, "file_sd "+path+" failing", "its last 2 targets kept")
 	if h := header(scr); !strings.Contains(h, "✖ file_sd "+path+" failing") {
 		t.Errorf("the header does not name the file_sd rule failing: %q", h)
 	}
