@@ -59,14 +59,20 @@ func New(c *Config, logger *slog.Logger) (*Pipeline, error) {
 		pc.MaxParallel = c.MaxParallel
 	}
 	var poll sources.Source = sources.NewPollSource(sources.NewPoller(c.Targets, fetcher, pc))
+	var found *sources.TargetList // the targets polled, for dcgm's join
+	if len(c.Discover) > 0 && len(c.DCGM) > 0 {
+		found = &sources.TargetList{}
+		found.Set(c.Targets)
+	}
 	if len(c.Discover) > 0 {
 		// Targets that come and go, on one poller with the static ones.
-		poll = &discovery.Source{Specs: c.Discover, Static: c.Targets, Resolver: c.HTTP.Resolver, Fetcher: fetcher, Poll: pc,
+		poll = &discovery.Source{Specs: c.Discover, Static: c.Targets, Resolver: c.HTTP.Resolver, Fetcher: fetcher, Poll: pc, Found: found,
 			OnError: func(sp discovery.Spec, err error) { logger.Warn("discovery", "rule", sp.String(), "err", err) }}
 	}
 	if len(c.DCGM) > 0 {
-		// Remote GPUs: dcgm-exporter instead of this machine's NVML.
-		d := &dcgm.Scraper{URLs: c.DCGM, Fetcher: fetcher, Interval: c.Interval, Targets: c.Targets}
+		// Remote GPUs: dcgm-exporter instead of this machine's NVML,
+		// joined to the targets named and found.
+		d := &dcgm.Scraper{URLs: c.DCGM, Fetcher: fetcher, Interval: c.Interval, Targets: c.Targets, Found: found}
 		return NewOf(c, logger, poll, d)
 	}
 	gpuSrc := c.GPUSource

@@ -574,7 +574,7 @@ func (p *rowsPanel) View() []string {
 		return msg(c.st.warn.s(symWarn + " vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)"))
 	}
 	rows := p.fourRows(sj)
-	if e != nil && (e.State == diagnose.StateDown || e.State == diagnose.StateStale) {
+	if e != nil && lastValues(e) {
 		// The last values, dimmed: the title says how old they are.
 		for i, r := range rows {
 			rows[i] = c.st.muted.s(ansi.Strip(r))
@@ -723,6 +723,12 @@ func (c *common) fleetTitle(w int) string {
 	return cut(strings.Join(parts, s.muted.s(" · ")), w)
 }
 
+// lastValues: what e shows is its last answer's, not live (down or
+// stale): dimmed wherever it is shown.
+func lastValues(e *diagnose.EndpointView) bool {
+	return e.State == diagnose.StateDown || e.State == diagnose.StateStale
+}
+
 // subsPanel lists an endpoint's data-parallel engines (or, for the fleet,
 // its models): one line each.
 func (c *common) subsPanel(e *diagnose.EndpointView, sz size) []string {
@@ -774,27 +780,32 @@ func (c *common) subsPanel(e *diagnose.EndpointView, sz size) []string {
 		b.WriteString(s.muted.s("  run/wait ") + padLeft(f.Count(l.st.Running)+"/"+f.Count(l.st.Waiting), 9))
 		b.WriteString(s.muted.s("  TTFT p95 ") + s.lv(tl).s(padLeft(ttft, 7)))
 		b.WriteString(s.muted.s("  gen ") + padLeft(f.Rate(l.st.GenTokRate), 4) + s.muted.s(" tok/s"))
-		out = append(out, cut(b.String(), sz.w))
+		row := b.String()
+		if e != nil && lastValues(e) {
+			row = s.muted.s(ansi.Strip(row)) // its engines' last values, as its rows
+		}
+		out = append(out, cut(row, sz.w))
 	}
 	return block(out, sz.w, sz.h)
+}
+
+// endpointSubject is what the endpoint view shows: the endpoint (nil: the
+// fleet aggregate), its rows' subject and its GPUs.
+func (m *Model) endpointSubject() (*diagnose.EndpointView, subject, *diagnose.EndpointGPU) {
+	fr := m.fr
+	if m.ep >= 0 && m.ep < len(fr.Endpoints) {
+		e := &fr.Endpoints[m.ep]
+		return e, subject{stats: &e.Stats, hist: history{e.Spark, e.SparkLong}, maxNumSeqs: batchCapacity(e), window: fr.Window, server: e.Version.Server,
+			marks: onsets(e)}, &e.GPU
+	}
+	return nil, subject{stats: &fr.Fleet.Stats, hist: history{fr.Fleet.Spark, fr.Fleet.SparkLong}, window: fr.Window, maxNumSeqs: fleetMaxNumSeqs(fr)}, nil
 }
 
 // endpointBody renders the endpoint view (or the fleet aggregate) between
 // header and footer.
 func (m *Model) endpointBody() []string {
 	l := &m.lay
-	fr := m.fr
-	var e *diagnose.EndpointView
-	sj := subject{stats: &fr.Fleet.Stats, hist: history{fr.Fleet.Spark, fr.Fleet.SparkLong}, window: fr.Window}
-	var mine *diagnose.EndpointGPU
-	if m.ep >= 0 && m.ep < len(fr.Endpoints) {
-		e = &fr.Endpoints[m.ep]
-		sj = subject{stats: &e.Stats, hist: history{e.Spark, e.SparkLong}, maxNumSeqs: batchCapacity(e), window: fr.Window, server: e.Version.Server,
-			marks: onsets(e)}
-		mine = &e.GPU
-	} else {
-		sj.maxNumSeqs = fleetMaxNumSeqs(fr)
-	}
+	e, sj, mine := m.endpointSubject()
 	out := make([]string, 0, l.body)
 	if e != nil {
 		out = append(out, m.endpointTitle(e, l.w))

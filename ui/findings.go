@@ -572,20 +572,20 @@ func clock(t time.Time) string {
 
 // timelineLines is the timeline of one endpoint (target its name) or of
 // the fleet (""), newest last, painted by kind.
-func (c *common) timelineLines(target string, w int) []string {
+func (c *common) timelineLines(target string) []string {
 	evs := diagnose.Timeline(c.fr, target)
 	if len(evs) == 0 {
 		return []string{c.st.muted.s("no change, restart or finding yet: the baselines need about 30 scrapes")}
 	}
 	out := make([]string, 0, len(evs))
 	for _, e := range evs {
-		out = append(out, c.timelineLine(e, target == "", w))
+		out = append(out, c.timelineLine(e, target == ""))
 	}
 	return out
 }
 
 // timelineLine is one event: its time and kind painted, then what.
-func (c *common) timelineLine(e diagnose.Event, withTarget bool, w int) string {
+func (c *common) timelineLine(e diagnose.Event, withTarget bool) string {
 	s := c.st
 	p := s.text
 	switch e.Kind {
@@ -607,7 +607,8 @@ func (c *common) timelineLine(e diagnose.Event, withTarget bool, w int) string {
 	if withTarget {
 		line += e.Target + "  "
 	}
-	return cut(line+p.s(pad(what, 14))+e.Text, w)
+	// Whole: the overlays wrap what is wider than the screen.
+	return line + p.s(pad(what, 14)) + e.Text
 }
 
 // detailLines is a finding in full: the explanation and every flag change.
@@ -649,7 +650,9 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 		if ev.Window > 0 {
 			win = "over " + f.Dur(ev.Window)
 		}
-		out = append(out, "  "+s.muted.s(pad(ev.Name, nameW))+"  "+pad(vals[i], valW)+"  "+s.muted.s(win))
+		// A name or value longer than its column stays whole (the
+		// overlay wraps the line), only the shorter ones are padded.
+		out = append(out, "  "+s.muted.s(padOnly(ev.Name, nameW))+"  "+padOnly(vals[i], valW)+"  "+s.muted.s(win))
 	}
 	if x.Explain != "" {
 		out = append(out, "", s.title.s("What it means"))
@@ -685,7 +688,7 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 	if evs := diagnose.Timeline(c.fr, x.Target); len(evs) > 0 {
 		out = append(out, "", s.title.s("What changed and when")+s.muted.s("  (c: the whole timeline)"))
 		for _, e := range evs[max(0, len(evs)-detailEvents):] {
-			out = append(out, "  "+c.timelineLine(e, false, w-2))
+			out = append(out, "  "+c.timelineLine(e, false))
 		}
 	}
 	return out

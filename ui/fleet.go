@@ -585,8 +585,9 @@ func (t *fleetTable) row(r rowRef) *fleetRow {
 		u := unknownStats()
 		x.st = &u
 	}
-	// Down or stale: the last values, dimmed, never in the healthy colour.
-	x.dim = !x.sub && (e.State == diagnose.StateDown || e.State == diagnose.StateStale || x.gone != nil)
+	// Down or stale: the last values, dimmed, never in the healthy colour;
+	// its engines' rows too.
+	x.dim = lastValues(e) || x.gone != nil
 	return x
 }
 

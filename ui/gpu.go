@@ -388,7 +388,21 @@ func (p *gpuPane) View() []string {
 		fit = max(0, room-1) // one line says how many more
 	}
 	if fit == 0 {
-		return block([]string{c.gpuSummary(sz.w)}, sz.w, sz.h)
+		// Too few rows for the title, a GPU and "N of M shown": the
+		// summary (which counts them) stands for the title, and the
+		// GPUs fill the rows left.
+		out = append([]string{c.gpuSummary(sz.w)}, out[1:]...)
+		for _, i := range gpuOrder(n, mine) {
+			if len(out) >= sz.h {
+				break
+			}
+			var ser *diagnose.GPUSeries
+			if i < len(c.fr.GPUSeries) {
+				ser = &c.fr.GPUSeries[i]
+			}
+			out = append(out, c.gpuLine(&g.GPUs[i], ser, mine != nil && slices.Contains(mine.GPUs, i), sz.w))
+		}
+		return block(out, sz.w, sz.h)
 	}
 	out = append(out, events[:ev]...)
 	p.off = max(0, min(p.off, n-fit))

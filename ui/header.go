@@ -53,7 +53,9 @@ func (m *Model) renderHeader() string {
 	if m.flash != "" && !m.now.After(m.flashUntil) && warn == "" {
 		right = append(right, m.flash)
 	}
+	clockAt := -1
 	if !m.now.IsZero() {
+		clockAt = len(right)
 		right = append(right, m.now.Format("15:04:05"))
 	}
 	if m.fr != nil {
@@ -76,6 +78,10 @@ func (m *Model) renderHeader() string {
 		warn = symCrit + " polling stopped"
 	}
 	right = append(right, "? help ")
+	if clockAt >= 0 && m.outageText() != "" && width(l)+width(strings.Join(right, "  "))+width(warn)+2 > w {
+		// A failing source's age and error matter more than the clock.
+		right = append(right[:clockAt], right[clockAt+1:]...)
+	}
 	r := strings.Join(right, "  ")
 	if warn != "" {
 		r = warn + "  " + r

@@ -80,6 +80,12 @@ func (m *Model) sloText() string {
 
 // overlayBody shows lines scrolled by off in the body, with a title rule.
 func (m *Model) overlayBody(title string, lines []string, off *int) []string {
+	// Long lines wrap: evidence, explanations and errors are read whole.
+	var wrapped []string
+	for _, l := range lines {
+		wrapped = append(wrapped, wrapLine(l, m.w)...)
+	}
+	lines = wrapped
 	n := m.lay.body - 1
 	*off = max(0, min(*off, len(lines)-n))
 	out := []string{m.st.rule(title, true, m.w)}

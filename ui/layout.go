@@ -175,9 +175,20 @@ func gpuEssential(c counts) int {
 
 func roomyRowLines(sparkH int) int { return roomyBaseLines + roomySparks*sparkH }
 
+// planEndpoint: the findings first, with their evidence where that costs
+// the rows no sparkline (the roomy form, its height); else in full.
 func (l *layout) planEndpoint(c counts) {
+	full := *l
+	full.planEndpointFor(c, c.findAll)
+	l.planEndpointFor(c, max(c.findAll, c.findDetail))
+	if l.roomy != full.roomy || l.sparkH != full.sparkH {
+		*l = full
+	}
+}
+
+func (l *layout) planEndpointFor(c counts, findWant int) {
 	avail := l.body - titleLines
-	findAll, findLeast := max(panelMinLines, c.findAll), max(panelMinLines, c.findLeast)
+	findAll, findLeast := max(panelMinLines, findWant), max(panelMinLines, c.findLeast)
 	subsWant := 0
 	if c.subs > 1 {
 		subsWant = 1 + c.subs

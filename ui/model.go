@@ -12,6 +12,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/diagnose"
 	f "github.com/vtop-dev/vtop/internal/format"
@@ -367,6 +368,24 @@ func (m *Model) relayout() {
 		m.gpu.SetSize(m.lay.gpu)
 		m.rows.SetSize(m.lay.rows)
 		m.rows.setForm(m.lay.roomy, m.lay.sparkH)
+		if m.fr != nil && !m.lay.wide {
+			// The rows' lines are known once rendered (a metric without a
+			// sparkline, an engine without swap): what they leave goes to
+			// the GPU panel below them, not blank.
+			e, sj, _ := m.endpointSubject()
+			m.rows.show(e, sj)
+			rows := m.rows.View()
+			n := len(rows)
+			for n > 0 && strings.TrimSpace(ansi.Strip(rows[n-1])) == "" {
+				n--
+			}
+			if n < m.lay.rows.h {
+				m.lay.gpu.h += m.lay.rows.h - n
+				m.lay.rows.h = n
+				m.rows.SetSize(m.lay.rows)
+				m.gpu.SetSize(m.lay.gpu)
+			}
+		}
 		m.feat.SetSize(m.lay.feat)
 	}
 }
@@ -412,7 +431,7 @@ func (m *Model) refresh() {
 			target = m.fr.Endpoints[m.ep].Name
 			title = "What changed and when: " + target
 		}
-		m.body = m.overlayBody(title, m.timelineLines(target, m.w), &m.ovOff)
+		m.body = m.overlayBody(title, m.timelineLines(target), &m.ovOff)
 	case m.mode == modeFleet:
 		m.body = block(m.fleetBody(), m.w, m.lay.body)
 	default:

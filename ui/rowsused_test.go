@@ -140,3 +140,39 @@ func slicesEqual(a, b []int) bool {
 	}
 	return true
 }
+
+// The finding's detail wraps its long lines (the target, the summary, an
+// evidence name and value, the timeline) instead of cutting them with
+// "…": at 80 columns every word of them is on the screen.
+func TestDetailWraps(t *testing.T) {
+	fr := sixFrame()
+	long := "the scheduler waited on a KV transfer from the prefill instance for 4.2s on average, with 31 requests held"
+	x := &fr.Findings[0]
+	x.Target = "vllm-llama-7f9c03-0.vllm-headless.inference-production.svc.cluster.local:8000"
+	x.Summary = long
+	x.Evidence = append(x.Evidence, diagnose.Evidence{Name: "KV transfer wait per request (p95 over the window)", Text: long})
+	fr.Endpoints[1].Name = x.Target
+	fr.Endpoints[1].Findings = []diagnose.Finding{*x}
+	m := newTestModel(fr, 80, 24, Options{})
+	press(m, "tab", "enter")
+	if m.overlay != overlayFinding {
+		t.Fatal("no detail open")
+	}
+	var screen []string
+	for range 6 {
+		screen = append(screen, strings.Split(ansi.Strip(m.View()), "\n")...)
+		press(m, "pgdown")
+	}
+	all := strings.Join(screen, "\n")
+	for _, l := range screen {
+		if strings.HasSuffix(strings.TrimRight(l, " "), "…") {
+			t.Errorf("a line is cut: %q", l)
+		}
+	}
+	flat := strings.Join(strings.Fields(all), " ")
+	for _, want := range []string{x.Target, long, "KV transfer wait per request (p95 over the window)"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("%q is not on the screen:\n%s", want, all)
+		}
+	}
+}

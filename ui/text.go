@@ -31,6 +31,14 @@ func pad(s string, w int) string {
 	return s
 }
 
+// padOnly right-pads a line to w cells, never cutting it.
+func padOnly(s string, w int) string {
+	if n := w - width(s); n > 0 {
+		return s + strings.Repeat(" ", n)
+	}
+	return s
+}
+
 // padLeft right-aligns a line in w cells.
 func padLeft(s string, w int) string {
 	s = cut(s, w)
@@ -130,4 +138,50 @@ func wrapSpaces(para string, w int) []string {
 		line, lw = word, ww
 	}
 	return append(out, line)
+}
+
+// wrapLine wraps one line, painted or plain, to w cells at its spaces (a
+// word wider than a line is cut hard), its continuation lines indented
+// under its text: an overlay's long line is read whole, never cut with
+// "…". The paint crosses the breaks (ansi.Cut keeps what each piece
+// needs).
+func wrapLine(l string, w int) []string {
+	total := width(l)
+	if total <= w || w < 16 {
+		return []string{l}
+	}
+	plain := ansi.Strip(l)
+	space := make([]bool, 0, total) // by cell: a space there
+	for _, r := range plain {
+		for k, n := 0, width(string(r)); k < max(1, n); k++ {
+			space = append(space, r == ' ')
+		}
+	}
+	total = min(total, len(space))
+	lead := 0
+	for lead < len(space) && space[lead] {
+		lead++
+	}
+	indent := strings.Repeat(" ", min(lead+2, w/3))
+	var out []string
+	for start, prefix := 0, ""; start < total; prefix = indent {
+		lim := w - width(prefix)
+		if total-start <= lim {
+			out = append(out, prefix+ansi.Cut(l, start, total))
+			break
+		}
+		end := -1 // the last space that ends a piece within lim
+		for c := start + 1; c <= start+lim && c < total; c++ {
+			if space[c] && !space[c-1] {
+				end = c
+			}
+		}
+		if end < 0 {
+			end = start + lim
+		}
+		out = append(out, prefix+ansi.Cut(l, start, end))
+		for start = end; start < total && space[start]; start++ {
+		}
+	}
+	return out
 }

@@ -13,10 +13,11 @@ import (
 )
 
 // The built binary in a terminal, its GPUs from a dcgm-exporter and its
-// targets from a file_sd file: when the exporter stops listening the
-// header says that exporter fails, for how long and why, and when the
-// file is made invalid the findings pane says the rule fails and keeps its
-// targets; the endpoints stay up all along (neither source feeds them).
+// targets from a file_sd file: when the file is made invalid the header
+// says the rule fails, for how long and why, and keeps its target; when
+// the exporter stops listening the header names it failing too, and the
+// findings pane lists both; the endpoints stay up all along (neither
+// source feeds them).
 func TestE2ESourcesFailing(t *testing.T) {
 	bin := vtopBinary(t)
 	hosts := simFleet(t, bin, "--replicas", "2", "--scenario", "healthy")
@@ -28,33 +29,38 @@ func TestE2ESourcesFailing(t *testing.T) {
 	t.Cleanup(exporter.Close)
 	name := strings.TrimPrefix(exporter.URL, "http://")
 	path := filepath.Join(t.TempDir(), "sd.json")
-	// One target named, one from the file: the exporter's GPUs are joined
-	// to the named ones (dcgm.Scraper knows the static targets only).
-	b, _ := json.Marshal([]map[string]any{{"targets": hosts[1:]}})
+	b, _ := json.Marshal([]map[string]any{{"targets": hosts}})
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tm := newTerm(t, 160, 48)
 	tm.start(bin, "--interval", "500ms", "--gpu", "none", "--dcgm", exporter.URL+"/metrics",
-		"--log", filepath.Join(tm.dir, "vtop.log"), "--file-sd", path, hosts[0])
-	tm.waitFor(20*time.Second, "2/2 up", "GPU · dcgm-exporter")
-	exporter.CloseClientConnections()
-	exporter.Listener.Close() // refused from now on
-	scr := tm.waitFor(20*time.Second, "✖ dcgm-exporter "+name+" failing", "connection refused (is dcgm-exporter running")
-	header := strings.SplitN(scr, "\n", 2)[0]
-	if !strings.Contains(header, "dcgm-exporter "+name+" failing") {
-		t.Errorf("the header does not name the exporter failing: %q", header)
-	}
-	if !strings.Contains(scr, "2/2 up") {
-		t.Errorf("the endpoints are affected by the exporter:\n%s", scr)
-	}
-	// The file made invalid: the rule fails, its last targets are kept.
+		"--log", filepath.Join(tm.dir, "vtop.log"), "--file-sd", path)
+	// The exporter's GPU is joined to the targets the file names (on its
+	// host), not left out as no target's.
+	tm.waitFor(20*time.Second, "2/2 up", "GPU · dcgm-exporter", " 3 127.0.0.1 H100")
+	header := func(scr string) string { return strings.SplitN(scr, "\n", 2)[0] }
+	// The file made invalid: the rule fails, its last target is kept.
 	if err := os.WriteFile(path, []byte("[{targets: [unclosed"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	scr = tm.waitFor(20*time.Second, "file_sd "+path+" failing", "its last 1 targets kept", "(+1)")
+	scr := tm.waitFor(20*time.Second, "file_sd "+path+" failing", "its last 2 targets kept")
+	if h := header(scr); !strings.Contains(h, "✖ file_sd "+path+" failing") {
+		t.Errorf("the header does not name the file_sd rule failing: %q", h)
+	}
 	if !strings.Contains(scr, "2/2 up") {
 		t.Errorf("the endpoints are affected by the file:\n%s", scr)
+	}
+	// The exporter stops listening: it fails too, and the header names it
+	// first (by name), counting the other.
+	exporter.CloseClientConnections()
+	exporter.Listener.Close() // refused from now on
+	scr = tm.waitFor(20*time.Second, "✖ dcgm-exporter "+name+" failing", "connection refused (is dcgm-exporter running")
+	if h := header(scr); !strings.Contains(h, "✖ dcgm-exporter "+name+" failing") || !strings.Contains(h, "(+1)") {
+		t.Errorf("the header does not name the exporter failing: %q", h)
+	}
+	if !strings.Contains(scr, "file_sd "+path+" failing") || !strings.Contains(scr, "2/2 up") {
+		t.Errorf("the file_sd rule is not listed, or the endpoints are affected:\n%s", scr)
 	}
 	tm.keys("q")
 	tm.assertRestored("0")

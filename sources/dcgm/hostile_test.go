@@ -146,3 +146,36 @@ func TestScraperHungExporter(t *testing.T) {
 		t.Errorf("problems %q", fails)
 	}
 }
+
+// With discovery, the exporter's GPUs are joined to the targets polled
+// now (Found), not only those named by hand: a target found on the
+// exporter's host holds its GPU; once it is gone, nobody does.
+func TestScraperJoinsFoundTargets(t *testing.T) {
+	exp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, "DCGM_FI_DEV_GPU_UTIL{gpu=\"3\",UUID=\"GPU-3\"} 42\n")
+	}))
+	defer exp.Close()
+	f, err := sources.NewFetcher(sources.HTTPConfig{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := &sources.TargetList{}
+	tg, _ := sources.ParseTarget("127.0.0.1:8000")
+	found.Set([]sources.Target{tg})
+	s := &Scraper{URLs: []string{exp.URL}, Fetcher: f, Interval: 50 * time.Millisecond, Found: found}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := make(chan sources.Batch)
+	go s.Run(ctx, out)
+	b := <-out
+	if b.GPU == nil || len(b.GPU.GPUs) != 1 || len(b.Procs) != 1 || b.Procs[0].Target != tg.Name || len(b.Procs[0].Tree.GPUs) != 1 {
+		t.Fatalf("found target: GPU %+v procs %+v", b.GPU, b.Procs)
+	}
+	found.Set(nil)
+	for i := 0; i < 3; i++ { // a reading may have begun before the change
+		b = <-out
+	}
+	if len(b.Procs) != 0 {
+		t.Errorf("a departed target still holds GPUs: %+v", b.Procs)
+	}
+}

@@ -20,16 +20,15 @@ type Scraper struct {
 	Fetcher  *sources.Fetcher
 	Interval time.Duration
 	Targets  []sources.Target
+	// Found, when set, is the targets polled now (discovery's), joined
+	// instead of Targets at every reading.
+	Found *sources.TargetList
 }
 
 // Run reads until ctx ends.
 func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 	r := NewReader()
 	bufs := make([]bytes.Buffer, len(s.URLs))
-	holders := make([]Holder, len(s.Targets))
-	for i, t := range s.Targets {
-		holders[i] = Holder{Host: t.Host}
-	}
 	failing := make([]string, len(s.URLs)) // each exporter's error now, "" when it answers
 	tick := time.NewTicker(s.Interval)
 	defer tick.Stop()
@@ -75,6 +74,14 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 		if note := r.Refused(); note != "" {
 			errs = append(errs, "dcgm-exporter: "+note)
 		}
+		targets := s.Targets
+		if s.Found != nil {
+			targets = s.Found.Get()
+		}
+		holders := make([]Holder, len(targets))
+		for i, t := range targets {
+			holders[i] = Holder{Host: t.Host, Namespace: t.Namespace, Pod: t.Pod}
+		}
 		devs, ev := r.End(now)
 		fl := Fleet{Devices: devs, Events: ev}
 		snap, held := fl.Snapshot(now, fmt.Sprintf("dcgm-exporter (%d endpoint%s)", len(s.URLs), plural(len(s.URLs))), holders)
@@ -83,7 +90,7 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 			snap.Unavailable = strings.Join(errs, "; ")
 		}
 		b := sources.Batch{Now: now, GPU: &snap, Problems: problems}
-		for i, t := range s.Targets {
+		for i, t := range targets {
 			tr := sources.ProcTree{GPUs: held[i]}
 			if len(held[i]) == 0 {
 				tr.Note = "no dcgm-exporter GPU attributed to it (none on its host, or a host serving several replicas)"

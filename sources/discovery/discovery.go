@@ -84,7 +84,10 @@ type Source struct {
 	// together (default DefaultMaxTargets); past it the rest are left out
 	// and a Problem says so.
 	MaxTargets int
-	poll       atomic.Pointer[sources.PollSource] // while Run runs
+	// Found, when set, is kept to the targets polled (static first), for
+	// a source that joins to them (dcgm.Scraper).
+	Found *sources.TargetList
+	poll  atomic.Pointer[sources.PollSource] // while Run runs
 }
 
 // DefaultMaxTargets is the bound on targets when none is given: beyond a
@@ -201,6 +204,9 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 		if !slices.Equal(names, polling) {
 			// The poller announces who arrived and departed, in order
 			// with their scrapes.
+			if s.Found != nil {
+				s.Found.Set(want) // before their polls are announced
+			}
 			ps.Update(want)
 			polling = names
 		}

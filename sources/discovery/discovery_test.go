@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -280,12 +281,28 @@ func TestFileSD(t *testing.T) {
 	}
 	write(`[{"targets": ["` + a + `"], "labels": {"job": "vllm"}}]`)
 	f, _ := sources.NewFetcher(sources.HTTPConfig{Timeout: time.Second})
-	w := watch(t, &Source{Specs: []Spec{{Kind: "file", Path: path}}, Fetcher: f, Poll: pollConfig()})
+	found := &sources.TargetList{}
+	w := watch(t, &Source{Specs: []Spec{{Kind: "file", Path: path}}, Fetcher: f, Poll: pollConfig(), Found: found})
+	names := func() (out []string) {
+		for _, tg := range found.Get() {
+			out = append(out, tg.Name)
+		}
+		return out
+	}
 	w.until("json", a)
+	if got := names(); !slices.Equal(got, []string{a}) {
+		t.Errorf("found %q, want the targets polled", got) // for dcgm's join
+	}
 	write("- targets:\n    - " + a + "\n    - " + b + "\n")
 	w.until("yaml", a, b)
+	if got := names(); !slices.Equal(got, []string{a, b}) {
+		t.Errorf("found %q, want the targets polled", got)
+	}
 	write("[]\n")
 	w.until("emptied")
+	if got := names(); len(got) != 0 {
+		t.Errorf("found %q after the file emptied", got)
+	}
 	if !strings.Contains(Spec{Kind: "file", Path: path}.String(), "file_sd") {
 		t.Error("spec name")
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -29,13 +30,19 @@ func VerdictMarkdown(fr *diagnose.Frame, st Status) string {
 	if l := VerdictLine(&fr.Fleet.Verdict, true); l != "" {
 		fmt.Fprintf(&b, "\n**Assessment:** %s\n", mdEscape(l))
 	}
-	for _, o := range fr.Outages {
+	failing := append(append([]diagnose.Outage(nil), fr.Outages...), fr.Failing...)
+	for _, o := range failing {
 		fmt.Fprintf(&b, "\n**Source failing:** %s since %s: %s\n", mdEscape(o.Source), o.Since.UTC().Format("15:04:05"), mdEscape(o.Err))
 	}
+	listed := false
 	for _, p := range fr.Problems {
+		if slices.ContainsFunc(failing, func(o diagnose.Outage) bool { return strings.HasPrefix(p, o.Source+": ") }) {
+			continue // said above, with since when
+		}
 		fmt.Fprintf(&b, "\n- problem: %s", mdEscape(p))
+		listed = true
 	}
-	if len(fr.Problems) > 0 {
+	if listed {
 		b.WriteByte('\n')
 	}
 	if len(fr.Findings) == 0 {

@@ -28,3 +28,21 @@ func TestMarkdownEscapesHostileText(t *testing.T) {
 		}
 	}
 }
+
+// The verdict handed on names each failing source (a dcgm-exporter, a
+// file_sd rule) with since when, once, and the other problems after.
+func TestMarkdownFailingSources(t *testing.T) {
+	now := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
+	fr := &diagnose.Frame{Time: now,
+		Failing:  []diagnose.Outage{{Source: "dcgm-exporter 10.0.0.9:9400", Err: "connection refused", Since: now.Add(-time.Minute)}},
+		Problems: []string{"dcgm-exporter 10.0.0.9:9400: connection refused", "discovery: 12000 targets found"}}
+	md := VerdictMarkdown(fr, Unknown)
+	for _, want := range []string{"**Source failing:** dcgm-exporter 10.0.0.9:9400 since 02:59:00: connection refused", "- problem: discovery: 12000 targets found"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Count(md, "connection refused") != 1 {
+		t.Errorf("the failing source is said twice:\n%s", md)
+	}
+}
