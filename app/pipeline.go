@@ -60,7 +60,7 @@ func New(c *Config, logger *slog.Logger) (*Pipeline, error) {
 	}
 	var poll sources.Source = sources.NewPollSource(sources.NewPoller(c.Targets, fetcher, pc))
 	if len(c.Discover) > 0 {
-		// Targets that come and go: each found one gets its own poller.
+		// Targets that come and go, on one poller with the static ones.
 		poll = &discovery.Source{Specs: c.Discover, Static: c.Targets, Resolver: c.HTTP.Resolver, Fetcher: fetcher, Poll: pc,
 			OnError: func(sp discovery.Spec, err error) { logger.Warn("discovery", "rule", sp.String(), "err", err) }}
 	}
@@ -157,9 +157,13 @@ func (p *Pipeline) add(t sources.Target) int {
 	if i, ok := p.index[t.Name]; ok {
 		return i
 	}
-	i := p.engine.AddTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs, Pool: t.Pool})
+	i := p.engine.AddTarget(targetInfo(t))
 	p.index[t.Name] = i
 	return i
+}
+
+func targetInfo(t sources.Target) diagnose.TargetInfo {
+	return diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs, Pool: t.Pool, Pod: t.Pod, Namespace: t.Namespace}
 }
 
 // join adds a target that arrived: one found after the run's first two
@@ -170,7 +174,7 @@ func (p *Pipeline) join(t sources.Target, now time.Time) {
 		return
 	}
 	p.log.Debug("target joined", "target", t.Name)
-	p.index[t.Name] = p.engine.JoinTarget(diagnose.TargetInfo{Name: t.Name, MaxNumSeqs: t.MaxNumSeqs, Pool: t.Pool})
+	p.index[t.Name] = p.engine.JoinTarget(targetInfo(t))
 }
 
 // remove forgets a departed target (its last view stays in the frames'
@@ -201,18 +205,22 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 			p.problems = map[string]problem{}
 		}
 		old, had := p.problems[pr.Key]
+		fails := pr.Fails || pr.Feeds
 		switch {
 		case pr.Text == "":
 			delete(p.problems, pr.Key)
-			if had && old.feeds {
+			if had && old.fails {
 				p.log.Info("source answers again", "source", pr.Key)
 			}
 		case had:
-			old.text, old.feeds = pr.Text, pr.Feeds
+			if fails && !old.fails {
+				old.since = b.Now // failing from now, not from an earlier warning
+			}
+			old.text, old.feeds, old.fails = pr.Text, pr.Feeds, fails
 			p.problems[pr.Key] = old // since the first report
 		default:
-			p.problems[pr.Key] = problem{text: pr.Text, feeds: pr.Feeds, since: b.Now}
-			if pr.Feeds {
+			p.problems[pr.Key] = problem{text: pr.Text, feeds: pr.Feeds, fails: fails, since: b.Now}
+			if fails {
 				p.log.Warn("source fails", "source", pr.Key, "err", pr.Text)
 			}
 		}
@@ -238,6 +246,10 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 	for _, t := range b.Procs {
 		p.rec.Procs(t.Target, t.Tree)
 		p.engine.SetEndpointProcs(p.add(sources.Target{Name: t.Target}), t.Tree)
+	}
+	for i := range b.EarlierGPU {
+		p.rec.GPU(&b.EarlierGPU[i])
+		p.engine.IngestGPU(b.EarlierGPU[i])
 	}
 	if b.GPU != nil {
 		p.rec.GPU(b.GPU)
@@ -266,12 +278,18 @@ func (p *Pipeline) frame() *diagnose.Frame {
 	fr := p.engine.Frame(p.clock)
 	for key, pr := range p.problems {
 		fr.Problems = append(fr.Problems, sources.Sanitize(key, 80)+": "+pr.text)
-		if pr.feeds {
-			fr.Outages = append(fr.Outages, diagnose.Outage{Source: sources.Sanitize(key, 80), Err: pr.text, Since: pr.since})
+		o := diagnose.Outage{Source: sources.Sanitize(key, 80), Err: pr.text, Since: pr.since}
+		switch {
+		case pr.feeds:
+			fr.Outages = append(fr.Outages, o)
+		case pr.fails:
+			fr.Failing = append(fr.Failing, o)
 		}
 	}
 	slices.Sort(fr.Problems)
-	slices.SortFunc(fr.Outages, func(a, b diagnose.Outage) int { return strings.Compare(a.Source, b.Source) })
+	bySource := func(a, b diagnose.Outage) int { return strings.Compare(a.Source, b.Source) }
+	slices.SortFunc(fr.Outages, bySource)
+	slices.SortFunc(fr.Failing, bySource)
 	if len(fr.Outages) > 0 {
 		// Every endpoint's data comes through the failing source.
 		for i := range fr.Endpoints {
@@ -288,6 +306,7 @@ func (p *Pipeline) frame() *diagnose.Frame {
 type problem struct {
 	text  string
 	feeds bool // the source feeds the endpoints (sources.Problem.Feeds)
+	fails bool // the source fails (sources.Problem.Fails, or feeds)
 	since time.Time
 }
 
@@ -417,6 +436,9 @@ func (p *Pipeline) wallClock(b *sources.Batch) {
 		g := *b.GPU
 		g.Time = g.Time.Round(0)
 		b.GPU = &g
+	}
+	for i := range b.EarlierGPU {
+		b.EarlierGPU[i].Time = b.EarlierGPU[i].Time.Round(0)
 	}
 }
 

@@ -76,7 +76,7 @@ func replayOptions(hdr record.Header, file, slo string) (*Config, time.Duration,
 	}
 	o := &Config{Interval: time.Duration(hdr.Interval), Window: time.Duration(hdr.Window), Rules: rules}
 	for _, t := range hdr.Targets {
-		o.Targets = append(o.Targets, sources.Target{Name: t.Name, URL: t.URL, MaxNumSeqs: t.MaxNumSeqs})
+		o.Targets = append(o.Targets, t.Source())
 	}
 	return o, cfg.ForCap, nil
 }

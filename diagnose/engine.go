@@ -34,6 +34,9 @@ func (c *Config) defaults() {
 	if c.Interval <= 0 {
 		c.Interval = time.Second
 	}
+	// The callers refuse longer ones, naming where they came from; past
+	// these the retention arithmetic would overflow.
+	c.Window, c.Interval = min(c.Window, sources.MaxWindow), min(c.Interval, sources.MaxInterval)
 	if c.StaleAfter <= 0 {
 		c.StaleAfter = max(5*c.Interval, 5*time.Second)
 	}
@@ -85,6 +88,8 @@ type endpoint struct {
 	name        string
 	maxNumSeqs  int
 	pool        string
+	pod         string
+	namespace   string
 	state       State
 	since       time.Time
 	lastErr     string
@@ -120,9 +125,10 @@ type endpoint struct {
 
 // TargetInfo is what the engine needs to know about a target up front.
 type TargetInfo struct {
-	Name       string
-	MaxNumSeqs int
-	Pool       string // replica_imbalance's comparison group; empty: the model
+	Name           string
+	MaxNumSeqs     int
+	Pool           string // replica_imbalance's comparison group; empty: the model
+	Pod, Namespace string // where discovery says (sources.Target)
 }
 
 // New returns an engine for the given targets (indexed like the poller's).
@@ -139,7 +145,7 @@ func New(cfg Config, targets []TargetInfo) *Engine {
 // AddTarget adds a target (one discovered while running) and returns its
 // index.
 func (e *Engine) AddTarget(t TargetInfo) int {
-	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs, pool: t.Pool,
+	e.eps = append(e.eps, &endpoint{name: t.Name, maxNumSeqs: t.MaxNumSeqs, pool: t.Pool, pod: t.Pod, namespace: t.Namespace,
 		subs: map[sources.SubKey]*subHistory{}, spark: sparkRing{max: e.cfg.SparkLen}, procStart: math.NaN(), trend: UnknownTrend(),
 		life: newLife(), shift: newShiftState()})
 	return len(e.eps) - 1
@@ -163,8 +169,10 @@ func (e *Engine) SetInterval(d time.Duration) {
 func (e *Engine) Config() Config { return e.cfg }
 
 // SetWindow changes the quantile/rate window; history kept for the old
-// window is reused, so a larger window fills in as polls arrive.
+// window is reused, so a larger window fills in as polls arrive. A window
+// past sources.MaxWindow is that bound.
 func (e *Engine) SetWindow(w time.Duration) {
+	w = min(w, sources.MaxWindow)
 	if w <= 0 || w == e.cfg.Window {
 		return
 	}
@@ -393,9 +401,11 @@ func (e *Engine) Frame(now time.Time) *Frame {
 	f.Fleet.Stats = fleet.stats()
 	for m, mv := range models {
 		mv.Stats = modelAcc[m].stats()
+		mv.RouterQueued, mv.RouterInflight = math.NaN(), math.NaN()
 		f.Fleet.Models = append(f.Fleet.Models, *mv)
 	}
 	sort.Slice(f.Fleet.Models, func(i, j int) bool { return f.Fleet.Models[i].Model < f.Fleet.Models[j].Model })
+	joinRouters(f)
 	if now.Sub(e.lastFleet) >= e.cfg.Interval*9/10 {
 		st := fleetSp.sparkStats()
 		e.fleetSpark.push(sparkPoint(now, &st))
@@ -407,11 +417,57 @@ func (e *Engine) Frame(now time.Time) *Frame {
 	return f
 }
 
+// joinRouters reads the routers' per-model queues (Dynamo's frontend) into
+// the pools of the engines serving those models (its workers): one pool
+// whose queue is the routers' and whose capacity (running, KV, batch caps)
+// is the workers'. Dynamo counts a request queued until its first token,
+// so the workers' own waiting requests are among those: the routers'
+// count replaces the workers' sum rather than adding to it, in the pool
+// and in the fleet. A model no engine up serves has no pool to join.
+func joinRouters(f *Frame) {
+	type front struct {
+		names            []string
+		queued, inflight float64
+	}
+	byModel := map[string]*front{}
+	for i := range f.Endpoints {
+		v := &f.Endpoints[i]
+		if v.State != StateUp || v.Kind != sources.KindRouter {
+			continue
+		}
+		for _, r := range v.Router {
+			x := byModel[r.Model]
+			if x == nil {
+				x = &front{queued: math.NaN(), inflight: math.NaN()}
+				byModel[r.Model] = x
+			}
+			x.names = append(x.names, v.Name)
+			x.queued = nanAdd(x.queued, r.Values[sources.RQueued])
+			x.inflight = nanAdd(x.inflight, r.Values[sources.RInflight])
+		}
+	}
+	for m := range f.Fleet.Models {
+		mv := &f.Fleet.Models[m]
+		x := byModel[mv.Model]
+		if x == nil || math.IsNaN(x.queued) {
+			continue
+		}
+		mv.Routers, mv.RouterQueued, mv.RouterInflight = x.names, x.queued, x.inflight
+		workers := mv.Stats.Waiting
+		mv.Stats.Waiting = x.queued
+		fw := &f.Fleet.Stats.Waiting
+		if math.IsNaN(workers) {
+			workers = 0
+		}
+		*fw = nanAdd(*fw, x.queued-workers)
+	}
+}
+
 func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 	v := EndpointView{
 		Index: i, Name: ep.name, State: ep.state, Since: ep.since, LastError: ep.lastErr, NotVLLM: ep.notVLLM,
 		LastAttempt: ep.lastAttempt, LastSuccess: ep.lastSuccess, ScrapeDuration: ep.dur,
-		MaxNumSeqs: ep.maxNumSeqs, Pool: ep.pool, RSS: math.NaN(),
+		MaxNumSeqs: ep.maxNumSeqs, Pool: ep.pool, Pod: ep.pod, Namespace: ep.namespace, RSS: math.NaN(),
 		Subs: ep.subStats, Spark: ep.spark.view(), SparkLong: ep.spark.longView(), GPU: ep.gpu.joined, Trend: ep.trend,
 	}
 	if ep.stats != nil {
@@ -439,7 +495,11 @@ func (e *Engine) view(i int, ep *endpoint, now time.Time) EndpointView {
 	if s := ep.snap; s != nil {
 		v.Kind, v.Version, v.Models, v.Warnings, v.Samples = s.Kind, s.Version, models(ep.refs), s.Warnings, s.Samples
 		v.RSS = s.Proc[sources.PRSS]
-		v.Lora = s.Lora
+		v.Lora, v.Router = s.Lora, s.Router
+		// A router's waiting is what it holds: the fleet table's run/wait.
+		for _, r := range s.Router {
+			v.Stats.Waiting = nanAdd(v.Stats.Waiting, r.Values[sources.RQueued])
+		}
 		for _, r := range ep.refs {
 			if r.cache != nil {
 				v.Cache = r.cache

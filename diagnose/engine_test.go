@@ -377,3 +377,34 @@ func TestSubSeriesCapped(t *testing.T) {
 		t.Errorf("%d sub-series in the view", len(v.Subs))
 	}
 }
+
+// TestWindowPastHistoryClamped: a window past sources.MaxWindow (at
+// New or by SetWindow) is that bound, and history stays within its rings
+// whatever the window: at most MaxFrames frames a sub-series. Before, a
+// window of 106,751 days was kept, and window plus its spacing (the
+// retention) overflowed to a negative duration.
+func TestWindowPastHistoryClamped(t *testing.T) {
+	e := New(Config{Window: math.MaxInt64, Interval: 10 * time.Second}, []TargetInfo{{Name: "replica"}})
+	if w := e.Config().Window; w != sources.MaxWindow {
+		t.Errorf("window %s at New", w)
+	}
+	e.SetWindow(time.Minute)
+	e.SetWindow(math.MaxInt64)
+	if w := e.Config().Window; w != sources.MaxWindow {
+		t.Errorf("window %s after SetWindow", w)
+	}
+	if r := e.retention(); r <= sources.MaxWindow {
+		t.Errorf("retention %s", r)
+	}
+	n := sources.NewNormalizer()
+	f := base
+	for k := range 2000 { // 5.5 h of 10 s polls
+		f.gen += 10
+		e.Ingest(0, scrape(t, n, t0.Add(time.Duration(k)*10*time.Second), f))
+	}
+	for _, h := range e.eps[0].subs {
+		if len(h.ring) > e.cfg.MaxFrames || h.n > e.cfg.MaxFrames {
+			t.Errorf("%d frames in a ring of %d, bound %d", h.n, len(h.ring), e.cfg.MaxFrames)
+		}
+	}
+}

@@ -122,3 +122,32 @@ func BenchmarkFleetHeap(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkWindowHeap reports vtop's live heap per busy endpoint after two
+// hours of 1 s polls with windows of a minute, an hour and a day: history
+// is rings of a fixed number of frames spaced a hundredth of the window
+// apart, so a longer window costs no more memory.
+//
+//	go test ./diagnose -run '^$' -bench WindowHeap -benchtime 1x
+func BenchmarkWindowHeap(b *testing.B) {
+	for _, w := range []time.Duration{time.Minute, time.Hour, sources.MaxWindow} {
+		b.Run(w.String(), func(b *testing.B) {
+			for range b.N {
+				const n = 5
+				r := newFleetRun(b, n)
+				r.run(30)
+				simOnly := liveHeap()
+				targets := make([]diagnose.TargetInfo, n)
+				r.norms = make([]*sources.Normalizer, n)
+				for i := range targets {
+					targets[i].Name = fmt.Sprint(i)
+					r.norms[i] = sources.NewNormalizer()
+				}
+				r.eng = diagnose.New(diagnose.Config{Window: w, Interval: time.Second}, targets)
+				r.run(7200)
+				b.ReportMetric(float64(liveHeap()-simOnly)/n/1024, "KiB/endpoint")
+				runtime.KeepAlive(r)
+			}
+		})
+	}
+}

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/vtop-dev/vtop/diagnose/format"
+	"github.com/vtop-dev/vtop/internal/format"
 )
 
 // The incident timeline: the onsets the engine and the detector found, in

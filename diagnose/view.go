@@ -1,7 +1,6 @@
 package diagnose
 
 import (
-	"math"
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
@@ -93,21 +92,6 @@ type Stats struct {
 	Paused     sources.Tri // engine_pause_state, where exposed
 }
 
-// UnknownStats is Stats with every number unknown (NaN): a target that
-// never answered has no values, not zeros.
-func UnknownStats() Stats {
-	n := math.NaN()
-	q := Quantiles{P50: n, P90: n, P95: n, P99: n, Mean: n, Count: n, Lowest: n, Highest: n}
-	return Stats{TTFT: q, ITL: q, TPOT: q, E2E: q, Queue: q, Prefill: q, Decode: q,
-		KVUsage: n, KVUsageMax: n, KVCapacityTokens: n, NumGPUBlocks: n, BlockSize: n, GPUMemUtil: n,
-		PrefixHitRatio: n, PrefixQueryRate: n, PreemptionsRate: n, Swapped: n, CPUKVUsage: n,
-		Running: n, Waiting: n, WaitingCapacity: n, WaitingDeferred: n, PromptTokRate: n, GenTokRate: n,
-		ReqRate: n, AbortShare: n, AvgPromptLen: n, AvgGenLen: n, MeanIterTokens: n,
-		IterTokens: q, IterTokensByToken: q, PromptCachedRate: n, ErrorShare: n, RejectRate: n,
-		SpecDraftRate: n, SpecDraftTokRate: n, SpecAcceptedRate: n,
-		SpecAcceptRate: n, SpecAcceptLen: n, SpecDraftsPerStep: n, KVXferFailRate: n, KVExpiredRate: n, KVOffloadRate: n}
-}
-
 // SleepState is an engine's sleep mode as vLLM reports it.
 type SleepState uint8
 
@@ -165,8 +149,10 @@ type EndpointView struct {
 	RSS            float64 // API-server resident memory, bytes (NaN in multiprocess mode)
 	MaxNumSeqs     int     // from configuration; 0 unknown
 	Pool           string  // from configuration: the replicas replica_imbalance compares; empty: by model
+	Pod, Namespace string  // the Kubernetes pod serving it, where discovery says; empty otherwise
 	Cache          *sources.CacheConfig
 	Lora           *sources.LoraInfo
+	Router         []sources.RouterModel // a router's per-model queue (Dynamo's frontend); nil for an engine
 	Stats          Stats
 	Subs           []SubView
 	Spark          []SparkPoint // oldest first; shared, read-only
@@ -194,6 +180,12 @@ type ModelView struct {
 	Endpoints int
 	Stats     Stats
 	Verdict   Verdict // the pool's bottleneck (the detector's)
+	// Routers are the routers up in front of the pool (Dynamo frontends
+	// serving this model); with them Stats.Waiting is RouterQueued, the
+	// requests they hold, and the capacity is the endpoints'.
+	Routers        []string
+	RouterQueued   float64 // NaN without a router
+	RouterInflight float64
 }
 
 // FleetView aggregates all endpoints that are up.
@@ -238,9 +230,13 @@ type Frame struct {
 	// fail now: their endpoints are Blind, not down. Set by whoever feeds
 	// the engine.
 	Outages []Outage
+	// Failing are the other sources that fail now (a dcgm-exporter, a
+	// file_sd or DNS rule): the endpoints stay as they are, but what the
+	// source gives (GPUs, targets) is its last or nothing. Sorted.
+	Failing []Outage
 }
 
-// Outage is a source that feeds the endpoints, failing.
+// Outage is a source failing.
 type Outage struct {
 	Source string    // "Prometheus prom:9090"
 	Err    string    // its error, one sanitized line

@@ -99,6 +99,13 @@ type Target struct {
 	Name       string `json:"name"`
 	URL        string `json:"url"`
 	MaxNumSeqs int    `json:"max_num_seqs,omitempty"`
+	Pod        string `json:"pod,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+}
+
+// Source is the target as the pipeline takes it.
+func (t Target) Source() sources.Target {
+	return sources.Target{Name: t.Name, URL: t.URL, MaxNumSeqs: t.MaxNumSeqs, Pod: t.Pod, Namespace: t.Namespace}
 }
 
 // Duration is a time.Duration written as Go's duration text ("1s").
@@ -120,7 +127,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 func Targets(ts []sources.Target) []Target {
 	out := make([]Target, len(ts))
 	for i, t := range ts {
-		out[i] = Target{Name: Redact(t.Name), URL: Redact(t.URL), MaxNumSeqs: t.MaxNumSeqs}
+		out[i] = Target{Name: Redact(t.Name), URL: Redact(t.URL), MaxNumSeqs: t.MaxNumSeqs, Pod: t.Pod, Namespace: t.Namespace}
 	}
 	return out
 }

@@ -1,13 +1,13 @@
 package record
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
 	"time"
 
+	"github.com/vtop-dev/vtop/internal/jsonsplice"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -52,26 +52,22 @@ type wireGPU struct {
 }
 
 // MarshalJSON writes the members with the table's numbers after
-// pci_bus_id, as appendGPUJSON does. The first unescaped `,"clock_event`
-// is where clock_events or, when omitted, clock_event_bits begins: inside
-// a JSON string every quote is escaped.
+// pci_bus_id, before clock_events or, when that is omitted,
+// clock_event_bits.
 func (g wireGPU) MarshalJSON() ([]byte, error) {
 	type members wireGPU
 	b, err := json.Marshal(members(g))
 	if err != nil {
 		return nil, err
 	}
-	at := bytes.Index(b, []byte(`,"clock_event`))
-	out := append([]byte(nil), b[:at]...)
-	for i := range sources.GPUFields {
+	return jsonsplice.Insert(b, len(sources.GPUFields), func(dst []byte, i int) []byte {
 		v := num(math.NaN())
 		if i < len(g.Nums) {
 			v = g.Nums[i]
 		}
 		n, _ := v.MarshalJSON()
-		out = append(append(append(append(out, ',', '"'), sources.GPUFields[i].Wire...), '"', ':'), n...)
-	}
-	return append(out, b[at:]...), nil
+		return jsonsplice.Member(dst, sources.GPUFields[i].Wire, n)
+	}, "clock_events", "clock_event_bits"), nil
 }
 
 // UnmarshalJSON reads the members, then each table number by its key; a

@@ -58,7 +58,7 @@ func TestRecordChangedLines(t *testing.T) {
 			switch r.IntN(20) {
 			case 0: // the fetch failed: the normalizer saw nothing
 				s.Err = errors.New("connection refused")
-				box.Put(i, s)
+				box.Put(i, 0, s)
 				continue
 			case 1: // a body that does not parse
 				body = append(body, "garbage{\n"...)
@@ -78,7 +78,7 @@ func TestRecordChangedLines(t *testing.T) {
 				}
 				want[key{c.Name, at.UnixNano()}] = body
 			}
-			box.Put(i, s)
+			box.Put(i, 0, s)
 		}
 		if r.IntN(3) == 0 {
 			continue // the pipeline was busy: newer scrapes replace these

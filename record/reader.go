@@ -136,6 +136,14 @@ func NewReader(in io.Reader, name string) (*Reader, error) {
 	if len(r.hdr.Targets) > maxTargets {
 		return nil, fmt.Errorf("%s: header: more than %d targets", name, maxTargets)
 	}
+	// A window or interval vtop never records: replayed, it would set the
+	// engine past the history it keeps (0 is the default, as live).
+	if w := time.Duration(r.hdr.Window); w < 0 || w > sources.MaxWindow {
+		return nil, fmt.Errorf("%s: header: window %s is not between 0 and %s, the history vtop keeps", name, w, sources.MaxWindow)
+	}
+	if i := time.Duration(r.hdr.Interval); i < 0 || i > sources.MaxInterval {
+		return nil, fmt.Errorf("%s: header: interval %s is not between 0 and %s", name, i, sources.MaxInterval)
+	}
 	r.targets = make([]lastBody, len(r.hdr.Targets))
 	return r, nil
 }

@@ -476,3 +476,77 @@ func TestCreateRefusesExisting(t *testing.T) {
 		t.Errorf("a file was created through the dangling link")
 	}
 }
+
+// The pipeline applied each GPU reading on its own, so a replay hands each
+// over too, with its events, even when two fall between evaluations (in
+// one batch, evaluated at the tick as live was): the GPU history must keep
+// both points.
+func TestGPUReadingsBetweenTicksReplayEach(t *testing.T) {
+	fx := newFixture(t)
+	path := filepath.Join(t.TempDir(), "rec.vtop")
+	w, err := Create(path, fx.hdr, fx.live, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gpu := func(s int, xid int) *sources.GPUSnapshot {
+		g := sources.GPU{Index: 0, UUID: "GPU-0", Name: "x"}
+		g.SetUnknown()
+		g.UtilGPU = float64(90 + s)
+		at := t0.Add(time.Duration(s) * time.Second)
+		return &sources.GPUSnapshot{Time: at, GPUs: []sources.GPU{g}, Events: []sources.GPUEvent{{Time: at, GPU: 0, XID: xid}}}
+	}
+	w.GPU(gpu(1, 31))
+	w.GPU(gpu(2, 43))
+	w.Tick(t0.Add(2 * time.Second))
+	w.GPU(gpu(3, 48))
+	w.Tick(t0.Add(3 * time.Second))
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	src := NewSource([]string{path}, 0)
+	out := make(chan sources.Batch, 8)
+	if err := src.Run(context.Background(), out); err != nil || src.Stopped() != nil {
+		t.Fatal(err, src.Stopped())
+	}
+	close(out)
+	var got []string
+	for b := range out {
+		if b.GPU == nil {
+			continue
+		}
+		for _, g := range append(b.EarlierGPU, *b.GPU) {
+			for _, e := range g.Events {
+				got = append(got, fmt.Sprintf("%v@%s xid %d", g.GPUs[0].UtilGPU, g.Time.Sub(t0), e.XID))
+			}
+		}
+	}
+	if want := []string{"91@1s xid 31", "92@2s xid 43", "93@3s xid 48"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("replayed %q, want %q", got, want)
+	}
+}
+
+// TestHeaderBoundsRefused: a header's window or interval past what vtop
+// keeps history for (a crafted file; vtop never writes one) is refused,
+// naming the file and the bound. Before, a window of 106,751 days was
+// replayed as it was, overflowing the engine's retention arithmetic.
+func TestHeaderBoundsRefused(t *testing.T) {
+	for _, c := range []struct {
+		window, interval time.Duration
+		want             string
+	}{
+		{math.MaxInt64, time.Second, "test.vtop: header: window 2562047h47m16.854775807s is not between 0 and 24h0m0s, the history vtop keeps"},
+		{-time.Minute, time.Second, "window -1m0s is not between"},
+		{time.Minute, 2 * time.Hour, "test.vtop: header: interval 2h0m0s is not between 0 and 1h0m0s"},
+	} {
+		fx := newFixture(t)
+		fx.hdr.Window, fx.hdr.Interval = Duration(c.window), Duration(c.interval)
+		if _, err := readAll(t, fx.bytes(t)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("window %s, interval %s: %v, want %q", c.window, c.interval, err, c.want)
+		}
+	}
+	fx := newFixture(t)
+	fx.hdr.Window = Duration(24 * time.Hour)
+	if _, err := readAll(t, fx.bytes(t)); err != io.EOF {
+		t.Errorf("a 24 h window: %v", err)
+	}
+}

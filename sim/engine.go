@@ -26,6 +26,11 @@ type engineConfig struct {
 	prefixCaching  bool
 	chunkedPrefill bool
 	countAborts    bool
+	// P/D disaggregation's decode side (--kv-transfer-config with
+	// NixlConnector): every request's prompt KV is read from its prefill
+	// instance; xferFail of the reads fail (a degraded link).
+	pdDecode bool
+	xferFail float64
 }
 
 const (
@@ -37,6 +42,12 @@ const (
 	v0LogInterval = 5 * time.Second
 	// pcieBytesPerSec is the effective host link for V0 swapping.
 	pcieBytesPerSec = 25e9
+	// P/D: a KV read over NIXL costs its setup and the bytes at the RDMA
+	// link's rate (a 200 Gb/s NIC); a read on a degraded link fails once
+	// UCX's retries give up, xferRetryTimeout after it started.
+	xferSetup        = 2 * time.Millisecond
+	rdmaBytesPerSec  = 25e9
+	xferRetryTimeout = time.Second
 )
 
 // engine is one vLLM engine core: a scheduler over a paged KV cache running
@@ -61,6 +72,8 @@ type engine struct {
 	hung      bool          // a stuck step: holds its requests, computes nothing (engine-stalled)
 	asleep    bool          // put to sleep (/sleep level 1): serves nothing
 	swapCost  time.Duration // V0 transfers to add to the current step
+	xferNext  time.Duration // the earliest KV read in flight lands (never: none)
+	failAcc   float64       // P/D: the failing share, spread evenly over the reads
 	retries   []request     // timed-out requests whose client will retry (shapes)
 	retryable bool
 
@@ -98,6 +111,7 @@ func (e *engine) runningSeqs() int {
 // add queues a new request (the API server hands it to the engine core).
 func (e *engine) add(r *request) {
 	r.scheduled, r.firstTok, r.lastTok = -1, -1, r.arrival
+	r.remote = e.cfg.pdDecode
 	e.waiting.pushBack(r)
 }
 
@@ -122,6 +136,10 @@ func (e *engine) runUntil(t time.Duration) {
 		}
 		if e.step(t) {
 			stuck = 0
+		} else if e.xferNext > e.now && e.xferNext < t {
+			// Nothing to compute until a KV read lands.
+			e.gpu.idle(e.xferNext - e.now)
+			e.now, stuck = e.xferNext, 0
 		} else {
 			stuck++
 		}
@@ -191,11 +209,22 @@ func (e *engine) scheduleV1() (admitted, preempted bool) {
 			e.waiting.pushFront(skipped[i])
 		}
 	}()
+	e.xferNext = never
 	for e.waiting.len() > 0 && len(e.running) < e.cfg.maxNumSeqs && budget > 0 {
 		r := e.waiting.front()
 		if !e.loraFits(r) {
 			skipped = append(skipped, e.waiting.popFront())
 			continue
+		}
+		if r.remote {
+			if !e.remoteKV(r) {
+				if r.xferAt == 0 {
+					break // no blocks to read the KV into
+				}
+				skipped = append(skipped, e.waiting.popFront())
+				e.xferNext = min(e.xferNext, r.xferAt)
+				continue
+			}
 		}
 		hit := 0
 		if r.computed == 0 {
@@ -222,6 +251,39 @@ func (e *engine) scheduleV1() (admitted, preempted bool) {
 		admitted = true
 	}
 	return admitted, false
+}
+
+// remoteKV moves a P/D request's KV read along, as vLLM's scheduler with
+// NixlConnector does: the first time the request comes up, blocks for its
+// whole prompt are allocated and the read starts (the request waits for
+// remote KVs, taking no seat and no budget); once the read lands the request
+// is scheduled with all but its last prompt token computed, or, when the
+// read failed, with its blocks freed, to recompute the prompt here. It
+// reports whether r is ready to schedule; false with r.xferAt 0: no blocks.
+func (e *engine) remoteKV(r *request) bool {
+	switch {
+	case r.xferAt == 0:
+		if !e.kv.grow(r, r.prompt-r.computed) {
+			return false
+		}
+		bytes := float64(r.prompt) * e.cfg.model.KVBytesPerToken
+		r.xferAt = e.now + xferSetup + time.Duration(bytes/rdmaBytesPerSec*float64(time.Second))
+		if e.failAcc += e.cfg.xferFail; e.failAcc >= 1 {
+			e.failAcc--
+			r.xferFails = true
+			r.xferAt = e.now + xferRetryTimeout
+		}
+		return false
+	case r.xferAt > e.now:
+		return false
+	case r.xferFails:
+		e.m.counters[sources.CKVTransferFailed]++
+		e.kv.release(r, e.now)
+		r.remote, r.computed = false, 0
+		return true
+	}
+	r.remote, r.computed, r.external = false, r.prompt-1, r.prompt-1
+	return true
 }
 
 // specExpected is the mean number of drafted tokens accepted a step:
@@ -507,6 +569,9 @@ func (e *engine) runLength(t time.Duration, dt time.Duration) int {
 	for _, r := range e.sched {
 		kmax = min(kmax, r.target-r.out)
 	}
+	if e.xferNext > e.now && e.xferNext != never {
+		kmax = min(kmax, max(1, int((e.xferNext-e.now+dt-1)/dt)))
+	}
 	for _, r := range e.running {
 		if r.deadline != never {
 			kmax = min(kmax, max(1, int((r.deadline-e.now+dt-1)/dt)))
@@ -555,8 +620,10 @@ func (e *engine) sampled(r *request, end time.Duration) {
 			p, c := float64(r.prompt), float64(r.cachedHit)
 			e.m.counters[sources.CPromptTokens] += p
 			e.m.counters[sources.CPromptCached] += c
-			e.m.promptBy[0] += p - c
+			x := float64(r.external)
+			e.m.promptBy[0] += p - c - x
 			e.m.promptBy[1] += c
+			e.m.promptBy[2] += x
 		}
 	} else if e.v0() {
 		// V0 records the re-prefill after a recompute as another

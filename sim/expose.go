@@ -80,6 +80,7 @@ type exposeOpts struct {
 	specTokens   int  // speculative decoding's families, with this many positions
 	lora         bool // --enable-lora: lora_requests_info, optional otherwise, is shown
 	spec         bool // --speculative-config: the spec_decode families are shown
+	nixl         bool // --kv-transfer-config with NixlConnector: the nixl_* counters are shown
 }
 
 var layouts sync.Map // layoutKey → *layout
@@ -97,7 +98,7 @@ func layoutFor(p *Profile, mp bool, maxModelLen int, opts exposeOpts) *layout {
 	for i := range sources.Metrics {
 		m := &sources.Metrics[i]
 		switch {
-		case m.Role == sources.RoleRouter, m.Optional && !(opts.lora && m.Role == sources.RoleLoraInfo) && !(opts.spec && isSpec(m)), m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
+		case m.Role == sources.RoleRouter, m.Optional && !(opts.lora && m.Role == sources.RoleLoraInfo) && !(opts.spec && isSpec(m)) && !(opts.nixl && isNixl(m)), m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
 		case opts.trimmed && m.Role == sources.RoleCounter && sources.Counter(m.ID) == sources.CPreemptions:
 		case m.Role == sources.RoleProc:
 			if !mp {
@@ -532,10 +533,11 @@ func (e *engine) labeledValue(l sources.Labeled, fl *famLayout, j int) (float64,
 		v := e.m.finished[fl.labelSince[j]]
 		return v, !fl.lazyLabelled || v > 0
 	case sources.LWaitingReason:
-		// deferred: a LoRA adapter waiting for a slot; capacity: the rest.
+		// deferred: a LoRA adapter waiting for a slot, or a P/D request
+		// waiting for its KV read to land; capacity: the rest.
 		deferred := 0
 		for i := e.waiting.head; i < len(e.waiting.items); i++ {
-			if !e.loraFits(e.waiting.items[i]) {
+			if q := e.waiting.items[i]; !e.loraFits(q) || q.remote && q.xferAt != 0 {
 				deferred++
 			}
 		}
@@ -588,6 +590,15 @@ func (r *Replica) loraLists() (run, wait string) {
 
 // isSpec: a speculative-decoding counter (or its accepted-by-position
 // family), shown only with a speculative config.
+// isNixl: NixlConnector's transfer counters.
+func isNixl(m *sources.Metric) bool {
+	if m.Role != sources.RoleCounter || m.Server != sources.ServerVLLM {
+		return false
+	}
+	c := sources.Counter(m.ID)
+	return c == sources.CKVTransferFailed || c == sources.CKVExpired
+}
+
 func isSpec(m *sources.Metric) bool {
 	if m.Role == sources.RoleLabeled {
 		return sources.Labeled(m.ID) == sources.LSpecAcceptedPos

@@ -39,7 +39,12 @@ type ReplicaConfig struct {
 	FinishReasonLabel bool
 	// HelpV1 serves V1's HELP texts from a V0 engine (a build with
 	// backported help strings): only the metric names tell the generation.
-	HelpV1    bool
+	HelpV1 bool
+	// PDDecode is the decode side of prefill/decode disaggregation
+	// (--kv-transfer-config with NixlConnector, V1): each prompt is
+	// prefilled on a prefill instance and its KV read over NIXL; the
+	// nixl_* counters are exposed.
+	PDDecode  bool
 	Scenarios []ScenarioSpec
 }
 
@@ -131,6 +136,9 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 		scs = append(scs, activation{spec.Delay, sc})
 	}
 	sort.SliceStable(scs, func(a, b int) bool { return scs[a].at < scs[b].at })
+	if rc.PDDecode && (p.Gen == sources.GenV0 || p.Server != sources.ServerVLLM) {
+		return nil, fmt.Errorf("%s: P/D disaggregation with NixlConnector needs a vLLM V1 engine", rc.Name)
+	}
 	if rc.MaxNumSeqs <= 0 {
 		rc.MaxNumSeqs = p.MaxNumSeqs
 	}
@@ -175,7 +183,7 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 		}
 	}
 	r.ecfg = engineConfig{profile: p, model: rc.Model, maxNumSeqs: rc.MaxNumSeqs, budget: rc.MaxBatchedTokens, maxLoras: rc.MaxLoras,
-		specTokens: rc.SpecTokens, specAccept: rc.SpecAccept,
+		specTokens: rc.SpecTokens, specAccept: rc.SpecAccept, pdDecode: rc.PDDecode,
 		blockSize: rc.BlockSize, numGPUBlocks: rc.NumGPUBlocks,
 		numCPUBlocks: int(rc.SwapSpaceGiB * (1 << 30) / blockBytes), gpuMemUtil: rc.GPUMemUtil,
 		prefixCaching: caching, chunkedPrefill: p.ChunkedPrefill, countAborts: !f.hideAborts}
@@ -186,7 +194,7 @@ func newReplica(f *Fleet, i int, rc ReplicaConfig, seed uint64, gpuBase int) (*R
 	r.arr.rng = r.rng
 	r.mp = p.multiprocess(rc.DP)
 	r.lay = layoutFor(p, r.mp, rc.Model.MaxModelLen, exposeOpts{trimmed: rc.Trimmed, finishReason: rc.FinishReasonLabel, helpV1: rc.HelpV1, lora: rc.MaxLoras > 0, spec: rc.SpecTokens > 0,
-		specTokens: rc.SpecTokens})
+		specTokens: rc.SpecTokens, nixl: rc.PDDecode})
 	r.labels = r.buildLabels()
 	r.activate()
 	return r, nil

@@ -19,6 +19,14 @@ type request struct {
 	groupTokens int // tokens of that prefix (whole blocks)
 	prefixRef   bool
 
+	// P/D decode side: the prompt was prefilled on a prefill instance and
+	// its KV is read over NIXL (remote) until the read lands at xferAt
+	// (0: not started); a read that fails (xferFails) is recomputed here.
+	remote    bool
+	xferFails bool
+	xferAt    time.Duration
+	external  int // prompt tokens whose KV came over the transfer
+
 	out       int // output tokens written
 	computed  int // tokens whose KV is computed
 	blocks    int // private KV blocks held on the GPU

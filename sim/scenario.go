@@ -135,6 +135,16 @@ var Scenarios = []Scenario{
 			l.Rate, l.OutputMedian = l.Rate*2.5, 2*l.OutputMedian
 			r.ecfg.specAccept = 0.10
 		}},
+	{Name: "pd-decode", Summary: "the decode side of a prefill/decode pair (--kv-transfer-config NixlConnector): 3k-token prompts are prefilled on a prefill instance and their KV read over a 200 Gb/s RDMA link (about 20 ms each), then decoded here; every read lands",
+		deploy: pdDecode, start: func(r *Replica) {}},
+	{Name: "kv-transfer-failing", Summary: "pd-decode, then the RDMA link degrades: 40 % of the KV reads fail once UCX's retries give up (1 s), and vLLM recomputes those prompts on the decode instance: their first token waits for the timeout and a local prefill, which lengthens every decode step",
+		deploy: pdDecode, start: func(r *Replica) { r.ecfg.xferFail = 0.4 }},
+	{Name: "kv-transfer-failing-closed", Summary: "kv-transfer-failing under a closed-loop harness: 24 clients, each sending its next long prompt when the previous answer ends",
+		deploy: pdDecode, start: func(r *Replica) {
+			l := &r.load
+			l.Rate, l.BurstEvery, l.Clients, l.ClientTimeout, l.CancelShare = 0, 0, 24, 0, 0
+			r.ecfg.xferFail = 0.4
+		}},
 	{Name: "batch-job-bursts", Summary: "a periodic batch job on top of chat traffic: bursts of 8× the rate for about 4 s, about every 40 s, each drained within seconds, no preemption",
 		start: func(r *Replica) {
 			l := &r.load
@@ -184,6 +194,14 @@ var Scenarios = []Scenario{
 				e.gpu.ambientC, e.gpu.cwPerWatt = 42, 0.17
 			}
 		}},
+}
+
+// pdDecode deploys the decode side of P/D disaggregation: long prompts
+// (what P/D is deployed for), prefilled elsewhere, no shared prefixes.
+func pdDecode(c *ReplicaConfig) {
+	c.PDDecode = true
+	l := c.Load
+	l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.PrefixShare = 3000, 0.3, 250, 0.5, 0
 }
 
 // utilForKV is the --gpu-memory-utilization (two decimals, as operators

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -445,6 +446,30 @@ func TestBackoff(t *testing.T) {
 	for i, w := range want {
 		if got := backoff(time.Second, 30*time.Second, i+1); got != w*time.Second {
 			t.Errorf("failure %d: %v, want %v", i+1, got, w*time.Second)
+		}
+	}
+}
+
+// A connect that fails at once is not a timeout, whatever net.Error's
+// Timeout says of its errno: EAGAIN (no free local port) read as "timed out
+// after 3s" on a scrape that took 0.2 ms.
+func TestDescribeNetErrErrno(t *testing.T) {
+	op := func(e error) error {
+		return &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", e)}
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{op(syscall.EAGAIN), "no free local port"},
+		{op(syscall.EADDRNOTAVAIL), "no free local port"},
+		{op(syscall.ECONNREFUSED), "connection refused"},
+		{op(syscall.ETIMEDOUT), "timed out after 3s"},
+		{op(os.ErrDeadlineExceeded), "timed out after 3s"},
+		{context.DeadlineExceeded, "timed out after 3s"},
+	} {
+		if got := describeNetErr(c.err, 3*time.Second).Error(); !strings.Contains(got, c.want) {
+			t.Errorf("%v: %q, want %q", c.err, got, c.want)
 		}
 	}
 }

@@ -10,30 +10,56 @@ import "math"
 type GPUField struct {
 	Wire  string // the recording's key (docs/recording.md); never renamed
 	JSON  string // the JSON report's key (docs/json-report.md); never renamed
-	Label string // the word the screen and the text report use
+	Label string // the word the text report and the export's help use
+	Short string // the word before it on the GPU line ("" where its unit says it)
 	Unit  string // %, bytes, °C, W, MHz, count, bytes/s
 	At    func(*GPU) *float64
 }
 
+// GPUFieldID names a row of GPUFields for a reader that shows some of them
+// (the GPU line): the number's accessor, key, words and unit are the row's.
+type GPUFieldID uint8
+
+const (
+	GPUUtil GPUFieldID = iota
+	GPUUtilMem
+	GPUMemUsed
+	GPUMemTotal
+	GPUTemp
+	GPUTempSlowdown
+	GPUPower
+	GPUPowerLimit
+	GPUSMClock
+	GPUMemClock
+	GPUECCUncorrected
+	GPURetiredPages
+	GPUPCIeTx
+	GPUPCIeRx
+	NumGPUFields
+)
+
 // GPUFields are the numbers of a GPU reading, in the order every reader
 // lists them. A recording made before a row was added lacks its key:
 // the reader leaves that number unknown (NaN), never zero.
-var GPUFields = [...]GPUField{
-	{"util_gpu", "utilization_percent", "util", "%", func(g *GPU) *float64 { return &g.UtilGPU }},
-	{"util_mem", "memory_utilization_percent", "mem-io", "%", func(g *GPU) *float64 { return &g.UtilMem }},
-	{"mem_used", "memory_used_bytes", "memory used", "bytes", func(g *GPU) *float64 { return &g.MemUsed }},
-	{"mem_total", "memory_total_bytes", "memory total", "bytes", func(g *GPU) *float64 { return &g.MemTotal }},
-	{"temp_c", "temperature_c", "temperature", "°C", func(g *GPU) *float64 { return &g.TempC }},
-	{"temp_slowdown_c", "temperature_slowdown_c", "slowdown", "°C", func(g *GPU) *float64 { return &g.TempSlowdownC }},
-	{"power_w", "power_w", "power", "W", func(g *GPU) *float64 { return &g.PowerW }},
-	{"power_limit_w", "power_limit_w", "power limit", "W", func(g *GPU) *float64 { return &g.PowerLimitW }},
-	{"sm_clock_mhz", "sm_clock_mhz", "SM", "MHz", func(g *GPU) *float64 { return &g.SMClockMHz }},
-	{"mem_clock_mhz", "memory_clock_mhz", "mem", "MHz", func(g *GPU) *float64 { return &g.MemClockMHz }},
-	{"ecc_uncorrected", "ecc_uncorrected_volatile", "ECC uncorrected", "count", func(g *GPU) *float64 { return &g.ECCUncorrected }},
-	{"retired_pages", "retired_pages_or_remapped_rows", "retired/remapped", "count", func(g *GPU) *float64 { return &g.RetiredPages }},
-	{"pcie_tx_bps", "pcie_tx_bytes_per_s", "PCIe tx", "bytes/s", func(g *GPU) *float64 { return &g.PCIeTxBps }},
-	{"pcie_rx_bps", "pcie_rx_bytes_per_s", "PCIe rx", "bytes/s", func(g *GPU) *float64 { return &g.PCIeRxBps }},
+var GPUFields = [NumGPUFields]GPUField{
+	GPUUtil:           {"util_gpu", "utilization_percent", "util", "util", "%", func(g *GPU) *float64 { return &g.UtilGPU }},
+	GPUUtilMem:        {"util_mem", "memory_utilization_percent", "mem-io", "mem-io", "%", func(g *GPU) *float64 { return &g.UtilMem }},
+	GPUMemUsed:        {"mem_used", "memory_used_bytes", "memory used", "mem", "bytes", func(g *GPU) *float64 { return &g.MemUsed }},
+	GPUMemTotal:       {"mem_total", "memory_total_bytes", "memory total", "", "bytes", func(g *GPU) *float64 { return &g.MemTotal }},
+	GPUTemp:           {"temp_c", "temperature_c", "temperature", "", "°C", func(g *GPU) *float64 { return &g.TempC }},
+	GPUTempSlowdown:   {"temp_slowdown_c", "temperature_slowdown_c", "slowdown", "slowdown", "°C", func(g *GPU) *float64 { return &g.TempSlowdownC }},
+	GPUPower:          {"power_w", "power_w", "power", "", "W", func(g *GPU) *float64 { return &g.PowerW }},
+	GPUPowerLimit:     {"power_limit_w", "power_limit_w", "power limit", "", "W", func(g *GPU) *float64 { return &g.PowerLimitW }},
+	GPUSMClock:        {"sm_clock_mhz", "sm_clock_mhz", "SM", "SM", "MHz", func(g *GPU) *float64 { return &g.SMClockMHz }},
+	GPUMemClock:       {"mem_clock_mhz", "memory_clock_mhz", "mem", "mem", "MHz", func(g *GPU) *float64 { return &g.MemClockMHz }},
+	GPUECCUncorrected: {"ecc_uncorrected", "ecc_uncorrected_volatile", "ECC uncorrected", "ECC uncorrected", "count", func(g *GPU) *float64 { return &g.ECCUncorrected }},
+	GPURetiredPages:   {"retired_pages", "retired_pages_or_remapped_rows", "retired/remapped", "retired/remapped", "count", func(g *GPU) *float64 { return &g.RetiredPages }},
+	GPUPCIeTx:         {"pcie_tx_bps", "pcie_tx_bytes_per_s", "PCIe tx", "PCIe tx", "bytes/s", func(g *GPU) *float64 { return &g.PCIeTxBps }},
+	GPUPCIeRx:         {"pcie_rx_bps", "pcie_rx_bytes_per_s", "PCIe rx", "PCIe rx", "bytes/s", func(g *GPU) *float64 { return &g.PCIeRxBps }},
 }
+
+// Num is g's number id.
+func (g *GPU) Num(id GPUFieldID) float64 { return *GPUFields[id].At(g) }
 
 // SetUnknown makes every number of g unknown (NaN): a reader starts from
 // this and fills what it could read.

@@ -70,6 +70,7 @@ type Normalizer struct {
 	presentAny bool
 	declared   int // vllm: families with a TYPE line
 	router     int
+	routerVals []RouterModel // this scrape's router numbers, in body order of first sight
 	other      map[string]int
 	help       Gen // what the HELP of num_requests_running says
 	procs      [NumProcs]float64
@@ -257,6 +258,7 @@ func (n *Normalizer) begin() {
 	clear(n.present)
 	n.presentAny = false
 	n.declared, n.router, n.samples, n.dups, n.overCap = 0, 0, 0, 0, 0
+	n.routerVals = nil
 	clear(n.other)
 	n.help = GenUnknown
 	for i := range n.procs {
@@ -365,6 +367,9 @@ func classOf(ls labels.Labels) class {
 	switch f.role {
 	case RoleRouter:
 		c.kind = eRouter
+		if f.id != uint8(RNone) {
+			c.sub.Model = KeyLabel(routerModel(ls), MaxLabelLen)
+		}
 		return c
 	case RoleProc:
 		c.kind = eProc
@@ -440,6 +445,9 @@ func (n *Normalizer) apply(en *class, v float64) {
 		return
 	case eRouter:
 		n.router++
+		if id := RouterValue(families[en.fam].id); id != RNone && en.part == partValue {
+			n.applyRouter(en.sub.Model, id, v)
+		}
 		return
 	case eProc:
 		n.present[en.fam] = true
@@ -527,6 +535,38 @@ func (n *Normalizer) apply(en *class, v float64) {
 			list[i].Value = v
 		}
 		s.labeled[id] = list
+	}
+}
+
+// routerModel is the model a router's series is about: Dynamo labels it
+// model; model_name as the engines do is read too.
+func routerModel(ls labels.Labels) string {
+	if m := ls.Get(LabelModelAlt); m != "" {
+		return m
+	}
+	return ls.Get(LabelModel)
+}
+
+// applyRouter adds a router's number for model: series that differ in
+// other labels (several frontends' instances) sum.
+func (n *Normalizer) applyRouter(model string, id RouterValue, v float64) {
+	if !finite(v) || v < 0 {
+		n.warn(fmt.Sprintf("a router's %s is %v (shown as unknown)", [...]string{"", "queue", "in-flight count"}[id], v))
+		return
+	}
+	i := slices.IndexFunc(n.routerVals, func(r RouterModel) bool { return r.Model == model })
+	if i < 0 {
+		r := RouterModel{Model: model}
+		for k := range r.Values {
+			r.Values[k] = math.NaN()
+		}
+		n.routerVals = append(n.routerVals, r)
+		i = len(n.routerVals) - 1
+	}
+	if x := &n.routerVals[i].Values[id]; math.IsNaN(*x) {
+		*x = v
+	} else {
+		*x += v
 	}
 }
 
@@ -639,7 +679,8 @@ func (n *Normalizer) finish() (*Snapshot, error) {
 	if n.overCap > 0 {
 		n.warn(fmt.Sprintf("too many models/engines: %d samples beyond the first %d sub-series ignored", n.overCap, n.MaxSubs))
 	}
-	snap := &Snapshot{Samples: n.samples, Proc: n.procs, Lora: n.lora}
+	snap := &Snapshot{Samples: n.samples, Proc: n.procs, Lora: n.lora, Router: n.routerVals}
+	slices.SortFunc(snap.Router, func(a, b RouterModel) int { return strings.Compare(a.Model, b.Model) })
 	switch {
 	case n.router > 0 && !n.hasEngineCore():
 		snap.Kind = KindRouter

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,26 +21,6 @@ type PollerConfig struct {
 	// KeepBody keeps what --record needs of each body normalized without
 	// error: its changed lines (Scrape.Lines), or a copy (Scrape.Body).
 	KeepBody bool
-	// Slots is the pool of scrape slots the poller draws from; pollers
-	// that share one (a run's static and discovered targets) share
-	// MaxParallel, the fair share and the start offsets. nil: its own.
-	Slots *Slots
-}
-
-// Slots is a run's scrape-slot pool: at most its size scrapes hold a slot
-// at once, across every poller drawing from it, and each one's fair share
-// of a slot is computed over all their targets.
-type Slots struct {
-	sem     chan struct{}
-	targets atomic.Int64 // targets of the pollers running on it
-}
-
-// NewSlots makes a pool of n slots (64 when n <= 0).
-func NewSlots(n int) *Slots {
-	if n <= 0 {
-		n = 64
-	}
-	return &Slots{sem: make(chan struct{}, n)}
 }
 
 // DefaultPollerConfig returns the defaults: 1 s interval, 64 scrapes at once,
@@ -57,21 +38,30 @@ var bodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // A target's timer starts its next poll when the last one is done, so polls
 // of one target never overlap; a semaphore bounds how many run at once
 // across targets, and a scrape holds its slot for at most its fair share of
-// them (see fairShare).
+// them (see fairShare). Targets can be added and removed while it runs
+// (discovery): every target of a run is on the one poller, so
+// --max-parallel, the fair share and the start offsets cover them all.
 type Poller struct {
-	cfg     PollerConfig
-	targets []Target
-	fetch   *Fetcher
-	box     *Mailbox
-	sem     chan struct{}
+	cfg   PollerConfig
+	fetch *Fetcher
+	box   *Mailbox
+	sem   chan struct{}
+	count atomic.Int64 // targets polled now
 
-	mu   sync.Mutex
-	gen  uint64        // PollNow requests so far; a target mid-scrape catches up on it
-	runs []*targetPoll // while Run runs
+	mu      sync.Mutex
+	gen     uint64   // PollNow requests so far; a target mid-scrape catches up on it
+	targets []Target // by mailbox index; a removed target's index is reused
+	used    []bool   // whether targets[i] is a target now
+	free    []int    // indices of removed targets
+	byName  map[string]int
+	runs    []*targetPoll // by index, while Run runs; nil before and for a free index
+	ctx     context.Context
+	keys    uint64 // runs started so far: a run's key tells its results from a former target's
+	wg      sync.WaitGroup
 }
 
 // NewPoller builds a poller; results arrive in the returned Mailbox, indexed
-// like targets.
+// like targets (a target added later takes a free index or the next one).
 func NewPoller(targets []Target, f *Fetcher, cfg PollerConfig) *Poller {
 	if cfg.Interval <= 0 {
 		cfg.Interval = time.Second
@@ -88,27 +78,88 @@ func NewPoller(targets []Target, f *Fetcher, cfg PollerConfig) *Poller {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	if cfg.Slots == nil {
-		cfg.Slots = NewSlots(cfg.MaxParallel)
-	}
-	return &Poller{cfg: cfg, targets: targets, fetch: f, box: NewMailbox(len(targets)), sem: cfg.Slots.sem}
+	p := &Poller{cfg: cfg, fetch: f, box: NewMailbox(len(targets)), sem: make(chan struct{}, cfg.MaxParallel),
+		byName: map[string]int{}}
+	p.Add(targets...)
+	return p
 }
 
 // Mailbox returns where results arrive.
 func (p *Poller) Mailbox() *Mailbox { return p.box }
 
-// Targets returns the polled targets.
-func (p *Poller) Targets() []Target { return p.targets }
+// Targets returns the targets polled now, in index order.
+func (p *Poller) Targets() []Target {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Target
+	for i, t := range p.targets {
+		if p.used[i] {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Len is how many targets are polled now.
+func (p *Poller) Len() int { return int(p.count.Load()) }
+
+// Add polls ts too (from Run's start, or at once while it runs); a name
+// already polled is left as it is.
+func (p *Poller) Add(ts ...Target) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, t := range ts {
+		if _, ok := p.byName[t.Name]; ok {
+			continue
+		}
+		i := len(p.targets)
+		if n := len(p.free); n > 0 {
+			i, p.free = p.free[n-1], p.free[:n-1]
+		} else {
+			p.targets, p.used, p.runs = append(p.targets, Target{}), append(p.used, false), append(p.runs, nil)
+		}
+		p.targets[i], p.used[i], p.byName[t.Name] = t, true, i
+		p.count.Add(1)
+		if p.ctx != nil {
+			p.start(i)
+		}
+	}
+}
+
+// Remove stops polling the named targets: a scrape of one in flight is
+// cancelled, and no result of theirs reaches the mailbox from here on.
+func (p *Poller) Remove(names ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, name := range names {
+		i, ok := p.byName[name]
+		if !ok {
+			continue
+		}
+		delete(p.byName, name)
+		p.targets[i], p.used[i] = Target{}, false
+		p.free = append(p.free, i)
+		p.count.Add(-1)
+		p.box.close(i)
+		if r := p.runs[i]; r != nil {
+			p.runs[i] = nil
+			r.cancel()
+			if r.timer.Stop() {
+				r.finish() // its next poll never starts
+			}
+		}
+	}
+}
 
 // offset spreads the targets' first polls so a large fleet does not poll in
 // one burst; it is stable per target URL, and at most a second, so a long
 // --interval still shows numbers at once.
-func (p *Poller) offset(i int) time.Duration {
-	if p.cfg.Slots.targets.Load() <= 1 {
+func (p *Poller) offset(t Target) time.Duration {
+	if p.count.Load() <= 1 {
 		return 0
 	}
 	h := fnv.New32a()
-	h.Write([]byte(p.targets[i].URL))
+	h.Write([]byte(t.URL))
 	return time.Duration(uint64(h.Sum32()) % uint64(min(p.cfg.Interval, time.Second)))
 }
 
@@ -118,7 +169,7 @@ func (p *Poller) offset(i int) time.Duration {
 // so 700 hung targets cannot keep a healthy one waiting for its turn; the
 // timeout still ends it. A hung scrape costs a socket, not CPU.
 func (p *Poller) fairShare() time.Duration {
-	n := max(p.cfg.Slots.targets.Load(), 1)
+	n := max(p.count.Load(), 1)
 	return max(p.cfg.Interval*time.Duration(cap(p.sem))/time.Duration(n), time.Millisecond)
 }
 
@@ -141,47 +192,52 @@ func (s *slot) release() {
 // targets keep the stacks of the scrapes in flight (a scrape grows its stack
 // to tens of KiB parsing), not a grown stack each.
 func (p *Poller) Run(ctx context.Context) {
-	var wg sync.WaitGroup // one per target whose poll is pending or running
-	p.cfg.Slots.targets.Add(int64(len(p.targets)))
-	defer p.cfg.Slots.targets.Add(-int64(len(p.targets)))
-	runs := make([]*targetPoll, len(p.targets))
 	p.mu.Lock()
+	p.ctx = ctx
 	for i := range p.targets {
-		r := &targetPoll{p: p, ctx: ctx, wg: &wg, i: i, seen: p.gen,
-			norm: NewNormalizer(), st: FetchState{Plain: p.targets[i].IsLoopback()}, sl: &slot{sem: p.sem}}
-		r.norm.MaxSamples = p.cfg.MaxSamples
-		r.sl.timer = time.AfterFunc(time.Hour, r.sl.release)
-		r.sl.timer.Stop()
-		runs[i] = r
-		r.timer = time.AfterFunc(time.Hour, r.poll) // set before it can run: poll reads it
-		r.timer.Stop()
-		wg.Add(1)
-		r.timer.Reset(p.offset(i))
+		if p.used[i] {
+			p.start(i)
+		}
 	}
-	p.runs = runs
 	p.mu.Unlock()
 	<-ctx.Done()
 	p.mu.Lock()
-	p.runs = nil
+	p.ctx = nil // Add starts nothing from here on
+	runs := slices.Clone(p.runs)
+	clear(p.runs)
 	p.mu.Unlock()
 	for _, r := range runs {
-		if r.timer.Stop() {
-			wg.Done() // its poll never starts
+		if r != nil && r.timer.Stop() {
+			r.finish() // its poll never starts
 		}
 	}
-	wg.Wait()
-	for _, r := range runs {
-		r.sl.timer.Stop()
-		r.st.Close()
-	}
+	p.wg.Wait()
+}
+
+// start sets target i's first poll; p.mu is held and p.ctx set.
+func (p *Poller) start(i int) {
+	t := p.targets[i]
+	ctx, cancel := context.WithCancel(p.ctx)
+	p.keys++
+	r := &targetPoll{p: p, ctx: ctx, cancel: cancel, i: i, key: p.keys, t: t, seen: p.gen,
+		norm: NewNormalizer(), st: FetchState{Plain: t.IsLoopback()}, sl: &slot{sem: p.sem}}
+	r.norm.MaxSamples = p.cfg.MaxSamples
+	r.sl.timer = time.AfterFunc(time.Hour, r.sl.release)
+	r.sl.timer.Stop()
+	p.box.open(i, r.key)
+	p.runs[i] = r
+	p.wg.Add(1)
+	r.timer = time.AfterFunc(p.offset(t), r.poll) // set before it can run: poll reads it
 }
 
 // targetPoll is one target's state between its polls.
 type targetPoll struct {
 	p        *Poller
-	ctx      context.Context
-	wg       *sync.WaitGroup
-	i        int
+	ctx      context.Context // ends with Run's or when the target is removed
+	cancel   context.CancelFunc
+	i        int    // its mailbox index
+	key      uint64 // its results' key in the mailbox
+	t        Target
 	norm     *Normalizer
 	st       FetchState
 	sl       *slot
@@ -190,13 +246,22 @@ type targetPoll struct {
 	seen     uint64 // PollNow requests seen
 }
 
+// finish ends the target's polling once no poll of it runs or will start:
+// its connection is closed and Run may return.
+func (r *targetPoll) finish() {
+	r.sl.timer.Stop()
+	r.st.Close()
+	r.cancel()
+	r.p.wg.Done()
+}
+
 // poll scrapes the target once and sets its timer for the next poll. Polls
 // of one target never overlap: only its timer starts one, and it is set
 // again only at the end of a poll.
 func (r *targetPoll) poll() {
 	p, ctx := r.p, r.ctx
 	if ctx.Err() != nil {
-		r.wg.Done()
+		r.finish()
 		return
 	}
 	if gen := p.generation(); gen != r.seen {
@@ -206,7 +271,7 @@ func (r *targetPoll) poll() {
 	select {
 	case p.sem <- struct{}{}:
 	case <-ctx.Done():
-		r.wg.Done()
+		r.finish()
 		return
 	}
 	sl := r.sl
@@ -216,8 +281,7 @@ func (r *targetPoll) poll() {
 	start, began := p.cfg.Clock(), time.Now()
 	st := &r.st
 	st.Buf = bodies.Get().(*bytes.Buffer)
-	t := p.targets[r.i]
-	s := p.scrapeOnce(ctx, t, r.norm, st)
+	s := p.scrapeOnce(ctx, r.t, r.norm, st)
 	sl.timer.Stop()
 	sl.release()
 	if st.Buf.Cap() <= SmallBody {
@@ -227,12 +291,12 @@ func (r *targetPoll) poll() {
 	st.Buf = nil
 	p.fetch.Release(st)
 	if ctx.Err() != nil {
-		r.wg.Done()
+		r.finish()
 		return
 	}
 	s.Time = start
 	s.Duration = time.Since(began)
-	p.box.Put(r.i, s)
+	p.box.Put(r.i, r.key, s)
 	next := p.cfg.Interval
 	if s.Err != nil {
 		r.failures++
@@ -250,7 +314,7 @@ func (r *targetPoll) poll() {
 		// Run may have looked at the timer before it was set: the next
 		// poll must not keep Run waiting for it.
 		if r.timer.Stop() {
-			r.wg.Done()
+			r.finish()
 		}
 	case p.generation() != seen && r.timer.Stop():
 		r.timer.Reset(0) // "poll now" came during this scrape
@@ -268,10 +332,10 @@ func (p *Poller) generation() uint64 {
 func (p *Poller) PollNow() {
 	p.mu.Lock()
 	p.gen++
-	runs := p.runs
+	runs := slices.Clone(p.runs)
 	p.mu.Unlock()
 	for _, r := range runs {
-		if r.timer.Stop() {
+		if r != nil && r.timer.Stop() {
 			r.timer.Reset(0)
 		}
 	}
@@ -334,18 +398,43 @@ type Mailbox struct {
 	mu      sync.Mutex
 	pending []Scrape
 	has     []bool
+	keys    []uint64 // the key of the run whose results index i takes; 0: none
 	ready   chan struct{}
 }
 
-// NewMailbox makes a mailbox for n targets.
+// NewMailbox makes a mailbox for n targets (it grows as targets are added).
 func NewMailbox(n int) *Mailbox {
-	return &Mailbox{pending: make([]Scrape, n), has: make([]bool, n), ready: make(chan struct{}, 1)}
+	return &Mailbox{pending: make([]Scrape, n), has: make([]bool, n), keys: make([]uint64, n), ready: make(chan struct{}, 1)}
 }
 
-// Put stores the result of target i, replacing one not yet taken (whose
-// body changes s then carries, for a recording).
-func (m *Mailbox) Put(i int, s Scrape) {
+// open makes index i take the results of the run with key.
+func (m *Mailbox) open(i int, key uint64) {
 	m.mu.Lock()
+	defer m.mu.Unlock()
+	for len(m.keys) <= i {
+		m.pending, m.has, m.keys = append(m.pending, Scrape{}), append(m.has, false), append(m.keys, 0)
+	}
+	m.pending[i], m.has[i], m.keys[i] = Scrape{}, false, key
+}
+
+// close drops index i's result not yet taken, and any that comes later.
+func (m *Mailbox) close(i int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if i < len(m.keys) {
+		m.pending[i], m.has[i], m.keys[i] = Scrape{}, false, 0
+	}
+}
+
+// Put stores the result of target i's run with key, replacing one not yet
+// taken (whose body changes s then carries, for a recording); a result
+// of a run that is no longer index i's is dropped.
+func (m *Mailbox) Put(i int, key uint64, s Scrape) {
+	m.mu.Lock()
+	if i >= len(m.keys) || m.keys[i] != key {
+		m.mu.Unlock()
+		return
+	}
 	if m.has[i] {
 		s.absorb(&m.pending[i])
 	}

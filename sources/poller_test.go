@@ -186,9 +186,9 @@ func TestTLS(t *testing.T) {
 func TestMailboxNewestWins(t *testing.T) {
 	m := NewMailbox(2)
 	for i := 0; i < 5; i++ {
-		m.Put(0, Scrape{Target: fmt.Sprint(i)})
+		m.Put(0, 0, Scrape{Target: fmt.Sprint(i)})
 	}
-	m.Put(1, Scrape{Target: "b"})
+	m.Put(1, 0, Scrape{Target: "b"})
 	got := m.Take(nil)
 	if len(got) != 2 || got[0].Target != "4" || got[1].Target != "b" {
 		t.Errorf("took %+v", got)
@@ -199,7 +199,7 @@ func TestMailboxNewestWins(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
 		wg.Add(1)
-		go func() { defer wg.Done(); m.Put(i%2, Scrape{}) }()
+		go func() { defer wg.Done(); m.Put(i%2, 0, Scrape{}) }()
 	}
 	wg.Wait()
 	<-m.Ready()

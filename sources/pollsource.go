@@ -2,6 +2,7 @@ package sources
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -12,13 +13,34 @@ type PollSource struct {
 	P *Poller
 	// Clock stamps batches; time.Now when nil.
 	Clock func() time.Time
+	want  chan []Target // the newest Update not yet applied
 }
 
 // NewPollSource wraps a poller.
-func NewPollSource(p *Poller) *PollSource { return &PollSource{P: p} }
+func NewPollSource(p *Poller) *PollSource { return &PollSource{P: p, want: make(chan []Target, 1)} }
 
 // PollNow makes every target poll immediately.
 func (s *PollSource) PollNow() { s.P.PollNow() }
+
+// Update makes ts the targets polled from now on (discovery): those not
+// polled yet are added, those polled and not in ts removed, and Run says
+// so in its batches, after the last results of the removed ones and before
+// the first of the added. The newest Update wins over one Run has not
+// applied yet.
+func (s *PollSource) Update(ts []Target) {
+	ts = slices.Clone(ts)
+	for {
+		select {
+		case s.want <- ts:
+			return
+		default:
+		}
+		select {
+		case <-s.want:
+		default:
+		}
+	}
+}
 
 // Run announces the targets, polls until ctx ends and forwards the results.
 func (s *PollSource) Run(ctx context.Context, out chan<- Batch) error {
@@ -40,17 +62,20 @@ func (s *PollSource) Run(ctx context.Context, out chan<- Batch) error {
 	tick := time.NewTicker(s.P.cfg.Interval)
 	defer tick.Stop()
 	box := s.P.Mailbox()
-	gather := s.P.gatherFor()
 	pause := time.NewTimer(time.Hour)
 	pause.Stop()
 	defer pause.Stop()
 	var taken []Indexed
 	for {
+		var b Batch
 		select {
 		case <-ctx.Done():
 			return nil
+		case ts := <-s.want:
+			b = s.apply(ts)
 		case <-box.Ready():
-			if gather > 0 {
+			// Computed each time: discovery grows and shrinks the fleet.
+			if gather := s.P.gatherFor(); gather > 0 {
 				pause.Reset(gather)
 				select {
 				case <-ctx.Done():
@@ -65,7 +90,7 @@ func (s *PollSource) Run(ctx context.Context, out chan<- Batch) error {
 		case <-tick.C:
 		}
 		taken = box.Take(taken[:0])
-		b := Batch{Now: clock()}
+		b.Now = clock()
 		for _, t := range taken {
 			b.Scrapes = append(b.Scrapes, t.Scrape)
 		}
@@ -78,13 +103,41 @@ func (s *PollSource) Run(ctx context.Context, out chan<- Batch) error {
 	}
 }
 
+// apply makes ts the polled targets and returns the batch that says so.
+// The removed targets' results not yet taken are dropped with them (the
+// pipeline would take a scrape of a departed target for an arrival), and
+// those still to come never reach the mailbox.
+func (s *PollSource) apply(ts []Target) Batch {
+	want := make(map[string]bool, len(ts))
+	for _, t := range ts {
+		want[t.Name] = true
+	}
+	var b Batch
+	for _, t := range s.P.Targets() {
+		if !want[t.Name] {
+			b.Departed = append(b.Departed, t.Name)
+		}
+		delete(want, t.Name)
+	}
+	for _, t := range ts {
+		if want[t.Name] {
+			b.Arrived = append(b.Arrived, t)
+			delete(want, t.Name) // a name given twice arrives once
+		}
+	}
+	slices.Sort(b.Departed)
+	s.P.Remove(b.Departed...)
+	s.P.Add(b.Arrived...)
+	return b
+}
+
 // gatherFor is how long a large fleet's first new scrape waits for others
 // before they go on as one batch: the hand-off then wakes this goroutine and
 // the pipeline once per handful of scrapes, not twice per scrape (a tenth
 // of vtop's CPU at 200 endpoints went to those wake-ups). A small fleet's
 // scrapes rarely meet, so they go on at once.
 func (p *Poller) gatherFor() time.Duration {
-	if len(p.targets) < gatherFleet {
+	if p.Len() < gatherFleet {
 		return 0
 	}
 	return min(p.cfg.Interval/20, 50*time.Millisecond)

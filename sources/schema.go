@@ -179,6 +179,17 @@ const (
 	RoleRouter                // a router's metric (production-stack, Dynamo's frontend): the target is a router, not an engine
 )
 
+// RouterValue is a number a router serves per model (the ID of a
+// RoleRouter row; RNone for a row that only marks a router).
+type RouterValue uint8
+
+const (
+	RNone     RouterValue = iota
+	RQueued               // requests the router holds for the model that no engine has started
+	RInflight             // requests of the model in flight through it
+	NumRouterValues
+)
+
 // Buckets names a bucket layout; the layouts per release are in bucketLayouts.
 type Buckets uint8
 
@@ -392,8 +403,10 @@ var Metrics = []Metric{
 	// serve their engine's families on their own ports, beside
 	// dynamo_component_*): its names mark a router too. From the kthena
 	// #913 capture (testdata/other-engines) and Dynamo's metrics docs.
-	{Name: "dynamo_frontend_inflight_requests", Kind: KindGauge, Role: RoleRouter},
-	{Name: "dynamo_frontend_queued_requests", Kind: KindGauge, Role: RoleRouter},
+	// The queue and the in-flight count are per model (label model): what
+	// a Dynamo pool holds before and in its workers.
+	{Name: "dynamo_frontend_inflight_requests", Kind: KindGauge, Role: RoleRouter, ID: uint8(RInflight)},
+	{Name: "dynamo_frontend_queued_requests", Kind: KindGauge, Role: RoleRouter, ID: uint8(RQueued)},
 	{Name: "dynamo_frontend_requests", Kind: KindCounter, Role: RoleRouter},
 	{Name: "dynamo_frontend_disconnected_clients", Kind: KindGauge, Role: RoleRouter},
 	{Name: "dynamo_frontend_model_max_num_seqs", Kind: KindGauge, Role: RoleRouter},

@@ -39,13 +39,23 @@ func (k EndpointKind) String() string {
 
 // Snapshot is a normalized scrape of one endpoint.
 type Snapshot struct {
-	Kind     EndpointKind
-	Version  VersionRange
-	Subs     []Sub // one per (model, engine), sorted
-	Proc     [NumProcs]float64
-	Lora     *LoraInfo
+	Kind    EndpointKind
+	Version VersionRange
+	Subs    []Sub // one per (model, engine), sorted
+	Proc    [NumProcs]float64
+	Lora    *LoraInfo
+	// Router is what a router serves per model (Dynamo's frontend: its
+	// queue), sorted by model; nil for an engine.
+	Router   []RouterModel
 	Samples  int      // samples read
 	Warnings []string // sanitized one-liners about data vtop ignored or repaired
+}
+
+// RouterModel is a router's numbers for one model: by RouterValue, NaN
+// where the router does not serve it.
+type RouterModel struct {
+	Model  string
+	Values [NumRouterValues]float64
 }
 
 // SubKey identifies a sub-series of an endpoint: a model on a data-parallel engine.

@@ -35,7 +35,11 @@ type Batch struct {
 	Departed []string     // names of targets that are gone (applied before Arrived)
 	Scrapes  []Scrape     // results, each stamped with its own Time
 	GPU      *GPUSnapshot // a reading of GPUs, or nil
-	Procs    []TargetProcs
+	// EarlierGPU are readings older than GPU, oldest first, each applied
+	// on its own before it: a replay hands over every reading the live
+	// run applied between two evaluations (the GPU history keeps each).
+	EarlierGPU []GPUSnapshot
+	Procs      []TargetProcs
 	// Problems are what a source says about itself (a discovery rule that
 	// fails, a bound reached, history it could not read): each replaces
 	// the one with its Key, and an empty Text clears it.
@@ -54,6 +58,10 @@ type Problem struct {
 	// through it (Prometheus): its endpoints are not down, only unseen,
 	// and stay stale with their last values until it answers again.
 	Feeds bool
+	// Fails: the source itself fails (a dcgm-exporter, a discovery rule),
+	// as against a bound reached or a gap in history: the header names it
+	// as failing. Feeds implies it.
+	Fails bool
 }
 
 // TargetProcs is the process tree serving a target on this host.
@@ -64,7 +72,7 @@ type TargetProcs struct {
 
 // Empty reports whether the batch carries nothing but its clock.
 func (b *Batch) Empty() bool {
-	return len(b.Arrived) == 0 && len(b.Departed) == 0 && len(b.Scrapes) == 0 && b.GPU == nil && len(b.Procs) == 0 && len(b.Problems) == 0 && b.Interval == 0
+	return len(b.Arrived) == 0 && len(b.Departed) == 0 && len(b.Scrapes) == 0 && b.GPU == nil && len(b.EarlierGPU) == 0 && len(b.Procs) == 0 && len(b.Problems) == 0 && b.Interval == 0
 }
 
 // PollNower is a live source that can be asked to poll at once (the UI's

@@ -23,6 +23,10 @@ type Target struct {
 	// Pool names the replicas replica_imbalance compares this one with
 	// (config file); empty: those serving the same model.
 	Pool string
+	// Pod and Namespace are the Kubernetes pod serving it and its
+	// namespace, where discovery says (file_sd labels, Prometheus'
+	// series); empty otherwise. User actions name them $POD, $NAMESPACE.
+	Pod, Namespace string
 }
 
 // ParseTarget accepts host:port, http(s)://host:port, or a full URL. The path

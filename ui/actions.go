@@ -74,6 +74,7 @@ func (m *Model) actionVars() map[string]string {
 		if len(e.Models) > 0 {
 			v["MODEL"] = e.Models[0]
 		}
+		v["POD"], v["NAMESPACE"] = e.Pod, e.Namespace
 		var gpus []string
 		for _, gi := range e.GPU.GPUs {
 			if gi >= 0 && gi < len(m.fr.GPU.GPUs) {

@@ -10,8 +10,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/ui/report"
 )
 
 // subject is what the four rows show: one endpoint, or the whole fleet
@@ -394,6 +395,36 @@ func (c *common) latencyRow(sj subject, w int, roomy bool, sparkH int) []string 
 	return out
 }
 
+// statCell is number id of st with the word and unit diagnose.StatFields
+// gives it: a number added there shows as the others of its unit do.
+func statCell(st *diagnose.Stats, id diagnose.StatID) cell {
+	fd := &diagnose.StatFields[id]
+	v := st.Num(id)
+	c := cell{label: fd.Label}
+	switch fd.Unit {
+	case diagnose.UnitRatio:
+		c.value = f.Percent(v)
+	case diagnose.UnitPerSec:
+		c.value, c.unit = f.Rate(v), "/s"
+	case diagnose.UnitTokPerSec:
+		c.value, c.unit = f.Rate(v), " tok/s"
+	case diagnose.UnitReqPerSec:
+		c.value, c.unit = f.Rate(v), " req/s"
+	case diagnose.UnitBytesPerSec:
+		c.value = f.Missing
+		if !math.IsNaN(v) {
+			c.value = f.Bytes(v) + "/s"
+		}
+	case diagnose.UnitNumber:
+		c.value = f.Dec(v, 2)
+	case diagnose.UnitTokens:
+		c.value = f.Tokens(v)
+	default:
+		c.value = f.Count(v)
+	}
+	return c
+}
+
 type rowCells struct {
 	kv, capacity, hit, pre, swapped cell
 	run, wait, reasons, qt          cell
@@ -407,8 +438,8 @@ func (c *common) cells(sj subject) rowCells {
 	st := sj.stats
 	kvLv := kvLevel(st.KVUsage, c.fr.KV())
 	kv := st.KVUsage
-	rc.kv = cell{value: f.Percent(st.KVUsage), lv: kvLv, gauge: &kv,
-		spark: &sparkSpec{diagnose.SpKV, ratioScale, kvLv}}
+	rc.kv = statCell(st, diagnose.StatKVUsage)
+	rc.kv.lv, rc.kv.gauge, rc.kv.spark = kvLv, &kv, &sparkSpec{diagnose.SpKV, ratioScale, kvLv}
 	var capParts []string
 	if !math.IsNaN(st.KVCapacityTokens) {
 		c := f.Tokens(st.KVCapacityTokens) + " tokens"
@@ -426,23 +457,23 @@ func (c *common) cells(sj subject) rowCells {
 	if st.PrefixCaching == sources.TriNo {
 		rc.hit = cell{label: "prefix cache", value: "off"}
 	} else {
-		rc.hit = cell{label: "prefix hit", value: f.Percent(st.PrefixHitRatio),
-			spark: &sparkSpec{diagnose.SpPrefixHit, ratioScale, lvNone}}
+		rc.hit = statCell(st, diagnose.StatPrefixHitRatio)
+		rc.hit.spark = &sparkSpec{diagnose.SpPrefixHit, ratioScale, lvNone}
 	}
 	plv := lvNone
 	if st.PreemptionsRate > 0 {
 		plv = lvWarn
 	}
-	rc.pre = cell{label: "preempt", value: f.Rate(st.PreemptionsRate), unit: "/s", lv: plv,
-		spark: &sparkSpec{diagnose.SpPreempt, autoScale, plv}}
+	rc.pre = statCell(st, diagnose.StatPreemptions)
+	rc.pre.lv, rc.pre.spark = plv, &sparkSpec{diagnose.SpPreempt, autoScale, plv}
 	rc.hasSwapped = !math.IsNaN(st.Swapped)
 	if rc.hasSwapped {
 		slv := lvNone
 		if st.Swapped > 0 {
 			slv = lvWarn
 		}
-		rc.swapped = cell{label: "swapped", value: f.Count(st.Swapped), lv: slv,
-			spark: &sparkSpec{diagnose.SpSwapped, autoScale, slv}}
+		rc.swapped = statCell(st, diagnose.StatSwapped)
+		rc.swapped.lv, rc.swapped.spark = slv, &sparkSpec{diagnose.SpSwapped, autoScale, slv}
 	} else {
 		rc.swapped = cell{label: "swapped", value: f.Missing, tail: "(V0 engines only)"}
 		if why := sj.lacks(sources.RoleGauge, uint8(sources.GSwapped)); why != "" {
@@ -450,7 +481,8 @@ func (c *common) cells(sj subject) rowCells {
 		}
 	}
 
-	rc.run = cell{label: "running", value: f.Count(st.Running), spark: &sparkSpec{diagnose.SpRunning, autoScale, lvNone}}
+	rc.run = statCell(st, diagnose.StatRunning)
+	rc.run.spark = &sparkSpec{diagnose.SpRunning, autoScale, lvNone}
 	if sj.maxNumSeqs > 0 {
 		rc.run.tail = "of " + itoa(sj.maxNumSeqs)
 		rc.run.spark.sc = sparkScale{max: float64(sj.maxNumSeqs)}
@@ -464,7 +496,8 @@ func (c *common) cells(sj subject) rowCells {
 	if st.Waiting > 0 {
 		wlv = lvWarn
 	}
-	rc.wait = cell{label: "waiting", value: f.Count(st.Waiting), lv: wlv, spark: &sparkSpec{diagnose.SpWaiting, autoScale, wlv}}
+	rc.wait = statCell(st, diagnose.StatWaiting)
+	rc.wait.lv, rc.wait.spark = wlv, &sparkSpec{diagnose.SpWaiting, autoScale, wlv}
 	rc.hasReasons = !math.IsNaN(st.WaitingCapacity) || !math.IsNaN(st.WaitingDeferred)
 	rc.reasons = cell{label: "waiting for", value: "capacity " + f.Count(st.WaitingCapacity), tail: "· deferred " + f.Count(st.WaitingDeferred)}
 	if !rc.hasReasons {
@@ -475,9 +508,12 @@ func (c *common) cells(sj subject) rowCells {
 	}
 	rc.qt = cell{label: "queue p95", value: f.Quantile(st.Queue.P95, st.Queue.Lowest, st.Queue.Highest), spark: &sparkSpec{diagnose.SpQueue, queueScale(c.profile), lvNone}}
 
-	rc.prompt = cell{label: "prompt", value: f.Rate(st.PromptTokRate), unit: " tok/s", spark: &sparkSpec{diagnose.SpPromptTok, autoScale, lvNone}}
-	rc.gen = cell{label: "gen", value: f.Rate(st.GenTokRate), unit: " tok/s", spark: &sparkSpec{diagnose.SpGenTok, autoScale, lvNone}}
-	rc.req = cell{value: f.Rate(st.ReqRate), unit: " req/s", spark: &sparkSpec{diagnose.SpReq, autoScale, lvNone}}
+	rc.prompt = statCell(st, diagnose.StatPromptTokRate)
+	rc.prompt.spark = &sparkSpec{diagnose.SpPromptTok, autoScale, lvNone}
+	rc.gen = statCell(st, diagnose.StatGenTokRate)
+	rc.gen.spark = &sparkSpec{diagnose.SpGenTok, autoScale, lvNone}
+	rc.req = statCell(st, diagnose.StatReqRate)
+	rc.req.spark = &sparkSpec{diagnose.SpReq, autoScale, lvNone}
 	alv := lvNone
 	switch {
 	case st.AbortShare >= abortCrit:
@@ -486,7 +522,8 @@ func (c *common) cells(sj subject) rowCells {
 		alv = lvWarn
 	}
 	// Abort goes first and carries the level: it is the share to watch.
-	rc.finish = cell{label: "abort", value: f.Percent(st.AbortShare), lv: alv, spark: &sparkSpec{diagnose.SpAbort, ratioScale, alv}}
+	rc.finish = statCell(st, diagnose.StatAbortShare)
+	rc.finish.lv, rc.finish.spark = alv, &sparkSpec{diagnose.SpAbort, ratioScale, alv}
 	var parts []string
 	for _, x := range st.Finish {
 		if x.Reason != "abort" {
@@ -550,7 +587,11 @@ func (p *rowsPanel) View() []string {
 		}
 		return msg(c.st.muted.s(why))
 	case e != nil && e.Kind == sources.KindRouter:
-		return msg(c.st.warn.s(symWarn + " this is a router (production-stack's, Dynamo's frontend), not an engine: point vtop at the engines behind it"))
+		out := []string{c.st.warn.s(symWarn + " this is a router (production-stack's, Dynamo's frontend), not an engine: point vtop at the engines behind it")}
+		for _, l := range report.RouterLines(c.fr, e) {
+			out = append(out, c.st.muted.s(l))
+		}
+		return block(out, p.w, p.h)
 	case e != nil && e.Kind == sources.KindNoSamples:
 		return msg(c.st.warn.s(symWarn + " vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)"))
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/diagnose/detect"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/ui/report"
@@ -131,7 +131,7 @@ func TestFeaturesJSONMatchesScreen(t *testing.T) {
 			if sp == nil || len(sp.AcceptedByPosition) != 3 {
 				t.Fatalf("spec-0: speculative %+v", sp)
 			}
-			want := []string{"accept " + f.Percent(float64(sp.Acceptance)), "tokens/step " + f.Dec(float64(sp.TokensPerStep), 2)}
+			want := []string{"accept " + f.Percent(float64(sp.Nums.Get(diagnose.StatSpecAccept))), "tokens/step " + f.Dec(float64(sp.Nums.Get(diagnose.StatSpecAcceptLen)), 2)}
 			var pos []string
 			for _, p := range sp.AcceptedByPosition {
 				pos = append(pos, f.Percent(float64(p)))
@@ -166,6 +166,53 @@ func TestFeaturesJSONMatchesScreen(t *testing.T) {
 			if strings.Contains(v, "Spec ") || strings.Contains(v, "LoRA ") {
 				t.Errorf("plain-0 shows a panel it does not expose")
 			}
+		}
+	}
+}
+
+// poolsFrame: two model pools of two replicas each; one Llama replica's
+// KV cache fills a minute in, the other three stay healthy.
+func poolsFrame(t *testing.T) *diagnose.Frame {
+	return simFrame(t, []sim.ReplicaConfig{
+		{Name: "llama-0", Model: sim.Models[0], Scenarios: []sim.ScenarioSpec{{Name: "kv-thrashing", Delay: time.Minute}}},
+		{Name: "llama-1", Model: sim.Models[0], Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+		{Name: "qwen-0", Model: sim.Models[1], Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+		{Name: "qwen-1", Model: sim.Models[1], Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
+	}, 3*time.Minute)
+}
+
+// Each model pool's verdict shows under the verdict of what the view
+// shows: in the fleet's every pool, since they differ; in a healthy
+// replica's view its pool's, where the other replica's KV cache binds; in
+// a pool whose verdict is the endpoint's own, no second line.
+func TestGoldenPoolVerdicts(t *testing.T) {
+	fr := poolsFrame(t)
+	llama, qwen := shortModel(sim.Models[0].Name), shortModel(sim.Models[1].Name)
+	for _, sz := range [][2]int{{80, 24}, {200, 60}} {
+		t.Run(sizeName(sz), func(t *testing.T) {
+			m := newTestModel(fr, sz[0], sz[1], Options{})
+			checkLayout(t, m)
+			v := ansi.Strip(m.View())
+			for _, want := range []string{"pools ", llama + ": KV cache (1 of 2 endpoints)", qwen + ": no bottleneck"} {
+				if sz[0] == 200 && !strings.Contains(v, want) {
+					t.Errorf("the fleet's findings pane lacks %q:\n%s", want, v)
+				}
+			}
+			golden.RequireEqual(t, m.View())
+		})
+		for _, name := range []string{"llama-1", "qwen-0"} {
+			t.Run(name+"/"+sizeName(sz), func(t *testing.T) {
+				m := newTestModel(fr, sz[0], sz[1], Options{})
+				selectEndpoint(t, m, name)
+				press(m, "enter")
+				checkLayout(t, m)
+				v := ansi.Strip(m.View())
+				has := strings.Contains(v, "pool "+llama+": KV cache (1 of 2 endpoints)")
+				if has != (name == "llama-1") {
+					t.Errorf("%s: the pool's verdict shown %v, want %v:\n%s", name, has, name == "llama-1", v)
+				}
+				golden.RequireEqual(t, m.View())
+			})
 		}
 	}
 }

@@ -7,7 +7,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 )
 
 // featuresPanel is what an engine exposes beyond the four rows, a line for
@@ -69,11 +69,10 @@ func featureLines(e *diagnose.EndpointView) []featureLine {
 		if by == "" {
 			by = f.Missing
 		}
-		out = append(out, featureLine{"Spec", []cell{
-			{label: "accept", value: f.Percent(st.SpecAcceptRate), spark: &sparkSpec{diagnose.SpSpecAccept, ratioScale, lvNone}},
-			{label: "tokens/step", value: f.Dec(st.SpecAcceptLen, 2)},
-			{label: "drafts/step", value: f.Dec(st.SpecDraftsPerStep, 2)},
-		}}, featureLine{"", []cell{{label: "by position", value: by}}})
+		acc := statCell(st, diagnose.StatSpecAccept)
+		acc.spark = &sparkSpec{diagnose.SpSpecAccept, ratioScale, lvNone}
+		out = append(out, featureLine{"Spec", []cell{acc, statCell(st, diagnose.StatSpecAcceptLen), statCell(st, diagnose.StatSpecDraftsPerStep)}},
+			featureLine{"", []cell{{label: "by position", value: by}}})
 	}
 	if l := e.Lora; l != nil && (l.MaxLora > 0 || len(l.Running) > 0 || len(l.Waiting) > 0) {
 		names := func(a []string) string {
@@ -98,15 +97,9 @@ func featureLines(e *diagnose.EndpointView) []featureLine {
 		if st.KVXferFailRate > 0 {
 			flv = lvWarn
 		}
-		off := f.Missing
-		if !math.IsNaN(st.KVOffloadRate) {
-			off = f.Bytes(st.KVOffloadRate) + "/s"
-		}
-		out = append(out, featureLine{"KV xfer", []cell{
-			{label: "failed", value: f.Rate(st.KVXferFailRate), unit: "/s", lv: flv, spark: &sparkSpec{diagnose.SpKVXferFail, autoScale, flv}},
-			{label: "expired", value: f.Rate(st.KVExpiredRate), unit: "/s"},
-			{label: "offload", value: off},
-		}})
+		failed := statCell(st, diagnose.StatKVXferFail)
+		failed.lv, failed.spark = flv, &sparkSpec{diagnose.SpKVXferFail, autoScale, flv}
+		out = append(out, featureLine{"KV xfer", []cell{failed, statCell(st, diagnose.StatKVExpired), statCell(st, diagnose.StatKVOffload)}})
 	}
 	// Sleep: a line only while asleep (awake is every serving engine's
 	// state; the JSON report says it either way).

@@ -11,7 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 )
 
 // sevLabel is a severity as symbol and word: "✖ crit".
@@ -61,7 +61,10 @@ type findingsPane struct {
 	// verdict is the assessment line of what the view shows (an endpoint,
 	// or the fleet), heading the pane.
 	verdict string
-	hit     []int // the item each line shown belongs to (-1: none), for the mouse
+	// pools is the model pools' assessment under it ("" when the view
+	// shows no pool apart from what the verdict already says).
+	pools string
+	hit   []int // the item each line shown belongs to (-1: none), for the mouse
 }
 
 // itemAt is the item on the pane's line y, or -1.
@@ -345,7 +348,10 @@ func (c *common) findingLines(it findItem, withTarget, sel bool, w int) entry {
 		e.full = append(e.full, paintLine(pl, pa))
 	}
 	if !shared && x.Summary != "" {
-		e.full = append(e.full, paintLine(indent+x.Summary, s.muted.s(indent+x.Summary)))
+		// Wrapped, not cut: the evidence is why the change is advised.
+		for _, l := range wrap(x.Summary, w-findingIndent) {
+			e.full = append(e.full, paintLine(indent+l, s.muted.s(indent+l)))
+		}
 	}
 	e.detail = e.full
 	if len(x.Evidence) > 0 {
@@ -390,28 +396,77 @@ func evidenceLines(x *diagnose.Finding, w int, paintLine func(pl, pa string) str
 	return out
 }
 
-// findingsWant is how many lines the pane wants for fs at width w: all of
-// them in the full form, and at least (the title and the top finding,
-// with a line saying how many more).
-func (c *common) findingsWant(items []findItem, withTarget bool, w int) (detail, all, least int) {
+// findingsWant is how many lines the pane wants for items at width w:
+// every finding with its evidence (detail), in the full form (all), and
+// at least (the title and the top finding, with a line saying how many
+// more); lens are each item's line counts by form, for chooseForms. The
+// sources' problems head the pane in every case.
+func (c *common) findingsWant(items []findItem, withTarget bool, w int) (detail, all, least int, lens [][3]int) {
+	head := 1 + len(c.sourceLines())
 	if len(items) == 0 {
-		return 2, 2, 2
+		return head + 1, head + 1, head + 1, nil
 	}
-	all, detail = 1, 1
-	for _, it := range items {
+	all, detail = head, head
+	lens = make([][3]int, len(items))
+	for i, it := range items {
 		e := c.findingLines(it, withTarget, false, w)
+		lens[i] = [3]int{len(e.detail), len(e.full), len(e.compact)}
 		all += len(e.full)
 		detail += len(e.detail)
 	}
-	least = 1 + len(c.findingLines(items[0], withTarget, false, w).compact)
+	least = head + lens[0][2]
 	if len(items) > 1 {
 		least++
 	}
-	return detail, all, min(all, least)
+	return detail, all, min(all, least), lens
 }
 
-// View renders the findings in the pane's size: worst first, each in the
-// full form when all fit, else compact; the selection kept in view.
+// The forms of a finding, as lens and entry order them.
+const (
+	formDetail  = iota // the full form and its evidence
+	formFull           // title; change; the evidence's summary
+	formCompact        // title and change, on one line when they fit
+)
+
+// chooseForms picks each item's form for room lines. When even the
+// compact forms do not all fit (ok false), every item is compact and the
+// list scrolls. Else the findings, top first, take their full form where
+// it fits, then their evidence, and the first whose evidence does not fit
+// whole shows what of it fits (take: the lines of its form shown): a row
+// a finding could use is never left blank.
+func chooseForms(lens [][3]int, room int) (forms, take []int, used int, ok bool) {
+	forms, take = make([]int, len(lens)), make([]int, len(lens))
+	for i, l := range lens {
+		forms[i], take[i] = formCompact, l[formCompact]
+		used += l[formCompact]
+	}
+	if used > room {
+		return forms, take, used, false
+	}
+	for _, to := range []int{formFull, formDetail} {
+		for i, l := range lens {
+			if forms[i] != to+1 {
+				continue
+			}
+			if d := l[to] - l[to+1]; used+d <= room {
+				forms[i], take[i], used = to, l[to], used+d
+			}
+		}
+	}
+	for i, l := range lens {
+		if used < room && forms[i] == formFull && l[formDetail] > l[formFull] {
+			// Evidence is a list of values: its first ones stand alone.
+			forms[i], take[i] = formDetail, l[formFull]+room-used
+			used = room
+		}
+	}
+	return forms, take, used, true
+}
+
+// View renders the findings in the pane's size, worst first: each in the
+// longest form that leaves the others room (chooseForms), else compact
+// with a line saying how many more; the selection kept in view. The
+// sources' problems come first.
 func (p *findingsPane) View() []string {
 	p.hit = p.hit[:0]
 	if p.h <= 0 {
@@ -428,30 +483,30 @@ func (p *findingsPane) View() []string {
 		title += " · " + strings.TrimPrefix(findingCounts(fs), "findings ")
 	}
 	out := []string{s.rule(title, p.focused, p.w)}
+	out = append(out, p.c.sourceLines()...)
+	if p.pools != "" {
+		out = append(out, cut(p.pools, p.w))
+	}
+	for range out {
+		p.hit = append(p.hit, -1) // the title, the sources, the pools
+	}
 	if len(fs) == 0 {
 		out = append(out, p.c.noFindings(p.scope))
 		return block(out, p.w, p.h)
 	}
-	room := p.h - 1
+	head := len(out)
+	room := p.h - head
 	p.sel = max(0, min(p.sel, len(items)-1))
 	es := make([]entry, len(items))
-	var total [3]int // detail, full, compact
+	lens := make([][3]int, len(items))
 	for i := range items {
 		es[i] = p.c.findingLines(items[i], p.withTarget, p.focused && i == p.sel, p.w)
-		total[0] += len(es[i].detail)
-		total[1] += len(es[i].full)
-		total[2] += len(es[i].compact)
+		lens[i] = [3]int{len(es[i].detail), len(es[i].full), len(es[i].compact)}
 	}
-	// The longest form in which every finding fits; else compact, with a
-	// line saying how many more.
-	form := 2
-	for form > 0 && total[form-1] <= room {
-		form--
-	}
+	forms, take, _, all := chooseForms(lens, room)
 	lines := func(i int) []string {
-		return [3][]string{es[i].detail, es[i].full, es[i].compact}[form]
+		return [3][]string{es[i].detail, es[i].full, es[i].compact}[forms[i]][:take[i]]
 	}
-	all := total[form] <= room
 	if !all {
 		room--
 	}
@@ -472,10 +527,6 @@ func (p *findingsPane) View() []string {
 		p.off++
 	}
 	n := fits(p.off)
-	p.hit = p.hit[:0]
-	for range out {
-		p.hit = append(p.hit, -1) // the title and the verdict
-	}
 	for i := p.off; i < p.off+n; i++ {
 		out = append(out, lines(i)...)
 		for range lines(i) {
@@ -487,7 +538,7 @@ func (p *findingsPane) View() []string {
 	partial := 0
 	if !all && p.off+n < len(items) {
 		next := lines(p.off + n)
-		for k := 0; k < len(next) && len(out) < 1+room; k++ {
+		for k := 0; k < len(next) && len(out) < head+room; k++ {
 			out = append(out, next[k])
 			p.hit = append(p.hit, p.off+n)
 			partial = 1
@@ -650,6 +701,53 @@ func (m *Model) verdictLine() string {
 		return report.VerdictLine(&m.fr.Endpoints[m.ep].Verdict, false)
 	}
 	return report.VerdictLine(&m.fr.Fleet.Verdict, true)
+}
+
+// poolsLine is the assessment of the model pools the view shows, under the
+// verdict, when it says more than the verdict does: in an endpoint's view
+// its own pool (when others serve the model with it), in the fleet's every
+// pool (when there is more than one). A line only when some pool's limit
+// differs from the view's verdict: else it would repeat it.
+func (m *Model) poolsLine() string {
+	if m.fr == nil {
+		return ""
+	}
+	s := m.st
+	var e *diagnose.EndpointView
+	head := &m.fr.Fleet.Verdict
+	if m.mode == modeEndpoint && m.ep >= 0 && m.ep < len(m.fr.Endpoints) {
+		e = &m.fr.Endpoints[m.ep]
+		head = &e.Verdict
+	} else if len(m.fr.Fleet.Models) < 2 {
+		return ""
+	}
+	// Pools with a symptom first: a narrow screen cuts the line's end.
+	var sick, rest []string
+	differs := false
+	for i := range m.fr.Fleet.Models {
+		mv := &m.fr.Fleet.Models[i]
+		if e != nil && (mv.Endpoints < 2 || !slices.Contains(e.Models, mv.Model)) {
+			continue
+		}
+		differs = differs || mv.Verdict.Limit != head.Limit
+		if l := report.VerdictLine(&mv.Verdict, true); l != "" {
+			part := s.text.s(shortModel(mv.Model)+": ") + s.muted.s(strings.TrimPrefix(l, "bottleneck: "))
+			if mv.Verdict.Limit.Symptom() {
+				sick = append(sick, part)
+			} else {
+				rest = append(rest, part)
+			}
+		}
+	}
+	parts := append(sick, rest...)
+	if len(parts) == 0 || !differs {
+		return ""
+	}
+	label := "pool "
+	if len(parts) > 1 {
+		label = "pools "
+	}
+	return "  " + s.muted.s(label) + strings.Join(parts, s.muted.s(" · "))
 }
 
 // detailEvents is how much of the timeline a finding's detail shows.

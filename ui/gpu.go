@@ -8,7 +8,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -162,7 +162,7 @@ func gpuCols(w int) []col[*gpuDev] {
 		{column{w: 2, right: true}, func(d *gpuDev, _ int) cellOut { return cellOut{text: gpuIndex(d.g), p: &noPaint} }},
 		{column{w: 1 + nameW}, func(d *gpuDev, _ int) cellOut { return cellOut{label: " ", text: gpuName(d.g), p: &noPaint} }},
 		{column{w: 10, right: true}, func(d *gpuDev, _ int) cellOut {
-			return cellOut{label: " util ", text: f.Percent(d.g.UtilGPU / 100), p: &noPaint}
+			return cellOut{label: gpuLabel(" ", sources.GPUUtil), text: gpuText(d.g, sources.GPUUtil, sources.GPUUtil), p: &noPaint}
 		}},
 	}
 	if sw := gpuSparkWidth(w); sw > 0 {
@@ -177,28 +177,66 @@ func gpuCols(w int) []col[*gpuDev] {
 	}
 	cols = append(cols,
 		col[*gpuDev]{column{w: 6 + 12}, func(d *gpuDev, _ int) cellOut {
-			return cellOut{label: "  mem ", text: memPair(d.g.MemUsed, d.g.MemTotal), p: &noPaint}
+			return cellOut{label: gpuLabel("  ", sources.GPUMemUsed), text: gpuText(d.g, sources.GPUMemUsed, sources.GPUMemTotal), p: &noPaint}
 		}},
 		col[*gpuDev]{column{w: 1 + 6, right: true}, func(d *gpuDev, _ int) cellOut {
 			p := d.c.st.lv(d.temp)
-			return cellOut{label: " ", text: whole(d.g.TempC) + "°C" + d.temp.mark(), p: &p}
+			return cellOut{label: gpuLabel(" ", sources.GPUTemp), text: gpuText(d.g, sources.GPUTemp, sources.GPUTemp) + d.temp.mark(), p: &p}
 		}},
 		col[*gpuDev]{column{w: 2 + 9, right: true}, func(d *gpuDev, _ int) cellOut {
-			return cellOut{label: "  ", text: whole(d.g.PowerW) + "/" + whole(d.g.PowerLimitW) + "W", p: &noPaint}
+			return cellOut{label: gpuLabel("  ", sources.GPUPower), text: gpuText(d.g, sources.GPUPower, sources.GPUPowerLimit), p: &noPaint}
 		}},
 		col[*gpuDev]{column{}, func(d *gpuDev, _ int) cellOut {
 			state, sp := d.c.gpuState(d.g, d.ser)
 			return cellOut{label: "  ", text: state, p: &sp, keep: true}
 		}},
 		col[*gpuDev]{column{}, func(d *gpuDev, _ int) cellOut {
-			clocks := "SM " + whole(d.g.SMClockMHz) + "MHz"
+			clocks := gpuLabel("", sources.GPUSMClock) + gpuText(d.g, sources.GPUSMClock, sources.GPUSMClock)
 			if d.w >= 150 {
-				clocks += " mem " + whole(d.g.MemClockMHz) + "MHz"
+				clocks += gpuLabel(" ", sources.GPUMemClock) + gpuText(d.g, sources.GPUMemClock, sources.GPUMemClock)
 			}
 			return cellOut{label: "  ", text: clocks, p: &d.c.st.muted}
 		}},
 	)
 	return cols
+}
+
+// gpuText is number id of g in its unit, as sources.GPUFields gives it,
+// against number of (its total or limit: "72.5/80GiB", "300/700W") unless
+// of is id.
+func gpuText(g *sources.GPU, id, of sources.GPUFieldID) string {
+	unit, v := sources.GPUFields[id].Unit, g.Num(id)
+	switch {
+	case of == id:
+		return gpuUnit(unit, v)
+	case unit == "bytes":
+		return memPair(v, g.Num(of))
+	}
+	return whole(v) + "/" + gpuUnit(unit, g.Num(of))
+}
+
+// gpuUnit writes a GPU reading in its unit.
+func gpuUnit(unit string, v float64) string {
+	switch unit {
+	case "%":
+		return f.Percent(v / 100)
+	case "bytes":
+		return f.Bytes(v)
+	case "bytes/s":
+		return f.Bytes(v) + "/s"
+	case "count":
+		return f.Count(v)
+	}
+	return whole(v) + unit // °C, W, MHz: exact
+}
+
+// gpuLabel is lead and the field's short word before its number, when it
+// has one (a temperature's unit says what it is).
+func gpuLabel(lead string, id sources.GPUFieldID) string {
+	if w := sources.GPUFields[id].Short; w != "" {
+		return lead + w + " "
+	}
+	return lead
 }
 
 // gpuLine is one device on one line: utilization (and its history),
@@ -334,20 +372,20 @@ func (p *gpuPane) View() []string {
 	events := c.eventLines(sz.w)
 	n := len(g.GPUs)
 	room := sz.h - len(out)
-	// Per-process memory when every GPU still fits with it: the layout
-	// gave the panel that room (roomy, or the pane has focus).
-	procs := slices.ContainsFunc(g.GPUs, func(x sources.GPU) bool { return len(x.Processes) > 0 }) &&
-		room-len(events) >= 2*n
-	per := 1
-	if procs {
-		per = 2
+	// Per-process memory under as many GPUs as the rows left once every
+	// GPU and event has its line allow, the first first: the layout gave
+	// the panel that room (roomy, or the pane has focus), and a row it
+	// cannot fill for every GPU still says what runs on some.
+	procs := 0
+	if slices.ContainsFunc(g.GPUs, func(x sources.GPU) bool { return len(x.Processes) > 0 }) {
+		procs = min(n, max(0, room-len(events)-n))
 	}
 	// Events first when the GPUs would not all fit anyway: an XID is news.
-	ev := min(len(events), max(0, room-per))
+	ev := min(len(events), max(0, room-1))
 	room -= ev
-	fit := max(0, room/per)
+	fit := max(0, room)
 	if fit < n {
-		fit = max(0, (room-1)/per) // one line says how many more
+		fit = max(0, room-1) // one line says how many more
 	}
 	if fit == 0 {
 		return block([]string{c.gpuSummary(sz.w)}, sz.w, sz.h)
@@ -363,8 +401,9 @@ func (p *gpuPane) View() []string {
 		}
 		isMine := mine != nil && slices.Contains(mine.GPUs, i)
 		out = append(out, c.gpuLine(d, ser, isMine, sz.w))
-		if procs {
+		if procs > 0 {
 			out = append(out, c.procLine(d, sz.w))
+			procs--
 		}
 	}
 	if hidden := n - fit; hidden > 0 && len(out) < sz.h {

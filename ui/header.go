@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 )
 
 // renderHeader: targets up/total, interval, window, SLO profile on the left;
@@ -163,24 +163,4 @@ func (m *Model) renderFooter() string {
 		b.WriteString(s.key.s(k) + " " + s.muted.s(d))
 	}
 	return cut(b.String(), m.w)
-}
-
-// outageText is the header's line for a source that feeds the endpoints
-// and fails: which, for how long, and its error. "" when none does.
-func (m *Model) outageText() string {
-	if m.fr == nil || len(m.fr.Outages) == 0 {
-		return ""
-	}
-	o := m.fr.Outages[0]
-	t := symCrit + " " + o.Source + " failing"
-	if !o.Since.IsZero() {
-		t += " " + f.Short(max(0, m.now.Sub(o.Since)).Truncate(time.Second))
-	}
-	if n := len(m.fr.Outages) - 1; n > 0 {
-		t += " (+" + itoa(n) + ")"
-	}
-	if o.Err != "" {
-		t += ": " + o.Err
-	}
-	return t
 }

@@ -42,14 +42,16 @@ const (
 
 // counts are the content sizes the layout depends on.
 type counts struct {
-	gpus        int  // devices in the snapshot
-	gpuNone     bool // no GPU data: the panel is one line
-	gpuProcs    bool // some GPU has processes (a line each when roomy)
-	gpuEvents   int  // XID events listed (at most maxGPUEvents)
-	findDetail  int  // lines the findings pane can use: every finding with its evidence
-	findAll     int  // lines the findings pane wants: every finding in full
-	findLeast   int  // and at least: the top finding whole, "N more"
-	subs        int  // engines (endpoint) or models (fleet aggregate)
+	gpus        int      // devices in the snapshot
+	gpuNone     bool     // no GPU data: the panel is one line
+	gpuProcs    bool     // some GPU has processes (a line each when roomy)
+	gpuEvents   int      // XID events listed (at most maxGPUEvents)
+	findDetail  int      // lines the findings pane can use: every finding with its evidence
+	findAll     int      // lines the findings pane wants: every finding in full
+	findLeast   int      // and at least: the top finding whole, "N more"
+	findLens    [][3]int // each finding's lines by form (findingsWant)
+	findHead    int      // the pane's title and its sources' lines
+	subs        int      // engines (endpoint) or models (fleet aggregate)
 	endpointGPU bool
 	rows        int  // fleet table rows (endpoints and shown engines)
 	nameLen     int  // longest endpoint name
@@ -117,24 +119,35 @@ func (l *layout) planFleet(c counts) {
 	find = max(1, min(find, avail-gpu-1))
 	rows := max(1, min(max(1, c.rows), avail-gpu-find))
 	free := avail - rows - gpu - find
-	// What the table does not need: every finding in full, then the GPU
-	// panel, then (blank) room under the findings, never in the table.
-	add := min(free, findAll-find)
-	find += add
-	free -= add
-	if !c.gpuNone && c.gpus > 0 && free >= 2 {
-		add = min(free, gpuWant(c, tall)-gpu)
-		if gpu+add >= 2 {
-			gpu += add
-			free -= add
-		}
-	}
-	// Then the evidence of each finding; what is still left stays blank
-	// at the bottom, below everything.
+	// What the table does not need goes to the findings first, every one
+	// with its evidence; what they cannot fill (a finding's next form
+	// longer than the rows left) to the GPU panel; what is still left
+	// stays blank at the bottom, below everything, with nothing hidden.
 	find += min(free, max(0, c.findDetail-find))
+	free = avail - rows - gpu - find
+	used := findFill(c, find)
+	free += find - used
+	find = used
+	if !c.gpuNone && c.gpus > 0 && free > 0 {
+		gpu += max(0, min(free, gpuWant(c, tall)-gpu))
+	}
 	l.fleetGPU = size{l.w, gpu}
 	l.fleetFind = size{l.w, find}
 	l.fleetRows = rows
+}
+
+// findFill is how many of h lines the findings pane fills: all of them
+// while findings hide (the next one's first lines, "N more"), else its
+// title, its sources and every finding in the form chooseForms gives it.
+func findFill(c counts, h int) int {
+	if len(c.findLens) == 0 {
+		return min(h, c.findHead+1) // "no findings"
+	}
+	_, _, used, ok := chooseForms(c.findLens, h-c.findHead)
+	if !ok {
+		return h
+	}
+	return min(h, c.findHead+used)
 }
 
 func gpuWant(c counts, roomy bool) int {
@@ -179,7 +192,8 @@ func (l *layout) planEndpoint(c counts) {
 	case paneGPU:
 		find = findLeast
 	}
-	find = min(find, avail-1)
+	// What the pane cannot fill goes to what is below it.
+	find = findFill(c, min(find, avail-1))
 	l.find = size{l.w, find}
 	rest := avail - find
 	l.sparkH = 1

@@ -14,7 +14,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/themes"
 	"github.com/vtop-dev/vtop/ui/report"
@@ -332,7 +332,12 @@ func (m *Model) countsNow() counts {
 		c.subs = len(m.fr.Fleet.Models)
 	}
 	// The findings pane is full width in every view.
-	c.findDetail, c.findAll, c.findLeast = m.findingsWant(m.find.items, m.findWithTarget(), m.w)
+	c.findDetail, c.findAll, c.findLeast, c.findLens = m.findingsWant(m.find.items, m.findWithTarget(), m.w)
+	c.findHead = 1 + len(m.sourceLines())
+	if m.find.pools != "" { // the pools' line under the verdict
+		c.findHead++
+		c.findDetail, c.findAll, c.findLeast = c.findDetail+1, c.findAll+1, c.findLeast+1
+	}
 	return c
 }
 
@@ -345,6 +350,7 @@ func (m *Model) relayout() {
 	m.find.set(m.collectFindings(), m.findWithTarget(), scope)
 	m.fleet.finds = m.find.fs
 	m.find.verdict = m.verdictLine()
+	m.find.pools = m.poolsLine()
 	m.lay = plan(m.w, m.h, m.countsNow())
 	clear(m.fleet.cache)
 	m.fleet.cols = tableCols(m.lay.cols)

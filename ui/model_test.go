@@ -844,6 +844,16 @@ func TestActionOnSelection(t *testing.T) {
 	if got["TARGET"] != "gpu-node-1:8000" || got["HOST"] != "gpu-node-1" || got["PORT"] != "8000" || got["MODEL"] != fr.Endpoints[1].Models[0] {
 		t.Errorf("vars %v", got)
 	}
+	if got["POD"] != "" || got["NAMESPACE"] != "" {
+		t.Errorf("no pod known, but POD %q NAMESPACE %q", got["POD"], got["NAMESPACE"])
+	}
+	// Where discovery named its pod: $POD and $NAMESPACE are its.
+	fr.Endpoints[1].Pod, fr.Endpoints[1].Namespace = "vllm-7f9c-0", "llm"
+	m.Update(frameMsg{fr})
+	press(m, "L")
+	if got["POD"] != "vllm-7f9c-0" || got["NAMESPACE"] != "llm" || got["TARGET"] != "gpu-node-1:8000" {
+		t.Errorf("vars %v", got)
+	}
 	if !strings.Contains(m.header, "running logs on gpu-node-1:8000") {
 		t.Errorf("header: %s", m.header)
 	}

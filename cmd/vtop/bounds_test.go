@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,5 +25,17 @@ func TestFlagBounds(t *testing.T) {
 	}
 	if _, err := parseAt("0001-01-01T00:00:00Z", time.Now()); err == nil {
 		t.Error("replay --at 0001-01-01: accepted")
+	}
+	// Static targets have the bound discovered ones have: each keeps its
+	// own history (before, any number was polled).
+	var many []string
+	for i := range 10_001 {
+		many = append(many, "127.0.0.1:"+strconv.Itoa(10_000+i))
+	}
+	if _, _, err := resolve(many, envFor(t)); err == nil || !strings.Contains(err.Error(), "10001 targets, more than the limit of 10000: point vtop at Prometheus") {
+		t.Errorf("10,001 targets: %v", err)
+	}
+	if _, _, err := resolve(many[:10_000], envFor(t)); err != nil {
+		t.Errorf("10,000 targets: %v", err)
 	}
 }

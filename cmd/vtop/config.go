@@ -484,6 +484,11 @@ func (o *options) resolveTargets(args []string, fc *fileConfig, getenv func(stri
 		}
 		o.targets = append(o.targets, t)
 	}
+	if len(o.targets) > discovery.DefaultMaxTargets {
+		// The bound discovered targets have: each target keeps its own
+		// history, so memory grows with them.
+		return fmt.Errorf("%d targets, more than the limit of %d: point vtop at Prometheus (--prometheus) for a larger fleet", len(o.targets), discovery.DefaultMaxTargets)
+	}
 	return nil
 }
 

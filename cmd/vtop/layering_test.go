@@ -31,6 +31,9 @@ func TestLayering(t *testing.T) {
 		{mod + "/record/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/diagnose/...", false, []string{mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/diagnose/...", true, []string{"net", "net/http", "os/exec", "os/signal"}},
+		// Number spelling is a leaf that the detector's sentences and the
+		// ui share: it knows no vtop package, so neither reaches up through it.
+		{mod + "/internal/format", false, []string{mod + "/"}},
 		{mod + "/themes/...", false, []string{mod + "/sources", mod + "/diagnose", mod + "/ui", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/ui/...", false, []string{mod + "/app", mod + "/cmd"}},
 		// The pipeline, its hub and the replay player run a program; cmd
@@ -47,7 +50,7 @@ func TestLayering(t *testing.T) {
 		t.Fatalf("go list diagnose: %v\n%s", err, out)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasPrefix(dep, mod+"/diagnose/") && dep != mod+"/diagnose/format" {
+		if strings.HasPrefix(dep, mod+"/diagnose/") {
 			t.Errorf("%s depends on %s", mod+"/diagnose", dep)
 		}
 	}

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"testing"
 	"time"
 
-	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/sim"
 )
 
@@ -22,22 +20,7 @@ func TestPrometheusFiveMinutesOfLeak(t *testing.T) {
 	url := startPrometheus(t, h, "")
 
 	start := time.Now()
-	o, _, err := resolve([]string{"--prometheus", url, "--gpu", "none"}, envFor(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := newPipeline(o, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hb := app.NewHub(p)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		hb.Run(ctx, time.Second)
-		close(done)
-	}()
+	hb, _ := startHub(t, "--prometheus", url, "--gpu", "none")
 	deadline := time.After(10 * time.Second)
 	var named time.Duration
 loop:
@@ -60,8 +43,6 @@ loop:
 			break loop
 		}
 	}
-	cancel()
-	<-done
 	if named == 0 {
 		t.Error("memory_leak not named within 10 s of opening on 5 min of history")
 	}

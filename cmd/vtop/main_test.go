@@ -143,7 +143,9 @@ func TestOnceJSON(t *testing.T) {
 		t.Errorf("missing ITL encoded as %v", lat["inter_token"])
 	}
 	down := eps[1].(map[string]any)
-	if down["state"] != "down" || !strings.Contains(down["last_error"].(string), "connection refused") {
+	// A loaded CI host out of local ports refuses the connect itself: the
+	// error says so (TestDescribeNetErrErrno), never "timed out".
+	if e := down["last_error"].(string); down["state"] != "down" || !strings.Contains(e, "connection refused") && !strings.Contains(e, "no free local port") {
 		t.Errorf("down endpoint: %v", down)
 	}
 }

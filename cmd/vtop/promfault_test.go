@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -11,8 +10,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/vtop-dev/vtop/app"
 )
 
 // faultProxy passes requests to a real server, answering the first
@@ -91,25 +88,7 @@ func TestPrometheusBackfillRetries(t *testing.T) {
 // is in, not an interval later ("waiting for the first poll…").
 func TestPrometheusFirstFrameAtOnce(t *testing.T) {
 	srv := promWithDCGM(t)
-	o, _, err := resolve([]string{"--prometheus", srv, "--gpu", "none"}, envFor(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := newPipeline(o, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	hb := app.NewHub(p)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		hb.Run(ctx, 4*time.Minute)
-		close(done)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	hb, _ := startHubEvery(t, 4*time.Minute, "--prometheus", srv, "--gpu", "none")
 	select {
 	case fr := <-hb.Frames():
 		// The replicas the first refresh read (which of the two had a

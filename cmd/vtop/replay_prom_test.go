@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aymanbagabas/go-udiff"
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/vtop-dev/vtop/app"
@@ -119,7 +120,7 @@ func TestReplayOfPrometheusRefresh(t *testing.T) {
 	}
 	pl := live.replayed(t, path)
 	if got, want := frameJSON(t, pl.Frame()), frameJSON(t, live.last); got != want {
-		t.Fatalf("the last frame differs:\n--- live\n%s\n--- replay\n%s", want, got)
+		t.Fatalf("the last frame differs:\n%s", udiff.Unified("live", "replay", want, got))
 	}
 	t.Logf("%d evaluations equal", len(live.times))
 }

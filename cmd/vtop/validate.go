@@ -13,8 +13,8 @@ import (
 // frames) can hold without overflowing.
 const (
 	minInterval    = 100 * time.Millisecond
-	maxInterval    = time.Hour
-	maxWindow      = 24 * time.Hour
+	maxInterval    = sources.MaxInterval
+	maxWindow      = sources.MaxWindow // the history vtop keeps
 	maxTimeout     = 10 * time.Minute
 	maxSamplesOpt  = 10_000_000
 	maxParallelOpt = 100_000
@@ -32,7 +32,7 @@ func (o *options) validateNumbers() error {
 	case o.window < 2*o.interval:
 		return fmt.Errorf("--window (%s) must cover at least two polls (--interval %s)", o.window, o.interval)
 	case o.window > maxWindow:
-		return fmt.Errorf("--window %s is longer than %s", o.window, maxWindow)
+		return fmt.Errorf("--window %s is longer than %s, the history vtop keeps", o.window, maxWindow)
 	case o.timeout <= 0:
 		return fmt.Errorf("--timeout must be positive")
 	case o.timeout > maxTimeout:

@@ -39,6 +39,11 @@ const (
 	// break: a queue standing longer is not draining (a new incident
 	// leaves the burst verdict after it).
 	burstFor = 10 * time.Second
+	// xferLossShare is the share of requests whose KV transfer failed or
+	// expired from which the transfer binds: each such request is
+	// recomputed here (or lost), so a few percent already cost more
+	// prefill than a decode instance is sized for.
+	xferLossShare = 0.05
 	// saturatingStep is the step size (tokens) from which a step is
 	// compute-bound on a datacenter GPU: below it a larger token budget
 	// adds prefill throughput almost for free, above it only longer steps.
@@ -74,7 +79,8 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	if tr.Points < minPoints {
 		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 	}
-	if !bad(tr.WaitMin) && tr.WaitMin < 1 && tr.WaitMax >= 1 && tr.WaitFor < burstFor && !(st.PreemptionsRate > 0) {
+	_, _, losing := xferLoss(st)
+	if drainedBurst(tr) && !(st.PreemptionsRate > 0) && !losing {
 		// The queue emptied within the window and whatever waits now has
 		// waited less than a burst lasts: a burst the engine drains; no
 		// limit binds.
@@ -119,6 +125,29 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	kvKnown := !bad(st.KVUsage)
 	kvRoom := kvKnown && st.KVUsage < kvFull && (bad(st.KVUsageMax) || st.KVUsageMax < kvFull+0.05)
 	plat, flat := plateau(ep)
+
+	// KV transfer (P/D disaggregation): the decode instance reads each
+	// prompt's KV from its prefill instance; a read that fails (or whose
+	// KV the prefill side let expire) is recomputed here, after the
+	// transfer's timeout, or the request is lost. It comes first: the
+	// recomputed prefills fill the token budget and the GPU, which would
+	// else read as those limits.
+	if _, share, ok := xferLoss(st); ok {
+		n := 1
+		if over(&st.TTFT, x.slo.TTFT, 0.95) {
+			n++
+		}
+		if !bad(st.WaitingDeferred) && st.WaitingDeferred > 0 {
+			n++ // requests wait for their KV to arrive
+		}
+		return diagnose.Verdict{Limit: diagnose.LimitKVTransfer, Signals: n, Of: 3, Evidence: []diagnose.Evidence{
+			evNum("failed KV transfers", st.KVXferFailRate, diagnose.UnitPerSec, w), evNum("expired KV", st.KVExpiredRate, diagnose.UnitPerSec, w),
+			evNum("of finished requests", share, diagnose.UnitRatio, w),
+			evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evNum("waiting (deferred)", st.WaitingDeferred, diagnose.UnitCount, 0)}}
+	}
+	if !bad(st.KVXferFailRate) || !bad(st.KVExpiredRate) {
+		ruled = append(ruled, diagnose.LimitKVTransfer) // only where a connector's counters say so
+	}
 
 	// LoRA adapter slots: vLLM admits a request only when its adapter is
 	// loaded or a slot (--max-loras) is free; the others wait, listed in
@@ -250,6 +279,29 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	return diagnose.Verdict{Limit: diagnose.LimitUnexplained, Ruled: ruled, Evidence: []diagnose.Evidence{
 		evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evNum("running", st.Running, diagnose.UnitCount, 0),
 		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
+}
+
+// xferLoss is the rate of requests whose KV transfer failed or expired,
+// and their share of the finished requests, and whether it is large enough
+// to bind (xferLossShare); not where no connector counts transfers.
+func xferLoss(st *diagnose.Stats) (lost, share float64, ok bool) {
+	if bad(st.KVXferFailRate) && bad(st.KVExpiredRate) {
+		return math.NaN(), math.NaN(), false
+	}
+	lost = 0
+	for _, r := range []float64{st.KVXferFailRate, st.KVExpiredRate} {
+		if !bad(r) {
+			lost += r
+		}
+	}
+	if lost <= 0 {
+		return 0, 0, false
+	}
+	share = math.Inf(1)
+	if !bad(st.ReqRate) && st.ReqRate > 0 {
+		share = lost / st.ReqRate
+	}
+	return lost, share, share >= xferLossShare
 }
 
 // plateau is the running count (per engine) the batch sat at over the

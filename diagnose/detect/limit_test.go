@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -119,6 +120,73 @@ func TestFewSamplesNoSeverity(t *testing.T) {
 	for _, x := range append(f.Findings, f.Pending...) {
 		if x.Rule == "slo_breach" {
 			t.Errorf("slo_breach from 6 points: %s %s", x.Severity, x.Summary)
+		}
+	}
+}
+
+// P/D disaggregation's decode side: 1.2 reads a second of 5 requests fail and are
+// recomputed here; the queue empties between them, but it is the transfer,
+// not a burst, and no finding advises a flag of this engine's batch.
+func TestKVTransferBinds(t *testing.T) {
+	for _, expired := range []float64{0, 0.3} {
+		st := healthyStats()
+		st.TTFT, st.KVXferFailRate, st.KVExpiredRate, st.WaitingDeferred = qs(0.1, 2.3, 2.4, 300), 1.2, expired, 2
+		w := newWorld(t, chatCfg(), upEndpoint("r", st))
+		frames := w.run(t0, 3*time.Minute, time.Second, func(now time.Time, w *world) {
+			w.eps[0].Stats.Waiting = float64(int(now.Sub(t0).Seconds()) % 3) // empties every 3 s
+		})
+		f := frames[len(frames)-1]
+		if v := f.Endpoints[0].Verdict; v.Limit != diagnose.LimitKVTransfer || v.Signals != 3 {
+			t.Fatalf("expired %g/s: verdict %+v, want KV transfer with 3 signals", expired, v)
+		}
+		fd := findingOf(f, "binding_limit")
+		if fd == nil || fd.Title != "KV transfer binds" || !strings.Contains(fd.Action, "UCX_TLS") {
+			t.Fatalf("expired %g/s: binding_limit %+v", expired, fd)
+		}
+		if got := strings.Contains(fd.Action, "VLLM_NIXL_ABORT_REQUEST_TIMEOUT"); got != (expired > 0) {
+			t.Errorf("expired %g/s: the timeout advised %v: %s", expired, got, fd.Action)
+		}
+		for _, x := range append(f.Findings, f.Pending...) {
+			for _, fc := range x.Flags {
+				if fc.Flag == "--max-num-seqs" {
+					t.Errorf("%s recommends %s %s → %s", x.Rule, fc.Flag, fc.From, fc.To)
+				}
+			}
+		}
+	}
+	// A failed read now and then (1 % of requests) binds nothing.
+	st := healthyStats()
+	st.TTFT, st.KVXferFailRate = qs(0.1, 2.3, 2.4, 300), 0.05
+	w := newWorld(t, chatCfg(), upEndpoint("r", st))
+	frames := w.run(t0, time.Minute, time.Second, nil)
+	if v := frames[len(frames)-1].Endpoints[0].Verdict; v.Limit == diagnose.LimitKVTransfer || !slices.Contains(v.Ruled, diagnose.LimitKVTransfer) {
+		t.Errorf("1 %% of reads failing: verdict %+v, want another limit with KV transfer ruled out", v)
+	}
+}
+
+// Inter-token stalls whose window holds a queue that formed and emptied
+// are a burst's prefills: no decode_stutter, pending or firing, and so no
+// budget advice; the same stalls with no queue at all fire it.
+func TestStutterOfADrainedBurstIsQuiet(t *testing.T) {
+	for _, burst := range []bool{true, false} {
+		st := healthyStats()
+		st.ITL = qs(0.008, 0.03, 0.14, 50000)
+		w := newWorld(t, chatCfg(), upEndpoint("r", st))
+		frames := w.run(t0, 5*time.Minute, time.Second, func(now time.Time, w *world) {
+			s := int(now.Sub(t0).Seconds()) % 40
+			w.eps[0].Stats.Waiting = 0
+			if burst && s < 4 {
+				w.eps[0].Stats.Waiting = float64(12 - 3*s)
+			}
+		})
+		seen := false
+		for _, f := range frames {
+			for _, x := range append(f.Findings, f.Pending...) {
+				seen = seen || x.Rule == "decode_stutter"
+			}
+		}
+		if seen == burst {
+			t.Errorf("burst %v: decode_stutter seen %v", burst, seen)
 		}
 	}
 }

@@ -80,7 +80,12 @@ type Rule struct {
 	Action     string
 	For        time.Duration // the condition must hold this long before the rule fires
 	ResolveFor time.Duration // a firing finding resolves after its clear condition held this long
-	Params     []Param
+	// QuietFor hides the pending finding until its condition has held
+	// this long (its hold still counts from the first evaluation): for a
+	// condition that a transient shows before the evidence that tells
+	// them apart arrives.
+	QuietFor time.Duration
+	Params   []Param
 	// NoPromQL, when set, says why the rule has no Prometheus form.
 	NoPromQL string
 

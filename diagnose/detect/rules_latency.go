@@ -362,16 +362,26 @@ var (
 	dsMinTokens = dsParams.index("min_tokens")
 )
 
+// drainedBurst reports a window whose queue formed and emptied, none of it
+// waiting longer than a burst lasts: a burst the engine drained.
+func drainedBurst(tr *diagnose.Trend) bool {
+	return tr.Points >= minPoints && !bad(tr.WaitMin) && tr.WaitMin < 1 && tr.WaitMax >= 1 && tr.WaitFor < burstFor
+}
+
 var ruleDecodeStutter = &Rule{
 	ID: "decode_stutter", Title: "Decode stutter", Scope: ScopeEndpoint,
 	Catches:  "Streaming stalls now and then: the slowest inter-token gaps far above target while the median is fine (long prefill chunks interleaved with decodes, very large steps).",
 	Needs:    "inter-token histogram (inter_token_latency_seconds ≥0.10.2, time_per_output_token_seconds before); iteration_tokens_total (≥0.6.4) for the computed budget",
-	Cond:     "inter-token p99 > {p99_factor} the SLO profile's ITL target while p50 is within it, over ≥ {min_tokens} tokens",
+	Cond:     "inter-token p99 > {p99_factor} the SLO profile's ITL target while p50 is within it, over ≥ {min_tokens} tokens, and not a burst the engine drained within the window (its queued prompts fill steps with prefill until it empties); shown pending only once it has held 10 s (a burst's stalls show a scrape before its queue)",
 	Clear:    "inter-token p99 ≤ 0.75 × {p99_factor} the target, or p50 above the target (not stutter: the median itself is slow)",
 	Severity: "warning",
 	Action:   "lower --max-num-batched-tokens to the step size whose latency meets the target (computed from the tokens-per-step and inter-token percentiles); V0: --enable-chunked-prefill",
 	For:      3 * time.Minute, ResolveFor: 2 * time.Minute,
-	Params: dsParams,
+	// A burst's stalls show in the inter-token histogram at once, its
+	// queue only at the next scrape that catches it: a stutter shorter
+	// than a burst lasts is not shown pending.
+	QuietFor: burstFor,
+	Params:   dsParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		q := &u.st.ITL
 		target := x.slo.ITL.Seconds()
@@ -382,6 +392,17 @@ var ruleDecodeStutter = &Rule{
 			// Stutter means slow outliers around a healthy median; a slow
 			// median is another problem, so the claim no longer holds.
 			return condClear, 0
+		case q.P99 > p[dsP99Factor]*target && q.P50 <= target && u.ep.Trend.Points < minPoints:
+			// Too few points to tell a burst that drains from a stutter
+			// that stays (opening on a burst, its first seconds are all
+			// burst).
+			return condUnknown, 0
+		case q.P99 > p[dsP99Factor]*target && q.P50 <= target && drainedBurst(&u.ep.Trend):
+			// The slow steps are a burst's: its prompts, admitted together
+			// while they queued, filled steps with prefill chunks up to the
+			// budget, and the queue emptied within the window. That ends
+			// with the burst; a smaller budget would only drain it slower.
+			return condHold, 0
 		case q.P99 > p[dsP99Factor]*target && q.P50 <= target:
 			return condMet, diagnose.SevWarning
 		case q.P99 <= 0.75*p[dsP99Factor]*target:

@@ -19,17 +19,18 @@ import (
 var limitWords = map[diagnose.Limit][2]string{
 	diagnose.LimitLoRASlots:   {"LoRA adapter slots bind", "vLLM runs requests of at most --max-loras adapters at a time (per batch); a request whose adapter is not loaded waits for a slot even when the batch and the KV cache have room."},
 	diagnose.LimitTokenBudget: {"Token budget binds", "Each engine step carries at most --max-num-batched-tokens tokens; long prompts fill every step to that ceiling, so prefills take several steps and waiting prompts are admitted slowly although the batch and the KV cache have room."},
+	diagnose.LimitKVTransfer:  {"KV transfer binds", "With prefill/decode disaggregation the decode instance reads each prompt's KV from its prefill instance over NIXL; a read that fails, or whose KV the prefill instance freed before it was read (expired), is recomputed on the decode instance after the transfer gives up, or the request is lost: those requests' first token waits for the timeout and a local prefill, and the prefills lengthen every decode step. No flag of this engine moves the limit: the path between the instances does."},
 	diagnose.LimitSpecDecode:  {"Speculative decoding costs more than it saves", "Each step drafts tokens and verifies them with the target model; when few drafts are accepted, the drafting and the longer verification cost more per step than the accepted tokens save, so decoding is slower than without drafts."},
 }
 
 var ruleBindingLimit = &Rule{
 	ID: "binding_limit", Title: "Binding limit", Scope: ScopeEndpoint,
-	Catches:  "Requests wait or latency is over target and the limit that holds them back is one no older rule names: LoRA adapter slots (--max-loras), the token budget (--max-num-batched-tokens), speculative decoding that accepts too few drafts, or compute.",
-	Needs:    "lora_requests_info (adapter slots), num_requests_waiting_by_reason (≥0.20), iteration_tokens_total (≥0.6.4), spec_decode counters (with a speculative config)",
+	Catches:  "Requests wait or latency is over target and the limit that holds them back is one no older rule names: LoRA adapter slots (--max-loras), the token budget (--max-num-batched-tokens), speculative decoding that accepts too few drafts, KV transfers of P/D disaggregation that fail or expire, or compute.",
+	Needs:    "lora_requests_info (adapter slots), num_requests_waiting_by_reason (≥0.20), iteration_tokens_total (≥0.6.4), spec_decode counters (with a speculative config), nixl_num_failed_transfers (≥0.11.1) and nixl_num_kv_expired_reqs (≥0.15) with NixlConnector",
 	Cond:     "requests waiting or latency over target, the queue not a burst that drains, and the evidence names one of those limits (see the verdict line: each limit's test is its mechanism's)",
 	Clear:    "no symptom, or another limit binds",
 	Severity: "warning",
-	Action:   "the flag of the binding limit only: raise --max-loras (adapter slots), raise --max-num-batched-tokens (token budget), lower num_speculative_tokens or drop the speculative config (drafts)",
+	Action:   "the flag of the binding limit only: raise --max-loras (adapter slots), raise --max-num-batched-tokens (token budget), lower num_speculative_tokens or drop the speculative config (drafts); KV transfer: no flag, the transfer path (UCX transport, the NIXL side channel) and, for expired KV, the prefill instances' VLLM_NIXL_ABORT_REQUEST_TIMEOUT",
 	For:      time.Minute, ResolveFor: 2 * time.Minute,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		switch l := u.ep.Verdict.Limit; {
@@ -56,12 +57,18 @@ var ruleBindingLimit = &Rule{
 				from = "(current value unknown)"
 			}
 			fd.Action = fmt.Sprintf("%s %s → %s (%s)", v.Flag.Flag, from, v.Flag.To, v.Flag.Why)
+		case v.Limit == diagnose.LimitKVTransfer:
+			fd.Action = "fix the KV path from the prefill instances, not this engine's flags: check the NIXL transport (UCX_TLS and UCX_NET_DEVICES name the RDMA devices the reads use; the UCX and NIXL logs of both sides name the failing peer) and that VLLM_NIXL_SIDE_CHANNEL_HOST/PORT are reachable from here"
+			if !bad(u.st.KVExpiredRate) && u.st.KVExpiredRate > 0 {
+				fd.Action += "; KV expires: the prefill instances free it before this instance reads it, so raise VLLM_NIXL_ABORT_REQUEST_TIMEOUT there or send this instance fewer requests"
+			}
 		}
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		lora := fmt.Sprintf(`count by (%s) (%s{%s!=""}) > 0`, "job, instance", sources.FamilyName(sources.RoleLoraInfo, 0), sources.LabelWaitLora)
 		spec := fmt.Sprintf("(%s) / (%s) < %s", g.rate(sources.CSpecAccepted, "job, instance"), g.rate(sources.CSpecDraftTokens, "job, instance"), g.num(draftCost))
-		return []promAlert{{Severity: "warning", Expr: lora + " or " + spec}}
+		xfer := fmt.Sprintf("(%s) / (%s) >= %s", g.rate(sources.CKVTransferFailed, "job, instance"), g.labeledRate(sources.LFinished, "", "job, instance"), g.num(xferLossShare))
+		return []promAlert{{Severity: "warning", Expr: lora + " or " + spec + " or " + xfer}}
 	},
 }
 

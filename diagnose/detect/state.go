@@ -102,8 +102,9 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagno
 				st.finding.State, st.finding.Hold = diagnose.FindingPending, hold
 				st.finding.HeldFor = now.Sub(st.pendingSince)
 				st.finding.FirstSeen = st.pendingSince
-				// A pending symptom waits behind its pending cause too.
-				if d.superseded(st.target, ri, true) {
+				// A pending symptom waits behind its pending cause too,
+				// and a quiet rule's behind its quiet time.
+				if d.superseded(st.target, ri, true) || st.finding.HeldFor < r.QuietFor {
 					st.shown = false
 				}
 				return true

@@ -21,7 +21,7 @@ var updateVerdicts = flag.Bool("update", false, "rewrite the verdict table in do
 // (sim.Scenarios) with the verdict vtop must reach: for a pathology, the
 // binding limit named within 30 s of opening on a replica broken for
 // three minutes; for a quiet shape, no warning or critical finding over
-// ten minutes and an OK status.
+// ten minutes, no pending one advising a flag, and an OK status.
 // sizedByReplicas are the limits under which a queue may be sized in
 // replicas: capacity binds (the batch, the KV cache, the token budget,
 // compute), or arrivals exceed what raising it could absorb.
@@ -68,11 +68,15 @@ func verdictCases() []verdictCase {
 		v("speculative decoding, V0 8B (no drafts counter)", "spec-decode-low-accept", "v0.6", sim.Model{}, diagnose.LimitSpecDecode),
 		v("compute, closed-loop long prompts, V1 8B", "closed-loop-backlog", "latest", sim.Model{}, diagnose.LimitCompute),
 		v("compute, closed-loop long prompts, V1 0.10 (time_per_output_token spelling)", "closed-loop-backlog", "v0.10", sim.Model{}, diagnose.LimitCompute),
+		v("KV transfer, P/D decode side, V1 8B", "kv-transfer-failing", "latest", sim.Model{}, diagnose.LimitKVTransfer),
+		v("KV transfer, P/D decode side, V1 14B", "kv-transfer-failing", "latest", qwen, diagnose.LimitKVTransfer),
+		v("KV transfer, P/D decode side, closed loop", "kv-transfer-failing-closed", "latest", sim.Model{}, diagnose.LimitKVTransfer),
 		v("stalled engine, V1", "engine-stalled", "latest", sim.Model{}, diagnose.LimitStalled),
 		v("stalled engine, V0", "engine-stalled", "v0.6", sim.Model{}, diagnose.LimitStalled),
 		q("healthy chat, V1", "healthy", "latest", sim.Model{}),
 		q("batch job bursts that drain, V1 8B", "batch-job-bursts", "latest", sim.Model{}),
 		q("batch job bursts that drain, V0 14B", "batch-job-bursts", "v0.6", qwen),
+		q("P/D decode side, every KV read lands, V1 8B", "pd-decode", "latest", sim.Model{}),
 		q("night trickle, V1", "night-trickle", "latest", sim.Model{}),
 		q("night trickle, V0", "night-trickle", "v0.6", sim.Model{}),
 		q("idle, V1", "idle", "latest", sim.Model{}),
@@ -88,6 +92,7 @@ var limitRules = map[diagnose.Limit][]string{
 	diagnose.LimitLoRASlots:   {"binding_limit"},
 	diagnose.LimitTokenBudget: {"binding_limit"},
 	diagnose.LimitSpecDecode:  {"binding_limit"},
+	diagnose.LimitKVTransfer:  {"binding_limit"},
 	diagnose.LimitStalled:     {"engine_stalled"},
 }
 
@@ -166,6 +171,14 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 			if fd.Severity > diagnose.SevInfo && res.ok {
 				res.ok = false
 				res.problem = fmt.Sprintf("%s %s at %v: %s", fd.Severity, fd.Rule, p.fleet.Elapsed().Round(time.Second), fd.Summary)
+			}
+		}
+		// Nor a pending line that advises a flag: on normal life it is
+		// the same noise, one hold away.
+		for _, fd := range f.Endpoints[0].Pending {
+			if fd.Severity > diagnose.SevInfo && len(fd.Flags) > 0 && res.ok {
+				res.ok = false
+				res.problem = fmt.Sprintf("pending %s %s at %v: %s → %s", fd.Severity, fd.Rule, p.fleet.Elapsed().Round(time.Second), fd.Summary, fd.Action)
 			}
 		}
 		if st := report.FrameStatus(f); p.fleet.Elapsed() >= 10*time.Minute-time.Second && st != report.OK {

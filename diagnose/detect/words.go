@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/diagnose/format"
+	"github.com/vtop-dev/vtop/internal/format"
 )
 
 // The findings' numbers go through package format, as the TUI's and the

@@ -133,4 +133,16 @@ func TestScraperHungExporter(t *testing.T) {
 	if strings.Contains(notes, "s3cret") || !strings.Contains(notes, "key="+sources.Redacted) || len(b.GPU.Notes) != 5 {
 		t.Errorf("notes:\n%s", notes)
 	}
+	// Each exporter that fails is a source failing, named by its redacted
+	// URL (by its address alone at the usual /metrics), once.
+	fails := map[string]string{}
+	for _, p := range b.Problems {
+		if p.Fails {
+			fails[p.Key] = p.Text
+		}
+	}
+	if len(fails) != 5 || !strings.Contains(fails["dcgm-exporter "+sources.ShowURL("http://"+closed+"/metrics?key=s3cret")], "refused (is dcgm-exporter running") ||
+		fails["dcgm-exporter "+sources.ShowURL(hung.URL+"/b")] == "" || strings.Contains(fmt.Sprint(fails), "s3cret") {
+		t.Errorf("problems %q", fails)
+	}
 }

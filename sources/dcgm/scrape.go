@@ -30,6 +30,7 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 	for i, t := range s.Targets {
 		holders[i] = Holder{Host: t.Host}
 	}
+	failing := make([]string, len(s.URLs)) // each exporter's error now, "" when it answers
 	tick := time.NewTicker(s.Interval)
 	defer tick.Stop()
 	for {
@@ -49,9 +50,20 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 		}
 		wg.Wait()
 		var errs []string
+		var problems []sources.Problem
 		for i, u := range s.URLs {
+			// Each exporter is a source of its own: the header says which
+			// one fails, since when, and why.
+			text := ""
 			if fails[i] != nil {
-				errs = append(errs, fmt.Sprintf("dcgm-exporter %s: %v", sources.ShowURL(u), fails[i]))
+				text = exporterErr(fails[i])
+			}
+			if text != failing[i] {
+				failing[i] = text
+				problems = append(problems, sources.Problem{Key: "dcgm-exporter " + exporterName(u), Text: text, Fails: text != ""})
+			}
+			if fails[i] != nil {
+				errs = append(errs, fmt.Sprintf("dcgm-exporter %s: %s", sources.ShowURL(u), text))
 				continue
 			}
 			host := ""
@@ -70,7 +82,7 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 		if countErrs(fails) == len(s.URLs) {
 			snap.Unavailable = strings.Join(errs, "; ")
 		}
-		b := sources.Batch{Now: now, GPU: &snap}
+		b := sources.Batch{Now: now, GPU: &snap, Problems: problems}
 		for i, t := range s.Targets {
 			tr := sources.ProcTree{GPUs: held[i]}
 			if len(held[i]) == 0 {
@@ -87,6 +99,24 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// exporterErr is a fetch error as said of an exporter: the fetcher's hint
+// for a refused connection is about vLLM, whose targets it mostly reads.
+func exporterErr(err error) string {
+	t := strings.Replace(err.Error(), "(is vLLM running on this port?)", "(is dcgm-exporter running on this port?)", 1)
+	return sources.Sanitize(t, 200)
+}
+
+// exporterName is how the header names an exporter: host:port when it
+// is served at /metrics, as it is unless told otherwise, else its URL
+// (query values redacted).
+func exporterName(u string) string {
+	pu, err := url.Parse(u)
+	if err != nil || pu.Path != "/metrics" || pu.RawQuery != "" || pu.User != nil {
+		return sources.ShowURL(u)
+	}
+	return sources.Sanitize(pu.Host, 80)
 }
 
 func plural(n int) string {

@@ -2,7 +2,7 @@
 // record of a name (dns+host:port, a Kubernetes headless service), the SRV
 // records of a service (dnssrv+_name._tcp.host), and Prometheus file_sd
 // files (JSON or YAML, re-read when they change). It is a sources.Source:
-// each target found is polled by its own poller, and arrivals and
+// every target found joins the one poller of the run, and arrivals and
 // departures reach the pipeline as they happen.
 package discovery
 
@@ -15,7 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -84,6 +84,7 @@ type Source struct {
 	// together (default DefaultMaxTargets); past it the rest are left out
 	// and a Problem says so.
 	MaxTargets int
+	poll       atomic.Pointer[sources.PollSource] // while Run runs
 }
 
 // DefaultMaxTargets is the bound on targets when none is given: beyond a
@@ -92,11 +93,6 @@ const DefaultMaxTargets = 10_000
 
 // MaxFileSD bounds a file_sd file: 10,000 targets are well under 1 MiB.
 const MaxFileSD = 8 << 20
-
-type running struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
 
 // Run discovers and polls until ctx ends.
 func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
@@ -109,38 +105,27 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 	if s.MaxTargets <= 0 {
 		s.MaxTargets = DefaultMaxTargets
 	}
-	live := map[string]*running{}
-	var wg sync.WaitGroup
-	defer func() {
-		for _, r := range live {
-			r.cancel()
-		}
-		wg.Wait()
+	// One poller for every target, static or found: --max-parallel, the
+	// fair share and the start offsets cover them all (a rule naming
+	// thousands must not open thousands of sockets at one instant). The
+	// static targets are polled at once, whatever the rules take.
+	ps := sources.NewPollSource(sources.NewPoller(s.Static, s.Fetcher, s.Poll))
+	s.poll.Store(ps)
+	pctx, stop := context.WithCancel(ctx)
+	polled := make(chan struct{})
+	go func() {
+		defer close(polled)
+		ps.Run(pctx, out)
 	}()
-	// One slot pool for every target, static or found: --max-parallel
-	// bounds them all, and their first polls are spread (a rule naming
-	// thousands must not open thousands of sockets at one instant).
-	pc := s.Poll
-	pc.Slots = sources.NewSlots(pc.MaxParallel)
-	start := func(t sources.Target) {
-		tctx, cancel := context.WithCancel(ctx)
-		r := &running{cancel: cancel, done: make(chan struct{})}
-		live[t.Name] = r
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer close(r.done)
-			ps := sources.NewPollSource(sources.NewPoller([]sources.Target{t}, s.Fetcher, pc))
-			ps.Run(tctx, out)
-		}()
-	}
-	for _, t := range s.Static {
-		start(t)
-	}
+	defer func() {
+		stop()
+		<-polled
+	}()
 	found := make([][]sources.Target, len(s.Specs)) // the last good answer of each rule
-	stamps := make([]fileStamp, len(s.Specs))
+	files := make([]fileRead, len(s.Specs))
 	failing := make([]string, len(s.Specs)) // each rule's problem now, "" when it works
 	bounded := ""
+	var polling []string // the names given to the poller last
 	var lastDNS time.Time
 	tick := time.NewTicker(s.Poll.Interval)
 	defer tick.Stop()
@@ -156,7 +141,7 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 			switch {
 			case sp.Kind == "file":
 				var changed bool
-				if ts, changed, err = readFileSDCtx(ctx, &stamps[i], sp.Path); err == nil && !changed {
+				if ts, changed, err = files[i].read(ctx, sp.Path); err == nil && !changed {
 					continue
 				}
 			case dns:
@@ -182,68 +167,55 @@ func (s *Source) Run(ctx context.Context, out chan<- sources.Batch) error {
 			}
 			if text != failing[i] {
 				failing[i] = text
-				problems = append(problems, sources.Problem{Key: sp.String(), Text: text})
+				problems = append(problems, sources.Problem{Key: sp.String(), Text: text, Fails: text != ""})
 			}
 		}
-		want := map[string]sources.Target{}
-		var order []string
-		for _, t := range s.Static {
-			if _, dup := want[t.Name]; !dup {
-				want[t.Name] = t
-				order = append(order, t.Name)
-			}
-		}
-		for _, ts := range found {
+		seen := map[string]bool{}
+		var want []sources.Target
+		for _, ts := range append([][]sources.Target{s.Static}, found...) {
 			for _, t := range ts {
-				if _, dup := want[t.Name]; !dup {
-					want[t.Name] = t
-					order = append(order, t.Name)
+				if !seen[t.Name] {
+					seen[t.Name] = true
+					want = append(want, t)
 				}
 			}
 		}
 		text := ""
-		if len(order) > s.MaxTargets {
+		if len(want) > s.MaxTargets {
 			// The static targets, then each rule's in its order: a storm
 			// of new names cannot push out what was asked for by hand.
-			for _, name := range order[s.MaxTargets:] {
-				delete(want, name)
-			}
-			text = fmt.Sprintf("%d targets found, more than the limit of %d: the first %d are polled (narrow the discovery rules)", len(order), s.MaxTargets, s.MaxTargets)
+			text = fmt.Sprintf("%d targets found, more than the limit of %d: the first %d are polled (narrow the discovery rules)", len(want), s.MaxTargets, s.MaxTargets)
+			want = want[:s.MaxTargets]
 		}
 		if text != bounded {
 			bounded = text
 			problems = append(problems, sources.Problem{Key: "discovery", Text: text})
 		}
-		var gone []string
-		for name, r := range live {
-			if _, ok := want[name]; !ok {
-				r.cancel()
-				<-r.done
-				delete(live, name)
-				gone = append(gone, name)
-			}
+		if len(problems) > 0 && !sources.Send(ctx, out, sources.Batch{Now: time.Now(), Problems: problems}) {
+			return nil
 		}
-		if len(gone) > 0 || len(problems) > 0 {
-			slices.Sort(gone)
-			if !sources.Send(ctx, out, sources.Batch{Now: time.Now(), Departed: gone, Problems: problems}) {
-				return nil
-			}
+		names := make([]string, len(want))
+		for i, t := range want {
+			names[i] = t.Name
 		}
-		var names []string
-		for name := range want {
-			if live[name] == nil {
-				names = append(names, name)
-			}
-		}
-		slices.Sort(names)
-		for _, n := range names {
-			start(want[n]) // its poller announces it
+		if !slices.Equal(names, polling) {
+			// The poller announces who arrived and departed, in order
+			// with their scrapes.
+			ps.Update(want)
+			polling = names
 		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C:
 		}
+	}
+}
+
+// PollNow makes every target polled now poll immediately (the UI's "r").
+func (s *Source) PollNow() {
+	if ps := s.poll.Load(); ps != nil {
+		ps.PollNow()
 	}
 }
 
@@ -301,39 +273,95 @@ func (f *fileStamp) changed(path string) (bool, error) {
 	return true, nil
 }
 
-// readFileSDCtx reads a file_sd file when it changed since stamp, giving
-// up when ctx ends: a stat or read that blocks (a FIFO named by mistake, a
-// hung network mount) must not keep vtop alive after q or a signal. The
-// blocked call is left behind; the process is ending.
-func readFileSDCtx(ctx context.Context, stamp *fileStamp, path string) ([]sources.Target, bool, error) {
-	type result struct {
-		ts      []sources.Target
-		changed bool
-		err     error
+// fileRead is one file_sd rule's reading: the stamp of what was read
+// last, and the read in flight. A stat or read of the file runs apart from
+// the discovery loop, one at a time: on a path whose read blocks (a hung
+// NFS or FUSE mount, a FIFO named by mistake) the loop goes on, the rule
+// is said to be stuck, the static and other targets keep being polled,
+// and q or a signal still ends vtop. A call blocked in the kernel cannot be
+// cancelled: it is left behind, and no second one joins it.
+type fileRead struct {
+	stamp  fileStamp
+	flight chan fileResult // the read in flight, nil when none
+	since  time.Time       // when it began
+	stuck  bool            // the read in flight was said to be stuck
+}
+
+type fileResult struct {
+	stamp   fileStamp
+	ts      []sources.Target
+	changed bool
+	err     error
+}
+
+// fileWait is how long the loop waits for a file read before it goes on
+// (a local file answers in microseconds); fileStuck is how long a read may
+// take before the rule is said to be stuck.
+const (
+	fileWait  = 200 * time.Millisecond
+	fileStuck = 3 * time.Second
+)
+
+// read returns the file's targets when it changed since the last read, or
+// an error; a read still in flight past fileStuck is an error naming the
+// file as stuck.
+func (f *fileRead) read(ctx context.Context, path string) ([]sources.Target, bool, error) {
+	if f.flight == nil {
+		ch := make(chan fileResult, 1)
+		f.flight, f.since, f.stuck = ch, time.Now(), false
+		go func(st fileStamp) {
+			changed, err := st.changed(path)
+			if err != nil || !changed {
+				ch <- fileResult{st, nil, changed, err}
+				return
+			}
+			ts, err := readFileSD(path)
+			ch <- fileResult{st, ts, true, err}
+		}(f.stamp)
 	}
-	ch := make(chan result, 1)
-	st := *stamp
-	go func() {
-		changed, err := st.changed(path)
-		if err != nil || !changed {
-			ch <- result{nil, changed, err}
-			return
-		}
-		ts, err := readFileSD(path)
-		ch <- result{ts, true, err}
-	}()
+	wait := time.NewTimer(fileWait)
+	defer wait.Stop()
 	select {
-	case r := <-ch:
-		*stamp = st
+	case r := <-f.flight:
+		f.flight, f.stamp = nil, r.stamp
+		if f.stuck && r.err == nil && !r.changed {
+			// Unchanged, but "stuck" was said: read it again, so what
+			// replaces that is the file's state now.
+			f.stamp, f.stuck = fileStamp{}, false
+		}
 		return r.ts, r.changed, r.err
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
+	case <-wait.C:
 	}
+	if d := time.Since(f.since); d >= fileStuck {
+		f.stuck = true
+		return nil, false, fmt.Errorf("file_sd %s: stuck: reading it has not returned for over %s (a hung mount?)", path, fileStuck)
+	}
+	return nil, false, nil
+}
+
+// The labels that name a target's pod and namespace, first found first:
+// a relabelled one, Kubernetes SD's meta label as a file_sd generator
+// copies it, the older exporters' spelling.
+var (
+	podLabels       = []string{"pod", "__meta_kubernetes_pod_name", "kubernetes_pod_name", "pod_name"}
+	namespaceLabels = []string{"namespace", "__meta_kubernetes_namespace", "kubernetes_namespace"}
+)
+
+func firstLabel(labels map[string]string, names []string) string {
+	for _, n := range names {
+		if v := labels[n]; v != "" {
+			return sources.Sanitize(v, 120)
+		}
+	}
+	return ""
 }
 
 // readFileSD reads a Prometheus file_sd file: a list of {targets, labels};
-// the labels __scheme__ and __metrics_path__ shape the URL, others are
-// ignored (vtop names targets by address).
+// the labels __scheme__ and __metrics_path__ shape the URL, the pod and
+// namespace ones name the target's pod (podLabels), others are ignored
+// (vtop names targets by address).
 func readFileSD(path string) ([]sources.Target, error) {
 	// Opened without blocking (a FIFO with no writer would wait for one)
 	// and read only when it is a regular file, up to MaxFileSD.
@@ -379,6 +407,7 @@ func readFileSD(path string) ([]sources.Target, error) {
 			if err != nil {
 				return nil, fmt.Errorf("file_sd %s: %v", path, err)
 			}
+			t.Pod, t.Namespace = firstLabel(g.Labels, podLabels), firstLabel(g.Labels, namespaceLabels)
 			out = append(out, t)
 		}
 	}

@@ -290,3 +290,35 @@ func TestFileSD(t *testing.T) {
 		t.Error("spec name")
 	}
 }
+
+// A file_sd group's pod and namespace labels (relabelled, or Kubernetes
+// SD's meta labels as a generator copies them) name its targets' pod and
+// namespace, for the user's actions; none, none.
+func TestFileSDPodLabels(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sd.yaml")
+	body := `[{"targets": ["10.0.0.1:8000"], "labels": {"pod": "vllm-0", "namespace": "llm", "__meta_kubernetes_pod_name": "other"}},
+	 {"targets": ["10.0.0.2:8000"], "labels": {"__meta_kubernetes_pod_name": "vllm-1", "__meta_kubernetes_namespace": "llm-b"}},
+	 {"targets": ["10.0.0.3:8000"], "labels": {"job": "vllm", "pod": "evil\u001b]52;c;x\u0007"}},
+	 {"targets": ["10.0.0.4:8000"]}]`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ts, err := readFileSD(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := [][2]string{{"vllm-0", "llm"}, {"vllm-1", "llm-b"}, {"", ""}, {"", ""}}
+	if len(ts) != len(want) {
+		t.Fatalf("%d targets", len(ts))
+	}
+	// A label value is untrusted text: sanitized where it enters.
+	if p := ts[2].Pod; p == "" || strings.ContainsAny(p, "\x1b\x07") {
+		t.Errorf("hostile pod label read as %q", p)
+	}
+	ts[2].Pod = ""
+	for i, w := range want {
+		if got := [2]string{ts[i].Pod, ts[i].Namespace}; got != w {
+			t.Errorf("%s: pod, namespace %q, want %q", ts[i].Name, got, w)
+		}
+	}
+}

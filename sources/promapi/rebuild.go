@@ -93,7 +93,7 @@ func (f *fleet) drop(r *replica) {
 
 // target is what the pipeline is told about a replica.
 func (r *replica) target() sources.Target {
-	return sources.Target{Name: r.name, Host: r.host}
+	return sources.Target{Name: r.name, Host: r.host, Pod: sources.Sanitize(r.pod, 120), Namespace: sources.Sanitize(r.ns, 120)}
 }
 
 // begin starts a rebuilt exposition.

@@ -1,12 +1,12 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"math"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/jsonsplice"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -55,26 +55,22 @@ type JSONGPU struct {
 	FieldsMissing  []string         `json:"fields_missing"`
 }
 
-// MarshalJSON writes the members with the table's numbers spliced in
-// before clock_events (always written; its quote cannot be inside a
-// string, where every quote is escaped).
+// MarshalJSON writes the members with the table's numbers before
+// clock_events (always written).
 func (j JSONGPU) MarshalJSON() ([]byte, error) {
 	type members JSONGPU
 	b, err := json.Marshal(members(j))
 	if err != nil {
 		return nil, err
 	}
-	at := bytes.Index(b, []byte(`,"clock_events":`))
-	out := append([]byte(nil), b[:at]...)
-	for i := range sources.GPUFields {
+	return jsonsplice.Insert(b, len(sources.GPUFields), func(dst []byte, i int) []byte {
 		v := Num(math.NaN())
 		if i < len(j.Nums) {
 			v = j.Nums[i]
 		}
 		n, _ := v.MarshalJSON()
-		out = append(append(append(append(out, ',', '"'), sources.GPUFields[i].JSON...), '"', ':'), n...)
-	}
-	return append(out, b[at:]...), nil
+		return jsonsplice.Member(dst, sources.GPUFields[i].JSON, n)
+	}, "clock_events"), nil
 }
 
 // JSONGPUProcess is a process holding GPU memory.

@@ -250,38 +250,56 @@ type JSONModel struct {
 	Endpoints int          `json:"endpoints"`
 	Verdict   *JSONVerdict `json:"verdict"` // the pool's bottleneck
 	Stats     JSONStats    `json:"stats"`
+	// Router: the routers in front of the pool (Dynamo frontends), whose
+	// queue is stats.queue.waiting; absent without one.
+	Router *JSONPoolRouter `json:"router,omitempty"`
+}
+
+// JSONPoolRouter is the routers a pool is joined with and what they hold.
+type JSONPoolRouter struct {
+	Endpoints []string `json:"endpoints"`
+	Queued    Num      `json:"queued"`
+	Inflight  Num      `json:"inflight"`
+}
+
+// JSONRouterQueue is a router's numbers for one model.
+type JSONRouterQueue struct {
+	Model    string `json:"model"`
+	Queued   Num    `json:"queued"`
+	Inflight Num    `json:"inflight"`
 }
 
 // JSONEndpoint is one target.
 type JSONEndpoint struct {
-	Name          string           `json:"name"`
-	State         string           `json:"state"` // pending, up, down, stale
-	StateSince    *time.Time       `json:"state_since"`
-	LastError     string           `json:"last_error,omitempty"`
-	LastSuccess   *time.Time       `json:"last_success"`
-	ScrapeSeconds Num              `json:"scrape_seconds"`
-	RestartedAt   *time.Time       `json:"restarted_at"`
-	Kind          string           `json:"kind"`           // engine, router, no-samples
-	ServingEngine string           `json:"serving_engine"` // vLLM, SGLang: whose metric families it serves
-	Generation    string           `json:"generation"`
-	VersionRange  string           `json:"version_range"`
-	VersionMin    string           `json:"version_min,omitempty"`
-	VersionMax    string           `json:"version_max,omitempty"`
-	Models        []string         `json:"models"`
-	Warnings      []string         `json:"warnings"`
-	Samples       int              `json:"samples"`
-	ResidentBytes Num              `json:"resident_memory_bytes"`
-	MaxNumSeqs    *int             `json:"max_num_seqs"`
-	LoRA          *JSONLoRA        `json:"lora"`        // null unless the server exposes lora_requests_info
-	Sleep         *string          `json:"sleep_state"` // awake, asleep; null when not exposed
-	SleepLevel    string           `json:"sleep_level,omitempty"`
-	Verdict       *JSONVerdict     `json:"verdict"` // which limit binds; null when not judged (down, not an engine)
-	Stats         JSONStats        `json:"stats"`
-	Engines       []JSONEngine     `json:"engines"`
-	GPU           *JSONEndpointGPU `json:"gpu"`      // null unless the endpoint was joined to local GPUs
-	Restarts      []JSONRestart    `json:"restarts"` // within the last hour, oldest first
-	Shifts        []JSONShift      `json:"shifts"`   // changes against the baselines within the last hour, oldest first
-	Timeline      []JSONEvent      `json:"timeline"` // this endpoint's events, oldest first
+	Name          string            `json:"name"`
+	State         string            `json:"state"` // pending, up, down, stale
+	StateSince    *time.Time        `json:"state_since"`
+	LastError     string            `json:"last_error,omitempty"`
+	LastSuccess   *time.Time        `json:"last_success"`
+	ScrapeSeconds Num               `json:"scrape_seconds"`
+	RestartedAt   *time.Time        `json:"restarted_at"`
+	Kind          string            `json:"kind"`           // engine, router, no-samples
+	ServingEngine string            `json:"serving_engine"` // vLLM, SGLang: whose metric families it serves
+	Generation    string            `json:"generation"`
+	VersionRange  string            `json:"version_range"`
+	VersionMin    string            `json:"version_min,omitempty"`
+	VersionMax    string            `json:"version_max,omitempty"`
+	Models        []string          `json:"models"`
+	Warnings      []string          `json:"warnings"`
+	Samples       int               `json:"samples"`
+	ResidentBytes Num               `json:"resident_memory_bytes"`
+	MaxNumSeqs    *int              `json:"max_num_seqs"`
+	RouterQueues  []JSONRouterQueue `json:"router_queues,omitempty"` // a router's per-model queue (Dynamo's frontend)
+	LoRA          *JSONLoRA         `json:"lora"`                    // null unless the server exposes lora_requests_info
+	Sleep         *string           `json:"sleep_state"`             // awake, asleep; null when not exposed
+	SleepLevel    string            `json:"sleep_level,omitempty"`
+	Verdict       *JSONVerdict      `json:"verdict"` // which limit binds; null when not judged (down, not an engine)
+	Stats         JSONStats         `json:"stats"`
+	Engines       []JSONEngine      `json:"engines"`
+	GPU           *JSONEndpointGPU  `json:"gpu"`      // null unless the endpoint was joined to local GPUs
+	Restarts      []JSONRestart     `json:"restarts"` // within the last hour, oldest first
+	Shifts        []JSONShift       `json:"shifts"`   // changes against the baselines within the last hour, oldest first
+	Timeline      []JSONEvent       `json:"timeline"` // this endpoint's events, oldest first
 }
 
 // JSONEngine is one (model, engine) sub-series.
@@ -305,21 +323,17 @@ type JSONStats struct {
 
 // JSONSpec is speculative decoding over the window: accepted ÷ draft
 // tokens, tokens a step yields (1 + accepted per draft; SGLang's accept
-// length), drafts per engine step, and the share of drafts accepted at
-// each position (index = position).
+// length), drafts per engine step (Nums), and the share of drafts accepted
+// at each position (index = position).
 type JSONSpec struct {
-	Acceptance         Num   `json:"acceptance"`
-	TokensPerStep      Num   `json:"tokens_per_step"`
-	DraftsPerStep      Num   `json:"drafts_per_step"`
-	AcceptedByPosition []Num `json:"accepted_by_position"`
+	Nums               StatNums `json:"-"`
+	AcceptedByPosition []Num    `json:"accepted_by_position"`
 }
 
-// JSONKVTransfer is P/D disaggregation's and KV offload's traffic; a rate
-// is null when its family is not exposed.
+// JSONKVTransfer is P/D disaggregation's and KV offload's traffic (Nums);
+// a rate is null when its family is not exposed.
 type JSONKVTransfer struct {
-	FailedPerS       Num `json:"failed_transfers_per_s"`
-	ExpiredPerS      Num `json:"expired_requests_per_s"`
-	OffloadBytesPerS Num `json:"offload_bytes_per_s"`
+	Nums StatNums `json:"-"`
 }
 
 // JSONLoRA is vllm:lora_requests_info: the adapter slots and the adapters
@@ -355,39 +369,22 @@ type JSONLatency struct {
 	Decode     JSONQuantiles `json:"decode"`
 }
 
-// JSONCache is the cache row.
+// JSONCache is the cache row: its numbers (Nums) and whether prefix
+// caching is on.
 type JSONCache struct {
-	KVUsage          Num   `json:"kv_usage"`
-	KVUsageMax       Num   `json:"kv_usage_max_engine"`
-	KVCapacityTokens Num   `json:"kv_capacity_tokens"`
-	NumGPUBlocks     Num   `json:"num_gpu_blocks"`
-	BlockSize        Num   `json:"block_size"`
-	GPUMemUtil       Num   `json:"gpu_memory_utilization"`
-	PrefixCaching    *bool `json:"prefix_caching"`
-	PrefixHitRatio   Num   `json:"prefix_hit_ratio"`
-	PreemptionsPerS  Num   `json:"preemptions_per_s"`
-	Swapped          Num   `json:"swapped"`
-	CPUKVUsage       Num   `json:"cpu_kv_usage"`
+	Nums          StatNums `json:"-"`
+	PrefixCaching *bool    `json:"prefix_caching"`
 }
 
-// JSONQueue is the queue row.
+// JSONQueue is the queue row: its numbers alone.
 type JSONQueue struct {
-	Running         Num `json:"running"`
-	Waiting         Num `json:"waiting"`
-	WaitingCapacity Num `json:"waiting_capacity"`
-	WaitingDeferred Num `json:"waiting_deferred"`
+	Nums StatNums `json:"-"`
 }
 
-// JSONThroughput is the throughput row.
+// JSONThroughput is the throughput row: its numbers and the finish reasons.
 type JSONThroughput struct {
-	PromptTokensPerS Num          `json:"prompt_tokens_per_s"`
-	GenTokensPerS    Num          `json:"generation_tokens_per_s"`
-	RequestsPerS     Num          `json:"requests_per_s"`
-	AbortShare       Num          `json:"abort_share"`
-	AvgPromptTokens  Num          `json:"avg_prompt_tokens"`
-	AvgGenTokens     Num          `json:"avg_generation_tokens"`
-	MeanIterTokens   Num          `json:"mean_tokens_per_step"`
-	Finish           []JSONFinish `json:"finish_reasons"`
+	Nums   StatNums     `json:"-"`
+	Finish []JSONFinish `json:"finish_reasons"`
 }
 
 // JSONFinish is one finish reason.
@@ -416,28 +413,21 @@ func Stats(s diagnose.Stats) JSONStats {
 		WindowSeconds: Num(s.Span.Seconds()),
 		Latency: JSONLatency{TTFT: jq(s.TTFT), InterToken: jq(s.ITL), TPOT: jq(s.TPOT), E2E: jq(s.E2E),
 			Queue: jq(s.Queue), Prefill: jq(s.Prefill), Decode: jq(s.Decode)},
-		Cache: JSONCache{KVUsage: Num(s.KVUsage), KVUsageMax: Num(s.KVUsageMax), KVCapacityTokens: Num(s.KVCapacityTokens),
-			NumGPUBlocks: Num(s.NumGPUBlocks), BlockSize: Num(s.BlockSize), GPUMemUtil: Num(s.GPUMemUtil),
-			PrefixCaching: pc, PrefixHitRatio: Num(s.PrefixHitRatio), PreemptionsPerS: Num(s.PreemptionsRate),
-			Swapped: Num(s.Swapped), CPUKVUsage: Num(s.CPUKVUsage)},
-		Queue: JSONQueue{Running: Num(s.Running), Waiting: Num(s.Waiting),
-			WaitingCapacity: Num(s.WaitingCapacity), WaitingDeferred: Num(s.WaitingDeferred)},
-		Throughput: JSONThroughput{PromptTokensPerS: Num(s.PromptTokRate), GenTokensPerS: Num(s.GenTokRate),
-			RequestsPerS: Num(s.ReqRate), AbortShare: Num(s.AbortShare), AvgPromptTokens: Num(s.AvgPromptLen),
-			AvgGenTokens: Num(s.AvgGenLen), MeanIterTokens: Num(s.MeanIterTokens), Finish: []JSONFinish{}},
+		Cache:      JSONCache{Nums: statNums(&s, "cache"), PrefixCaching: pc},
+		Queue:      JSONQueue{Nums: statNums(&s, "queue")},
+		Throughput: JSONThroughput{Nums: statNums(&s, "throughput"), Finish: []JSONFinish{}},
 	}
 	for _, f := range s.Finish {
 		out.Throughput.Finish = append(out.Throughput.Finish, JSONFinish{f.Reason, Num(f.PerSec), Num(f.Share)})
 	}
 	if !math.IsNaN(s.SpecAcceptRate) || !math.IsNaN(s.SpecAcceptLen) {
-		out.Speculative = &JSONSpec{Acceptance: Num(s.SpecAcceptRate), TokensPerStep: Num(s.SpecAcceptLen),
-			DraftsPerStep: Num(s.SpecDraftsPerStep), AcceptedByPosition: []Num{}}
+		out.Speculative = &JSONSpec{Nums: statNums(&s, "speculative"), AcceptedByPosition: []Num{}}
 		for _, v := range s.SpecPosAccept {
 			out.Speculative.AcceptedByPosition = append(out.Speculative.AcceptedByPosition, Num(v))
 		}
 	}
 	if !math.IsNaN(s.KVXferFailRate) || !math.IsNaN(s.KVExpiredRate) || !math.IsNaN(s.KVOffloadRate) {
-		out.KVTransfer = &JSONKVTransfer{FailedPerS: Num(s.KVXferFailRate), ExpiredPerS: Num(s.KVExpiredRate), OffloadBytesPerS: Num(s.KVOffloadRate)}
+		out.KVTransfer = &JSONKVTransfer{Nums: statNums(&s, "kv_transfer")}
 	}
 	return out
 }
@@ -475,7 +465,11 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 		r.Groups = append(r.Groups, JSONGroup{g.Rule, g.Title, g.Severity.String(), g.Targets, g.Members})
 	}
 	for _, m := range f.Fleet.Models {
-		r.Fleet.Models = append(r.Fleet.Models, JSONModel{m.Model, m.Endpoints, Verdict(&m.Verdict, true), Stats(m.Stats)})
+		jm := JSONModel{Model: m.Model, Endpoints: m.Endpoints, Verdict: Verdict(&m.Verdict, true), Stats: Stats(m.Stats)}
+		if len(m.Routers) > 0 {
+			jm.Router = &JSONPoolRouter{Endpoints: m.Routers, Queued: Num(m.RouterQueued), Inflight: Num(m.RouterInflight)}
+		}
+		r.Fleet.Models = append(r.Fleet.Models, jm)
 	}
 	for _, e := range f.Endpoints {
 		je := JSONEndpoint{
@@ -501,6 +495,9 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 		}
 		for _, s := range e.Subs {
 			je.Engines = append(je.Engines, JSONEngine{s.Key.Model, s.Key.Engine, Stats(s.Stats)})
+		}
+		for _, q := range e.Router {
+			je.RouterQueues = append(je.RouterQueues, JSONRouterQueue{q.Model, Num(q.Values[sources.RQueued]), Num(q.Values[sources.RInflight])})
 		}
 		if l := e.Lora; l != nil {
 			je.LoRA = &JSONLoRA{MaxLoRA: l.MaxLora, Running: orEmpty(l.Running), Waiting: orEmpty(l.Waiting)}

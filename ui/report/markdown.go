@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 )
 
 // The report as Markdown, for the incident channel: what is wrong, where,

@@ -11,7 +11,7 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/diagnose/detect"
-	f "github.com/vtop-dev/vtop/diagnose/format"
+	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -195,6 +195,9 @@ func writeEndpoint(b *strings.Builder, fr *diagnose.Frame, e *diagnose.EndpointV
 	switch e.Kind {
 	case sources.KindRouter:
 		b.WriteString("  this is a router (production-stack's, Dynamo's frontend), not an engine: point vtop at the engines behind it\n")
+		for _, l := range RouterLines(fr, e) {
+			b.WriteString("  " + l + "\n")
+		}
 		return
 	case sources.KindNoSamples:
 		b.WriteString("  vllm:* families are declared but carry no samples (V0 multiprocess registry not collected?)\n")

@@ -1,8 +1,9 @@
-// Package format renders vtop's numbers the same way in findings, the TUI and
-// the headless report: unknown is always "--", never 0. It is a leaf shared
-// by every layer: findings' evidence reaches the ui as numbers and is
-// formatted there, but their sentences (summary, why, explanation) are
-// composed in diagnose and spell numbers through here too.
+// Package format spells vtop's numbers the same way in findings, the TUI and
+// the headless report: unknown is always "--", never 0. It is a leaf below
+// every layer (it imports no vtop package): findings' evidence reaches the ui
+// as numbers and is formatted there, but the detector's sentences (summary,
+// why, explanation) and the timeline's event lines spell numbers through it
+// too, so it cannot live in ui without an import running back up.
 package format
 
 import (
