@@ -3,6 +3,7 @@ package sources
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -46,6 +47,9 @@ func plainOf(body []byte) []byte {
 			continue
 		}
 		out = append(out, l...)
+	}
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n') // a capture saved without its last newline; the source ends every line
 	}
 	return out
 }
@@ -128,4 +132,33 @@ func FuzzPlain(f *testing.F) {
 		}
 		checkPlain(t, textCT0, sequence(seed, body, 4))
 	})
+}
+
+// A replica's first read in a refresh, as the Prometheus source does it:
+// a new normalizer, the worker's series classes already warm; the plain
+// reader against the parser.
+//
+//	go test -run '^$' -bench NormalizePlainFirst -count 3 ./sources
+func BenchmarkNormalizePlainFirst(b *testing.B) {
+	raw, err := os.ReadFile("../testdata/dumps/armandossrecife-vllm-server-api-chat__v0.10.1-ngc25.09_full.txt")
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := plainOf(raw)
+	for _, c := range []struct {
+		name    string
+		noPlain bool
+	}{{"plain", false}, {"parser", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			cs := NewSeriesClasses(1 << 15)
+			b.ReportAllocs()
+			for b.Loop() {
+				n := NewNormalizer()
+				n.Classes, n.noPlain = cs, c.noPlain
+				if _, err := n.Normalize(body, textCT0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
