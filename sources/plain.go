@@ -164,7 +164,7 @@ func (n *Normalizer) plainSample(line []byte) (plainSample, bool) {
 		return plainSample{}, false
 	}
 	series, val := line[:sp], line[sp+1:]
-	if len(val) == 0 || bytes.IndexAny(val, "\t{pP_") >= 0 {
+	if len(val) == 0 || bytes.ContainsAny(val, "\t{pP_") {
 		return plainSample{}, false // what the lexer or parseFloat take otherwise
 	}
 	v, err := strconv.ParseFloat(string(val), 64)
