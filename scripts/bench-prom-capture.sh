@@ -7,9 +7,12 @@ warm=20
 capture=${CAPTURE:-testdata/dumps/armandossrecife-vllm-server-api-chat__v0.10.1-ngc25.09_full.txt}
 export CGO_CFLAGS="${CGO_CFLAGS:--O2 -g} -Wno-deprecated-declarations"
 if [ -n "${VTOP:-}" ]; then cp "$VTOP" "$tmp/vtop"; else go build -o "$tmp/vtop" ./cmd/vtop; fi
+# BASE=path: a second TUI, that binary (a baseline), scraping the same farm
+# in the same seconds beside the first; its keys are timed alternately.
+[ -n "${BASE:-}" ] && cp "$BASE" "$tmp/vtop-base"
 go build -o "$tmp/capfarm" ./scripts/capfarm
 sock="vtop-bench-$$"
-trap 'tmux -L "$sock" kill-server 2>/dev/null || true; cleanup' EXIT
+trap 'tmux -L "$sock" kill-server 2>/dev/null || true; tmux -L "$sock-b" kill-server 2>/dev/null || true; cleanup' EXIT
 
 "$tmp/capfarm" --capture "$capture" --listen "127.0.0.1:$base" --endpoints "$n" --ports-file "$tmp/ports" >"$tmp/farm.out" 2>"$tmp/farm.err" &
 farm=$!; pids+=($farm)
@@ -25,6 +28,7 @@ targets() { # targets PATH-PREFIX
 }
 targets h >"$tmp/headless.yaml"
 targets t >"$tmp/tui.yaml"
+targets b >"$tmp/base.yaml"
 {
   echo "global: {scrape_interval: 1s, scrape_timeout: 1s}"
   echo "scrape_configs:"
@@ -46,17 +50,27 @@ if [[ " $modes " == *" headless "* ]]; then
     >"$tmp/report.json" 2>"$tmp/vtop.err" &
   hl=$!; pids+=($hl)
 fi
-if [[ " $modes " == *" tui "* ]]; then
+starttui() { # starttui SOCKET BINARY CONFIG: prints the TUI's pid
   # A real terminal of 200x60 (tmux), TERM as a terminal sets it.
-  tmux -L "$sock" -f /dev/null new-session -d -x 200 -y 60 \
+  tmux -L "$1" -f /dev/null new-session -d -x 200 -y 60 \
     env -i PATH="$PATH" HOME="$tmp" TERM=xterm-256color LANG=C.UTF-8 XDG_CONFIG_HOME="$tmp" \
-    "$tmp/vtop" -i 1s --max-parallel 128 --gpu none --config "$tmp/tui.yaml"
+    "$2" -i 1s --max-parallel 128 --gpu none --config "$3"
+  local p=""
   for _ in $(seq 50); do
-    tui=$(pgrep -f "^$tmp/vtop -i 1s" || true)
-    [ -n "$tui" ] && break
+    p=$(pgrep -f "^$2 -i 1s" || true)
+    [ -n "$p" ] && break
     sleep 0.1
   done
+  echo "$p"
+}
+bl=""
+if [[ " $modes " == *" tui "* ]]; then
+  tui=$(starttui "$sock" "$tmp/vtop" "$tmp/tui.yaml")
   [ -n "$tui" ] || { echo "the TUI did not start"; exit 1; }
+  if [ -n "${BASE:-}" ]; then
+    bl=$(starttui "$sock-b" "$tmp/vtop-base" "$tmp/base.yaml")
+    [ -n "$bl" ] || { echo "the baseline TUI did not start"; exit 1; }
+  fi
 fi
 
 ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -64,18 +78,19 @@ rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 hz=$(getconf CLK_TCK)
 sleep "$warm"
 c0=$(counts); t0=$(date +%s.%N)
-p0=$(ticks $prom); h0=$(ticks "${hl:-0}"); u0=$(ticks "${tui:-0}")
-pmax=0; hmax=0; umax=0
+p0=$(ticks $prom); h0=$(ticks "${hl:-0}"); u0=$(ticks "${tui:-0}"); b0=$(ticks "${bl:-0}")
+pmax=0; hmax=0; umax=0; bmax=0
 end=$((SECONDS + measure))
 while [ "$SECONDS" -lt "$end" ]; do
   sleep 1
   [ "$prom" != 0 ] && { r=$(rss $prom); [ "${r:-0}" -gt "$pmax" ] && pmax=$r; }
   [ -n "$hl" ] && { r=$(rss "$hl"); [ "${r:-0}" -gt "$hmax" ] && hmax=$r; }
   [ -n "$tui" ] && { r=$(rss "$tui"); [ "${r:-0}" -gt "$umax" ] && umax=$r; }
+  [ -n "$bl" ] && { r=$(rss "$bl"); [ "${r:-0}" -gt "$bmax" ] && bmax=$r; }
 done
 c1=$(counts); t1=$(date +%s.%N)
-p1=$(ticks $prom); h1=$(ticks "${hl:-0}"); u1=$(ticks "${tui:-0}")
-for p in $prom $hl $tui; do
+p1=$(ticks $prom); h1=$(ticks "${hl:-0}"); u1=$(ticks "${tui:-0}"); b1=$(ticks "${bl:-0}")
+for p in $prom $hl $tui $bl; do
   [ "$p" = 0 ] || [ -d "/proc/$p" ] || { echo "process $p ended before the window did: no figure (load $(cut -d' ' -f1-3 /proc/loadavg))"; exit 1; }
 done
 load=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -98,10 +113,19 @@ if [ -n "$tui" ]; then
   us=$(( $(count "$c1" t) - $(count "$c0" t) ))
   line "vtop TUI 200x60" "$u0" "$u1" "$us" "$umax"
 fi
+if [ -n "$bl" ]; then
+  bs=$(( $(count "$c1" b) - $(count "$c0" b) ))
+  line "baseline TUI" "$b0" "$b1" "$bs" "$bmax"
+fi
 [ "$prom" = 0 ] && hl_r="" || hl_r=1
 [ -n "$hl" ] && [ -n "$hl_r" ] && echo "ratio headless   $(ratio "$h0" "$h1" "$hs") (vtop / prometheus, CPU per scrape)"
 [ -n "$tui" ] && [ -n "$hl_r" ] && echo "ratio TUI        $(ratio "$u0" "$u1" "$us") (vtop / prometheus, CPU per scrape)"
+[ -n "$bl" ] && [ -n "$hl_r" ] && echo "ratio baseline   $(ratio "$b0" "$b1" "$bs") (baseline / prometheus, CPU per scrape)"
 
 if [ -n "$tui" ] && [ "$keys" -gt 0 ]; then
-  scripts/keytime.py "$sock" "$keys"
+  if [ -n "$bl" ]; then
+    scripts/keytime.py "$keys" "$sock" "$sock-b" # the TUI, then the baseline, press by press
+  else
+    scripts/keytime.py "$keys" "$sock"
+  fi
 fi

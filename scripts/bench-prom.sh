@@ -19,7 +19,9 @@
 # read after a 20 s warm-up and MEASURE_SECONDS later. KEYS=N then presses
 # "?" and Escape N times each in the TUI and times each to its screen
 # (tmux capture-pane polled every 1 ms): key-to-screen p50/p99.
-# VTOP=path measures that binary instead of this tree's.
+# VTOP=path measures that binary instead of this tree's; BASE=path runs a
+# second TUI, that binary, beside it on the same farm (a baseline in the
+# same seconds), its keys timed alternately with the first one's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

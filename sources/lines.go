@@ -192,17 +192,22 @@ type tracker struct {
 
 // startTrack prepares a full parse of body to record each line's sample.
 func (n *Normalizer) startTrack(p textparse.Parser, body []byte, ct string) {
-	f := &n.fp
-	n.trk = tracker{}
 	switch p.(type) {
 	case *textparse.PromParser:
-		f.om = false
+		n.startTrackText(false, body, ct)
 	case *textparse.OpenMetricsParser:
-		f.om = true
+		n.startTrackText(true, body, ct)
 	default:
-		f.reuse = false
-		return
+		n.trk = tracker{}
+		n.fp.reuse = false
 	}
+}
+
+// startTrackText prepares a full read of a text body (om: OpenMetrics).
+func (n *Normalizer) startTrackText(om bool, body []byte, ct string) {
+	f := &n.fp
+	n.trk = tracker{}
+	f.om = om
 	if !f.have {
 		f.reuse = false
 		return

@@ -62,6 +62,8 @@ type Normalizer struct {
 	// keepLines: the caller records the bodies' changes (see Changes).
 	keepLines bool
 	incr      uint64 // bodies read incrementally, for tests and benchmarks
+	plain     uint64 // bodies read in the plain form (plain.go), for tests
+	noPlain   bool   // read plain bodies with the text parser (what tests compare plain.go with)
 
 	// per-scrape state
 	present    []bool // by family index
@@ -201,6 +203,9 @@ func (n *Normalizer) Normalize(body []byte, contentType string) (*Snapshot, erro
 		return nil, err
 	}
 	handled, err := n.readChanged(body, contentType)
+	if !handled {
+		handled, err = n.readPlain(body, contentType)
+	}
 	if !handled {
 		p, perr := textparse.New(body, contentType, n.st, parserOptions)
 		if p == nil {

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"io"
+	"slices"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -130,9 +131,9 @@ func BenchmarkKeyToScreen1000(b *testing.B) {
 	}
 	p.Send(tea.WindowSizeMsg{Width: 200, Height: 60})
 	h.ch <- fixtureFrame(fixtureOpts{endpoints: 1000, gpus: 8, findings: true})
-	waitFor(symSel + "  replica-0 ")
+	waitFor(symSel + symExpand + " replica-1 ") // the worst first
 	keys := [2]string{"j", "k"}
-	want := [2]string{symSel + symExpand + " replica-1 ", symSel + "  replica-0 "}
+	want := [2]string{symSel + "  replica-", symSel + symExpand + " replica-1 "}
 	i := 0
 	for b.Loop() {
 		p.Send(keyMsg(keys[i%2]))
@@ -147,4 +148,135 @@ func BenchmarkKeyToScreen1000(b *testing.B) {
 	}()
 	<-done
 	pw.Close()
+}
+
+// inlineFrames is the model as it ran before frames were prepared aside:
+// each frame applied and rendered in Update, on the UI goroutine. Only
+// for the side-by-side below.
+type inlineFrames struct{ *Model }
+
+func (w inlineFrames) Init() tea.Cmd {
+	c := w.Model.Init()
+	w.Model.prep.on = false
+	return c
+}
+
+func (w inlineFrames) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	_, c := w.Model.Update(msg)
+	return w, c
+}
+
+// colTitle is in the fleet table's column titles.
+const colTitle = "worst finding"
+
+// Key to screen with 1,000 endpoints while frames keep coming (every
+// 100 ms, ten times the live rate, so that keys often land on one): the
+// program as it runs (frames prepared aside) and with frames applied in
+// Update, one after the other in the same run; p50 and p99 of the presses.
+//
+//	go test -run '^$' -bench KeyBehindFrames1000 -count 3 ./ui
+func BenchmarkKeyBehindFrames1000(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		wrap func(*Model) tea.Model
+	}{
+		{"aside", func(m *Model) tea.Model { return m }},
+		{"inline", func(m *Model) tea.Model { return inlineFrames{m} }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			h := newFrameHub()
+			m := New(h, Options{Tick: -1})
+			pr, pw := io.Pipe()
+			p := tea.NewProgram(c.wrap(m), tea.WithInput(nil), tea.WithOutput(pw), tea.WithFPS(120), tea.WithoutSignalHandler())
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				p.Run()
+			}()
+			out := make(chan []byte, 1024)
+			go func() {
+				buf := make([]byte, 64<<10)
+				for {
+					n, err := pr.Read(buf)
+					if err != nil {
+						close(out)
+						return
+					}
+					out <- bytes.Clone(buf[:n])
+				}
+			}()
+			waitFor := func(s string) {
+				var seen []byte
+				timeout := time.After(10 * time.Second)
+				for {
+					select {
+					case chunk, ok := <-out:
+						if !ok {
+							b.Fatalf("output ended before %q", s)
+						}
+						seen = append(seen, chunk...)
+						if bytes.Contains(seen, []byte(s)) {
+							return
+						}
+					case <-timeout:
+						b.Fatalf("no %q in %q", s, seen[max(0, len(seen)-2000):])
+					}
+				}
+			}
+			p.Send(tea.WindowSizeMsg{Width: 200, Height: 60})
+			frames := [2]*diagnose.Frame{
+				fixtureFrame(fixtureOpts{endpoints: 1000, gpus: 8, findings: true}),
+				fixtureFrame(fixtureOpts{endpoints: 1000, gpus: 8, findings: true}),
+			}
+			frames[1].Time = frames[1].Time.Add(time.Second)
+			h.ch <- frames[0]
+			waitFor(colTitle)
+			stop := make(chan struct{})
+			fed := make(chan struct{})
+			go func() {
+				defer close(fed)
+				t := time.NewTicker(100 * time.Millisecond)
+				defer t.Stop()
+				for i := 1; ; i++ {
+					select {
+					case <-stop:
+						return
+					case <-t.C:
+					}
+					select {
+					case h.ch <- frames[i%2]:
+					default: // the UI has not taken the last one: newest wins at the hub
+					}
+				}
+			}()
+			// The help and back, as scripts/keytime.py presses: markers no
+			// frame redraws while the screen stays as it is.
+			keys := [2]string{"?", "esc"}
+			want := [2]string{"Symbols", colTitle}
+			var ms []float64
+			i := 0
+			for b.Loop() {
+				t0 := time.Now()
+				p.Send(keyMsg(keys[i%2]))
+				waitFor(want[i%2])
+				ms = append(ms, float64(time.Since(t0).Microseconds())/1000)
+				i++
+				time.Sleep(time.Duration(7+i%50) * time.Millisecond) // presses at no fixed phase to the frames
+			}
+			b.StopTimer()
+			close(stop)
+			<-fed
+			p.Quit()
+			go func() {
+				for range out {
+				}
+			}()
+			<-done
+			pw.Close()
+			slices.Sort(ms)
+			q := func(f float64) float64 { return ms[min(len(ms)-1, int(f*float64(len(ms))))] }
+			b.ReportMetric(q(0.5), "p50-ms")
+			b.ReportMetric(q(0.99), "p99-ms")
+		})
+	}
 }
