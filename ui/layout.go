@@ -176,12 +176,13 @@ func gpuEssential(c counts) int {
 func roomyRowLines(sparkH int) int { return roomyBaseLines + roomySparks*sparkH }
 
 // planEndpoint: the findings first, with their evidence where that costs
-// the rows no sparkline (the roomy form, its height); else in full.
+// only GPU lines: not a sparkline (the roomy form, its height), nor the
+// endpoint's engines or features; else in full.
 func (l *layout) planEndpoint(c counts) {
 	full := *l
 	full.planEndpointFor(c, c.findAll)
 	l.planEndpointFor(c, max(c.findAll, c.findDetail))
-	if l.roomy != full.roomy || l.sparkH != full.sparkH {
+	if l.roomy != full.roomy || l.sparkH != full.sparkH || l.subs != full.subs || l.feat != full.feat {
 		*l = full
 	}
 }
