@@ -36,13 +36,23 @@ func serve(t *testing.T, h http.HandlerFunc) string {
 // closedPort returns a loopback address nothing listens on.
 func closedPort(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	// Bound but never listening: a connect is refused for the whole test,
+	// and no other process can take the port meanwhile (one closed after
+	// Listen was taken by another test's server on a busy host, which
+	// answered 404).
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
 }
 
 // loopbackResolver sends DNS queries to a closed loopback port, so a lookup
