@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -158,5 +160,66 @@ func TestE2EEverySignalRestores(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A Go fatal error (a throw: no deferred function runs, no signal to
+// catch) leaves the terminal as restored as a signal does. One is made on
+// demand from outside: the address-space limit of the running process is
+// lowered to what it has mapped (prlimit), so the runtime's next mapping
+// fails and it throws ("runtime: cannot allocate memory" or a thread it
+// cannot start). Resizing the window makes it allocate.
+func TestE2EFatalErrorRestores(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Skip("prlimit (util-linux) is not installed")
+	}
+	bin := vtopBinary(t)
+	a := movingServer(t, "m")
+	tm := newTerm(t, 100, 30)
+	tm.typeLine("clear; stty -g > " + tm.dir + "/stty.before; " + bin + " --interval 100ms --window 2s " + a +
+		" 2>" + tm.dir + "/stderr; e=$?; sleep 2; echo VTOP-EXIT=$e; stty -g > " + tm.dir + "/stty.after; cmp -s " + tm.dir + "/stty.before " + tm.dir + "/stty.after && echo STTY-RESTORED")
+	tm.waitFor(10*time.Second, "Latency", "Throughput")
+	pid := tm.vtopPID()
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vmKiB int64
+	for _, l := range strings.Split(string(st), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmSize:" {
+			vmKiB, _ = strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	if out, err := exec.Command(prlimit, "--pid", strconv.Itoa(pid), fmt.Sprintf("--as=%d:", vmKiB*1024)).CombinedOutput(); err != nil {
+		t.Fatalf("prlimit: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for size := 0; !strings.Contains(tm.screen(), "VTOP-EXIT="); size++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("vtop did not die of its address-space limit in 90 s:\n%s", tm.screen())
+		}
+		w, h := "100", "30"
+		if size%2 == 0 {
+			w, h = "180", "50"
+		}
+		tm.tmux("resize-window", "-x", w, "-y", h)
+		time.Sleep(500 * time.Millisecond)
+	}
+	tm.tmux("resize-window", "-x", "100", "-y", "30")
+	s := tm.waitFor(10*time.Second, "VTOP-EXIT=", "STTY-RESTORED")
+	if !strings.Contains(s, "VTOP-EXIT=2") {
+		t.Errorf("exit status, want 2 (a Go fatal error):\n%s", s)
+	}
+	if b, _ := os.ReadFile(filepath.Join(tm.dir, "stderr")); !strings.Contains(string(b), "fatal error") && !strings.Contains(string(b), "runtime: ") && !strings.Contains(string(b), "pthread_create") {
+		t.Errorf("not a runtime failure:\n%.600s", b)
+	} else {
+		t.Logf("%.300s", b)
+	}
+	if got := tm.format("#{alternate_on}"); got != "0" {
+		t.Errorf("still on the alternate screen (%s)", got)
+	}
+	if got := tm.format("#{cursor_flag}"); got != "1" {
+		t.Errorf("cursor hidden (%s)", got)
 	}
 }
