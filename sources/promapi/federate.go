@@ -474,12 +474,7 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 		todo = append(todo, j)
 	}
 	b.Scrapes = s.normalizeAll(todo, b.Scrapes)
-	for _, r := range s.fleet.byKey {
-		if r.seen != s.gen {
-			b.Departed = append(b.Departed, r.name)
-			s.fleet.drop(r)
-		}
-	}
+	s.departed(ctx, &b, now.Add(-lag), gone)
 	dropped := 0
 	for _, f := range s.feds {
 		dropped += f.dropped

@@ -2,6 +2,7 @@ package promapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -162,12 +163,7 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 		r.seen = s.gen
 		stamps[r] = at
 	}
-	for _, r := range s.fleet.byKey {
-		if r.seen != s.gen {
-			b.Departed = append(b.Departed, r.name)
-			s.fleet.drop(r)
-		}
-	}
+	s.departed(ctx, &b, ts, gone)
 	s.bounded(&b, dropped)
 	vecs, err := queryAll(c.families, func(f family) (model.Value, error) { return c.query(ctx, c.selectFamily(f), ts) })
 	if err != nil {
@@ -283,6 +279,58 @@ func (s *Source) endGPUs(b *sources.Batch) {
 // timestamp of the running gauge every vLLM exposes.
 func (s *Source) stampQuery() string {
 	return "max by (" + idBy + ") (timestamp(" + s.c.match(s.c.running()) + "))"
+}
+
+// departed takes out of the fleet the replicas this refresh did not see,
+// and keeps, failing, those Prometheus still scrapes: a replica without
+// vLLM series whose up is fresh is down or restarting, not gone (a crash
+// loop read as leaving and joining again, never as down or restarting).
+func (s *Source) departed(ctx context.Context, b *sources.Batch, ts, gone time.Time) {
+	var missing []*replica
+	for _, r := range s.fleet.byKey {
+		if r.seen != s.gen {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	tried := s.stillScraped(ctx, ts, gone)
+	slices.SortFunc(missing, func(a, b *replica) int { return strings.Compare(a.key, b.key) })
+	for _, r := range missing {
+		if at, ok := tried[r.key]; ok {
+			r.seen = s.gen
+			b.Scrapes = append(b.Scrapes, sources.Scrape{Target: r.name, Time: at, Err: errScrapeFails})
+			continue
+		}
+		b.Departed = append(b.Departed, r.name)
+		s.fleet.drop(r)
+	}
+}
+
+// errScrapeFails is a replica's error while Prometheus still scrapes it
+// but holds no vLLM series from it.
+var errScrapeFails = errors.New("still scraped by Prometheus, which reads no vLLM metrics from it (up is fresh, its series stale): the server is down or restarting")
+
+// stillScraped is, by replica key, the newest scrape attempt Prometheus
+// made of each target it still scrapes (up fresher than gone). An error
+// reads as none: the replicas then leave, as before up was read.
+func (s *Source) stillScraped(ctx context.Context, ts, gone time.Time) map[string]time.Time {
+	v, err := s.c.query(ctx, s.upQuery(), ts)
+	if err != nil {
+		return nil
+	}
+	out := map[string]time.Time{}
+	for _, smp := range v.(model.Vector) {
+		at := time.UnixMilli(int64(float64(smp.Value) * 1000))
+		if at.After(ts) {
+			at = ts
+		}
+		if !at.Before(gone) {
+			out[keyOf(smp.Metric)] = at
+		}
+	}
+	return out
 }
 
 // upQuery asks, per target, for the time of its newest scrape attempt:
