@@ -169,6 +169,9 @@ func (r *Reader) Refused() string {
 // NewReader returns an empty reader.
 func NewReader() *Reader { return &Reader{lastXID: map[string]float64{}} }
 
+// count is how many devices the reading holds so far.
+func (r *Reader) count() int { return len(r.order) }
+
 // Begin starts a reading.
 func (r *Reader) Begin() {
 	r.devs = map[string]*acc{}
