@@ -87,8 +87,13 @@ type findItem struct {
 	sym    bool     // a symptom, shown under its cause
 }
 
-// groupKey: findings of one rule in one state group across endpoints.
-func groupKey(x *diagnose.Finding) string { return x.Rule + "\x00" + x.State.String() }
+// groupKey: findings of one rule, one title and one state group across
+// endpoints. The title counts: binding_limit names a different limit on
+// each endpoint ("KV transfer binds" on one, drafts on another), and one
+// group titled by its first member said the transfer bound on all three.
+func groupKey(x *diagnose.Finding) string {
+	return x.Rule + "\x00" + x.Title + "\x00" + x.State.String()
+}
 
 // underListedCause reports, for each of fs, whether it is a symptom whose
 // cause is in fs too (IDs built once: a fleet can list hundreds).

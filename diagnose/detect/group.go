@@ -163,7 +163,7 @@ func carry(fs []diagnose.Finding, changed map[string]diagnose.Finding) {
 	}
 }
 
-// fleetGroups gathers firing findings of one rule on two or more
+// fleetGroups gathers firing findings of one rule and title on two or more
 // endpoints (symptoms grouped under a cause count with their cause).
 func fleetGroups(fs []diagnose.Finding) []diagnose.Group {
 	var out []diagnose.Group
@@ -172,7 +172,9 @@ func fleetGroups(fs []diagnose.Finding) []diagnose.Group {
 		if fd.State != diagnose.FindingFiring || fd.Cause != "" || len(fd.GPUs) > 0 || fd.Rule == "replica_imbalance" {
 			continue
 		}
-		k := slices.IndexFunc(out, func(g diagnose.Group) bool { return g.Rule == fd.Rule })
+		// The title counts: binding_limit names a different limit on
+		// each endpoint, and they are not one group.
+		k := slices.IndexFunc(out, func(g diagnose.Group) bool { return g.Rule == fd.Rule && g.Title == fd.Title })
 		if k < 0 {
 			out = append(out, diagnose.Group{Rule: fd.Rule, Title: fd.Title})
 			k = len(out) - 1

@@ -177,3 +177,15 @@ func TestPendingCauseClaimsSymptoms(t *testing.T) {
 		}
 	}
 }
+
+// A fleet group is one rule and one title: binding_limit's limits differ
+// by endpoint and are not one group.
+func TestFleetGroupsKeepTitlesApart(t *testing.T) {
+	fire := func(target, title string) diagnose.Finding {
+		return diagnose.Finding{Rule: "binding_limit", Title: title, Target: target, State: diagnose.FindingFiring, Severity: diagnose.SevWarning}
+	}
+	gs := fleetGroups([]diagnose.Finding{fire("a", "KV transfer binds"), fire("b", "Speculative decoding binds"), fire("c", "KV transfer binds")})
+	if len(gs) != 1 || gs[0].Title != "KV transfer binds" || strings.Join(gs[0].Targets, ",") != "a,c" {
+		t.Errorf("groups %+v", gs)
+	}
+}
