@@ -188,7 +188,7 @@ func TestScraperFailingExporterStale(t *testing.T) {
 	var util atomic.Int64
 	util.Store(42)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(w, "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\"} %d\nDCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-1\"} 1000\n", util.Load())
+		fmt.Fprintf(w, "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\"} %d\nDCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-1\"} 1000\nDCGM_FI_DEV_XID_ERRORS{gpu=\"0\",UUID=\"GPU-1\"} 79\n", util.Load())
 	})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -223,8 +223,8 @@ func TestScraperFailingExporterStale(t *testing.T) {
 		}
 	}
 	b := next("the GPU fresh", func(b sources.Batch) bool { return b.GPU != nil && len(b.GPU.GPUs) == 1 })
-	if g := b.GPU.GPUs[0]; g.Stale || g.UtilGPU != 42 {
-		t.Fatalf("answering: %+v", g)
+	if g := b.GPU.GPUs[0]; g.Stale || g.UtilGPU != 42 || len(b.GPU.Events) != 1 {
+		t.Fatalf("answering: %+v, events %v", g, b.GPU.Events)
 	}
 	srv.Close() // the exporter goes away: connections are refused
 	util.Store(7)
@@ -248,6 +248,10 @@ func TestScraperFailingExporterStale(t *testing.T) {
 	b = next("the exporter back", func(b sources.Batch) bool { return len(b.GPU.Notes) == 0 })
 	if len(b.GPU.GPUs) != 1 || b.GPU.GPUs[0].Stale || b.GPU.GPUs[0].UtilGPU != 7 {
 		t.Errorf("answering again: %+v", b.GPU.GPUs)
+	}
+	// The XID it reported before the outage is no new event.
+	if len(b.GPU.Events) != 0 {
+		t.Errorf("answering again: XID events %v", b.GPU.Events)
 	}
 	srv.Close()
 	b = next("the stale GPU dropped after StaleFor", func(b sources.Batch) bool { return len(b.GPU.GPUs) == 0 })

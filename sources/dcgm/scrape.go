@@ -100,6 +100,15 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 		for i, t := range targets {
 			holders[i] = Holder{Host: t.Host, Namespace: t.Namespace, Pod: t.Pod}
 		}
+		var unread []string // the devices kept stale: their XID codes stand
+		for i := range s.URLs {
+			if fails[i] != nil {
+				for k := range last[i] {
+					unread = append(unread, last[i][k].Key())
+				}
+			}
+		}
+		r.holdXID(unread)
 		devs, ev := r.End(now)
 		devs = keepStale(devs, fails, from, last, lastAt, now, staleFor)
 		fl := Fleet{Devices: devs, Events: ev}
