@@ -143,6 +143,10 @@ type EndpointGPU struct {
 	MemLimit     float64
 	MemLimitFrom string
 	Hist         []GPUPoint // the endpoint's share over time (MemUsed = MemBytes), oldest first; shared, read-only
+	// Stale: some of its GPUs are stale (their source fails, the values
+	// are the last read): its share adds no point to Hist and the rules
+	// reading it see unknown.
+	Stale bool
 }
 
 // ID names a finding uniquely within a frame: rule@target, with the model,

@@ -61,6 +61,11 @@ func (e *Engine) IngestGPU(s sources.GPUSnapshot) {
 			st.series[k] = h
 		}
 		h.Index, h.UUID, h.Name, h.lastSeen = g.Index, g.UUID, g.Name, s.Time
+		if g.Stale {
+			// Its source fails: these are the last values again, no new
+			// point; the series keeps its last real ones.
+			continue
+		}
 		p := NewGPUPoint(s.Time, g)
 		h.ring.retain = e.gpuRetention()
 		h.ring.push(p)
@@ -92,7 +97,7 @@ func (e *Engine) IngestGPU(s sources.GPUSnapshot) {
 			continue
 		}
 		e.joinGPU(ep)
-		if len(ep.gpu.joined.GPUs) > 0 {
+		if len(ep.gpu.joined.GPUs) > 0 && !ep.gpu.joined.Stale {
 			ep.gpu.ring.retain = e.gpuRetention()
 			ep.gpu.ring.push(endpointPoint(&st.snap, &ep.gpu.joined))
 			ep.gpu.joined.Hist = ep.gpu.ring.pts
@@ -129,7 +134,12 @@ func (e *Engine) joinGPU(ep *endpoint) {
 	t, snap := &ep.gpu.tree, &e.gpu.snap
 	j := EndpointGPU{MemBytes: math.NaN(), UtilGPU: math.NaN(), Root: t.Root, RootName: t.RootName, PIDs: t.PIDs,
 		Hist: ep.gpu.ring.pts, MemLimit: t.MemLimit, MemLimitFrom: t.MemLimitFrom}
-	defer func() { ep.gpu.joined = j }()
+	defer func() {
+		for _, gi := range j.GPUs {
+			j.Stale = j.Stale || snap.GPUs[gi].Stale
+		}
+		ep.gpu.joined = j
+	}()
 	switch {
 	case t.Note != "":
 		j.Note = t.Note

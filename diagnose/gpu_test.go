@@ -214,3 +214,29 @@ func GPUSlope(pts []GPUPoint, v func(GPUPoint) float64) float64 {
 	}
 	return (n*stv - st*sv) / den
 }
+
+// A stale GPU (its source fails: the values are the last read) adds no
+// point to its series nor to its endpoint's, stays joined to the
+// endpoint (flagged stale), and its series resumes when it is fresh.
+func TestGPUStaleAddsNoPoint(t *testing.T) {
+	e := New(Config{}, []TargetInfo{{Name: "a:8000"}})
+	e.SetEndpointProcs(0, sources.ProcTree{Root: 100, RootName: "vllm", PIDs: []int{100}})
+	proc := sources.GPUProcess{PID: 100, Name: "VLLM::Worker", UsedBytes: 10 * gib}
+	for s := range 6 {
+		g := gpuAt(0, 80, 30*gib, 0, proc)
+		g.Stale = s >= 2 && s < 5
+		e.IngestGPU(snapAt(s, g))
+		f := e.Frame(t0.Add(time.Duration(s) * time.Second))
+		want := min(s+1, 2)
+		if s == 5 {
+			want = 3
+		}
+		ep := f.Endpoints[0].GPU
+		if n := len(f.GPUSeries[0].Points); n != want || len(ep.Hist) != want {
+			t.Errorf("second %d: %d points, endpoint %d, want %d", s, n, len(ep.Hist), want)
+		}
+		if !slices.Equal(ep.GPUs, []int{0}) || ep.Stale != g.Stale || ep.MemBytes != 10*gib {
+			t.Errorf("second %d: join %+v", s, ep)
+		}
+	}
+}

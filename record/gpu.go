@@ -44,6 +44,9 @@ type wireGPU struct {
 	FieldsMissing   []string      `json:"fields_missing,omitempty"`
 	Throttled       bool          `json:"throttled,omitempty"`
 	SimulatedReason string        `json:"simulated_reason,omitempty"`
+	// Stale: its source failed at this reading and the values are the
+	// last read; absent (not stale) in recordings made before it existed.
+	Stale bool `json:"stale,omitempty"`
 	// Where a device read from elsewhere is (dcgm-exporter): its host, its
 	// index there and a MIG profile; absent for local GPUs.
 	Host       string `json:"host,omitempty"`
@@ -163,7 +166,7 @@ func toWire(s *sources.GPUSnapshot) wireSnapshot {
 		wg := wireGPU{Index: g.Index, Name: g.Name, UUID: g.UUID, PCIBusID: g.PCIBusID, ClockEvents: g.ClockEvents,
 			ClockEventBits: uint64(g.ClockEventBits), RemapPending: g.RemapPending, RemapFailed: g.RemapFailed,
 			MIG: int8(g.MIG), Problem: g.Problem, FieldsMissing: g.FieldsMissing, Throttled: g.Throttled, SimulatedReason: g.SimulatedReason,
-			Host: g.Host, HostIndex: g.HostIndex, MIGProfile: g.MIGProfile}
+			Host: g.Host, HostIndex: g.HostIndex, MIGProfile: g.MIGProfile, Stale: g.Stale}
 		for i := range sources.GPUFields {
 			wg.Nums = append(wg.Nums, num(*sources.GPUFields[i].At(&g)))
 		}
@@ -202,7 +205,7 @@ func fromWire(w *wireSnapshot) sources.GPUSnapshot {
 			ClockEvents: sanAll(g.ClockEvents), ClockEventBits: sources.ClockEvent(g.ClockEventBits),
 			RemapPending: g.RemapPending, RemapFailed: g.RemapFailed,
 			MIG: mig, Problem: san(g.Problem), FieldsMissing: sanAll(g.FieldsMissing), Throttled: g.Throttled, SimulatedReason: san(g.SimulatedReason),
-			Host: san(g.Host), HostIndex: g.HostIndex, MIGProfile: san(g.MIGProfile)}
+			Host: san(g.Host), HostIndex: g.HostIndex, MIGProfile: san(g.MIGProfile), Stale: g.Stale}
 		sg.SetUnknown()
 		for i := range min(len(g.Nums), len(sources.GPUFields)) {
 			*sources.GPUFields[i].At(&sg) = float64(g.Nums[i])

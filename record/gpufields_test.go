@@ -49,3 +49,33 @@ func TestGPUFieldsRecorded(t *testing.T) {
 		}
 	}
 }
+
+// A stale GPU (its source failing) is recorded so; a recording without
+// the flag (made before it, or of a fresh GPU) reads not stale.
+func TestGPUStaleRecorded(t *testing.T) {
+	g := sources.GPU{Index: 1, Name: "x", Stale: true}
+	g.SetUnknown()
+	s := sources.GPUSnapshot{Time: time.Unix(1795521360, 0).UTC(), GPUs: []sources.GPU{g}}
+	b, err := json.Marshal(toWire(&s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"stale":true`)) {
+		t.Fatalf("no stale flag in %s", b)
+	}
+	var w wireSnapshot
+	if err := json.Unmarshal(b, &w); err != nil {
+		t.Fatal(err)
+	}
+	if !fromWire(&w).GPUs[0].Stale {
+		t.Error("stale read back fresh")
+	}
+	old := bytes.Replace(b, []byte(`,"stale":true`), nil, 1)
+	w = wireSnapshot{}
+	if err := json.Unmarshal(old, &w); err != nil || bytes.Equal(old, b) {
+		t.Fatalf("without the flag: %v %s", err, old)
+	}
+	if fromWire(&w).GPUs[0].Stale {
+		t.Errorf("a recording without the flag reads stale: %s", old)
+	}
+}

@@ -76,6 +76,11 @@ type GPU struct {
 	FieldsMissing   []string // fields not read, with why: "PCIe throughput (not supported)"
 	Throttled       bool     // a performance-relevant clock event is active (thermal, power, hw slowdown)
 	SimulatedReason string
+
+	// Stale: the source that reads this device fails now, and these are
+	// its last values as read then (a dcgm-exporter not answering). It is
+	// shown dimmed, never down, and raises no finding.
+	Stale bool
 }
 
 // Label names the device as nvidia-smi and DCGM do: "GPU 5" (its index on

@@ -99,3 +99,34 @@ func TestDownValuesDimmed(t *testing.T) {
 		t.Errorf("the endpoint view's rows not found (%d):\n%s", seen, ansi.Strip(m.View()))
 	}
 }
+
+// A stale GPU's line (its exporter fails) shows its last values dimmed
+// and says "stale" with the age of its last reading, never "throttled";
+// a fresh one beside it keeps its colours.
+func TestStaleGPUDimmed(t *testing.T) {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.TrueColor)
+	m := newTestModel(gpuTroubleFrame(), 120, 40, Options{Renderer: r})
+	selectEndpoint(t, m, "replica-0")
+	press(m, "enter", "tab", "tab")
+	var stale, fresh string
+	for _, l := range strings.Split(m.View(), "\n") {
+		p := ansi.Strip(l)
+		switch {
+		case strings.HasPrefix(p, "  5 H100"):
+			stale = l
+		case strings.HasPrefix(p, "  6 H100"):
+			fresh = l
+		}
+	}
+	if stale == "" || fresh == "" {
+		t.Fatalf("no GPU 5 or 6 line:\n%s", ansi.Strip(m.View()))
+	}
+	if p := ansi.Strip(stale); !strings.Contains(p, "stale 42s") || strings.Contains(p, "throttled") || !strings.Contains(p, "85%") {
+		t.Errorf("stale GPU line %q", p)
+	}
+	mutedAfter(t, m, stale, "H100 80GB HBM3")
+	if !strings.Contains(fresh, m.st.crit.pre) && !strings.Contains(fresh, m.st.warn.pre) {
+		t.Errorf("the fresh throttled GPU lost its colours: %q", fresh)
+	}
+}

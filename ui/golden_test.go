@@ -215,7 +215,11 @@ func gpuTroubleFrame() *diagnose.Frame {
 	g.GPUs[6].TempC = 88
 	g.GPUs[6].Throttled = true
 	g.GPUs[6].ClockEvents = []string{"HW thermal slowdown", "SW thermal slowdown"}
+	// GPU 5's exporter fails: its last values (power-capped) read 42 s
+	// ago, dimmed and "stale", not "throttled".
+	g.GPUs[5].Stale = true
 	fr.GPUSeries = fixtureGPUSeries(g)
+	fr.GPUSeries[5].Points = fr.GPUSeries[5].Points[:120-42]
 	fr.GPUEvents = []sources.GPUEvent{
 		sources.XIDEvent(t0.Add(-9*time.Minute), 3, 63),
 		sources.XIDEvent(t0.Add(-40*time.Second), 2, 79),

@@ -92,6 +92,15 @@ func tempLevel(g *sources.GPU) level {
 // long, from the history), or fine.
 func (c *common) gpuState(g *sources.GPU, ser *diagnose.GPUSeries) (string, paint) {
 	s := c.st
+	if g.Stale {
+		// Its source fails: the values are the last read, dimmed, and
+		// judged on nothing; the age is since its last real point.
+		t := "stale"
+		if ser != nil && len(ser.Points) > 0 {
+			t += " " + f.Short(c.fr.Time.Sub(ser.Points[len(ser.Points)-1].Time))
+		}
+		return t, s.muted
+	}
 	if g.Problem != "" {
 		return symCrit + " " + g.Problem, s.crit
 	}
@@ -254,7 +263,7 @@ func (c *common) gpuLine(g *sources.GPU, ser *diagnose.GPUSeries, mine bool, w i
 		state, sp := c.gpuState(g, ser)
 		cols = append(cols[:2], col[*gpuDev]{column{}, func(*gpuDev, int) cellOut { return cellOut{label: " ", text: state, p: &sp} }})
 	}
-	return paintRow(s, cols, d, rowOpts{lead: mk, leadPainted: s.accent.s(mk), w: w})
+	return paintRow(s, cols, d, rowOpts{lead: mk, leadPainted: s.accent.s(mk), dim: g.Stale, w: w})
 }
 
 // procLine lists the processes holding memory on a GPU.
@@ -465,11 +474,15 @@ func (c *common) gpuSummary(w int) string {
 		return cut(s.muted.s("GPU: unavailable ("+why+")"), w)
 	}
 	var util, used, total float64
-	nu, hot, throttled, problems := 0, math.NaN(), 0, 0
+	nu, hot, throttled, problems, stale := 0, math.NaN(), 0, 0, 0
 	names := map[string]int{}
 	for i := range g.GPUs {
 		d := &g.GPUs[i]
 		names[shortGPUName(d.Name)]++
+		if d.Stale {
+			stale++ // last values: not summed with live ones, not judged
+			continue
+		}
 		if !math.IsNaN(d.UtilGPU) {
 			util += d.UtilGPU
 			nu++
@@ -505,7 +518,10 @@ func (c *common) gpuSummary(w int) string {
 	if n := len(c.fr.GPUEvents); n > 0 {
 		parts = append(parts, s.crit.s(fmt.Sprintf("%s %d XID events", symCrit, n)))
 	}
-	if throttled == 0 && problems == 0 && len(c.fr.GPUEvents) == 0 {
+	if stale > 0 {
+		parts = append(parts, s.muted.s(fmt.Sprintf("%d stale", stale)))
+	}
+	if throttled == 0 && problems == 0 && stale == 0 && len(c.fr.GPUEvents) == 0 {
 		parts = append(parts, s.ok.s(symOK))
 	}
 	parts = append(parts,

@@ -62,6 +62,13 @@ func TestE2ESourcesFailing(t *testing.T) {
 	if !strings.Contains(scr, "file_sd "+path+" failing") || !strings.Contains(scr, "2/2 up") {
 		t.Errorf("the file_sd rule is not listed, or the endpoints are affected:\n%s", scr)
 	}
+	// Its GPU stays, stale with its last values, not dropped.
+	scr = tm.waitFor(20*time.Second, " 3 127.0.0.1 H100", "stale")
+	for _, l := range strings.Split(scr, "\n") {
+		if strings.Contains(l, " 3 127.0.0.1 H100") && (!strings.Contains(l, "stale") || !strings.Contains(l, "55%")) {
+			t.Errorf("the failing exporter's GPU is not shown stale with its last values: %q", l)
+		}
+	}
 	tm.keys("q")
 	tm.assertRestored("0")
 }

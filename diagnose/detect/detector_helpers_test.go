@@ -82,6 +82,9 @@ func (w *world) addGPUReading(now time.Time, gpus ...sources.GPU) {
 		g := &gpus[i]
 		s := &w.series[i]
 		s.Index, s.UUID, s.Name = g.Index, g.UUID, g.Name
+		if g.Stale {
+			continue // as the engine: a stale reading adds no point
+		}
 		p := diagnose.NewGPUPoint(now, g)
 		s.Points = append(s.Points, p)
 		if !p.Throttled() {

@@ -36,7 +36,7 @@ func (h *longHistory) observe(ep *diagnose.EndpointView, now time.Time) {
 		return
 	}
 	p := longPoint{t: now, rss: ep.RSS, gpuMem: ep.GPU.MemBytes, req: ep.Stats.ReqRate, gen: ep.Stats.GenTokRate}
-	if len(ep.GPU.GPUs) == 0 {
+	if len(ep.GPU.GPUs) == 0 || ep.GPU.Stale {
 		p.gpuMem = math.NaN()
 	}
 	if len(h.pts) >= longCap || (len(h.pts) > 0 && now.Sub(h.pts[0].t) > longKeep) {

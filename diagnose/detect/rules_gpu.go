@@ -240,6 +240,15 @@ func (d *Detector) evalGPUs(x *evalCtx, ri int) {
 	for i := range f.GPU.GPUs {
 		idx, slot = append(idx, f.GPU.GPUs[i].Index), append(slot, i)
 	}
+	// A stale device (its source fails: the values are the last read) is
+	// judged on nothing: no finding, and the sweep drops its states. Its
+	// index stays listed so an XID it reported is not judged unlisted.
+	var stale []int
+	for i := range f.GPU.GPUs {
+		if f.GPU.GPUs[i].Stale {
+			stale = append(stale, i)
+		}
+	}
 	if r.ID == ruleGPUXID.ID {
 		for _, e := range f.GPUEvents {
 			if e.XID != 0 && !slices.Contains(idx, e.GPU) {
@@ -248,6 +257,9 @@ func (d *Detector) evalGPUs(x *evalCtx, ri int) {
 		}
 	}
 	for k, gi := range idx {
+		if slot[k] >= 0 && slices.Contains(stale, slot[k]) {
+			continue
+		}
 		x.u = unit{gpu: slot[k], gpuIndex: gi, target: gpuTarget(f, slot[k], gi), key: unitKey{gpu: gi}}
 		if slot[k] >= 0 {
 			x.u.key.uuid = f.GPU.GPUs[slot[k]].UUID
@@ -279,7 +291,7 @@ func gpuTarget(f *diagnose.Frame, slot, index int) string {
 // endpointGPUUtil is the mean utilization of the endpoint's GPUs over the
 // last w, NaN without a GPU join.
 func endpointGPUUtil(f *diagnose.Frame, ep *diagnose.EndpointView, w time.Duration) float64 {
-	if len(ep.GPU.GPUs) == 0 {
+	if len(ep.GPU.GPUs) == 0 || ep.GPU.Stale {
 		return math.NaN()
 	}
 	if pts := diagnose.GPUWindow(ep.GPU.Hist, f.Time, w); len(pts) > 0 {

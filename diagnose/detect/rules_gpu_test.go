@@ -190,3 +190,32 @@ func TestGPUSignalsInEndpointRules(t *testing.T) {
 		}
 	}
 }
+
+// A throttled GPU whose source fails (stale: the last values, throttled
+// still) raises nothing: a finding it had goes at once, none is raised
+// while it stays stale, and its endpoint is not judged on it.
+func TestGPUStaleRaisesNothing(t *testing.T) {
+	w := newWorld(t, chatCfg(), onGPU(upEndpoint("r", healthyStats()), 1))
+	staleFrom := t0.Add(3 * time.Minute)
+	frames := w.run(t0, 6*time.Minute, time.Second, func(now time.Time, w *world) {
+		g := h100(1, 90, 70<<30, sources.ClockSWThermal)
+		g.Stale = !now.Before(staleFrom)
+		w.addGPUReading(now, h100(0, 5, 1<<30, 0), g)
+	})
+	if at, fd := firstFiring(frames, "gpu_throttling"); fd == nil || !at.Before(staleFrom) {
+		t.Fatalf("fresh and throttled: fired at %v: %+v", at.Sub(t0), fd)
+	}
+	for _, f := range frames {
+		if f.Time.Before(staleFrom) {
+			continue
+		}
+		for _, fd := range f.Findings {
+			if len(fd.GPUs) > 0 && fd.GPUs[0] == 1 {
+				t.Fatalf("stale GPU at %v: %s: %s", f.Time.Sub(t0), fd.Rule, fd.Summary)
+			}
+		}
+		if len(f.Endpoints[0].Findings) > 0 {
+			t.Fatalf("at %v its endpoint has %s", f.Time.Sub(t0), f.Endpoints[0].Findings[0].Rule)
+		}
+	}
+}

@@ -476,7 +476,7 @@ var rulePrefixMiss = &Rule{
 // a GPU join.
 func endpointGPUMem(f *diagnose.Frame, ep *diagnose.EndpointView) (used, total float64) {
 	used, total = math.NaN(), math.NaN()
-	if len(ep.GPU.GPUs) == 0 {
+	if len(ep.GPU.GPUs) == 0 || ep.GPU.Stale {
 		return
 	}
 	used, total = 0, 0

@@ -105,6 +105,7 @@ type Reader struct {
 	devs    map[string]*acc
 	order   []string
 	lastXID map[string]float64
+	held    []string // device keys whose codes are kept though unread (holdXID)
 	// What a reading refused: devices past MaxDevices, values out of their
 	// field's range (the first one, to name it).
 	dropped    int
@@ -168,6 +169,16 @@ func (r *Reader) Refused() string {
 
 // NewReader returns an empty reader.
 func NewReader() *Reader { return &Reader{lastXID: map[string]float64{}} }
+
+// holdXID keeps, through the next End, the last XID codes of devices
+// the reading lacks because their exporter fails (they are kept stale):
+// when it answers again, a code it had already reported is no new event.
+func (r *Reader) holdXID(keys []string) {
+	r.held = keys
+}
+
+// count is how many devices the reading holds so far.
+func (r *Reader) count() int { return len(r.order) }
 
 // Begin starts a reading.
 func (r *Reader) Begin() {
@@ -295,6 +306,14 @@ func (r *Reader) End(t time.Time) ([]Device, []sources.GPUEvent) {
 		}
 		out = append(out, a.Device)
 	}
+	for _, k := range r.held {
+		if prev, ok := r.lastXID[k]; ok {
+			if _, read := seen[k]; !read {
+				seen[k] = prev
+			}
+		}
+	}
+	r.held = nil
 	r.lastXID = seen
 	return out, events
 }

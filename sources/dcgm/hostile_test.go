@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -177,5 +178,84 @@ func TestScraperJoinsFoundTargets(t *testing.T) {
 	}
 	if len(b.Procs) != 0 {
 		t.Errorf("a departed target still holds GPUs: %+v", b.Procs)
+	}
+}
+
+// An exporter that stops answering leaves its GPUs in the readings, stale
+// with the values last read (never dropped, never zero); when it answers
+// again they are fresh; after StaleFor of failing they are dropped.
+func TestScraperFailingExporterStale(t *testing.T) {
+	var util atomic.Int64
+	util.Store(42)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-1\"} %d\nDCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-1\"} 1000\nDCGM_FI_DEV_XID_ERRORS{gpu=\"0\",UUID=\"GPU-1\"} 79\n", util.Load())
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	srv := &http.Server{Handler: h}
+	go srv.Serve(ln)
+	f, err := sources.NewFetcher(sources.HTTPConfig{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, _ := sources.ParseTarget("127.0.0.1:8000")
+	s := &Scraper{URLs: []string{"http://" + addr + "/metrics"}, Fetcher: f, Interval: 30 * time.Millisecond, Targets: []sources.Target{tg}, StaleFor: 2 * time.Second}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	out := make(chan sources.Batch)
+	go s.Run(ctx, out)
+	// next waits for a reading that passes ok.
+	next := func(what string, ok func(b sources.Batch) bool) sources.Batch {
+		t.Helper()
+		deadline := time.After(5 * time.Second)
+		for {
+			select {
+			case b := <-out:
+				if ok(b) {
+					return b
+				}
+			case <-deadline:
+				t.Fatalf("no reading with %s", what)
+			}
+		}
+	}
+	b := next("the GPU fresh", func(b sources.Batch) bool { return b.GPU != nil && len(b.GPU.GPUs) == 1 })
+	if g := b.GPU.GPUs[0]; g.Stale || g.UtilGPU != 42 || len(b.GPU.Events) != 1 {
+		t.Fatalf("answering: %+v, events %v", g, b.GPU.Events)
+	}
+	srv.Close() // the exporter goes away: connections are refused
+	util.Store(7)
+	b = next("the exporter failing", func(b sources.Batch) bool { return len(b.GPU.Notes) > 0 })
+	if len(b.GPU.GPUs) != 1 || b.GPU.Unavailable != "" {
+		t.Fatalf("failing: GPUs dropped: %+v", b.GPU)
+	}
+	g := b.GPU.GPUs[0]
+	if !g.Stale || g.UtilGPU != 42 || g.MemUsed != 1000<<20 || g.UUID != "GPU-1" {
+		t.Errorf("failing: not stale with the last values: %+v", g)
+	}
+	if len(b.Procs) != 1 || len(b.Procs[0].Tree.GPUs) != 1 {
+		t.Errorf("failing: the endpoint no longer holds its stale GPU: %+v", b.Procs)
+	}
+	ln, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", addr, err)
+	}
+	srv = &http.Server{Handler: h}
+	go srv.Serve(ln)
+	b = next("the exporter back", func(b sources.Batch) bool { return len(b.GPU.Notes) == 0 })
+	if len(b.GPU.GPUs) != 1 || b.GPU.GPUs[0].Stale || b.GPU.GPUs[0].UtilGPU != 7 {
+		t.Errorf("answering again: %+v", b.GPU.GPUs)
+	}
+	// The XID it reported before the outage is no new event.
+	if len(b.GPU.Events) != 0 {
+		t.Errorf("answering again: XID events %v", b.GPU.Events)
+	}
+	srv.Close()
+	b = next("the stale GPU dropped after StaleFor", func(b sources.Batch) bool { return len(b.GPU.GPUs) == 0 })
+	if b.GPU.Unavailable == "" {
+		t.Errorf("every exporter failing with nothing left to show: no reason given: %+v", b.GPU)
 	}
 }

@@ -23,13 +23,29 @@ type Scraper struct {
 	// Found, when set, is the targets polled now (discovery's), joined
 	// instead of Targets at every reading.
 	Found *sources.TargetList
+	// StaleFor bounds how long a failing exporter's devices stay in the
+	// readings, stale with their last values: past it they are dropped, so
+	// an exporter taken away leaves no ghosts. 0: StaleForDefault.
+	StaleFor time.Duration
 }
+
+// StaleForDefault is how long a failing exporter's GPUs are kept stale.
+const StaleForDefault = 10 * time.Minute
 
 // Run reads until ctx ends.
 func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 	r := NewReader()
 	bufs := make([]bytes.Buffer, len(s.URLs))
 	failing := make([]string, len(s.URLs)) // each exporter's error now, "" when it answers
+	// Each exporter's devices when it last answered, and when: kept while
+	// it fails, so its GPUs turn stale rather than vanish.
+	last := make([][]Device, len(s.URLs))
+	lastAt := make([]time.Time, len(s.URLs))
+	staleFor := s.StaleFor
+	if staleFor <= 0 {
+		staleFor = StaleForDefault
+	}
+	from := make([]int, len(s.URLs)+1) // exporter i read devices from[i]..from[i+1]
 	tick := time.NewTicker(s.Interval)
 	defer tick.Stop()
 	for {
@@ -51,6 +67,7 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 		var errs []string
 		var problems []sources.Problem
 		for i, u := range s.URLs {
+			from[i] = r.count()
 			// Each exporter is a source of its own: the header says which
 			// one fails, since when, and why.
 			text := ""
@@ -71,6 +88,7 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 			}
 			r.ParseText(bodies[i], host)
 		}
+		from[len(s.URLs)] = r.count()
 		if note := r.Refused(); note != "" {
 			errs = append(errs, "dcgm-exporter: "+note)
 		}
@@ -82,11 +100,21 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 		for i, t := range targets {
 			holders[i] = Holder{Host: t.Host, Namespace: t.Namespace, Pod: t.Pod}
 		}
+		var unread []string // the devices kept stale: their XID codes stand
+		for i := range s.URLs {
+			if fails[i] != nil {
+				for k := range last[i] {
+					unread = append(unread, last[i][k].Key())
+				}
+			}
+		}
+		r.holdXID(unread)
 		devs, ev := r.End(now)
+		devs = keepStale(devs, fails, from, last, lastAt, now, staleFor)
 		fl := Fleet{Devices: devs, Events: ev}
 		snap, held := fl.Snapshot(now, fmt.Sprintf("dcgm-exporter (%d endpoint%s)", len(s.URLs), plural(len(s.URLs))), holders)
 		snap.Notes = errs
-		if countErrs(fails) == len(s.URLs) {
+		if countErrs(fails) == len(s.URLs) && len(snap.GPUs) == 0 {
 			snap.Unavailable = strings.Join(errs, "; ")
 		}
 		b := sources.Batch{Now: now, GPU: &snap, Problems: problems}
@@ -106,6 +134,40 @@ func (s *Scraper) Run(ctx context.Context, out chan<- sources.Batch) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// keepStale remembers the devices of each exporter that answered and adds
+// those of each one failing, marked stale with their last values, until it
+// has failed for longer than staleFor. A device another exporter reads now
+// is not added twice.
+func keepStale(devs []Device, fails []error, from []int, last [][]Device, lastAt []time.Time, now time.Time, staleFor time.Duration) []Device {
+	have := map[string]bool{}
+	for i := range devs {
+		have[devs[i].Key()] = true
+	}
+	for i := range fails {
+		if fails[i] == nil {
+			last[i] = append(last[i][:0], devs[from[i]:from[i+1]]...)
+			lastAt[i] = now
+			continue
+		}
+		if last[i] == nil {
+			continue
+		}
+		if now.Sub(lastAt[i]) > staleFor {
+			last[i] = nil
+			continue
+		}
+		for _, d := range last[i] {
+			if have[d.Key()] {
+				continue
+			}
+			have[d.Key()] = true
+			d.Stale = true
+			devs = append(devs, d)
+		}
+	}
+	return devs
 }
 
 // exporterErr is a fetch error as said of an exporter: the fetcher's hint

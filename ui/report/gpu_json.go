@@ -47,6 +47,7 @@ type JSONGPU struct {
 	ClockEventBits uint64           `json:"clock_event_bits"`
 	Throttled      bool             `json:"throttled"`
 	ThrottledSince *time.Time       `json:"throttled_since"`
+	Stale          bool             `json:"stale"`
 	RemapPending   bool             `json:"remap_pending"`
 	RemapFailed    bool             `json:"remap_failed"`
 	MIG            *bool            `json:"mig_mode"`
@@ -116,7 +117,7 @@ func GPUJSON(fr *diagnose.Frame) (JSONGPUStatus, []JSONGPU) {
 	for i := range g.GPUs {
 		d := &g.GPUs[i]
 		j := JSONGPU{Index: d.Index, Host: d.Host, MIGProfile: d.MIGProfile, Name: d.Name, UUID: d.UUID, PCIBusID: d.PCIBusID, ClockEvents: orEmpty(d.ClockEvents),
-			ClockEventBits: uint64(d.ClockEventBits), Throttled: d.Throttled, RemapPending: d.RemapPending, RemapFailed: d.RemapFailed,
+			ClockEventBits: uint64(d.ClockEventBits), Throttled: d.Throttled, Stale: d.Stale, RemapPending: d.RemapPending, RemapFailed: d.RemapFailed,
 			MIG: triPtr(d.MIG), Processes: []JSONGPUProcess{}, Problem: d.Problem, FieldsMissing: orEmpty(d.FieldsMissing)}
 		for k := range sources.GPUFields {
 			j.Nums = append(j.Nums, Num(*sources.GPUFields[k].At(d)))

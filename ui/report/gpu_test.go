@@ -96,6 +96,7 @@ func TestGPUTextStates(t *testing.T) {
 
 func TestGPUJSON(t *testing.T) {
 	fr := gpuFrame()
+	fr.GPU.GPUs[1].Stale = true // its source fails: the last values
 	var buf bytes.Buffer
 	if err := WriteJSON(&buf, BuildJSON(fr, "test", OK)); err != nil {
 		t.Fatal(err)
@@ -140,6 +141,9 @@ func TestGPUJSON(t *testing.T) {
 		if v, ok := g1[k]; !ok || v != nil {
 			t.Errorf("gpus[1].%s = %v (present %v), want null", k, v, ok)
 		}
+	}
+	if g0["stale"] != false || g1["stale"] != true {
+		t.Errorf("stale: gpus[0] %v, gpus[1] %v", g0["stale"], g1["stale"])
 	}
 	if !strings.Contains(g1["problem"].(string), "fallen off the bus") {
 		t.Errorf("problem %v", g1["problem"])
