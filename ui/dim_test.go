@@ -130,3 +130,24 @@ func TestStaleGPUDimmed(t *testing.T) {
 		t.Errorf("the fresh throttled GPU lost its colours: %q", fresh)
 	}
 }
+
+// The endpoint's own share of GPUs whose exporter fails is dimmed and
+// says stale, as the GPUs' own lines are: it is the last share read.
+func TestStaleShareDimmed(t *testing.T) {
+	r := lipgloss.NewRenderer(io.Discard)
+	r.SetColorProfile(termenv.TrueColor)
+	m := newTestModel(gpuTroubleFrame(), 120, 40, Options{Renderer: r})
+	e := diagnose.EndpointGPU{GPUs: []int{0}, MemBytes: 70e9, UtilGPU: 85}
+	fresh := m.common.mineLine(&e, 120)
+	e.Stale = true
+	stale := m.common.mineLine(&e, 120)
+	if p := ansi.Strip(stale); !strings.Contains(p, "stale") || !strings.HasPrefix(p, "this endpoint") {
+		t.Errorf("stale share %q", p)
+	}
+	if !strings.Contains(stale, m.st.muted.pre) || strings.Contains(stale, m.st.accent.pre) {
+		t.Errorf("the stale share is not muted: %q", stale)
+	}
+	if strings.Contains(fresh, m.st.muted.pre) || strings.Contains(ansi.Strip(fresh), "stale") {
+		t.Errorf("the fresh share is muted: %q", fresh)
+	}
+}

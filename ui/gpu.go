@@ -301,6 +301,10 @@ func (c *common) mineLine(e *diagnose.EndpointGPU, w int) string {
 	if e.Note != "" {
 		text += " · " + e.Note
 	}
+	if e.Stale {
+		// Its GPUs' exporter fails: the share is the last one read.
+		return cut(s.muted.s(text+" · stale (its GPUs' exporter fails)"), w)
+	}
 	return cut(s.accent.s(text), w)
 }
 
