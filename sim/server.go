@@ -54,8 +54,10 @@ type endpoint struct {
 	port    int
 	scrapes *atomic.Int64
 
-	mu  sync.Mutex
-	srv *http.Server
+	mu     sync.Mutex
+	srv    *http.Server
+	served chan struct{} // closed when srv's Serve returned: its listener is closed
+	held   func()        // releases the port held while down (see holdPort)
 }
 
 // Serve starts the HTTP endpoints. From now on the fleet follows the wall
@@ -176,14 +178,17 @@ func (s *Server) Close() error {
 
 func (s *Server) closeAll() {
 	for _, ep := range s.eps {
-		ep.set(false)
+		ep.close()
 	}
 }
 
 func (ep *endpoint) start(ln net.Listener) {
 	srv := &http.Server{Handler: ep, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: 2 * time.Minute}
 	ep.srv = srv
+	served := make(chan struct{})
+	ep.served = served
 	go func() {
+		defer close(served)
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			ln.Close()
 		}
@@ -197,6 +202,10 @@ func (ep *endpoint) set(up bool) {
 	defer ep.mu.Unlock()
 	switch {
 	case up && ep.srv == nil:
+		if ep.held != nil {
+			ep.held()
+			ep.held = nil
+		}
 		ln, err := net.Listen("tcp", ep.addr)
 		if err != nil {
 			return // the port is busy for a moment; the next tick retries
@@ -205,6 +214,22 @@ func (ep *endpoint) set(up bool) {
 	case !up && ep.srv != nil:
 		ep.srv.Close()
 		ep.srv = nil
+		// The listener's socket is closed once Serve's Accept returns;
+		// until then a client could still reach it.
+		<-ep.served
+		host, _, _ := net.SplitHostPort(ep.addr)
+		ep.held = holdPort(&net.TCPAddr{IP: net.ParseIP(host), Port: ep.port})
+	}
+}
+
+// close stops the endpoint for good, its port released.
+func (ep *endpoint) close() {
+	ep.set(false)
+	ep.mu.Lock()
+	defer ep.mu.Unlock()
+	if ep.held != nil {
+		ep.held()
+		ep.held = nil
 	}
 }
 

@@ -5,9 +5,13 @@ import (
 	"compress/gzip"
 	"context"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
+	"strconv"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,6 +144,54 @@ func TestServeFlapsForTheFetcher(t *testing.T) {
 			t.Fatalf("the steady replica at %v: %v", step.at, err)
 		}
 	}
+}
+
+// While a replica is down its port refuses connections, as a restarting
+// vLLM's does, but stays the replica's: no other server on the host is
+// handed it (an ephemeral listener in another test took a restarting
+// replica's port once and answered Prometheus in its name for minutes),
+// and the replica has it back when it comes up.
+func TestServeDownPortStaysTheReplicas(t *testing.T) {
+	epoch := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := &fakeClock{t: epoch}
+	_, srv := serve(t, sim.FleetConfig{Replicas: []sim.ReplicaConfig{
+		{Scenarios: []sim.ScenarioSpec{{Name: "restart", Delay: 10 * time.Second}}},
+	}}, clock.now)
+	u, _ := url.Parse(srv.URLs()[0])
+	clock.set(epoch.Add(15 * time.Second))
+	srv.Sync()
+	if c, err := net.Dial("tcp", u.Host); err == nil {
+		c.Close()
+		t.Fatalf("%s accepts while the replica restarts", u.Host)
+	} else if !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("while down: %v, want connection refused", err)
+	}
+	// Bound, so the kernel hands the port to no listener asking for
+	// port 0 (how every test server and sim takes one); a socket without
+	// SO_REUSEADDR cannot bind it at all.
+	if fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0); err == nil {
+		sa := &syscall.SockaddrInet4{Port: mustPort(t, u.Port())}
+		copy(sa.Addr[:], net.ParseIP(u.Hostname()).To4())
+		err := syscall.Bind(fd, sa)
+		syscall.Close(fd)
+		if err == nil {
+			t.Fatalf("the down replica's %s is free for any server to take", u.Host)
+		}
+	}
+	clock.set(epoch.Add(45 * time.Second))
+	srv.Sync()
+	if resp, _ := get(t, srv.URLs()[0]); resp.StatusCode != http.StatusOK {
+		t.Fatalf("after the restart: %s", resp.Status)
+	}
+}
+
+func mustPort(t *testing.T, s string) int {
+	t.Helper()
+	p, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestServeLoopbackOnly(t *testing.T) {

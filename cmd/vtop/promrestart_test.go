@@ -28,6 +28,8 @@ func TestPrometheusRestartIsNotDeparture(t *testing.T) {
 	hb, _ := startHubEvery(t, time.Second, "--prometheus", srv, "--gpu", "none")
 	const name = "sim/replica-1"
 	var down, upAgain bool
+	var trace []string // replica-1's states as the frames had them, for a failure
+	last := ""
 	deadline := time.Now().Add(2 * time.Minute)
 	for fr := range hb.Frames() {
 		for _, ev := range diagnose.Timeline(fr, name) {
@@ -38,6 +40,10 @@ func TestPrometheusRestartIsNotDeparture(t *testing.T) {
 		for _, e := range fr.Endpoints {
 			if e.Name != name {
 				continue
+			}
+			if st := e.State.String() + " " + e.LastError; st != last {
+				trace = append(trace, fr.Time.Format(time.TimeOnly)+" "+st)
+				last = st
 			}
 			switch {
 			case e.State == diagnose.StateDown:
@@ -54,6 +60,6 @@ func TestPrometheusRestartIsNotDeparture(t *testing.T) {
 		}
 	}
 	if !down || !upAgain {
-		t.Errorf("%s: down %v, up again with its restart %v (in 2 minutes)", name, down, upAgain)
+		t.Errorf("%s: down %v, up again with its restart %v (in 2 minutes); its states:\n%s", name, down, upAgain, strings.Join(trace, "\n"))
 	}
 }
