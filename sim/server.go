@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,8 +108,9 @@ func (s *Server) URLs() []string {
 	return out
 }
 
-// Summary is the URLs in one compact line: contiguous ports as a range,
-// "http://127.0.0.1:{20000..20999}/metrics".
+// Summary is the URLs in one compact line, in fleet order (so the n-th
+// port is replica n, whose scenario was the n-th given): ascending
+// contiguous ports as a range, "http://127.0.0.1:{20000..20999}/metrics".
 func (s *Server) Summary() string {
 	ports := make([]int, len(s.eps))
 	for i, ep := range s.eps {
@@ -119,7 +119,6 @@ func (s *Server) Summary() string {
 	if len(ports) == 1 {
 		return s.URLs()[0]
 	}
-	sort.Ints(ports)
 	var parts []string
 	for i := 0; i < len(ports); {
 		j := i

@@ -229,11 +229,21 @@ func TestServeSummary(t *testing.T) {
 	if !strings.HasPrefix(s, "http://127.0.0.1:{") || !strings.HasSuffix(s, "}/metrics") {
 		t.Fatalf("summary %q", s)
 	}
-	for _, u := range srv.URLs() {
-		port := strings.TrimSuffix(strings.TrimPrefix(u, "http://127.0.0.1:"), "/metrics")
-		if !strings.Contains(s, port[:3]) {
-			t.Fatalf("%s not in %q", u, s)
+	// Expanded, the summary is the URLs in fleet order: the kernel hands
+	// ephemeral ports in no order, and a reader maps the n-th scenario
+	// to the n-th port.
+	var got []string
+	for _, p := range strings.Split(strings.TrimSuffix(strings.TrimPrefix(s, "http://127.0.0.1:{"), "}/metrics"), ",") {
+		lo, hi, ok := strings.Cut(p, "..")
+		if !ok {
+			hi = lo
 		}
+		for port := mustPort(t, lo); port <= mustPort(t, hi); port++ {
+			got = append(got, "http://127.0.0.1:"+strconv.Itoa(port)+"/metrics")
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(srv.URLs(), " ") {
+		t.Fatalf("summary %q expands to %v, the fleet's URLs are %v", s, got, srv.URLs())
 	}
 }
 
