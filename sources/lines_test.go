@@ -38,6 +38,17 @@ func CheckIncremental(t testing.TB, ct string, bodies [][]byte) int {
 		if d := diffValues(reflect.ValueOf(s1), reflect.ValueOf(s2), "snapshot"); d != "" {
 			t.Fatalf("body %d: incremental and full parse differ at %s\nprevious body:\n%s\nbody:\n%s", i, d, prevOf(bodies, i), b)
 		}
+		// Both carry what earlier bodies left: a target's first body,
+		// read with nothing kept, is the reference for both.
+		fresh := NewNormalizer()
+		fresh.MaxSamples, fresh.MaxSubs = 5000, 40
+		s3, e3 := fresh.Normalize(b, ct)
+		if fmt.Sprint(e3) != fmt.Sprint(e2) {
+			t.Fatalf("body %d: full parse error %v, as a first body %v\n%s", i, e2, e3, b)
+		}
+		if d := diffValues(reflect.ValueOf(s2), reflect.ValueOf(s3), "snapshot"); d != "" {
+			t.Fatalf("body %d: the full parse and a first body's differ at %s\nprevious body:\n%s\nbody:\n%s", i, d, prevOf(bodies, i), b)
+		}
 	}
 	return int(inc.incr)
 }

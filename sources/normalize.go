@@ -423,14 +423,18 @@ func (n *Normalizer) slotOf(c *class) *subAcc {
 		return s
 	}
 	slot := n.slots[c.sub]
-	if slot == nil {
+	if slot == nil || slot.iter != n.iter {
 		if len(n.active) >= n.MaxSubs {
 			// Counted among this scrape's sub-series: stale slots of an earlier
-			// scrape are swept at its end and must not lock new ones out.
+			// scrape are swept at its end and must not lock new ones out,
+			// nor take a place beyond the bound (a body read after one
+			// whose sub-series came in another order kept MaxSubs+1).
 			return nil
 		}
-		slot = &subAcc{key: c.sub}
-		n.slots[c.sub] = slot
+		if slot == nil {
+			slot = &subAcc{key: c.sub}
+			n.slots[c.sub] = slot
+		}
 	}
 	n.last = slot
 	return slot
