@@ -169,10 +169,15 @@ func declaresEngine(name []byte) bool {
 // isRunningFamily reports whether name is vLLM's running gauge in any
 // spelling, whose HELP text breaks a tie between generations.
 func isRunningFamily(name []byte) bool {
+	if !bytes.HasSuffix(name, runningSuffix) {
+		return false // every spelling of it ends so: one map lookup per HELP line saved
+	}
 	w, ok := byWire[string(name)]
 	f := &families[w.fam]
 	return ok && f.server == ServerVLLM && f.role == RoleGauge && Gauge(f.id) == GRunning
 }
+
+var runningSuffix = []byte("num_requests_running")
 
 // EnginePrefixes are the name prefixes of every engine family the table
 // reads, in every spelling but the unprefixed one: what a query for

@@ -120,6 +120,7 @@ func (n *Normalizer) readPlain(body []byte, ct string) (handled bool, err error)
 		n.track(series, s.c, false, s.v)
 		n.apply(s.c, s.v)
 	}
+	n.endTrack()
 	n.fp.declared, n.fp.help = n.declared, n.help
 	return true, nil
 }
