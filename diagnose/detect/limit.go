@@ -40,6 +40,13 @@ const (
 	// break: a queue standing longer is not draining (a new incident
 	// leaves the burst verdict after it).
 	burstFor = 10 * time.Second
+	// givenUp is the share of finished requests aborted from which
+	// clients are abandoning the queue rather than cancelling a few
+	// answers (a stop button, a closed tab abort a few percent).
+	givenUp = 0.5
+	// patience is the queue time past which clients give up: common
+	// HTTP client and gateway timeouts are 30 s to a few minutes.
+	patience = 30 * time.Second
 	// xferLossShare is the share of requests whose KV transfer failed or
 	// expired from which the transfer binds: each such request is
 	// recomputed here (or lost), so a few percent already cost more
@@ -90,10 +97,39 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 			evNum("waiting", st.Waiting, diagnose.UnitCount, 0)}}
 	}
 	v := bindingLimit(x, ep)
-	if v.Limit.Symptom() && v.Limit != diagnose.LimitUnexplained {
+	switch {
+	case givingUp(st, tr):
+		// Most requests it finishes are aborted by clients that waited
+		// in a queue standing the whole window: arrivals are past what
+		// the engine serves by more than its completions can size (it
+		// serves almost none), whatever limit binds under it.
+		v.Under, v.Limit, v.GaveUp = v.Limit, diagnose.LimitArrivals, st.AbortShare
+		v.Flag, v.Gain, v.Ruled = nil, math.NaN(), nil
+		// Aborts, a queue standing all window, its time past patience,
+		// and, when it holds, the queue still growing.
+		v.Signals, v.Of = 3, 4
+		if !bad(tr.WaitSlope) && tr.WaitSlope >= growing {
+			v.Signals++
+		}
+		v.Evidence = append(v.Evidence, evNum("aborted", st.AbortShare, diagnose.UnitRatio, st.Span), evQ("queue time p95", &st.Queue, st.Queue.P95, st.Span),
+			evNum("finished", st.ReqRate, diagnose.UnitReqPerSec, st.Span), evNum("fewest waiting", tr.WaitMin, diagnose.UnitCount, tr.Span))
+	case v.Limit.Symptom() && v.Limit != diagnose.LimitUnexplained:
 		arrivals(x, ep, &v)
 	}
 	return v
+}
+
+// givingUp reports clients abandoning a standing queue: most finished
+// requests aborted (givenUp) while requests waited the whole window and
+// the queue time p95 is past what a client waits for a first token
+// (patience). A queue that long makes the FCFS scheduler admit the
+// oldest requests, whose clients are about to leave: the engine computes
+// prefills nobody reads and serves almost nothing (congestion collapse,
+// worse with client retries). Needs aborts counted (vLLM's
+// finished_reason="abort"); unknown, it never holds.
+func givingUp(st *diagnose.Stats, tr *diagnose.Trend) bool {
+	return !bad(st.AbortShare) && st.AbortShare >= givenUp && !bad(tr.WaitMin) && tr.WaitMin >= 1 &&
+		st.Queue.Count >= minObs && !bad(st.Queue.P95) && st.Queue.P95 >= patience.Seconds()
 }
 
 // over reports a percentile known over enough observations and above

@@ -199,6 +199,9 @@ var ruleQueueBacklog = &Rule{
 		fd.Explain = "Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows."
 		var action []string
 		switch v := &u.ep.Verdict; {
+		case v.Limit == diagnose.LimitArrivals && v.GaveUp > 0:
+			action = append(action, "arrivals exceed capacity and clients give up in the queue: "+pct(v.GaveUp)+" of the "+num(st.ReqRate)+
+				" req/s it finishes were aborted, after queueing p95 "+qsecs(&st.Queue, st.Queue.P95)+"; serving the oldest first, the engine spends its steps on requests whose clients are about to leave, so adding a little capacity serves almost none. Shed load before the queue wait reaches the clients' timeout (a queue cap or a wait deadline at the gateway or router, client retries with backoff), then size replicas from what it serves once it serves again")
 		case v.Limit == diagnose.LimitArrivals:
 			action = append(action, arrivalsWords(v, st, &u.ep.Trend))
 		case !capacityBinds(v.Limit):
