@@ -513,6 +513,11 @@ var ruleAbortRate = &Rule{
 		fd.Evidence = []diagnose.Evidence{evNum("abort share", st.AbortShare, diagnose.UnitRatio, w), evNum("finished", st.ReqRate, diagnose.UnitReqPerSec, w),
 			evQ("E2E p95", &st.E2E, st.E2E.P95, w), evQ("E2E p99", &st.E2E, st.E2E.P99, w), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
 		fd.Explain = "vLLM counts a request as aborted when the client disconnects before it finishes: a timeout, a user pressing stop, a gateway giving up. Aborted work is wasted GPU time, and clients that retry add load exactly when the engine is slow."
+		if v := &u.ep.Verdict; v.GaveUp > 0 {
+			// Longer timeouts only lengthen a queue arrivals outgrow.
+			fd.Action = fmt.Sprintf("clients give up waiting in the queue (queue time p95 %s): longer timeouts only lengthen a queue that arrivals outgrow; shed load before the wait reaches the timeout and back off retries (see the queue backlog)", qsecs(&st.Queue, st.Queue.P95))
+			return
+		}
 		fd.Action = fmt.Sprintf("requests take up to %s (E2E p99): make client and gateway timeouts longer than that, or cut latency first (see the other findings); check retries do not pile on", qsecs(&st.E2E, st.E2E.P99))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
