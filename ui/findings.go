@@ -613,7 +613,7 @@ func (c *common) timelineLine(e diagnose.Event, withTarget bool) string {
 		line += e.Target + "  "
 	}
 	// Whole: the overlays wrap what is wider than the screen.
-	return line + p.s(pad(what, 14)) + e.Text
+	return line + p.s(pad(what, 14)) + f.Say(e.Text)
 }
 
 // detailLines is a finding in full: the explanation and every flag change.

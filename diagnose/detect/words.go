@@ -65,3 +65,6 @@ func evNum(name string, v float64, unit diagnose.Unit, w time.Duration) diagnose
 func evQ(name string, q *diagnose.Quantiles, v float64, w time.Duration) diagnose.Evidence {
 	return diagnose.Evidence{Name: name, Num: v, Unit: diagnose.UnitSeconds, Window: w, Lowest: q.Lowest, Highest: q.Highest}
 }
+
+// say is a finding's sentence with its numbers as numbers (see diagnose.Text).
+func say(form string, args ...any) diagnose.Text { return diagnose.Say(form, args...) }

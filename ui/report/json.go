@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -91,7 +92,7 @@ type JSONRestart struct {
 func Timeline(evs []diagnose.Event) []JSONEvent {
 	out := make([]JSONEvent, 0, len(evs))
 	for _, e := range evs {
-		je := JSONEvent{Time: e.Time.UTC(), Target: e.Target, Kind: e.Kind.String(), Text: e.Text}
+		je := JSONEvent{Time: e.Time.UTC(), Target: e.Target, Kind: e.Kind.String(), Text: f.Say(e.Text)}
 		if e.Kind == diagnose.EventFiring || e.Kind == diagnose.EventResolving {
 			je.Severity = e.Severity.String()
 		}
