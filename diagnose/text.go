@@ -1,9 +1,9 @@
 package diagnose
 
 import (
+	"fmt"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Text is a sentence whose numbers are still numbers: the detector and the
@@ -59,8 +59,10 @@ func Plain(s string) Text {
 	return Text{Form: "%s", Args: []Value{Str(s)}}
 }
 
-// Say builds a Text from a fmt form and its values: a Value as it is, a
-// string as KindStr, a Text nested, an int for %d.
+// Say builds a Text from a fmt form and its values, with Sprintf's
+// meaning for plain Go values: a Value as it is, a string as KindStr, a
+// Text nested, an integer for %d, a float64 for the form's own float verb
+// (%.2f); anything else as fmt prints it.
 func Say(form string, args ...any) Text {
 	t := Text{Form: form}
 	if len(args) > 0 {
@@ -72,8 +74,7 @@ func Say(form string, args ...any) Text {
 	return t
 }
 
-// ValueOf is a Value for one of Say's arguments; any other type is a
-// programming error.
+// ValueOf is a Value for one of Say's arguments.
 func ValueOf(a any) Value {
 	switch a := a.(type) {
 	case Value:
@@ -84,20 +85,12 @@ func ValueOf(a any) Value {
 		return Value{Kind: KindText, Text: &a}
 	case int:
 		return Value{Kind: KindInt, Num: float64(a)}
-	case time.Duration:
-		return Value{Kind: KindSpan, Num: float64(a)}
-	}
-	panic("diagnose: Say cannot hold a " + typeName(a))
-}
-
-func typeName(a any) string {
-	switch a.(type) {
+	case int64:
+		return Value{Kind: KindInt, Num: float64(a)}
 	case float64:
-		return "float64 (say how it is spelled)"
-	case nil:
-		return "nil"
+		return Value{Kind: KindFloat, Num: a}
 	}
-	return "value of another type"
+	return Str(fmt.Sprint(a))
 }
 
 // IsZero says the Text says nothing.

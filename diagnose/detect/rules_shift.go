@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/dcgm"
 )
@@ -46,14 +45,12 @@ var ruleWorkloadShift = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		lead := firstOpen(u.ep.Shifts, diagnose.ShiftWorkload)
 		if lead = orLatest(u.ep.Shifts, lead, diagnose.ShiftWorkload); lead == nil {
-			fd.Summary = "the workload is back at its baseline"
+			fd.Summary = plain("the workload is back at its baseline")
 			return
 		}
-		var sum diagnose.Text
-		sum, fd.Evidence = shiftWords(u.ep.Shifts, lead, seconds(p[shTie]))
-		fd.Summary = format.Say(sum)
-		fd.Explain = "The traffic this endpoint serves is not what it was: " + lead.Name + " moved first. Latency and queueing that follow are the server meeting different work, not a fault; a flag sized for the old traffic may be wrong for the new."
-		fd.Action = fmt.Sprintf("a traffic question: find the client or feature that changed at %s (%s%s); size the deployment for it or route it separately", clock(lead.Onset), lead.Name, format.Say(lead.FactorWords()))
+		fd.Summary, fd.Evidence = shiftWords(u.ep.Shifts, lead, seconds(p[shTie]))
+		fd.Explain = say("The traffic this endpoint serves is not what it was: %s moved first. Latency and queueing that follow are the server meeting different work, not a fault; a flag sized for the old traffic may be wrong for the new.", lead.Name)
+		fd.Action = say("a traffic question: find the client or feature that changed at %s (%s%s); size the deployment for it or route it separately", clock(lead.Onset), lead.Name, lead.FactorWords())
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		// Prompt tokens/s over 5 minutes against the hour before: the
@@ -85,15 +82,13 @@ var ruleCapacityShift = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		c := loneCapacity(u.ep.Shifts, seconds(p[shTie]))
 		if c = orLatest(u.ep.Shifts, c, diagnose.ShiftCapacity); c == nil {
-			fd.Summary = "the engine's speed is back at its baseline"
+			fd.Summary = plain("the engine's speed is back at its baseline")
 			return
 		}
-		var sum diagnose.Text
-		sum, fd.Evidence = shiftWords(u.ep.Shifts, c, seconds(p[shTie]))
-		fd.Summary = format.Say(sum)
-		fd.Summary += ", with no change of traffic"
-		fd.Explain = "The same traffic gets less service than before: " + c.Name + " moved while arrivals, prompt and answer lengths held. The GPU itself slowed: every step takes longer, whatever vLLM's flags."
-		fd.Action = fmt.Sprintf("a fault since %s: check the GPU (nvidia-smi -q -d PERFORMANCE,TEMPERATURE: clocks and throttle reasons), other processes on it, and whether the engine restarted with other flags", clock(c.Onset))
+		fd.Summary, fd.Evidence = shiftWords(u.ep.Shifts, c, seconds(p[shTie]))
+		fd.Summary = fd.Summary.Cat(plain(", with no change of traffic"))
+		fd.Explain = say("The same traffic gets less service than before: %s moved while arrivals, prompt and answer lengths held. The GPU itself slowed: every step takes longer, whatever vLLM's flags.", c.Name)
+		fd.Action = say("a fault since %s: check the GPU (nvidia-smi -q -d PERFORMANCE,TEMPERATURE: clocks and throttle reasons), other processes on it, and whether the engine restarted with other flags", clock(c.Onset))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		// dcgm-exporter's SM clock against the hour before, on busy GPUs.

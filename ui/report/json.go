@@ -199,11 +199,11 @@ func Findings(fs []diagnose.Finding) []JSONFinding {
 		j := JSONFinding{ID: fd.ID(), Cause: fd.Cause, Symptoms: fd.Symptoms, Rule: fd.Rule, Severity: fd.Severity.String(), State: fd.State.String(),
 			HeldSeconds: Num(fd.HeldFor.Seconds()), HoldSeconds: Num(fd.Hold.Seconds()), ResolvingSince: tptr(fd.ResolvingSince),
 			Target: fd.Target, Model: fd.Model, Engine: fd.Engine,
-			FirstSeen: tptr(fd.FirstSeen), LastSeen: tptr(fd.LastSeen), Title: fd.Title, Summary: fd.Summary,
-			Explain: fd.Explain, Action: fd.Action, Evidence: []JSONEvidence{}, Flags: []JSONFlag{}}
+			FirstSeen: tptr(fd.FirstSeen), LastSeen: tptr(fd.LastSeen), Title: fd.Title, Summary: f.Say(fd.Summary),
+			Explain: f.Say(fd.Explain), Action: f.Say(fd.Action), Evidence: []JSONEvidence{}, Flags: []JSONFlag{}}
 		j.Evidence = evidence(fd.Evidence)
 		for _, fc := range fd.Flags {
-			j.Flags = append(j.Flags, JSONFlag{fc.Flag, fc.From, fc.To, fc.Why, fc.Alt})
+			j.Flags = append(j.Flags, JSONFlag{fc.Flag, fc.From, fc.To, f.Say(fc.Why), fc.Alt})
 		}
 		out = append(out, j)
 	}
