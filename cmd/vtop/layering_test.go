@@ -36,6 +36,8 @@ func TestLayering(t *testing.T) {
 		// are still numbers and never spells one itself.
 		{mod + "/internal/format", true, []string{mod + "/sources", mod + "/diagnose/", mod + "/ui", mod + "/app", mod + "/cmd"}},
 		{mod + "/diagnose", false, []string{mod + "/internal/format"}},
+		// The port holder is a leaf the simulator and the tests share.
+		{mod + "/internal/holdport", false, []string{mod + "/"}},
 		{mod + "/themes/...", false, []string{mod + "/sources", mod + "/diagnose", mod + "/ui", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/ui/...", false, []string{mod + "/app", mod + "/cmd"}},
 		// The pipeline, its hub and the replay player run a program; cmd

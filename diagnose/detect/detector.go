@@ -152,6 +152,9 @@ type evalCtx struct {
 	f   *diagnose.Frame
 	now time.Time
 	slo *diagnose.SLO
+	// shownTo is the detector's record of the flag values each endpoint
+	// shows (read only: steadyFlags records).
+	shownTo map[string]map[string]shownFlag
 	// since, when a check sets it, backdates a new pending state: the
 	// condition is known to have held since then (an outage that began
 	// before this evaluation).
@@ -174,7 +177,7 @@ func (d *Detector) Evaluate(f *diagnose.Frame) {
 	d.gen++
 	f.SLO = d.slo
 	f.KVBands = d.kv
-	x := &evalCtx{f: f, now: f.Time, slo: &d.slo}
+	x := &evalCtx{f: f, now: f.Time, slo: &d.slo, shownTo: d.shownTo}
 	d.remember(f)
 	for i := range f.Endpoints {
 		f.Endpoints[i].Verdict = classify(x, &f.Endpoints[i])
@@ -559,45 +562,70 @@ type shownFlag struct{ exact, shown float64 }
 func steadyFlags(shownTo map[string]shownFlag, fd *diagnose.Finding) {
 	for i := range fd.Flags {
 		fc := &fd.Flags[i]
-		commas := strings.Contains(fc.To, ",")
-		v, err := strconv.ParseFloat(strings.ReplaceAll(fc.To, ",", ""), 64)
-		if err != nil || v <= 0 {
-			continue
+		before := fc.To
+		if v, held, ok := holdFlag(shownTo, fc, true); ok {
+			fd.Action = replaceTo(fd.Action, fc, before, v, held)
 		}
-		exact := fc.Exact
-		if exact <= 0 {
-			exact = v
-		}
-		prev, ok := shownTo[fc.Flag]
-		if !ok || math.Abs(exact-prev.exact) > flagMargin*prev.exact && math.Abs(v-prev.shown) > flagMargin*prev.shown {
-			shownTo[fc.Flag] = shownFlag{exact, v}
-			continue
-		}
-		if prev.shown == v {
-			continue
-		}
-		held := diagnose.Str(strconv.FormatFloat(prev.shown, 'f', -1, 64))
-		switch dot := strings.IndexByte(fc.To, '.'); {
-		case dot >= 0:
-			held = diagnose.Str(strconv.FormatFloat(prev.shown, 'f', len(fc.To)-dot-1, 64))
-		case commas:
-			held = grouped(prev.shown)
-		}
-		fd.Action = replaceTo(fd.Action, fc, v, held)
-		now := say("%s", fc.To)
-		if fc.Exact > 0 {
-			now = say("%s, rounded %s", grouped(math.Floor(fc.Exact)), fc.To)
-		}
-		fc.Why = fc.Why.Add("; shown as %s until the evidence moves by more than %s from the %s it was computed at (now %s)",
-			held, pct(flagMargin), grouped(math.Floor(prev.exact)), now)
-		fc.To = str(say("%s", held))
 	}
 }
 
-// replaceTo puts held in place of fc's value (v) in a finding's action,
+// holdFlag puts in fc.To the value last shown for fc.Flag while the
+// evidence stays within flagMargin of the value it was computed at, with
+// its Why saying today's value; it reports whether it did, with today's
+// value v and the held one. With record, a value that moved past the
+// margin becomes the one shown from now on.
+func holdFlag(shownTo map[string]shownFlag, fc *diagnose.FlagChange, record bool) (v float64, held diagnose.Value, ok bool) {
+	commas := strings.Contains(fc.To, ",")
+	v, err := strconv.ParseFloat(strings.ReplaceAll(fc.To, ",", ""), 64)
+	if err != nil || v <= 0 {
+		return v, held, false
+	}
+	exact := fc.Exact
+	if exact <= 0 {
+		exact = v
+	}
+	prev, seen := shownTo[fc.Flag]
+	if !seen || math.Abs(exact-prev.exact) > flagMargin*prev.exact && math.Abs(v-prev.shown) > flagMargin*prev.shown {
+		if record {
+			shownTo[fc.Flag] = shownFlag{exact, v}
+		}
+		return v, held, false
+	}
+	if prev.shown == v {
+		return v, held, false
+	}
+	held = diagnose.Str(strconv.FormatFloat(prev.shown, 'f', -1, 64))
+	switch dot := strings.IndexByte(fc.To, '.'); {
+	case dot >= 0:
+		held = diagnose.Str(strconv.FormatFloat(prev.shown, 'f', len(fc.To)-dot-1, 64))
+	case commas:
+		held = grouped(prev.shown)
+	}
+	now := say("%s", fc.To)
+	if fc.Exact > 0 {
+		now = say("%s, rounded %s", grouped(math.Floor(fc.Exact)), fc.To)
+	}
+	fc.Why = fc.Why.Add("; shown as %s until the evidence moves by more than %s from the %s it was computed at (now %s)",
+		held, pct(flagMargin), grouped(math.Floor(prev.exact)), now)
+	fc.To = str(say("%s", held))
+	return v, held, true
+}
+
+// held is fc as the endpoint shows it (holdFlag), for a sentence that
+// words what the shown value adds before steadyFlags holds the finding's
+// flags: its arithmetic then agrees with the value beside it.
+func (x *evalCtx) held(target string, fc diagnose.FlagChange) diagnose.FlagChange {
+	if shown := x.shownTo[target]; shown != nil {
+		holdFlag(shown, &fc, false)
+	}
+	return fc
+}
+
+// replaceTo puts held in place of fc's value (to, v) in a finding's action,
 // which words it as "FROM → TO", "FLAG to TO" or "holds TO sequences": the
-// first of the action's values that is fc's To, after one of those words.
-func replaceTo(action diagnose.Text, fc *diagnose.FlagChange, v float64, held diagnose.Value) diagnose.Text {
+// first of the action's values that is that value, after one of those
+// words.
+func replaceTo(action diagnose.Text, fc *diagnose.FlagChange, to string, v float64, held diagnose.Value) diagnose.Text {
 	at := 0
 	for i := range action.Args {
 		start, end := nextVerb(action.Form, at)
@@ -607,7 +635,7 @@ func replaceTo(action diagnose.Text, fc *diagnose.FlagChange, v float64, held di
 		at = end
 		a := &action.Args[i]
 		if a.Kind == diagnose.KindText {
-			if r := replaceTo(*a.Text, fc, v, held); !sameText(r, *a.Text) {
+			if r := replaceTo(*a.Text, fc, to, v, held); !sameText(r, *a.Text) {
 				return withArg(action, i, diagnose.Value{Kind: diagnose.KindText, Text: &r})
 			}
 			continue
@@ -615,7 +643,7 @@ func replaceTo(action diagnose.Text, fc *diagnose.FlagChange, v float64, held di
 		before, after := action.Form[:start], action.Form[end:]
 		words := fc.From != "" && strings.HasSuffix(before, " → ") || strings.HasSuffix(before, fc.Flag+" to ") ||
 			strings.HasSuffix(before, "holds ") && strings.HasPrefix(after, " ")
-		if words && isTo(a, fc.To, v) {
+		if words && isTo(a, to, v) {
 			return withArg(action, i, held)
 		}
 	}
