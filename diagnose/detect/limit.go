@@ -203,8 +203,8 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		if n >= 2 {
 			return diagnose.Verdict{Limit: diagnose.LimitLoRASlots, Signals: n, Of: 4,
 				Flag: &diagnose.FlagChange{Flag: "--max-loras", From: strconv.Itoa(l.MaxLora), To: strconv.Itoa(min(l.MaxLora+len(l.Waiting), 2*l.MaxLora)),
-					Why: strconv.Itoa(len(l.Waiting)) + " adapters wait for one of " + strconv.Itoa(l.MaxLora) + " slots, all taken by " + strconv.Itoa(len(l.Running)) + " running; a slot for each waiting one, at most twice today's (a whole count, exact): min(" +
-						strconv.Itoa(l.MaxLora) + " + " + strconv.Itoa(len(l.Waiting)) + ", 2 × " + strconv.Itoa(l.MaxLora) + ") = " + strconv.Itoa(min(l.MaxLora+len(l.Waiting), 2*l.MaxLora))},
+					Why: say("%d adapters wait for one of %d slots, all taken by %d running; a slot for each waiting one, at most twice today's (a whole count, exact): min(%d + %d, 2 × %d) = %d",
+						len(l.Waiting), l.MaxLora, len(l.Running), l.MaxLora, len(l.Waiting), l.MaxLora, min(l.MaxLora+len(l.Waiting), 2*l.MaxLora))},
 				Evidence: []diagnose.Evidence{evNum("adapters waiting", float64(len(l.Waiting)), diagnose.UnitCount, 0),
 					evNum("adapters running", float64(len(l.Running)), diagnose.UnitCount, 0), evNum("max_loras", float64(l.MaxLora), diagnose.UnitCount, 0),
 					evNum("waiting (deferred)", st.WaitingDeferred, diagnose.UnitCount, 0), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0)}}
@@ -226,10 +226,10 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		}
 		from := ""
 		if !bad(k) {
-			from = dec(k, 1)
+			from = str(say("%s", dec(k, 1)))
 		}
 		fc := &diagnose.FlagChange{Flag: "--speculative-config num_speculative_tokens", From: from, To: specTokens(acc, k),
-			Why: "accepted " + pct(acc) + " of drafted tokens; a draft pays for itself above about " + pct(draftCost) + specTokensWhy(acc, k)}
+			Why: say("accepted %s of drafted tokens; a draft pays for itself above about %s%s", pct(acc), pct(draftCost), specTokensWhy(acc, k))}
 		return diagnose.Verdict{Limit: diagnose.LimitSpecDecode, Signals: n, Of: 3, Flag: fc, Evidence: []diagnose.Evidence{
 			evNum("acceptance", acc, diagnose.UnitRatio, w), evNum("tokens drafted per step", k, diagnose.UnitNumber, w),
 			evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
@@ -286,8 +286,9 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		if n >= 3 {
 			budget, rounding := roundTokens(2 * ceil)
 			return diagnose.Verdict{Limit: diagnose.LimitTokenBudget, Signals: n, Of: 4,
-				Flag: &diagnose.FlagChange{Flag: "--max-num-batched-tokens", From: "≈" + grouped(ceil), To: grouped(float64(budget)), Exact: 2 * ceil,
-					Why: "steps sit at ≈" + grouped(ceil) + " tokens (p50 " + grouped(st.IterTokens.P50) + ", p95 " + grouped(st.IterTokens.P95) + ") with a prefill-heavy mix; twice the budget (2 × " + grouped(ceil) + " = " + grouped(2*ceil) + ", " + rounding + ") admits twice the prompt tokens a step, at the cost of longer steps for the running decodes"},
+				Flag: &diagnose.FlagChange{Flag: "--max-num-batched-tokens", From: str(say("≈%s", grouped(ceil))), To: str(say("%s", grouped(float64(budget)))), Exact: 2 * ceil,
+					Why: say("steps sit at ≈%s tokens (p50 %s, p95 %s) with a prefill-heavy mix; twice the budget (2 × %s = %s, %s) admits twice the prompt tokens a step, at the cost of longer steps for the running decodes",
+						grouped(ceil), grouped(st.IterTokens.P50), grouped(st.IterTokens.P95), grouped(ceil), grouped(2*ceil), rounding)},
 				Evidence: []diagnose.Evidence{evNum("step tokens p50", st.IterTokens.P50, diagnose.UnitTokens, w), evNum("step tokens p95", st.IterTokens.P95, diagnose.UnitTokens, w),
 					evNum("prompt tokens", st.PromptTokRate, diagnose.UnitTokPerSec, w), evNum("generation", st.GenTokRate, diagnose.UnitTokPerSec, w),
 					evNum("mean prompt", st.AvgPromptLen, diagnose.UnitTokens, w)}}
@@ -384,11 +385,11 @@ func specTokens(acc, k float64) string {
 }
 
 // specTokensWhy is how specTokens came to its number.
-func specTokensWhy(acc, k float64) string {
+func specTokensWhy(acc, k float64) diagnose.Text {
 	if acc < draftCost/3 || bad(k) || k <= 1 {
-		return ""
+		return diagnose.Text{}
 	}
-	return "; half the " + dec(k, 1) + " tokens drafted a step, rounded down to a whole token (at least 1): " + specTokens(acc, k)
+	return say("; half the %s tokens drafted a step, rounded down to a whole token (at least 1): %s", dec(k, 1), specTokens(acc, k))
 }
 
 // stepCeiling reports whether the tokens per step sit at a ceiling: the

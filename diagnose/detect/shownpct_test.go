@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/ui/report"
 )
@@ -39,7 +40,7 @@ func TestShownFlagGainMatchesItsValue(t *testing.T) {
 			checked++
 		}
 		for _, fd := range append(append([]diagnose.Finding{}, ep.Findings...), ep.Pending...) {
-			m := action.FindStringSubmatch(fd.Action)
+			m := action.FindStringSubmatch(format.Say(fd.Action))
 			if m == nil {
 				continue
 			}
@@ -48,7 +49,7 @@ func TestShownFlagGainMatchesItsValue(t *testing.T) {
 			if math.Abs(atof(m[3])-want) > 0.06 {
 				t.Errorf("at %v %s says %s → %s (+%s%%): that value adds %.1f%%", p.fleet.Elapsed(), fd.Rule, m[1], m[2], m[3], want)
 			}
-			if d := divided.FindStringSubmatch(fd.Action); d != nil && math.Abs(atof(d[1])-(1+want/100)) > 0.006 {
+			if d := divided.FindStringSubmatch(format.Say(fd.Action)); d != nil && math.Abs(atof(d[1])-(1+want/100)) > 0.006 {
 				t.Errorf("at %v %s divides by %s for a change that adds %.1f%%", p.fleet.Elapsed(), fd.Rule, d[1], want)
 			}
 		}
@@ -75,8 +76,8 @@ func TestGivingUpNotAdvisedLongerTimeouts(t *testing.T) {
 				continue
 			}
 			seen = true
-			if strings.Contains(fd.Action, "timeouts longer") {
-				t.Fatalf("at %v, clients giving up in the queue: %s", p.fleet.Elapsed(), fd.Action)
+			if strings.Contains(format.Say(fd.Action), "timeouts longer") {
+				t.Fatalf("at %v, clients giving up in the queue: %s", p.fleet.Elapsed(), format.Say(fd.Action))
 			}
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/ui/report"
 )
@@ -146,8 +147,8 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 			// LoRA-, draft- or not-yet-known-bound batch.
 			if l := ep.Verdict.Limit; !slices.Contains(sizedByReplicas, l) {
 				for _, fd := range append(slices.Clone(ep.Findings), ep.Pending...) {
-					if strings.Contains(fd.Action, "replicas of this model instead of") {
-						t.Errorf("%s at %ds, verdict %s: %s advises %q", c.name, k, l, fd.Rule, fd.Action)
+					if strings.Contains(format.Say(fd.Action), "replicas of this model instead of") {
+						t.Errorf("%s at %ds, verdict %s: %s advises %q", c.name, k, l, fd.Rule, format.Say(fd.Action))
 					}
 				}
 			}
@@ -169,7 +170,7 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 					}
 				}
 				if best >= 0 {
-					res.advice = fs[best].Title + " (" + fs[best].State.String() + "): " + fs[best].Action
+					res.advice = fs[best].Title + " (" + fs[best].State.String() + "): " + format.Say(fs[best].Action)
 				}
 				return res
 			}
@@ -190,7 +191,7 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 			}
 			if fd.Severity > diagnose.SevInfo && res.ok {
 				res.ok = false
-				res.problem = fmt.Sprintf("%s %s at %v: %s", fd.Severity, fd.Rule, p.fleet.Elapsed().Round(time.Second), fd.Summary)
+				res.problem = fmt.Sprintf("%s %s at %v: %s", fd.Severity, fd.Rule, p.fleet.Elapsed().Round(time.Second), format.Say(fd.Summary))
 			}
 		}
 		// Nor a pending line that advises a flag: on normal life it is
@@ -198,7 +199,7 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 		for _, fd := range f.Endpoints[0].Pending {
 			if fd.Severity > diagnose.SevInfo && len(fd.Flags) > 0 && res.ok {
 				res.ok = false
-				res.problem = fmt.Sprintf("pending %s %s at %v: %s → %s", fd.Severity, fd.Rule, p.fleet.Elapsed().Round(time.Second), fd.Summary, fd.Action)
+				res.problem = fmt.Sprintf("pending %s %s at %v: %s → %s", fd.Severity, fd.Rule, p.fleet.Elapsed().Round(time.Second), format.Say(fd.Summary), format.Say(fd.Action))
 			}
 		}
 		if st := report.FrameStatus(f); p.fleet.Elapsed() >= 10*time.Minute-time.Second && st != report.OK {
@@ -206,7 +207,7 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 		}
 	}
 	if worst != nil {
-		res.advice = worst.Severity.String() + " " + worst.Rule + ": " + worst.Summary
+		res.advice = worst.Severity.String() + " " + worst.Rule + ": " + format.Say(worst.Summary)
 	}
 	return res
 }

@@ -104,7 +104,7 @@ func Verdict(v *diagnose.Verdict, pool bool) *JSONVerdict {
 		j.GaveUp = numPtr(v.GaveUp)
 	}
 	if v.Flag != nil {
-		j.Flag = &JSONFlag{Flag: v.Flag.Flag, From: v.Flag.From, To: v.Flag.To, Why: v.Flag.Why}
+		j.Flag = &JSONFlag{Flag: v.Flag.Flag, From: v.Flag.From, To: v.Flag.To, Why: f.Say(v.Flag.Why)}
 	}
 	for _, l := range v.Ruled {
 		j.RuledOut = append(j.RuledOut, string(l))
