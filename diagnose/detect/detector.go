@@ -153,6 +153,9 @@ type evalCtx struct {
 	f   *diagnose.Frame
 	now time.Time
 	slo *diagnose.SLO
+	// shownTo is the detector's record of the flag values each endpoint
+	// shows (read only: steadyFlags records).
+	shownTo map[string]map[string]shownFlag
 	// since, when a check sets it, backdates a new pending state: the
 	// condition is known to have held since then (an outage that began
 	// before this evaluation).
@@ -175,7 +178,7 @@ func (d *Detector) Evaluate(f *diagnose.Frame) {
 	d.gen++
 	f.SLO = d.slo
 	f.KVBands = d.kv
-	x := &evalCtx{f: f, now: f.Time, slo: &d.slo}
+	x := &evalCtx{f: f, now: f.Time, slo: &d.slo, shownTo: d.shownTo}
 	d.remember(f)
 	for i := range f.Endpoints {
 		f.Endpoints[i].Verdict = classify(x, &f.Endpoints[i])
@@ -560,51 +563,74 @@ type shownFlag struct{ exact, shown float64 }
 func steadyFlags(shownTo map[string]shownFlag, fd *diagnose.Finding) {
 	for i := range fd.Flags {
 		fc := &fd.Flags[i]
-		commas := strings.Contains(fc.To, ",")
-		v, err := strconv.ParseFloat(strings.ReplaceAll(fc.To, ",", ""), 64)
-		if err != nil || v <= 0 {
-			continue
+		before := fc.To
+		if holdFlag(shownTo, fc, true) {
+			fd.Action = replaceTo(fd.Action, fc.From, fc.Flag, before, fc.To)
 		}
-		exact := fc.Exact
-		if exact <= 0 {
-			exact = v
-		}
-		prev, ok := shownTo[fc.Flag]
-		if !ok || math.Abs(exact-prev.exact) > flagMargin*prev.exact && math.Abs(v-prev.shown) > flagMargin*prev.shown {
-			shownTo[fc.Flag] = shownFlag{exact, v}
-			continue
-		}
-		if prev.shown == v {
-			continue
-		}
-		held := strconv.FormatFloat(prev.shown, 'f', -1, 64)
-		switch dot := strings.IndexByte(fc.To, '.'); {
-		case dot >= 0:
-			held = strconv.FormatFloat(prev.shown, 'f', len(fc.To)-dot-1, 64)
-		case commas:
-			held = grouped(prev.shown)
-		}
-		fd.Action = replaceTo(fd.Action, fc, held)
-		now := fc.To
-		if fc.Exact > 0 {
-			now = grouped(math.Floor(fc.Exact)) + ", rounded " + fc.To
-		}
-		fc.Why += fmt.Sprintf("; shown as %s until the evidence moves by more than %s from the %s it was computed at (now %s)",
-			held, pct(flagMargin), grouped(math.Floor(prev.exact)), now)
-		fc.To = held
 	}
 }
 
-// replaceTo puts held in place of fc's value in a finding's action, which
+// holdFlag puts in fc.To the value last shown for fc.Flag while the
+// evidence stays within flagMargin of the value it was computed at, with
+// its Why saying today's value; it reports whether it did. With record,
+// a value that moved past the margin becomes the one shown from now on.
+func holdFlag(shownTo map[string]shownFlag, fc *diagnose.FlagChange, record bool) bool {
+	commas := strings.Contains(fc.To, ",")
+	v, err := strconv.ParseFloat(strings.ReplaceAll(fc.To, ",", ""), 64)
+	if err != nil || v <= 0 {
+		return false
+	}
+	exact := fc.Exact
+	if exact <= 0 {
+		exact = v
+	}
+	prev, ok := shownTo[fc.Flag]
+	if !ok || math.Abs(exact-prev.exact) > flagMargin*prev.exact && math.Abs(v-prev.shown) > flagMargin*prev.shown {
+		if record {
+			shownTo[fc.Flag] = shownFlag{exact, v}
+		}
+		return false
+	}
+	if prev.shown == v {
+		return false
+	}
+	held := strconv.FormatFloat(prev.shown, 'f', -1, 64)
+	switch dot := strings.IndexByte(fc.To, '.'); {
+	case dot >= 0:
+		held = strconv.FormatFloat(prev.shown, 'f', len(fc.To)-dot-1, 64)
+	case commas:
+		held = grouped(prev.shown)
+	}
+	now := fc.To
+	if fc.Exact > 0 {
+		now = grouped(math.Floor(fc.Exact)) + ", rounded " + fc.To
+	}
+	fc.Why += fmt.Sprintf("; shown as %s until the evidence moves by more than %s from the %s it was computed at (now %s)",
+		held, pct(flagMargin), grouped(math.Floor(prev.exact)), now)
+	fc.To = held
+	return true
+}
+
+// held is fc as the endpoint shows it (holdFlag), for a sentence that
+// words what the shown value adds before steadyFlags holds the finding's
+// flags: its arithmetic then agrees with the value beside it.
+func (x *evalCtx) held(target string, fc diagnose.FlagChange) diagnose.FlagChange {
+	if shown := x.shownTo[target]; shown != nil {
+		holdFlag(shown, &fc, false)
+	}
+	return fc
+}
+
+// replaceTo puts held in place of a flag's value to in a finding's action, which
 // words it as "FROM → TO", "FLAG to TO" or "holds TO sequences".
-func replaceTo(action string, fc *diagnose.FlagChange, held string) string {
+func replaceTo(action, from, flag, to, held string) string {
 	for _, pat := range [][2]string{
-		{fc.From + " → ", ""}, {fc.Flag + " to ", ""}, {"holds ", " "},
+		{from + " → ", ""}, {flag + " to ", ""}, {"holds ", " "},
 	} {
 		if pat[0] == " → " {
 			continue // no current value: not this wording
 		}
-		old := pat[0] + fc.To + pat[1]
+		old := pat[0] + to + pat[1]
 		if strings.Contains(action, old) {
 			return strings.Replace(action, old, pat[0]+held+pat[1], 1)
 		}

@@ -562,8 +562,8 @@ func TestQueueBacklogArithmetic(t *testing.T) {
 		{"closed loop", 0, 150, 0, 60, "Little's law: 60 waiting ÷ 5 req/s served = 12s queued (target 5s); serving all 210 in flight at once takes (150 running + 60 waiting) ÷ 150 = 1.4× today's capacity, so 2 replicas of this model instead of 1"},
 		// A growing queue on a batch at a plateau whose cap the KV cache
 		// cannot raise: arrivals exceed capacity.
-		{"growing", 0, 2000, 1.5, 20, "arrivals exceed capacity: (5 req/s finished + the queue growing 1.5/s) ÷ 5 served = 1.3× what this replica serves: about 2 replicas of this model instead of 1"},
-		{"growing, aborts", 0.1, 2000, 1.5, 20, "arrivals exceed capacity: (5 req/s finished + the queue growing 1.5/s) ÷ 4.5 served = 1.44× what this replica serves: about 2 replicas of this model instead of 1"},
+		{"growing", 0, 2000, 1.5, 20, "arrivals exceed capacity: (5 req/s finished + the queue growing 1.5/s) ÷ 5 req/s served = 1.3× what this replica serves: about 2 replicas of this model instead of 1"},
+		{"growing, aborts", 0.1, 2000, 1.5, 20, "arrivals exceed capacity: (5 req/s finished + the queue growing 1.5/s) ÷ 4.5 req/s served (the finished less the 10% aborted) = 1.44× what this replica serves: about 2 replicas of this model instead of 1"},
 	} {
 		st := healthyStats()
 		st.ReqRate, st.AbortShare, st.Queue, st.Running = 5, c.abort, qs(4, 8, 9, 100), c.run

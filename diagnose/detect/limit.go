@@ -467,6 +467,12 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict) {
 		// Only a raise is this limit's flag: a fit at or below the cap
 		// means the KV cache lets it grow no further.
 		fc, n, lever := maxNumSeqsChange(u, 0.15, false)
+		// The value the endpoint shows, and its gain: a held value stays
+		// put while n moves within the hold's margin.
+		fc = x.held(ep.Name, fc)
+		if to, err := strconv.Atoi(fc.To); err == nil {
+			n = to
+		}
 		if cur := currentMaxNumSeqs(ep); lever && cur > 0 && n > cur {
 			gain = float64(n)/float64(cur) - 1
 			v.Flag = &fc

@@ -221,6 +221,11 @@ var ruleQueueBacklog = &Rule{
 		case lever && !bad(st.KVUsage) && st.KVUsage < 0.9:
 			fd.Flags = append(fd.Flags, fc)
 			if cur, err := strconv.Atoi(fc.From); err == nil && cur > 0 {
+				// The gain of the value shown: a held value stays put
+				// while n moves within the hold's margin.
+				if to, err := strconv.Atoi(x.held(u.ep.Name, fc).To); err == nil {
+					n = to
+				}
 				gain := float64(n)/float64(cur) - 1
 				if v.Limit == diagnose.LimitArrivals {
 					action = append(action, fmt.Sprintf("the smaller part: raise --max-num-seqs %s → %s (+%s of capacity, what the KV cache allows)", fc.From, fc.To, pct(gain)))
@@ -318,10 +323,19 @@ func served(st *diagnose.Stats) float64 {
 func arrivalsWords(v *diagnose.Verdict, st *diagnose.Stats, tr *diagnose.Trend) string {
 	done := served(st)
 	need := (st.ReqRate + tr.WaitSlope) / done
-	s := fmt.Sprintf("arrivals exceed capacity: (%s req/s finished + the queue growing %s/s) ÷ %s served = %s× what this replica serves",
-		num(st.ReqRate), num(tr.WaitSlope), num(done), dec(need, 2))
+	servedWords := num(done) + " req/s served"
+	if !bad(st.AbortShare) && st.AbortShare > 0 {
+		servedWords += " (the finished less the " + pct(st.AbortShare) + " aborted)"
+	}
+	s := fmt.Sprintf("arrivals exceed capacity: (%s req/s finished + the queue growing %s/s) ÷ %s = %s× what this replica serves",
+		num(st.ReqRate), num(tr.WaitSlope), servedWords, dec(need, 2))
 	if v.Gain > 0 {
 		s += fmt.Sprintf(", ÷ %s for the binding limit raised as far as the evidence allows", dec(1+v.Gain, 2))
+	}
+	// Sized from this replica's load: the pool's count scales with it only
+	// if its other replicas carry as much (the pool's own verdict sums them).
+	if v.Now > 1 {
+		return s + fmt.Sprintf(": about %d replicas of this model instead of %d if the others are as loaded (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
 	}
 	return s + fmt.Sprintf(": about %d replicas of this model instead of %d (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
 }
