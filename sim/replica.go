@@ -66,11 +66,11 @@ type Replica struct {
 	// --max-model-len (http_requests_total{status="4xx"}), since the
 	// process started.
 	rejected float64
-	now     time.Duration
-	pending []activation
-	mp      bool // multiprocess registry
-	lay     *layout
-	labels  []engineLabels
+	now      time.Duration
+	pending  []activation
+	mp       bool // multiprocess registry
+	lay      *layout
+	labels   []engineLabels
 
 	gpuBase   int
 	apiPID    int
