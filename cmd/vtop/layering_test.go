@@ -34,6 +34,8 @@ func TestLayering(t *testing.T) {
 		// Number spelling is a leaf that the detector's sentences and the
 		// ui share: it knows no vtop package, so neither reaches up through it.
 		{mod + "/internal/format", false, []string{mod + "/"}},
+		// The port holder is a leaf the simulator and the tests share.
+		{mod + "/internal/holdport", false, []string{mod + "/"}},
 		{mod + "/themes/...", false, []string{mod + "/sources", mod + "/diagnose", mod + "/ui", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/ui/...", false, []string{mod + "/app", mod + "/cmd"}},
 		// The pipeline, its hub and the replay player run a program; cmd
