@@ -230,8 +230,14 @@ func (n *Normalizer) NormalizePlain(header []byte, samples []PlainSample) (snap 
 // plainValue reads a sample's value as the text parser would, when the
 // lexer and the parser take it as a value alone.
 func plainValue(val []byte) (float64, bool) {
-	if len(val) == 0 || bytes.ContainsAny(val, "\t{pP_ \n") {
-		return 0, false // what the lexer or parseFloat take otherwise
+	if len(val) == 0 {
+		return 0, false
+	}
+	for _, c := range val {
+		switch c {
+		case '\t', '{', 'p', 'P', '_', ' ', '\n':
+			return 0, false // what the lexer or parseFloat take otherwise
+		}
 	}
 	v, err := strconv.ParseFloat(string(val), 64)
 	if err != nil {

@@ -69,6 +69,10 @@ type fedTarget struct {
 	recs  []byte
 	stamp int64  // newest timestamp of its running gauge, ms; 0: none
 	gen   uint64 // the refresh that last filled it
+	// next is the series number its next line likely has: replicas
+	// expose the same series in the same order, so a line's series is
+	// most often the one that followed its last on the first replica.
+	next uint32
 }
 
 // federation splits /federate answers by target.
@@ -81,7 +85,11 @@ type federation struct {
 	idsGen  uint64 // the refresh ids describe
 	key     []byte // scratch
 	line    []byte // scratch
-	running map[string]bool
+	running [][]byte
+	// The target of the last line: a histogram's buckets come one after
+	// the other, so most lines are the last one's target's.
+	lastKey []byte
+	lastT   *fedTarget
 	help    func([]byte) []byte // what every target's text starts with
 	now     int64               // the refresh's time, ms
 	// Bounds, checked on every answer: past maxTargets new targets are
@@ -99,9 +107,9 @@ const maxFedLine = 1 << 20
 var errLongLine = fmt.Errorf("a line longer than %d KiB: not a metrics answer", maxFedLine>>10)
 
 func newFederation(running []string, help func([]byte) []byte) *federation {
-	f := &federation{byKey: map[string]*fedTarget{}, ids: map[string]uint32{}, running: map[string]bool{}, help: help}
+	f := &federation{byKey: map[string]*fedTarget{}, ids: map[string]uint32{}, help: help}
 	for _, n := range running {
-		f.running[n] = true
+		f.running = append(f.running, []byte(n))
 	}
 	return f
 }
@@ -111,6 +119,7 @@ func newFederation(running []string, help func([]byte) []byte) *federation {
 // which every target exposes, vLLM or not).
 func (f *federation) read(r io.Reader, gen uint64, known bool) error {
 	br := bufio.NewReaderSize(r, 256<<10)
+	f.lastT = nil // targets are dropped between answers
 	var long []byte
 	for {
 		line, err := br.ReadSlice('\n')
@@ -181,7 +190,10 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 		ids = append(append(ids, v...), 0xff)
 	}
 	f.key = ids
-	t := f.byKey[string(ids)]
+	t := f.lastT
+	if t == nil || !bytes.Equal(ids, f.lastKey) {
+		t = f.byKey[string(ids)]
+	}
 	if t == nil {
 		if known {
 			return nil
@@ -201,8 +213,11 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 		if known {
 			return nil
 		}
-		t.gen, t.stamp = gen, 0
+		t.gen, t.stamp, t.next = gen, 0, 0
 		t.recs = t.recs[:0]
+	}
+	if t != f.lastT {
+		f.lastT, f.lastKey = t, append(f.lastKey[:0], ids...)
 	}
 	// "… value [timestamp]": the value is kept; the running gauge's
 	// timestamp is the target's newest scrape (none: as of the answer).
@@ -210,7 +225,7 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 	if nf == 0 {
 		return fmt.Errorf("federate: no value in %q", sources.Sanitize(string(line), 120))
 	}
-	if f.running[string(name)] {
+	if f.isRunning(name) {
 		ms := f.now
 		if nf == 2 {
 			// A stamp in the future (a skewed clock, a hostile server) is
@@ -226,7 +241,10 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 		// Numbers live for one refresh: series that vanished are not kept.
 		f.ids, f.series, f.idsGen = map[string]uint32{}, nil, gen
 	}
-	id, ok := f.ids[string(ser)]
+	id, ok := t.next, int(t.next) < len(f.series) && f.series[t.next] == string(ser)
+	if !ok {
+		id, ok = f.ids[string(ser)]
+	}
 	if !ok {
 		if f.maxSeries > 0 && len(f.series) >= f.maxSeries {
 			return fmt.Errorf("more than %d distinct series in one answer: narrow --selector", f.maxSeries)
@@ -235,10 +253,21 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 		f.series = append(f.series, string(ser))
 		f.ids[f.series[id]] = id
 	}
+	t.next = id + 1
 	t.recs = binary.AppendUvarint(t.recs, uint64(id))
 	t.recs = binary.AppendUvarint(t.recs, uint64(len(val)))
 	t.recs = append(t.recs, val...)
 	return nil
+}
+
+// isRunning reports whether a family is the running gauge.
+func (f *federation) isRunning(name []byte) bool {
+	for _, r := range f.running {
+		if bytes.Equal(name, r) {
+			return true
+		}
+	}
+	return false
 }
 
 // valueFields splits "value [timestamp]" as bytes.Fields would, without
@@ -309,10 +338,17 @@ func isTarget(l []byte) bool {
 // isID reports whether a label (its bytes) identifies the replica, and
 // which of idLabels it is.
 func isID(l []byte) int {
-	for i, id := range idLabels {
-		if string(l) == string(id) {
-			return i
-		}
+	switch string(l) { // idLabels' order
+	case "cluster":
+		return 0
+	case "namespace":
+		return 1
+	case "pod":
+		return 2
+	case "job":
+		return 3
+	case "instance":
+		return 4
 	}
 	return -1
 }

@@ -137,3 +137,17 @@ func TestSplitReadsAsText(t *testing.T) {
 		}
 	}
 }
+
+// isID names idLabels' index for each of them and for nothing else.
+func TestIsID(t *testing.T) {
+	for i, l := range idLabels {
+		if got := isID([]byte(l)); got != i {
+			t.Errorf("isID(%s) = %d, want %d", l, got, i)
+		}
+	}
+	for _, l := range []string{"", "model_name", "le", "instances", "Job"} {
+		if got := isID([]byte(l)); got != -1 {
+			t.Errorf("isID(%q) = %d", l, got)
+		}
+	}
+}
