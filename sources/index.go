@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // part says which sample of a family a wire name is.
@@ -206,7 +207,9 @@ func RunningGauge(name string) bool {
 // workers' batch cap): what a Prometheus reader asks for beside the
 // engines' families, and keys a router's replica on, since a router has
 // no running gauge.
-func RouterValueNames() []string {
+func RouterValueNames() []string { return slices.Clone(routerValueNames()) }
+
+var routerValueNames = sync.OnceValue(func() []string {
 	var out []string
 	for name, w := range byWire {
 		if f := &families[w.fam]; f.role == RoleRouter && RouterValue(f.id) != RNone && w.part == partValue {
@@ -215,4 +218,4 @@ func RouterValueNames() []string {
 	}
 	slices.Sort(out)
 	return out
-}
+})
