@@ -251,8 +251,14 @@ explanation, and the recommended action with concrete vLLM flags.
   raising the limit as far as the evidence allows could absorb, by more
   than the counting noise of the completions (2 ÷ √completions in the
   window), the verdict is *arrivals exceed capacity*, in replicas, with the
-  flag as the smaller part. Failed or expired KV transfers are a symptom of
-  their own, with or without a queue. A rule's advice follows the verdict: a flag
+  flag as the smaller part. When most finished requests are aborts while a
+  queue stood all window with its time p95 past 30 s, the clients give up
+  in the queue: over a capacity limit (or none found) the verdict is
+  *arrivals exceed capacity: clients give up*, not sized in replicas (the
+  engine serves almost none) and advising to shed load; a limit that wastes
+  capacity (a thrashing cache, LoRA slots, drafts) stays the verdict. Failed
+  or expired KV transfers are a symptom of their own, with or without a
+  queue. A rule's advice follows the verdict: a flag
   that cannot move the binding limit is never recommended. Model pools and
   the fleet get the limit most of their members share, or "no clear
   bottleneck".
