@@ -17,7 +17,7 @@ func EvidenceValue(e diagnose.Evidence) string {
 	}
 	switch e.Unit {
 	case diagnose.UnitText:
-		return e.Text
+		return f.Say(e.Text)
 	case diagnose.UnitRatio:
 		return f.Percent(v)
 	case diagnose.UnitSeconds:

@@ -54,7 +54,7 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 		if v.Under != diagnose.LimitNone {
 			s += "; the " + LimitName(v.Under) + " binds"
 			if v.Flag != nil && !math.IsNaN(v.Gain) {
-				s += fmt.Sprintf(", %s %s → %s adds %s, the smaller part", v.Flag.Flag, v.Flag.From, v.Flag.To, f.Percent(v.Gain))
+				s += fmt.Sprintf(", %s %s → %s adds %s, the smaller part", v.Flag.Flag, f.Value(v.Flag.From), f.Value(v.Flag.To), f.Percent(v.Gain))
 			}
 		}
 	}
@@ -95,7 +95,7 @@ func Verdict(v *diagnose.Verdict, pool bool) *JSONVerdict {
 		j.Gain = numPtr(v.Gain)
 	}
 	if v.Flag != nil {
-		j.Flag = &JSONFlag{Flag: v.Flag.Flag, From: v.Flag.From, To: v.Flag.To, Why: f.Say(v.Flag.Why)}
+		j.Flag = &JSONFlag{Flag: v.Flag.Flag, From: f.Value(v.Flag.From), To: f.Value(v.Flag.To), Why: f.Say(v.Flag.Why)}
 	}
 	for _, l := range v.Ruled {
 		j.RuledOut = append(j.RuledOut, string(l))
