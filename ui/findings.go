@@ -11,7 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // sevLabel is a severity as symbol and word: "✖ crit".

@@ -11,8 +11,8 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/diagnose/detect"
-	spell "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
+	spell "github.com/vtop-dev/vtop/ui/format"
 )
 
 func init() { subcommands["rules"] = runRules }

@@ -12,9 +12,9 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/diagnose/detect"
-	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/ui/format"
 )
 
 // Every simulator scenario through the whole path at accelerated time:

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/ui/format"
 )
 
 // vllmOnly are flags an SGLang server does not take: none may reach an

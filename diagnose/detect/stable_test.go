@@ -9,8 +9,8 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/diagnose/detect"
-	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/ui/format"
 )
 
 // headline is what an engineer reads first on an endpoint: its worst

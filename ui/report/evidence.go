@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // EvidenceValue is a finding's evidence as the terminal shows it: the

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // writeFindings lists the active findings, worst first: what, where, since

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // SchemaVersion names the JSON layout. Fields are only ever added within a

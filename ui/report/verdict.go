@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // limitNames are the words for each limit on the verdict line.

@@ -1,9 +1,8 @@
 // Package format spells vtop's numbers the same way in findings, the TUI and
-// the headless report: unknown is always "--", never 0. It is a leaf below
-// every layer (it imports no vtop package): findings' evidence reaches the ui
-// as numbers and is formatted there, but the detector's sentences (summary,
-// why, explanation) and the timeline's event lines spell numbers through it
-// too, so it cannot live in ui without an import running back up.
+// the headless report: unknown is always "--", never 0. It lives in the ui:
+// the engine and the detector hand over numbers (evidence with units,
+// sentences as diagnose.Text with their Values) and only the ui spells
+// them, here.
 package format
 
 import (
