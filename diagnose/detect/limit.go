@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 // Which limit binds. For an endpoint with a symptom (requests waiting,
@@ -25,6 +26,7 @@ const (
 	minPoints    = 10   // sparkline points a verdict needs (≈10 s at 1 s polls)
 	minObs       = 20   // latency observations before a percentile counts
 	kvFull       = 0.90 // KV usage at which the cache binds
+	kvNear       = 0.80 // KV usage at which a cache that preempted in the window still binds
 	flatRun      = 0.03 // a plateau: running varies by at most this share (or one sequence)
 	busyGPU      = 90   // GPU utilization (percent) at which compute binds
 	prefillHeavy = 0.7  // prompt share of the tokens that makes steps prefill-heavy
@@ -39,6 +41,13 @@ const (
 	// break: a queue standing longer is not draining (a new incident
 	// leaves the burst verdict after it).
 	burstFor = 10 * time.Second
+	// givenUp is the share of finished requests aborted from which
+	// clients are abandoning the queue rather than cancelling a few
+	// answers (a stop button, a closed tab abort a few percent).
+	givenUp = 0.5
+	// patience is the queue time past which clients give up: common
+	// HTTP client and gateway timeouts are 30 s to a few minutes.
+	patience = 30 * time.Second
 	// xferLossShare is the share of requests whose KV transfer failed or
 	// expired from which the transfer binds: each such request is
 	// recomputed here (or lost), so a few percent already cost more
@@ -64,22 +73,41 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 			Evidence: []diagnose.Evidence{evNum("running", st.Running, diagnose.UnitCount, 0), evNum("waiting", st.Waiting, diagnose.UnitCount, 0),
 				evNum("generation", st.GenTokRate, diagnose.UnitTokPerSec, st.Span)}}
 	}
+	if stalledThroughout(x, ep) {
+		// Requests held and not a token since the first point seen, for
+		// less than a stall takes to call: no other limit explains an
+		// engine that makes no progress, so none is named yet (opened on
+		// a stalled engine, the first ten seconds said "unexplained").
+		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(len(ep.Spark)), diagnose.UnitCount, 0)}}
+	}
 	if !bad(st.RejectRate) && st.RejectRate > 0 {
 		return diagnose.Verdict{Limit: diagnose.LimitRejecting, Signals: 1, Of: 1,
 			Evidence: []diagnose.Evidence{evNum("rejected", st.RejectRate, diagnose.UnitPerSec, st.Span)}}
 	}
 	queued := !bad(st.Waiting) && st.Waiting >= 1 || !bad(tr.WaitMean) && tr.WaitMean >= 1
 	slow := over(&st.TTFT, x.slo.TTFT, 0.95) || over(&st.ITL, x.slo.ITL, 0.5)
-	if !queued && !slow {
+	// Failed or expired KV transfers are a symptom of their own: each
+	// such request is recomputed here or lost, whether or not a queue
+	// stands at this instant (a decode instance losing 40 % of its reads
+	// read as healthy whenever its queue was empty for a scrape).
+	_, _, losing := xferLoss(st)
+	if !queued && !slow && !losing {
 		if (bad(st.ReqRate) || st.ReqRate == 0) && (bad(st.Running) || st.Running == 0) {
 			return diagnose.Verdict{Limit: diagnose.LimitIdle}
 		}
 		return diagnose.Verdict{Limit: diagnose.LimitHealthy}
 	}
 	if tr.Points < minPoints {
+		// Adapters listed waiting while every --max-loras slot is taken
+		// is the mechanism itself, in gauges: one scrape shows it.
+		if l := ep.Lora; l != nil && len(l.Running) >= l.MaxLora {
+			_, room := kvState(st)
+			if v, ok := loraSlots(st, l, room); ok {
+				return v
+			}
+		}
 		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 	}
-	_, _, losing := xferLoss(st)
 	if drainedBurst(tr) && !(st.PreemptionsRate > 0) && !losing {
 		// The queue emptied within the window and whatever waits now has
 		// waited less than a burst lasts: a burst the engine drains; no
@@ -89,10 +117,39 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 			evNum("waiting", st.Waiting, diagnose.UnitCount, 0)}}
 	}
 	v := bindingLimit(x, ep)
-	if v.Limit.Symptom() && v.Limit != diagnose.LimitUnexplained {
+	switch {
+	case givingUp(st, tr):
+		// Most requests it finishes are aborted by clients that waited
+		// in a queue standing the whole window: arrivals are past what
+		// the engine serves by more than its completions can size (it
+		// serves almost none), whatever limit binds under it.
+		v.Under, v.Limit, v.GaveUp = v.Limit, diagnose.LimitArrivals, st.AbortShare
+		v.Flag, v.Gain, v.Ruled = nil, math.NaN(), nil
+		// Aborts, a queue standing all window, its time past patience,
+		// and, when it holds, the queue still growing.
+		v.Signals, v.Of = 3, 4
+		if !bad(tr.WaitSlope) && tr.WaitSlope >= growing {
+			v.Signals++
+		}
+		v.Evidence = append(v.Evidence, evNum("aborted", st.AbortShare, diagnose.UnitRatio, st.Span), evQ("queue time p95", &st.Queue, st.Queue.P95, st.Span),
+			evNum("finished", st.ReqRate, diagnose.UnitReqPerSec, st.Span), evNum("fewest waiting", tr.WaitMin, diagnose.UnitCount, tr.Span))
+	case v.Limit.Symptom() && v.Limit != diagnose.LimitUnexplained:
 		arrivals(x, ep, &v)
 	}
 	return v
+}
+
+// givingUp reports clients abandoning a standing queue: most finished
+// requests aborted (givenUp) while requests waited the whole window and
+// the queue time p95 is past what a client waits for a first token
+// (patience). A queue that long makes the FCFS scheduler admit the
+// oldest requests, whose clients are about to leave: the engine computes
+// prefills nobody reads and serves almost nothing (congestion collapse,
+// worse with client retries). Needs aborts counted (vLLM's
+// finished_reason="abort"); unknown, it never holds.
+func givingUp(st *diagnose.Stats, tr *diagnose.Trend) bool {
+	return !bad(st.AbortShare) && st.AbortShare >= givenUp && !bad(tr.WaitMin) && tr.WaitMin >= 1 &&
+		st.Queue.Count >= minObs && !bad(st.Queue.P95) && st.Queue.P95 >= patience.Seconds()
 }
 
 // over reports a percentile known over enough observations and above
@@ -103,6 +160,26 @@ func over(q *diagnose.Quantiles, target time.Duration, p float64) bool {
 		v = q.P50
 	}
 	return !bad(v) && q.Count >= minObs && v > target.Seconds()
+}
+
+// stalledThroughout: requests held and not a token produced at any point
+// seen so far (the stall reaches back to the first point with rates), not
+// yet for as long as stalledSignals asks.
+func stalledThroughout(x *evalCtx, ep *diagnose.EndpointView) bool {
+	since, c := stalledSince(x, ep)
+	if c != condMet {
+		return false
+	}
+	for i := range ep.Spark {
+		if pt := &ep.Spark[i]; pt.Time().Equal(since) {
+			if i == 0 {
+				return true
+			}
+			v := &ep.Spark[i-1].V
+			return bad(float64(v[diagnose.SpGenTok])) || bad(float64(v[diagnose.SpReq])) || bad(float64(v[diagnose.SpRunning])) || bad(float64(v[diagnose.SpWaiting]))
+		}
+	}
+	return false
 }
 
 // stalledSignals: requests held and not a token produced over the window.
@@ -122,8 +199,7 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	st, tr := &ep.Stats, &ep.Trend
 	w := st.Span
 	var ruled []diagnose.Limit
-	kvKnown := !bad(st.KVUsage)
-	kvRoom := kvKnown && st.KVUsage < kvFull && (bad(st.KVUsageMax) || st.KVUsageMax < kvFull+0.05)
+	kvBound, kvRoom := kvState(st)
 	plat, flat := plateau(ep)
 
 	// KV transfer (P/D disaggregation): the decode instance reads each
@@ -149,29 +225,8 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		ruled = append(ruled, diagnose.LimitKVTransfer) // only where a connector's counters say so
 	}
 
-	// LoRA adapter slots: vLLM admits a request only when its adapter is
-	// loaded or a slot (--max-loras) is free; the others wait, listed in
-	// lora_requests_info, reason "deferred" where exposed.
-	if l := ep.Lora; l != nil && len(l.Waiting) > 0 && l.MaxLora > 0 {
-		n := 1
-		if len(l.Running) >= l.MaxLora {
-			n++
-		}
-		if !bad(st.WaitingDeferred) && st.WaitingDeferred > 0 {
-			n++
-		}
-		if kvRoom {
-			n++
-		}
-		if n >= 2 {
-			return diagnose.Verdict{Limit: diagnose.LimitLoRASlots, Signals: n, Of: 4,
-				Flag: &diagnose.FlagChange{Flag: "--max-loras", From: intv(l.MaxLora), To: intv(min(l.MaxLora+len(l.Waiting), 2*l.MaxLora)),
-					Why: say("%d adapters wait for one of %d slots, all taken by %d running; a slot for each waiting one, at most twice today's (a whole count, exact): min(%d + %d, 2 × %d) = %d",
-						len(l.Waiting), l.MaxLora, len(l.Running), l.MaxLora, len(l.Waiting), l.MaxLora, min(l.MaxLora+len(l.Waiting), 2*l.MaxLora))},
-				Evidence: []diagnose.Evidence{evNum("adapters waiting", float64(len(l.Waiting)), diagnose.UnitCount, 0),
-					evNum("adapters running", float64(len(l.Running)), diagnose.UnitCount, 0), evNum("max_loras", float64(l.MaxLora), diagnose.UnitCount, 0),
-					evNum("waiting (deferred)", st.WaitingDeferred, diagnose.UnitCount, 0), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0)}}
-		}
+	if v, ok := loraSlots(st, ep.Lora, kvRoom); ok {
+		return v
 	}
 	ruled = append(ruled, diagnose.LimitLoRASlots)
 
@@ -200,7 +255,7 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	ruled = append(ruled, diagnose.LimitSpecDecode)
 
 	// KV cache: usage pinned; the scheduler preempts or stops admitting.
-	if kvKnown && (st.KVUsage >= kvFull || !bad(st.KVUsageMax) && st.KVUsageMax >= kvFull+0.05) {
+	if kvBound {
 		n := 1
 		if st.PreemptionsRate > 0 {
 			n++
@@ -282,6 +337,51 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	return diagnose.Verdict{Limit: diagnose.LimitUnexplained, Ruled: ruled, Evidence: []diagnose.Evidence{
 		evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evNum("running", st.Running, diagnose.UnitCount, 0),
 		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
+}
+
+// kvState says whether the KV cache binds, and whether it has room (known
+// and not binding). vLLM preempts only when a running sequence cannot get
+// a block: a cache that preempted within the window and still sits near
+// full has bound, though the blocks the preempted sequences freed read
+// below kvFull now (a thrashing cache swung between the KV verdict and
+// compute around 90 %).
+func kvState(st *diagnose.Stats) (bound, room bool) {
+	if bad(st.KVUsage) {
+		return false, false
+	}
+	bound = st.KVUsage >= kvFull || !bad(st.KVUsageMax) && st.KVUsageMax >= kvFull+0.05 ||
+		st.PreemptionsRate > 0 && st.KVUsage >= kvNear
+	return bound, !bound
+}
+
+// loraSlots: vLLM admits a request only when its adapter is loaded or a
+// slot (--max-loras) is free; the others wait, listed in
+// lora_requests_info, reason "deferred" where exposed. Every signal is a
+// gauge, so one scrape is evidence.
+func loraSlots(st *diagnose.Stats, l *sources.LoraInfo, kvRoom bool) (diagnose.Verdict, bool) {
+	if l == nil || len(l.Waiting) == 0 || l.MaxLora <= 0 {
+		return diagnose.Verdict{}, false
+	}
+	n := 1
+	if len(l.Running) >= l.MaxLora {
+		n++
+	}
+	if !bad(st.WaitingDeferred) && st.WaitingDeferred > 0 {
+		n++
+	}
+	if kvRoom {
+		n++
+	}
+	if n >= 2 {
+		return diagnose.Verdict{Limit: diagnose.LimitLoRASlots, Signals: n, Of: 4,
+			Flag: &diagnose.FlagChange{Flag: "--max-loras", From: intv(l.MaxLora), To: intv(min(l.MaxLora+len(l.Waiting), 2*l.MaxLora)),
+				Why: say("%d adapters wait for one of %d slots, all taken by %d running; a slot for each waiting one, at most twice today's (a whole count, exact): min(%d + %d, 2 × %d) = %d",
+					len(l.Waiting), l.MaxLora, len(l.Running), l.MaxLora, len(l.Waiting), l.MaxLora, min(l.MaxLora+len(l.Waiting), 2*l.MaxLora))},
+			Evidence: []diagnose.Evidence{evNum("adapters waiting", float64(len(l.Waiting)), diagnose.UnitCount, 0),
+				evNum("adapters running", float64(len(l.Running)), diagnose.UnitCount, 0), evNum("max_loras", float64(l.MaxLora), diagnose.UnitCount, 0),
+				evNum("waiting (deferred)", st.WaitingDeferred, diagnose.UnitCount, 0), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0)}}, true
+	}
+	return diagnose.Verdict{}, false
 }
 
 // xferLoss is the rate of requests whose KV transfer failed or expired,
@@ -390,6 +490,12 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict) {
 		return
 	}
 	need := (st.ReqRate + tr.WaitSlope) / done
+	// The rates are counts over the window: with n completions in it the
+	// served rate is known to about 1/√n (Poisson). An excess within
+	// twice that is the count's noise, not arrivals outrunning the
+	// replica (a closed-loop client's queue of 350, wobbling ±6, read as
+	// growing 0.06/s and flipped the verdict to "2 replicas" and back).
+	noise := 2 / math.Sqrt(max(1, done*st.Span.Seconds()))
 	u := &unit{ep: ep, st: st, model: soleModel(ep)}
 	var gain float64
 	switch v.Limit {
@@ -413,14 +519,18 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict) {
 		// A cache full of useful work (few preemptions) is capacity; one
 		// that thrashes wastes capacity its own flags win back first, by
 		// an amount the evidence does not size.
-		if bad(st.PreemptionsRate) || st.PreemptionsRate > 0.05*done {
+		// Few preemptions are known only over enough completions that
+		// 5 % of them is at least one: over fewer, none counted says
+		// nothing (a thrashing V0 cache read as capacity for its first
+		// three seconds).
+		if bad(st.PreemptionsRate) || st.PreemptionsRate > 0.05*done || 0.05*done*st.Span.Seconds() < 1 {
 			return
 		}
 	default:
 		return // the flag's gain is not sized: it stays the verdict
 	}
 	v.Gain = gain
-	if need <= 1+gain {
+	if need <= (1+gain)*(1+noise) {
 		return
 	}
 	reps := 1

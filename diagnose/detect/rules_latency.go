@@ -198,6 +198,9 @@ var ruleQueueBacklog = &Rule{
 		fd.Explain = plain("Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows.")
 		var action []diagnose.Text
 		switch v := &u.ep.Verdict; {
+		case v.Limit == diagnose.LimitArrivals && v.GaveUp > 0:
+			action = append(action, say("arrivals exceed capacity and clients give up in the queue: %s of the %s req/s it finishes were aborted, after queueing p95 %s; serving the oldest first, the engine spends its steps on requests whose clients are about to leave, so adding a little capacity serves almost none. Shed load before the queue wait reaches the clients' timeout (a queue cap or a wait deadline at the gateway or router, client retries with backoff), then size replicas from what it serves once it serves again",
+				pct(v.GaveUp), num(st.ReqRate), qsecs(&st.Queue, st.Queue.P95)))
 		case v.Limit == diagnose.LimitArrivals:
 			action = append(action, arrivalsWords(v, st, &u.ep.Trend))
 		case !capacityBinds(v.Limit):
@@ -509,6 +512,11 @@ var ruleAbortRate = &Rule{
 		fd.Evidence = []diagnose.Evidence{evNum("abort share", st.AbortShare, diagnose.UnitRatio, w), evNum("finished", st.ReqRate, diagnose.UnitReqPerSec, w),
 			evQ("E2E p95", &st.E2E, st.E2E.P95, w), evQ("E2E p99", &st.E2E, st.E2E.P99, w), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
 		fd.Explain = plain("vLLM counts a request as aborted when the client disconnects before it finishes: a timeout, a user pressing stop, a gateway giving up. Aborted work is wasted GPU time, and clients that retry add load exactly when the engine is slow.")
+		if v := &u.ep.Verdict; v.GaveUp > 0 {
+			// Longer timeouts only lengthen a queue arrivals outgrow.
+			fd.Action = say("clients give up waiting in the queue (queue time p95 %s): longer timeouts only lengthen a queue that arrivals outgrow; shed load before the wait reaches the timeout and back off retries (see the queue backlog)", qsecs(&st.Queue, st.Queue.P95))
+			return
+		}
 		fd.Action = say("requests take up to %s (E2E p99): make client and gateway timeouts longer than that, or cut latency first (see the other findings); check retries do not pile on", qsecs(&st.E2E, st.E2E.P99))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,5 +56,32 @@ func TestShownFlagGainMatchesItsValue(t *testing.T) {
 	}
 	if checked == 0 {
 		t.Fatal("no --max-num-seqs change shown in two minutes of a queue backlog")
+	}
+}
+
+// Clients that give up in a standing queue are not told to wait longer:
+// with arrivals past what the engine serves, a longer timeout only
+// lengthens the queue.
+func TestGivingUpNotAdvisedLongerTimeouts(t *testing.T) {
+	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "latest", Scenarios: []sim.ScenarioSpec{{Name: "queue-backlog"}}})
+	for p.fleet.Elapsed() < 8*time.Minute {
+		p.fleet.Advance(time.Second)
+	}
+	seen := false
+	for k := 0; k < 60; k++ {
+		f := p.step()
+		ep := &f.Endpoints[0]
+		for _, fd := range append(append([]diagnose.Finding{}, ep.Findings...), ep.Pending...) {
+			if fd.Rule != "high_abort_rate" || ep.Verdict.GaveUp == 0 {
+				continue
+			}
+			seen = true
+			if strings.Contains(format.Say(fd.Action), "timeouts longer") {
+				t.Fatalf("at %v, clients giving up in the queue: %s", p.fleet.Elapsed(), format.Say(fd.Action))
+			}
+		}
+	}
+	if !seen {
+		t.Fatal("no high_abort_rate finding under a giving-up verdict in a minute")
 	}
 }

@@ -35,6 +35,22 @@ type verdictCase struct {
 	rc       sim.ReplicaConfig
 	want     diagnose.Limit // pathology: the limit; quiet: ""
 	quiet    bool
+	// brokenFor is how long the replica is broken before vtop opens
+	// (pathology; 0: three minutes).
+	brokenFor time.Duration
+	// gaveUp: the verdict must say the clients give up in the queue
+	// (and so size nothing in replicas).
+	gaveUp bool
+	// kept is how long the named limit must stay the verdict (0: a
+	// minute), shorter only where the incident itself moves on.
+	kept time.Duration
+}
+
+func (c *verdictCase) keep() time.Duration {
+	if c.kept > 0 {
+		return c.kept
+	}
+	return time.Minute
 }
 
 func verdictCases() []verdictCase {
@@ -52,10 +68,24 @@ func verdictCases() []verdictCase {
 		v("arrivals over capacity, V1 8B", "queue-backlog", "latest", sim.Model{}, diagnose.LimitArrivals),
 		// 10× the traffic on the 14B fills its smaller KV cache first: the
 		// cache thrashes, and its flags come before any replica count.
-		v("KV cache, 10× traffic on V1 14B", "queue-backlog", "latest", qwen, diagnose.LimitKVCache),
+		// Four minutes in, its queue is older than the clients' 120 s
+		// timeout: every request gives up before it is admitted, the
+		// cache empties, and arrivals exceed capacity is the verdict.
+		{name: "KV cache, 10× traffic on V1 14B", scenario: "queue-backlog", rc: sim.ReplicaConfig{Profile: "latest", Model: qwen},
+			want: diagnose.LimitKVCache, kept: 50 * time.Second},
 		v("arrivals over capacity, V0 8B", "queue-backlog", "v0.6", sim.Model{}, diagnose.LimitArrivals),
 		{name: "arrivals over capacity, 2 data-parallel engines, busy then 10× (the demo's llama-dp)", scenario: "busy+queue-backlog",
 			rc: sim.ReplicaConfig{Profile: "latest", DP: 2, Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: "queue-backlog"}}}, want: diagnose.LimitArrivals},
+		// Left for 8 minutes the queue time reaches the clients' 120 s
+		// timeout: they abort (and retry), the scheduler admits the
+		// oldest requests, whose clients are about to leave, and nearly
+		// every finished request is an abort.
+		{name: "arrivals over capacity, clients give up in the queue (8 min), V1 8B", scenario: "queue-backlog",
+			rc: sim.ReplicaConfig{Profile: "latest"}, want: diagnose.LimitArrivals, brokenFor: 8 * time.Minute, gaveUp: true},
+		{name: "arrivals over capacity, clients give up in the queue (8 min), V1 14B", scenario: "queue-backlog",
+			rc: sim.ReplicaConfig{Profile: "latest", Model: qwen}, want: diagnose.LimitArrivals, brokenFor: 8 * time.Minute, gaveUp: true},
+		{name: "arrivals over capacity, clients give up in the queue (8 min), V0 8B", scenario: "queue-backlog",
+			rc: sim.ReplicaConfig{Profile: "v0.6"}, want: diagnose.LimitArrivals, brokenFor: 8 * time.Minute, gaveUp: true},
 		v("KV cache, V1 8B", "kv-thrashing", "latest", sim.Model{}, diagnose.LimitKVCache),
 		v("KV cache, V0 8B", "kv-thrashing", "v0.6", sim.Model{}, diagnose.LimitKVCache),
 		v("KV cache, no preemption counter", "kv-saturated-trimmed", "v0.10", sim.Model{}, diagnose.LimitKVCache),
@@ -114,8 +144,12 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 	}
 	p := newScenarioPipeline(t, rc)
 	if !c.quiet {
-		// Broken three minutes before vtop's first scrape.
-		for p.fleet.Elapsed() < 3*time.Minute {
+		// Broken three minutes (or brokenFor) before vtop's first scrape.
+		broken := 3 * time.Minute
+		if c.brokenFor > 0 {
+			broken = c.brokenFor
+		}
+		for p.fleet.Elapsed() < broken {
 			p.fleet.Advance(time.Second)
 		}
 		var res verdictResult
@@ -132,7 +166,7 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 					}
 				}
 			}
-			if ep.Verdict.Limit == c.want {
+			if ep.Verdict.Limit == c.want && (ep.Verdict.GaveUp > 0) == c.gaveUp {
 				res.at, res.ok = time.Duration(k)*time.Second, true
 				// The advice: the finding that carries the verdict's limit,
 				// else the worst, firing before pending.
@@ -151,6 +185,19 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 				}
 				if best >= 0 {
 					res.advice = fs[best].Title + " (" + fs[best].State.String() + "): " + format.Say(fs[best].Action)
+				}
+				// And kept for the next minute: a verdict that flips
+				// while nothing changed sends the reader two ways.
+				// "Arrivals exceed capacity" over the same limit is
+				// that limit sized, not another verdict.
+				for j := 1; time.Duration(j)*time.Second <= c.keep(); j++ {
+					f := p.step()
+					if v := &f.Endpoints[0].Verdict; v.Limit != c.want && !(v.Limit == diagnose.LimitArrivals && v.Under == c.want) {
+						l := v.Limit
+						res.ok = false
+						res.problem = fmt.Sprintf("named after %v, then %s %v later: %s", res.at, l, time.Duration(j)*time.Second, report.VerdictLine(&f.Endpoints[0].Verdict, false))
+						break
+					}
 				}
 				return res
 			}

@@ -367,7 +367,8 @@ func eachLabel(lb []byte, fn func(name, raw []byte)) (int, error) {
 
 // fedGroups splits vLLM's names into up to maxParallel /federate requests
 // of about equal size (a bucket name counts as the ~20 series it holds),
-// the running gauge in the first: a server answers each on its own core.
+// the names replicas are keyed on (the running gauge, a router's numbers)
+// in the first: a server answers each on its own core.
 func (c *Client) fedGroups() [][]string {
 	weight := func(n string) int {
 		if strings.HasSuffix(n, "_bucket") {
@@ -379,9 +380,10 @@ func (c *Client) fedGroups() [][]string {
 	slices.SortStableFunc(names, func(a, b string) int { return weight(b) - weight(a) })
 	n := min(maxParallel, max(1, len(names)/4))
 	groups, load := make([][]string, n), make([]int, n)
-	groups[0] = slices.Clone(c.running())
+	groups[0] = slices.Clone(c.stamped())
+	stamped := len(groups[0])
 	for _, name := range names {
-		if slices.Contains(groups[0][:len(c.running())], name) {
+		if slices.Contains(groups[0][:stamped], name) {
 			continue
 		}
 		i := slices.Index(load, slices.Min(load))
