@@ -49,9 +49,6 @@ func dec(v float64, prec int) diagnose.Value {
 	return diagnose.Value{Kind: diagnose.KindDec, Num: v, Prec: prec}
 }
 
-// flt is a float the form spells with its own verb (%.2f).
-func flt(v float64) diagnose.Value { return diagnose.Value{Kind: diagnose.KindFloat, Num: v} }
-
 // intv is a whole number as a flag takes it: 256.
 func intv(n int) diagnose.Value { return diagnose.Value{Kind: diagnose.KindInt, Num: float64(n)} }
 
