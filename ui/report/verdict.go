@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // limitNames are the words for each limit on the verdict line.
@@ -60,7 +60,7 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 		if v.Under != diagnose.LimitNone {
 			s += "; the " + LimitName(v.Under) + " binds"
 			if v.Flag != nil && !math.IsNaN(v.Gain) {
-				s += fmt.Sprintf(", %s %s → %s adds %s, the smaller part", v.Flag.Flag, v.Flag.From, v.Flag.To, f.Percent(v.Gain))
+				s += fmt.Sprintf(", %s %s → %s adds %s, the smaller part", v.Flag.Flag, f.Value(v.Flag.From), f.Value(v.Flag.To), f.Percent(v.Gain))
 			}
 		}
 	}
@@ -105,7 +105,7 @@ func Verdict(v *diagnose.Verdict, pool bool) *JSONVerdict {
 		j.GaveUp = numPtr(v.GaveUp)
 	}
 	if v.Flag != nil {
-		j.Flag = &JSONFlag{Flag: v.Flag.Flag, From: v.Flag.From, To: v.Flag.To, Why: f.Say(v.Flag.Why)}
+		j.Flag = &JSONFlag{Flag: v.Flag.Flag, From: f.Value(v.Flag.From), To: f.Value(v.Flag.To), Why: f.Say(v.Flag.Why)}
 	}
 	for _, l := range v.Ruled {
 		j.RuledOut = append(j.RuledOut, string(l))
