@@ -60,6 +60,8 @@
 //	queue-backlog         a failover sends 10× the traffic
 //	long-prompts          the prompt median ×8 (documents in every prompt), same request rate
 //	long-answers          the answer median ×4 (step-by-step reasoning), same request rate
+//	short-answers         the answer median ÷4 (step-by-step turned off), same request rate
+//	traffic-drop          traffic falls to 1/2.2 (a client moves away)
 //	restart               the process restarts: 20 s refusing connections, counters from zero
 //	crash-loop            OOM-killed at its memory limit every 40 s of serving, restarted by its supervisor: a restart a minute
 //	flapping              off the network 20 s of every minute; the engine keeps going

@@ -41,17 +41,9 @@ var changed = map[string]struct {
 	"arrivals": {[]diagnose.Signal{diagnose.SigArrivals, diagnose.SigPromptTok}, 1.5},
 }
 
-// onsetSlack is how far from the change an onset may be dated, read at
-// step intervals: two intervals, but at 1 s scrapes the output-length and
-// arrival-rate changes are dated 5-8 s late (the output mean moves only as
-// the longer answers finish; the rate's change-point needs more 1 s
-// counts), which is not yet the two intervals the issue asks.
-func onsetSlack(name string, step time.Duration) time.Duration {
-	if name != "prompts" && step < 5*time.Second {
-		return 10 * time.Second
-	}
-	return 2 * step
-}
+// onsetSlack is how far from the change an onset may be dated: two
+// scrape intervals, for every change and every path.
+func onsetSlack(step time.Duration) time.Duration { return 2 * step }
 
 // checkChanges checks a frame of changesFleet read through one path:
 // the prompt change with its onset within two scrape intervals and its
@@ -77,7 +69,7 @@ func checkChanges(t *testing.T, path string, fr *diagnose.Frame, epoch time.Time
 			}
 			on := lead.Onset.Sub(epoch)
 			t.Logf("%s: %s: %s since %v", path, e.Name, lead.Words(), on)
-			if slack := onsetSlack(e.Name, step); on < changeAt-slack || on > changeAt+slack || !grew {
+			if slack := onsetSlack(step); on < changeAt-slack || on > changeAt+slack || !grew {
 				t.Errorf("%s: %s: %s since %v, the change came at %v", path, e.Name, lead.Words(), on, changeAt)
 			}
 		case "crash":
@@ -179,7 +171,7 @@ func TestChangesAlikeThroughEveryPath(t *testing.T) {
 				if _, ok := changed[e.Name]; ok && s.Kind == "workload" {
 					on := s.Onset.Sub(start)
 					t.Logf("replay: %s %s since %v", e.Name, s.Signal, on)
-					slack := onsetSlack(e.Name, time.Second)
+					slack := onsetSlack(time.Second)
 					if on >= changeAt-slack && on <= changeAt+slack && s.Factor != nil && *s.Factor >= changed[e.Name].factor {
 						found[e.Name] = true
 					}
@@ -191,7 +183,7 @@ func TestChangesAlikeThroughEveryPath(t *testing.T) {
 		}
 		for name := range changed {
 			if !found[name] {
-				t.Errorf("replay: no workload change on %s within %v of %v\n%.3000s", name, onsetSlack(name, time.Second), changeAt, out)
+				t.Errorf("replay: no workload change on %s within %v of %v\n%.3000s", name, onsetSlack(time.Second), changeAt, out)
 			}
 		}
 		tl := strings.Builder{}
