@@ -56,10 +56,10 @@ type Finding struct {
 	FirstSeen      time.Time
 	LastSeen       time.Time
 	Title          string     // "KV cache thrashing"
-	Summary        string     // one line of evidence: "preemptions 22/s, KV 97% for 3m"
+	Summary        Text       // one line of evidence: "preemptions 22/s, KV 97% for 3m"
 	Evidence       []Evidence // the values and windows that made it fire
-	Explain        string     // a plain explanation, a few sentences
-	Action         string     // the recommendation in one line
+	Explain        Text       // a plain explanation, a few sentences
+	Action         Text       // the recommendation in one line
 	Flags          []FlagChange
 	// Cause is the ID of the firing cause this symptom is grouped under
 	// on its endpoint (its severity and action follow it); Symptoms are
@@ -117,7 +117,7 @@ type FlagChange struct {
 	Flag string // "--max-num-seqs"
 	From string // "256"
 	To   string // "96"
-	Why  string // how To was computed
+	Why  Text   // how To was computed
 	// Exact is the computed value To was rounded from, as operators set
 	// the flag (0: To is not a rounded number): a shown value is held
 	// against the evidence, not against the rounding's steps.

@@ -1,12 +1,9 @@
 package diagnose
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"time"
-
-	"github.com/vtop-dev/vtop/internal/format"
 )
 
 // The incident timeline: the onsets the engine and the detector found, in
@@ -40,7 +37,7 @@ type Event struct {
 	Target   string // the endpoint, or a GPU for a node's finding
 	Kind     EventKind
 	Severity Severity // findings only
-	Text     string   // "prompt tokens/s 3.6k/s → 16k/s (×4.4)"
+	Text     Text     // "prompt tokens/s 3.6k/s → 16k/s (×4.4)"
 }
 
 // TimelineMax bounds a timeline: the newest events are kept.
@@ -66,7 +63,7 @@ func Timeline(f *Frame, target string) []Event {
 		if r.Joined {
 			k = EventJoined
 		}
-		out = append(out, Event{Time: r.At, Target: r.Name, Kind: k, Text: k.String()})
+		out = append(out, Event{Time: r.At, Target: r.Name, Kind: k, Text: Plain(k.String())})
 	}
 	// An endpoint's findings are in its view; the fleet's list adds those
 	// that are nobody's (a node's GPU).
@@ -109,7 +106,7 @@ func appendEndpointEvents(out []Event, e *EndpointView) []Event {
 			if s.Accepted {
 				what = " is the new baseline"
 			}
-			out = append(out, Event{Time: s.Ended, Target: e.Name, Kind: EventBack, Text: s.Name + what})
+			out = append(out, Event{Time: s.Ended, Target: e.Name, Kind: EventBack, Text: Say("%s%s", s.Name, what)})
 		}
 	}
 	for _, r := range e.Restarts {
@@ -125,58 +122,58 @@ func appendFinding(out []Event, fd *Finding) []Event {
 	if fd.Cause != "" || fd.State == FindingPending {
 		return out
 	}
-	out = append(out, Event{Time: fd.FirstSeen, Target: fd.Target, Kind: EventFiring, Severity: fd.Severity, Text: fd.Title})
+	out = append(out, Event{Time: fd.FirstSeen, Target: fd.Target, Kind: EventFiring, Severity: fd.Severity, Text: Say("%s", fd.Title)})
 	if !fd.ResolvingSince.IsZero() {
-		out = append(out, Event{Time: fd.ResolvingSince, Target: fd.Target, Kind: EventResolving, Severity: fd.Severity, Text: fd.Title})
+		out = append(out, Event{Time: fd.ResolvingSince, Target: fd.Target, Kind: EventResolving, Severity: fd.Severity, Text: Say("%s", fd.Title)})
 	}
 	return out
 }
 
 // Words is the change in a line: "prompt mean 1.1k tokens → 5.8k tokens (×5.4)".
-func (s Shift) Words() string {
-	return s.Name + " " + shiftValue(s.Before, s.Unit) + " → " + shiftValue(s.After, s.Unit) + s.FactorWords()
+func (s Shift) Words() Text {
+	return Say("%s %s → %s%s", s.Name, shiftValue(s.Before, s.Unit), shiftValue(s.After, s.Unit), s.FactorWords())
 }
 
 // FactorWords is " (×5.4)" or " (÷2.6)", empty for a share.
-func (s Shift) FactorWords() string {
+func (s Shift) FactorWords() Text {
 	f := s.Factor()
 	switch {
 	case math.IsNaN(f):
-		return ""
+		return Text{}
 	case f >= 1:
-		return " (×" + format.Dec(f, 1) + ")"
+		return Say(" (×%s)", Value{Kind: KindDec, Num: f, Prec: 1})
 	}
-	return " (÷" + format.Dec(1/f, 1) + ")"
+	return Say(" (÷%s)", Value{Kind: KindDec, Num: 1 / f, Prec: 1})
 }
 
-func shiftValue(v float64, u Unit) string {
+func shiftValue(v float64, u Unit) Text {
 	switch u {
 	case UnitSeconds:
-		return format.Seconds(v)
+		return Say("%s", Value{Kind: KindSeconds, Num: v})
 	case UnitRatio:
-		return format.Percent(v)
+		return Say("%s", Value{Kind: KindPercent, Num: v})
 	case UnitTokens:
-		return format.SI(v) + " tokens"
+		return Say("%s tokens", Value{Kind: KindSI, Num: v})
 	case UnitPerSec:
-		return format.SI(v) + "/s"
+		return Say("%s/s", Value{Kind: KindSI, Num: v})
 	case UnitMHz:
-		return format.Dec(v, 0) + " MHz"
+		return Say("%s MHz", Value{Kind: KindDec, Num: v})
 	}
-	return format.SI(v)
+	return Say("%s", Value{Kind: KindSI, Num: v})
 }
 
 // Words is the restart in a line: "restarted after 21s down; resident
 // memory 4 GiB before, 1.1 GiB after".
-func (r Restart) Words() string {
-	s := "restarted"
+func (r Restart) Words() Text {
+	s := Plain("restarted")
 	if d := r.Down(); d > 0 {
-		s += " after " + format.Dur(d) + " down"
+		s = s.Add(" after %s down", Value{Kind: KindDur, Num: float64(d)})
 	}
 	if !math.IsNaN(r.RSSBefore) && !math.IsNaN(r.RSSAfter) {
-		s += fmt.Sprintf("; resident memory %s before, %s after", format.Mem(r.RSSBefore), format.Mem(r.RSSAfter))
+		s = s.Add("; resident memory %s before, %s after", Value{Kind: KindMem, Num: r.RSSBefore}, Value{Kind: KindMem, Num: r.RSSAfter})
 	}
 	if !math.IsNaN(r.GPUMemBefore) && !math.IsNaN(r.GPUMemAfter) {
-		s += fmt.Sprintf("; GPU memory %s before, %s after", format.Mem(r.GPUMemBefore), format.Mem(r.GPUMemAfter))
+		s = s.Add("; GPU memory %s before, %s after", Value{Kind: KindMem, Num: r.GPUMemBefore}, Value{Kind: KindMem, Num: r.GPUMemAfter})
 	}
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
 )
@@ -66,7 +67,7 @@ func TestTimelineOrdersTheFleet(t *testing.T) {
 		if _, ok := seen[k]; !ok {
 			seen[k] = ev.Time.Sub(t0)
 		}
-		kinds = append(kinds, ev.Time.Sub(t0).String()+" "+k+" "+ev.Text)
+		kinds = append(kinds, ev.Time.Sub(t0).String()+" "+k+" "+format.Say(ev.Text))
 	}
 	t.Logf("timeline:\n%s", strings.Join(kinds, "\n"))
 	for _, c := range []struct {

@@ -56,6 +56,11 @@ type Verdict struct {
 	// Gain is how much raising the binding limit as far as the evidence
 	// allows adds to capacity (0.05: +5 %); NaN unknown.
 	Gain float64
+	// GaveUp, under "arrivals exceed capacity", is the share of finished
+	// requests whose clients gave up (aborted) while a long queue stood:
+	// the engine serves almost none, so what it completes sizes nothing
+	// (Replicas stays 0). Zero otherwise.
+	GaveUp float64
 	// Evidence are the numbers behind it; Ruled lists the limits checked
 	// and ruled out (unexplained: what was looked at).
 	Evidence []Evidence

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vtop-dev/vtop/internal/holdport"
 )
 
 // ServeConfig says where a fleet is served.
@@ -56,7 +58,7 @@ type endpoint struct {
 	mu     sync.Mutex
 	srv    *http.Server
 	served chan struct{} // closed when srv's Serve returned: its listener is closed
-	held   func()        // releases the port held while down (see holdPort)
+	held   func()        // releases the port held while down
 }
 
 // Serve starts the HTTP endpoints. From now on the fleet follows the wall
@@ -216,8 +218,15 @@ func (ep *endpoint) set(up bool) {
 		// The listener's socket is closed once Serve's Accept returns;
 		// until then a client could still reach it.
 		<-ep.served
+		// The port stays bound, not listening, while the replica is
+		// down: a client is refused, as by a restarting vLLM, and no
+		// other server on the host is handed the port meanwhile (one
+		// would answer in the replica's name). Merely closed when it
+		// cannot be held.
 		host, _, _ := net.SplitHostPort(ep.addr)
-		ep.held = holdPort(&net.TCPAddr{IP: net.ParseIP(host), Port: ep.port})
+		if _, release, err := holdport.Hold(&net.TCPAddr{IP: net.ParseIP(host), Port: ep.port}); err == nil {
+			ep.held = release
+		}
 	}
 }
 

@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vtop-dev/vtop/internal/holdport"
 )
 
 func v010Dump(t testing.TB) []byte {
@@ -40,19 +42,12 @@ func closedPort(t *testing.T) string {
 	// and no other process can take the port meanwhile (one closed after
 	// Listen was taken by another test's server on a busy host, which
 	// answered 404).
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	addr, release, err := holdport.Hold(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatal(err)
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+	t.Cleanup(release)
+	return addr.String()
 }
 
 // loopbackResolver sends DNS queries to a closed loopback port, so a lookup

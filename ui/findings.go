@@ -26,7 +26,7 @@ func sevWord(s diagnose.Severity) string { return [...]string{"info", "warn", "c
 // else the action.
 func flagText(x *diagnose.Finding) string {
 	if len(x.Flags) == 0 {
-		return x.Action
+		return f.Say(x.Action)
 	}
 	var b strings.Builder
 	for i, fc := range x.Flags {
@@ -338,23 +338,24 @@ func (c *common) findingLines(it findItem, withTarget, sel bool, w int) entry {
 		fl = wrap(change, fw) // prose, not flags: break at words
 	}
 	shared := false
+	summary := f.Say(x.Summary)
 	for i, l := range fl {
 		lead := "→ "
 		if i > 0 {
 			lead = "  "
 		}
 		pl, pa := indent+lead+l, indent+s.accent.s(lead+l)
-		if i == len(fl)-1 && x.Summary != "" && width(pl)+2+width(x.Summary) <= w {
+		if i == len(fl)-1 && summary != "" && width(pl)+2+width(summary) <= w {
 			// The evidence shares the change's line when both fit.
-			pl += "  " + x.Summary
-			pa += "  " + s.muted.s(x.Summary)
+			pl += "  " + summary
+			pa += "  " + s.muted.s(summary)
 			shared = true
 		}
 		e.full = append(e.full, paintLine(pl, pa))
 	}
-	if !shared && x.Summary != "" {
+	if !shared && summary != "" {
 		// Wrapped, not cut: the evidence is why the change is advised.
-		for _, l := range wrap(x.Summary, w-findingIndent) {
+		for _, l := range wrap(summary, w-findingIndent) {
 			e.full = append(e.full, paintLine(indent+l, s.muted.s(indent+l)))
 		}
 	}
@@ -613,7 +614,7 @@ func (c *common) timelineLine(e diagnose.Event, withTarget bool) string {
 		line += e.Target + "  "
 	}
 	// Whole: the overlays wrap what is wider than the screen.
-	return line + p.s(pad(what, 14)) + e.Text
+	return line + p.s(pad(what, 14)) + f.Say(e.Text)
 }
 
 // detailLines is a finding in full: the explanation and every flag change.
@@ -640,8 +641,8 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 		out = append(out, s.ok.s(symOK+" resolving for "+f.Dur(now.Sub(x.ResolvingSince))+": its premise no longer holds, so no change is advised"))
 	}
 	out = append(out, "", s.title.s("Evidence"))
-	if x.Summary != "" {
-		out = append(out, "  "+x.Summary)
+	if summary := f.Say(x.Summary); summary != "" {
+		out = append(out, "  "+summary)
 	}
 	nameW, valW := 8, 8
 	vals := make([]string, len(x.Evidence))
@@ -659,15 +660,16 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 		// overlay wraps the line), only the shorter ones are padded.
 		out = append(out, "  "+s.muted.s(padOnly(ev.Name, nameW))+"  "+padOnly(vals[i], valW)+"  "+s.muted.s(win))
 	}
-	if x.Explain != "" {
+	if explain := f.Say(x.Explain); explain != "" {
 		out = append(out, "", s.title.s("What it means"))
-		for _, l := range wrap(x.Explain, w-2) {
+		for _, l := range wrap(explain, w-2) {
 			out = append(out, "  "+l)
 		}
 	}
 	out = append(out, "", s.title.s("What to change"))
-	if x.Action != "" {
-		for _, l := range wrap(x.Action, w-2) {
+	action := f.Say(x.Action)
+	if action != "" {
+		for _, l := range wrap(action, w-2) {
 			out = append(out, "  "+s.accent.s(l))
 		}
 	}
@@ -681,11 +683,11 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 			or = "or "
 		}
 		out = append(out, "  "+or+s.key.s(fc.Flag)+"  "+from+" → "+s.accent.s(fc.To))
-		for _, l := range wrap(fc.Why, w-6) {
+		for _, l := range wrap(f.Say(fc.Why), w-6) {
 			out = append(out, "      "+s.muted.s(l))
 		}
 	}
-	if x.Action == "" && len(x.Flags) == 0 {
+	if action == "" && len(x.Flags) == 0 {
 		out = append(out, "  "+s.muted.s("no change recommended"))
 	}
 	// What changed on its endpoint before and since: the first question

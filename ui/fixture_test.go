@@ -116,29 +116,29 @@ func fixtureFindings() []diagnose.Finding {
 		{
 			Rule: "kv_cache_thrashing", Severity: diagnose.SevCritical, Target: "replica-1",
 			FirstSeen: t0.Add(-3*time.Minute - 12*time.Second), LastSeen: t0,
-			Title: "KV cache thrashing", Summary: "preemptions 22/s, KV 97% for 3m",
+			Title: "KV cache thrashing", Summary: diagnose.Plain("preemptions 22/s, KV 97% for 3m"),
 			Evidence: []diagnose.Evidence{{Name: "preemptions", Num: 22, Unit: diagnose.UnitPerSec, Window: time.Minute},
 				{Name: "KV usage", Num: 0.97, Unit: diagnose.UnitRatio}},
-			Explain: "The scheduler admits more sequences than the KV cache can hold, so running requests are preempted " +
-				"and their KV blocks recomputed. Throughput falls while latency rises for everyone.",
-			Action: "lower --max-num-seqs so the batch fits the cache",
-			Flags:  []diagnose.FlagChange{{Flag: "--max-num-seqs", From: "256", To: "96", Why: "96 sequences × 4.7k tokens average context fit in 458k tokens of KV cache"}},
+			Explain: diagnose.Plain("The scheduler admits more sequences than the KV cache can hold, so running requests are preempted " +
+				"and their KV blocks recomputed. Throughput falls while latency rises for everyone."),
+			Action: diagnose.Plain("lower --max-num-seqs so the batch fits the cache"),
+			Flags:  []diagnose.FlagChange{{Flag: "--max-num-seqs", From: "256", To: "96", Why: diagnose.Plain("96 sequences × 4.7k tokens average context fit in 458k tokens of KV cache")}},
 		},
 		{
 			Rule: "slo_breach", Severity: diagnose.SevWarning, Target: "replica-0", Model: "meta-llama/Llama-3.1-8B-Instruct",
 			FirstSeen: t0.Add(-70 * time.Second), LastSeen: t0,
-			Title: "TTFT over the chat SLO", Summary: "TTFT p95 820ms > 500ms for 1m10s",
+			Title: "TTFT over the chat SLO", Summary: diagnose.Plain("TTFT p95 820ms > 500ms for 1m10s"),
 			Evidence: []diagnose.Evidence{{Name: "TTFT p95", Num: 0.82, Unit: diagnose.UnitSeconds, Window: time.Minute, Lowest: 0.001, Highest: 60}},
-			Explain:  "Time to first token is over the target of the chat profile. Prompts wait in the queue before prefill starts.",
-			Action:   "add replicas or enable chunked prefill",
-			Flags:    []diagnose.FlagChange{{Flag: "--enable-chunked-prefill", To: "true", Why: "long prompts stop blocking decode steps"}},
+			Explain:  diagnose.Plain("Time to first token is over the target of the chat profile. Prompts wait in the queue before prefill starts."),
+			Action:   diagnose.Plain("add replicas or enable chunked prefill"),
+			Flags:    []diagnose.FlagChange{{Flag: "--enable-chunked-prefill", To: "true", Why: diagnose.Plain("long prompts stop blocking decode steps")}},
 		},
 		{
 			Rule: "abort_share", Severity: diagnose.SevInfo, Target: "replica-4",
 			FirstSeen: t0.Add(-10 * time.Minute), LastSeen: t0,
-			Title: "Clients abort 12% of requests", Summary: "abort 12% of finished requests over 1m",
-			Explain: "Clients give up before the answer is complete, usually on timeouts.",
-			Action:  "check client timeouts against E2E p99",
+			Title: "Clients abort 12% of requests", Summary: diagnose.Plain("abort 12% of finished requests over 1m"),
+			Explain: diagnose.Plain("Clients give up before the answer is complete, usually on timeouts."),
+			Action:  diagnose.Plain("check client timeouts against E2E p99"),
 		},
 	}
 }

@@ -97,8 +97,8 @@ func fleet40Frame() *diagnose.Frame {
 		x := base
 		x.Target = e.Name
 		y := diagnose.Finding{Rule: "queue_backlog", Severity: diagnose.SevWarning, Target: e.Name,
-			FirstSeen: t0.Add(-2 * time.Minute), LastSeen: t0, Title: "Queue backlog", Summary: "31 waiting for 2m",
-			Action: "add replicas", Flags: []diagnose.FlagChange{{Flag: "replicas", From: "40", To: "44"}}}
+			FirstSeen: t0.Add(-2 * time.Minute), LastSeen: t0, Title: "Queue backlog", Summary: diagnose.Plain("31 waiting for 2m"),
+			Action: diagnose.Plain("add replicas"), Flags: []diagnose.FlagChange{{Flag: "replicas", From: "40", To: "44"}}}
 		e.Findings = []diagnose.Finding{x, y}
 		fr.Findings = append(fr.Findings, x, y)
 	}
@@ -180,8 +180,8 @@ func notVLLMFrame() *diagnose.Frame {
 	e.LastSuccess, e.Stats = time.Time{}, unknownStats()
 	e.LastError = "no vLLM metrics among 812 samples (is this the vLLM API server's port?)"
 	x := diagnose.Finding{Rule: "endpoint_down", Severity: diagnose.SevWarning, Target: e.Name, FirstSeen: e.Since, LastSeen: t0,
-		Title: "Not a vLLM endpoint", Summary: "answers without vLLM metrics since 14:00:00 UTC: " + e.LastError,
-		Action: "point vtop at the vLLM API server's port (vllm serve --port, default 8000) and path /metrics"}
+		Title: "Not a vLLM endpoint", Summary: diagnose.Plain("answers without vLLM metrics since 14:00:00 UTC: " + e.LastError),
+		Action: diagnose.Plain("point vtop at the vLLM API server's port (vllm serve --port, default 8000) and path /metrics")}
 	fr.Findings = append(fr.Findings, x)
 	e.Findings = []diagnose.Finding{x}
 	fr.Fleet.Up--

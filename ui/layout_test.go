@@ -48,7 +48,7 @@ func layoutFrames() map[string]*diagnose.Frame {
 	long.Endpoints[0].Name = strings.Repeat("a-very-long-endpoint-name-", 5)
 	long.Endpoints[0].Models = []string{strings.Repeat("org/", 3) + strings.Repeat("Model-", 20)}
 	long.Endpoints[0].LastError = strings.Repeat("error ", 60)
-	long.Findings[0].Summary = strings.Repeat("evidence ", 40)
+	long.Findings[0].Summary = diagnose.Plain(strings.Repeat("evidence ", 40))
 	long.Findings[1].Flags = []diagnose.FlagChange{
 		{Flag: "--max-num-batched-tokens", From: "2048", To: "8192"},
 		{Flag: "--enable-chunked-prefill", To: "true"},

@@ -619,8 +619,8 @@ func TestSymptomUnderCause(t *testing.T) {
 	fr := fleetFrame()
 	cause := fixtureFindings()[0] // KV cache thrashing on replica-1
 	sym := diagnose.Finding{Rule: "queue_backlog", Severity: diagnose.SevCritical, Target: "replica-1",
-		FirstSeen: t0.Add(-time.Minute), LastSeen: t0, Title: "Queue backlog", Summary: "133 waiting",
-		Cause: cause.ID(), Action: "follow the cause: KV cache thrashing (kv_cache_thrashing)"}
+		FirstSeen: t0.Add(-time.Minute), LastSeen: t0, Title: "Queue backlog", Summary: diagnose.Plain("133 waiting"),
+		Cause: cause.ID(), Action: diagnose.Plain("follow the cause: KV cache thrashing (kv_cache_thrashing)")}
 	fr.Findings = []diagnose.Finding{sym, cause}
 	for i := range fr.Endpoints {
 		fr.Endpoints[i].Findings = nil

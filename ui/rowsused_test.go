@@ -16,19 +16,19 @@ func sixFrame() *diagnose.Frame {
 	fr := fixtureFrame(fixtureOpts{endpoints: 6, gpus: 6, findings: true})
 	more := []diagnose.Finding{
 		{Rule: "queue_backlog", Severity: diagnose.SevWarning, Target: "replica-5",
-			FirstSeen: t0.Add(-2 * time.Minute), LastSeen: t0, Title: "Queue backlog", Summary: "31 waiting for 2m",
+			FirstSeen: t0.Add(-2 * time.Minute), LastSeen: t0, Title: "Queue backlog", Summary: diagnose.Plain("31 waiting for 2m"),
 			Evidence: []diagnose.Evidence{{Name: "waiting", Num: 31, Unit: diagnose.UnitCount, Window: time.Minute},
 				{Name: "running", Num: 256, Unit: diagnose.UnitCount}, {Name: "arrivals", Num: 9.5, Unit: diagnose.UnitPerSec, Window: time.Minute}},
-			Action: "add replicas", Flags: []diagnose.FlagChange{{Flag: "replicas", From: "6", To: "8"}}},
+			Action: diagnose.Plain("add replicas"), Flags: []diagnose.FlagChange{{Flag: "replicas", From: "6", To: "8"}}},
 		{Rule: "gpu_throttling", Severity: diagnose.SevCritical, Target: "replica-3",
-			FirstSeen: t0.Add(-2 * time.Minute), LastSeen: t0, Title: "GPU 5 throttled", Summary: "SW power cap for 2m, SM clock 1410MHz",
+			FirstSeen: t0.Add(-2 * time.Minute), LastSeen: t0, Title: "GPU 5 throttled", Summary: diagnose.Plain("SW power cap for 2m, SM clock 1410MHz"),
 			Evidence: []diagnose.Evidence{{Name: "SM clock", Num: 1410, Unit: diagnose.UnitCount}, {Name: "power", Num: 700, Unit: diagnose.UnitCount}},
-			Action:   "check nvidia-smi -q -d POWER for a lowered limit"},
+			Action:   diagnose.Plain("check nvidia-smi -q -d POWER for a lowered limit")},
 		{Rule: "memory_leak", Severity: diagnose.SevWarning, Target: "replica-2",
-			FirstSeen: t0.Add(-20 * time.Minute), LastSeen: t0, Title: "Memory leak", Summary: "API server RSS grows 41 MiB/min",
+			FirstSeen: t0.Add(-20 * time.Minute), LastSeen: t0, Title: "Memory leak", Summary: diagnose.Plain("API server RSS grows 41 MiB/min"),
 			Evidence: []diagnose.Evidence{{Name: "RSS", Num: 3.4 * (1 << 30), Unit: diagnose.UnitBytes},
 				{Name: "growth", Num: 41 << 20 / 60, Unit: diagnose.UnitBytesPerSec, Window: 10 * time.Minute}},
-			Action: "restart the API server in a quiet moment before it runs out"},
+			Action: diagnose.Plain("restart the API server in a quiet moment before it runs out")},
 	}
 	fr.Findings = append(fr.Findings, more...)
 	for _, x := range more {
@@ -149,7 +149,7 @@ func TestDetailWraps(t *testing.T) {
 	long := "the scheduler waited on a KV transfer from the prefill instance for 4.2s on average, with 31 requests held"
 	x := &fr.Findings[0]
 	x.Target = "vllm-llama-7f9c03-0.vllm-headless.inference-production.svc.cluster.local:8000"
-	x.Summary = long
+	x.Summary = diagnose.Plain(long)
 	x.Evidence = append(x.Evidence, diagnose.Evidence{Name: "KV transfer wait per request (p95 over the window)", Text: long})
 	fr.Endpoints[1].Name = x.Target
 	fr.Endpoints[1].Findings = []diagnose.Finding{*x}

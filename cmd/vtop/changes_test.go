@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 )
 
@@ -68,9 +69,9 @@ func checkChanges(t *testing.T, path string, fr *diagnose.Frame, epoch time.Time
 				continue
 			}
 			on := lead.Onset.Sub(epoch)
-			t.Logf("%s: %s: %s since %v", path, e.Name, lead.Words(), on)
+			t.Logf("%s: %s: %s since %v", path, e.Name, format.Say(lead.Words()), on)
 			if slack := onsetSlack(step); on < changeAt-slack || on > changeAt+slack || !grew {
-				t.Errorf("%s: %s: %s since %v, the change came at %v", path, e.Name, lead.Words(), on, changeAt)
+				t.Errorf("%s: %s: %s since %v, the change came at %v", path, e.Name, format.Say(lead.Words()), on, changeAt)
 			}
 		case "crash":
 			crash := false
@@ -83,7 +84,7 @@ func checkChanges(t *testing.T, path string, fr *diagnose.Frame, epoch time.Time
 			}
 		case "steady":
 			for _, s := range e.Shifts {
-				t.Errorf("%s: steady changed: %s at %v", path, s.Words(), s.Onset.Sub(epoch))
+				t.Errorf("%s: steady changed: %s at %v", path, format.Say(s.Words()), s.Onset.Sub(epoch))
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/dcgm"
@@ -337,7 +338,7 @@ func TestDCGMHostJoinNodeLevel(t *testing.T) {
 	}
 	gpuFinding := false
 	for _, fd := range fr.Findings {
-		t.Logf("%s %s on %q (cause %q): %s", fd.Severity, fd.Rule, fd.Target, fd.Cause, fd.Summary)
+		t.Logf("%s %s on %q (cause %q): %s", fd.Severity, fd.Rule, fd.Target, fd.Cause, format.Say(fd.Summary))
 		if fd.Rule == "gpu_throttling" {
 			gpuFinding = true
 			for _, r := range watched {
@@ -364,7 +365,7 @@ func TestDCGMHostJoinNodeLevel(t *testing.T) {
 			}
 		default:
 			for _, fd := range e.Findings {
-				t.Errorf("healthy %s shows %s %s: %s", e.Name, fd.Severity, fd.Rule, fd.Summary)
+				t.Errorf("healthy %s shows %s %s: %s", e.Name, fd.Severity, fd.Rule, format.Say(fd.Summary))
 			}
 		}
 	}

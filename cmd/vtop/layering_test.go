@@ -31,9 +31,13 @@ func TestLayering(t *testing.T) {
 		{mod + "/record/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/diagnose/...", false, []string{mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/diagnose/...", true, []string{"net", "net/http", "os/exec", "os/signal"}},
-		// Number spelling is a leaf that the detector's sentences and the
-		// ui share: it knows no vtop package, so neither reaches up through it.
-		{mod + "/internal/format", false, []string{mod + "/"}},
+		// Number spelling imports only the diagnose types it spells (Text, Value)
+		// and nothing above them; the engine hands sentences whose numbers
+		// are still numbers and never spells one itself.
+		{mod + "/internal/format", true, []string{mod + "/sources", mod + "/diagnose/", mod + "/ui", mod + "/app", mod + "/cmd"}},
+		{mod + "/diagnose", false, []string{mod + "/internal/format"}},
+		// The port holder is a leaf the simulator and the tests share.
+		{mod + "/internal/holdport", false, []string{mod + "/"}},
 		{mod + "/themes/...", false, []string{mod + "/sources", mod + "/diagnose", mod + "/ui", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/ui/...", false, []string{mod + "/app", mod + "/cmd"}},
 		// The pipeline, its hub and the replay player run a program; cmd

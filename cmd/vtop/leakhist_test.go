@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 )
 
@@ -32,7 +33,7 @@ loop:
 			for _, f := range fr.Findings {
 				if f.Rule == "memory_leak" && f.Target == "leaky" {
 					named = time.Since(start)
-					t.Logf("named %v after opening: %s: %s", named, f.Severity, f.Summary)
+					t.Logf("named %v after opening: %s: %s", named, f.Severity, format.Say(f.Summary))
 					break loop
 				}
 			}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 )
 
@@ -82,7 +83,7 @@ func TestLeavingAlikeThroughEveryPath(t *testing.T) {
 	}
 	var direct []timelineEvent
 	for _, ev := range diagnose.Timeline(runToEnd(t, p), "") {
-		direct = append(direct, timelineEvent{ev.Target, ev.Kind.String(), ev.Text, ev.Time})
+		direct = append(direct, timelineEvent{ev.Target, ev.Kind.String(), format.Say(ev.Text), ev.Time})
 	}
 	checkLeft(t, "direct", direct, epoch)
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
@@ -18,7 +19,7 @@ func leakLine(fr *diagnose.Frame) string {
 	for _, fs := range [][]diagnose.Finding{fr.Findings, fr.Pending} {
 		for _, f := range fs {
 			if f.Rule == "memory_leak" {
-				return fmt.Sprintf("%s %s: %s", f.State, f.Severity, f.Summary)
+				return fmt.Sprintf("%s %s: %s", f.State, f.Severity, format.Say(f.Summary))
 			}
 		}
 	}

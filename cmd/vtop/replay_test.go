@@ -19,6 +19,7 @@ import (
 	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/diagnose/detect"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/ui/report"
@@ -189,7 +190,7 @@ func findingLines(fr *diagnose.Frame) []string {
 	var out []string
 	for _, f := range fr.Findings {
 		out = append(out, fmt.Sprintf("%s %s %s/%s/%s since %s: %s → %s", f.Severity, f.Rule, f.Target, f.Model, f.Engine,
-			f.FirstSeen.UTC().Format("15:04:05.000"), f.Summary, f.Action))
+			f.FirstSeen.UTC().Format("15:04:05.000"), format.Say(f.Summary), format.Say(f.Action)))
 	}
 	return out
 }
@@ -339,7 +340,7 @@ func transitions(t *testing.T, path string) string {
 			key := f.Rule + " " + f.Target + "/" + f.Model + "/" + f.Engine
 			cur[key] = f.Severity.String()
 			if prev[key] != cur[key] {
-				fmt.Fprintf(&b, "+%v %s %s: %s → %s\n", at, cur[key], key, f.Summary, f.Action)
+				fmt.Fprintf(&b, "+%v %s %s: %s → %s\n", at, cur[key], key, format.Say(f.Summary), format.Say(f.Action))
 			}
 		}
 		var gone []string

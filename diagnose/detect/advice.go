@@ -1,10 +1,8 @@
 package detect
 
 import (
-	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
@@ -57,8 +55,8 @@ func FitMaxNumSeqs(blocks, blockSize, avgSeq, headroom float64) (f SeqFit, missi
 }
 
 // Why shows the arithmetic.
-func (f SeqFit) Why() string {
-	return fmt.Sprintf("%s blocks × (1 − %s headroom) = %s usable; %s-token average sequence ÷ %s tokens per block = %s blocks per sequence (rounded up: a sequence holds whole blocks); %s ÷ %s = %s sequences",
+func (f SeqFit) Why() diagnose.Text {
+	return say("%s blocks × (1 − %s headroom) = %s usable; %s-token average sequence ÷ %s tokens per block = %s blocks per sequence (rounded up: a sequence holds whole blocks); %s ÷ %s = %s sequences",
 		grouped(f.Blocks), pct(f.Headroom), grouped(f.Usable), grouped(f.AvgSeq), grouped(f.BlockSize),
 		grouped(f.BlocksPerSeq), grouped(f.Usable), grouped(f.BlocksPerSeq), grouped(float64(f.N)))
 }
@@ -69,13 +67,13 @@ func (f SeqFit) Why() string {
 // and the slow steps (ITL p99 at the p99 step size) give that growth, and
 // the budget is where the line meets the target.
 type BudgetFit struct {
-	ITL50, ITL99   float64 // s
-	Iter50, Iter99 float64 // tokens per step
-	Target         float64 // s
-	PerToken       float64 // s per extra token in a step
-	Exact          float64 // the tokens per step that meet the target
-	Tokens         int     // the budget: Exact rounded down (roundTokens)
-	rounding       string  // how, in words
+	ITL50, ITL99   float64       // s
+	Iter50, Iter99 float64       // tokens per step
+	Target         float64       // s
+	PerToken       float64       // s per extra token in a step
+	Exact          float64       // the tokens per step that meet the target
+	Tokens         int           // the budget: Exact rounded down (roundTokens)
+	rounding       diagnose.Text // how, in words
 }
 
 // FitBatchedTokens computes BudgetFit; missing names what is missing or why
@@ -100,28 +98,28 @@ func FitBatchedTokens(itl50, itl99, iter50, iter99, target float64) (b BudgetFit
 		return b, "the target leaves no room above the median step"
 	case float64(b.Tokens) >= iter99:
 		// A budget at or above the slow steps' size would not cut them.
-		return b, fmt.Sprintf("the budget that meets the target (%d) is not below the slow steps' %s tokens: step size is not what makes them slow", b.Tokens, grouped(iter99))
+		return b, str(say("the budget that meets the target (%d) is not below the slow steps' %s tokens: step size is not what makes them slow", b.Tokens, grouped(iter99)))
 	}
 	return b, ""
 }
 
 // Why shows the arithmetic.
-func (b BudgetFit) Why() string {
-	return fmt.Sprintf("tokens see steps of %s tokens at p50 taking %s, and of %s tokens at p99 taking %s: %s per extra token; %s + (%s − %s) ÷ %s = %s tokens per step meet the %s target; %s",
+func (b BudgetFit) Why() diagnose.Text {
+	return say("tokens see steps of %s tokens at p50 taking %s, and of %s tokens at p99 taking %s: %s per extra token; %s + (%s − %s) ÷ %s = %s tokens per step meet the %s target; %s",
 		grouped(b.Iter50), secs(b.ITL50), grouped(b.Iter99), secs(b.ITL99), usPerToken(b.PerToken),
 		grouped(b.Iter50), secs(b.Target), secs(b.ITL50), usPerToken(b.PerToken),
 		grouped(math.Floor(b.Exact)), secs(b.Target), b.rounding)
 }
 
 // util2 renders a --gpu-memory-utilization value as vLLM users write it.
-func util2(v float64) string { return fmt.Sprintf("%.2f", v) }
+func util2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
 
-func usPerToken(v float64) string { return dec(v*1e6, 1) + "µs" }
+func usPerToken(v float64) diagnose.Text { return say("%sµs", dec(v*1e6, 1)) }
 
 // MemUtilStep is a --gpu-memory-utilization change.
 type MemUtilStep struct {
 	From, To float64
-	Why      string
+	Why      diagnose.Text
 }
 
 // LowerMemUtil steps --gpu-memory-utilization down. With the GPU's memory
@@ -135,13 +133,13 @@ func LowerMemUtil(util, used, total, headroom, step float64) (MemUtilStep, strin
 		over := used/total - (1 - headroom)
 		if over > 0 {
 			s.To = math.Floor((util-over)*100+1e-9) / 100
-			s.Why = fmt.Sprintf("the GPU uses %s of %s (%s); keeping %s free takes %s off: %s − %s = %s, rounded down to 0.01 as the flag is written: %s",
+			s.Why = say("the GPU uses %s of %s (%s); keeping %s free takes %s off: %s − %s = %s, rounded down to 0.01 as the flag is written: %s",
 				mib(used), mib(total), pct(used/total), pct(headroom), dec(over, 3), dec(util, 2), dec(over, 3), dec(util-over, 3), dec(s.To, 2))
 			return s, ""
 		}
 	}
 	s.To = math.Round((util-step)*100) / 100
-	s.Why = fmt.Sprintf("one step of %s (%s of the GPU's memory moves from the KV cache to headroom): %s − %s = %s (to 0.01, as the flag is written); repeat while the risk remains",
+	s.Why = say("one step of %s (%s of the GPU's memory moves from the KV cache to headroom): %s − %s = %s (to 0.01, as the flag is written); repeat while the risk remains",
 		dec(step, 2), pct(step), dec(util, 2), dec(step, 2), dec(s.To, 2))
 	return s, ""
 }
@@ -220,13 +218,13 @@ func FitLive(kv, running, blocks, headroom float64) (LiveFit, string) {
 }
 
 // Why shows the arithmetic.
-func (f LiveFit) Why() string {
+func (f LiveFit) Why() diagnose.Text {
 	if !bad(f.Blocks) && f.Blocks > 0 {
 		per := f.KV * f.Blocks / f.Running
-		return fmt.Sprintf("live: KV %s × %s blocks ÷ %s running = %s blocks per running sequence; %s usable ÷ %s = %s sequences",
+		return say("live: KV %s × %s blocks ÷ %s running = %s blocks per running sequence; %s usable ÷ %s = %s sequences",
 			pct(f.KV), grouped(f.Blocks), grouped(f.Running), dec(per, 1), grouped(math.Floor(f.Blocks*(1-f.Headroom)+1e-9)), dec(per, 1), grouped(float64(f.N)))
 	}
-	return fmt.Sprintf("live: (1 − %s headroom) × %s running ÷ KV %s = %s sequences",
+	return say("live: (1 − %s headroom) × %s running ÷ KV %s = %s sequences",
 		pct(f.Headroom), grouped(f.Running), pct(f.KV), grouped(float64(f.N)))
 }
 
@@ -250,15 +248,15 @@ func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc diagnose.FlagCh
 	if cur > 0 {
 		fc.From = strconv.Itoa(cur)
 	}
-	var why []string
+	var why []diagnose.Text
 	switch {
 	case miss == "" && fit.N >= 1:
 		n = fit.N
-		why = append(why, "cache config: "+fit.Why())
+		why = append(why, say("cache config: %s", fit.Why()))
 	case miss == "":
-		why = append(why, "cache config: "+fit.Why()+" (one average sequence needs more than the usable KV cache)")
+		why = append(why, say("cache config: %s (one average sequence needs more than the usable KV cache)", fit.Why()))
 	default:
-		why = append(why, "cache config: cannot compute: "+miss)
+		why = append(why, say("cache config: cannot compute: %s", miss))
 	}
 	if liveMiss == "" && live.N >= 1 {
 		why = append(why, live.Why())
@@ -266,24 +264,24 @@ func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc diagnose.FlagCh
 			n = live.N
 		}
 	} else if liveMiss != "" {
-		why = append(why, "live: cannot compute: "+liveMiss)
+		why = append(why, say("live: cannot compute: %s", liveMiss))
 	}
 	if note != "" {
-		why = append(why, note)
+		why = append(why, plain(note))
 	}
 	if cur > 0 && u.ep.MaxNumSeqs <= 0 {
 		p, _ := plateau(u.ep)
-		why = append(why, fmt.Sprintf("current value from the plateau: %s running per engine throughout %s with requests waiting and KV at %s", grouped(p), dur(u.ep.Trend.Span), pct(u.st.KVUsage)))
+		why = append(why, say("current value from the plateau: %s running per engine throughout %s with requests waiting and KV at %s", grouped(p), dur(u.ep.Trend.Span), pct(u.st.KVUsage)))
 	}
 	if n < 1 {
-		fc.To = "cannot compute: " + strings.TrimPrefix(why[0], "cache config: cannot compute: ")
+		fc.To = "cannot compute: " + miss
 		if miss == "" {
 			fc.To = "cannot compute: one average sequence needs more than the usable KV cache"
 		}
 		if cur == 0 {
 			fc.To += "; max_num_seqs unknown too: set it in the config file's targets"
 		}
-		fc.Why = strings.Join(why, "; ")
+		fc.Why = diagnose.Join(why, "; ")
 		return fc, 0, false
 	}
 	// Whether it is the lever is the evidence's question (the exact fit);
@@ -291,17 +289,17 @@ func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc diagnose.FlagCh
 	exact := n
 	n, rounding := roundSeqs(exact)
 	fc.To, fc.Exact = strconv.Itoa(n), float64(exact)
-	why = append(why, fmt.Sprintf("the smaller: %d", exact), rounding)
-	fc.Why = strings.Join(why, "; ")
+	why = append(why, say("the smaller: %d", exact), rounding)
+	fc.Why = diagnose.Join(why, "; ")
 	switch {
 	case lower && !bad(running) && float64(exact) >= running:
-		fc.Why += fmt.Sprintf("; not below the %s sequences running now per engine, so lowering to it would not relieve the cache", grouped(running))
+		fc.Why = fc.Why.Cat(say("; not below the %s sequences running now per engine, so lowering to it would not relieve the cache", grouped(running)))
 		return fc, n, false
 	case !lower && !bad(running) && float64(exact) <= running:
-		fc.Why += fmt.Sprintf("; not above the %s sequences running now per engine: no room to admit more", grouped(running))
+		fc.Why = fc.Why.Cat(say("; not above the %s sequences running now per engine: no room to admit more", grouped(running)))
 		return fc, n, false
 	case cur == 0:
-		fc.Why += "; the current value is unknown (vLLM does not expose it): set max_num_seqs in the config file's targets to compare"
+		fc.Why = fc.Why.Cat(plain("; the current value is unknown (vLLM does not expose it): set max_num_seqs in the config file's targets to compare"))
 	case lower && n >= cur:
 		return fc, n, false // already at or below the fit: not the lever
 	case !lower && n <= cur:
@@ -312,12 +310,12 @@ func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc diagnose.FlagCh
 
 // chunkedPrefillFlag is --enable-chunked-prefill, which only V0 needs: V1
 // always schedules prefills in chunks within --max-num-batched-tokens.
-func chunkedPrefillFlag(v sources.VersionRange, why string) (diagnose.FlagChange, bool) {
+func chunkedPrefillFlag(v sources.VersionRange, why diagnose.Text) (diagnose.FlagChange, bool) {
 	if v.Gen != sources.GenV0 {
 		return diagnose.FlagChange{}, false
 	}
 	return diagnose.FlagChange{Flag: "--enable-chunked-prefill", To: "on (if not set)",
-		Why: why + "; V0 runs a prompt's prefill as one step unless chunked prefill is on (V1 always chunks)"}, true
+		Why: why.Cat(plain("; V0 runs a prompt's prefill as one step unless chunked prefill is on (V1 always chunks)"))}, true
 }
 
 // kvDtypeFlag suggests an fp8 KV cache when the engine stores KV at the
@@ -326,11 +324,11 @@ func kvDtypeFlag(ep *diagnose.EndpointView, blocks float64) (diagnose.FlagChange
 	if ep.Cache == nil || ep.Cache.CacheDtype != "auto" || ep.Version.Below(fp8KVSince) {
 		return diagnose.FlagChange{}, false
 	}
-	why := "KV is stored at the model's precision (cache_dtype auto); fp8 stores each element in 1 byte instead of 2 for a 16-bit model"
+	why := plain("KV is stored at the model's precision (cache_dtype auto); fp8 stores each element in 1 byte instead of 2 for a 16-bit model")
 	if !bad(blocks) && blocks > 0 {
-		why += fmt.Sprintf(": about 2 × %s = %s blocks in the same memory", grouped(blocks), grouped(2*blocks))
+		why = why.Add(": about 2 × %s = %s blocks in the same memory", grouped(blocks), grouped(2*blocks))
 	}
-	return diagnose.FlagChange{Flag: "--kv-cache-dtype", From: "auto", To: "fp8", Why: why + "; check accuracy on your prompts"}, true
+	return diagnose.FlagChange{Flag: "--kv-cache-dtype", From: "auto", To: "fp8", Why: why.Add("; check accuracy on your prompts")}, true
 }
 
 // raiseMemUtilFlag suggests vLLM's default --gpu-memory-utilization to an
@@ -340,6 +338,6 @@ func raiseMemUtilFlag(util float64) (diagnose.FlagChange, bool) {
 		return diagnose.FlagChange{}, false
 	}
 	return diagnose.FlagChange{Flag: "--gpu-memory-utilization", From: util2(util), To: util2(defaultGPUMemUtil),
-		Why: fmt.Sprintf("deployed below vLLM's default %s: the KV cache may take %s more of the GPU's memory (%s − %s); first check that nothing else needs that memory",
+		Why: say("deployed below vLLM's default %s: the KV cache may take %s more of the GPU's memory (%s − %s); first check that nothing else needs that memory",
 			util2(defaultGPUMemUtil), pct(defaultGPUMemUtil-util), util2(defaultGPUMemUtil), util2(util))}, true
 }

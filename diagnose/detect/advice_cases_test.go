@@ -84,14 +84,14 @@ func TestMaxNumSeqsAgreesWithEvidence(t *testing.T) {
 				}
 			}
 			if fc == nil {
-				t.Fatalf("no --max-num-seqs flag: %q %+v", fd.Action, fd.Flags)
+				t.Fatalf("no --max-num-seqs flag: %q %+v", txt(fd.Action), fd.Flags)
 			}
 			n, err := strconv.Atoi(fc.To)
 			if exact := int(fc.Exact); exact < c.lo || exact > c.hi {
-				t.Errorf("--max-num-seqs computed %v, want %d..%d; why %s", fc.Exact, c.lo, c.hi, fc.Why)
+				t.Errorf("--max-num-seqs computed %v, want %d..%d; why %s", fc.Exact, c.lo, c.hi, txt(fc.Why))
 			}
 			if err != nil || n != c.shown {
-				t.Errorf("--max-num-seqs %q, want %d (%v rounded); why %s", fc.To, c.shown, fc.Exact, fc.Why)
+				t.Errorf("--max-num-seqs %q, want %d (%v rounded); why %s", fc.To, c.shown, fc.Exact, txt(fc.Why))
 			}
 			if c.notAbove > 0 && float64(n) >= c.notAbove {
 				t.Errorf("lowers to %d with %v running", n, c.notAbove)
@@ -99,12 +99,12 @@ func TestMaxNumSeqsAgreesWithEvidence(t *testing.T) {
 			if c.raiseFrom > 0 && n <= c.raiseFrom {
 				t.Errorf("raise to %d from %d", n, c.raiseFrom)
 			}
-			if !strings.Contains(fd.Action, c.action) {
-				t.Errorf("action %q, want %q", fd.Action, c.action)
+			if !strings.Contains(txt(fd.Action), c.action) {
+				t.Errorf("action %q, want %q", txt(fd.Action), c.action)
 			}
 			for _, s := range c.whyHas {
-				if !strings.Contains(fc.Why, s) {
-					t.Errorf("why lacks %q: %s", s, fc.Why)
+				if !strings.Contains(txt(fc.Why), s) {
+					t.Errorf("why lacks %q: %s", s, txt(fc.Why))
 				}
 			}
 		})

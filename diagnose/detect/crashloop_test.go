@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 )
 
@@ -67,14 +68,14 @@ func TestCrashLoop(t *testing.T) {
 	if lag := firedAt - want[2]; lag < 0 || lag > 2*time.Second {
 		t.Errorf("crash_loop fired at %v, the third restart serves at %v", firedAt, want[2])
 	}
-	t.Logf("%s: %s → %s", fired.Severity, fired.Summary, fired.Action)
-	if fired.Severity != diagnose.SevCritical || !strings.Contains(fired.Summary, "every 1m") ||
-		!strings.Contains(fired.Summary, "OOM kill suspected") || !strings.Contains(fired.Action, "memory limit") {
-		t.Errorf("crash_loop: %s: %s → %s", fired.Severity, fired.Summary, fired.Action)
+	t.Logf("%s: %s → %s", fired.Severity, format.Say(fired.Summary), format.Say(fired.Action))
+	if fired.Severity != diagnose.SevCritical || !strings.Contains(format.Say(fired.Summary), "every 1m") ||
+		!strings.Contains(format.Say(fired.Summary), "OOM kill suspected") || !strings.Contains(format.Say(fired.Action), "memory limit") {
+		t.Errorf("crash_loop: %s: %s → %s", fired.Severity, format.Say(fired.Summary), format.Say(fired.Action))
 	}
 	for _, fd := range last.Findings {
 		if fd.Rule == "endpoint_down" || fd.Rule == "endpoint_restarted" {
-			t.Errorf("%s shown beside crash_loop: %s", fd.Rule, fd.Summary)
+			t.Errorf("%s shown beside crash_loop: %s", fd.Rule, format.Say(fd.Summary))
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -153,6 +152,9 @@ type evalCtx struct {
 	f   *diagnose.Frame
 	now time.Time
 	slo *diagnose.SLO
+	// shownTo is the detector's record of the flag values each endpoint
+	// shows (read only: steadyFlags records).
+	shownTo map[string]map[string]shownFlag
 	// since, when a check sets it, backdates a new pending state: the
 	// condition is known to have held since then (an outage that began
 	// before this evaluation).
@@ -175,7 +177,7 @@ func (d *Detector) Evaluate(f *diagnose.Frame) {
 	d.gen++
 	f.SLO = d.slo
 	f.KVBands = d.kv
-	x := &evalCtx{f: f, now: f.Time, slo: &d.slo}
+	x := &evalCtx{f: f, now: f.Time, slo: &d.slo, shownTo: d.shownTo}
 	d.remember(f)
 	for i := range f.Endpoints {
 		f.Endpoints[i].Verdict = classify(x, &f.Endpoints[i])
@@ -560,54 +562,132 @@ type shownFlag struct{ exact, shown float64 }
 func steadyFlags(shownTo map[string]shownFlag, fd *diagnose.Finding) {
 	for i := range fd.Flags {
 		fc := &fd.Flags[i]
-		commas := strings.Contains(fc.To, ",")
-		v, err := strconv.ParseFloat(strings.ReplaceAll(fc.To, ",", ""), 64)
-		if err != nil || v <= 0 {
-			continue
+		before := fc.To
+		if v, held, ok := holdFlag(shownTo, fc, true); ok {
+			fd.Action = replaceTo(fd.Action, fc, before, v, held)
 		}
-		exact := fc.Exact
-		if exact <= 0 {
-			exact = v
-		}
-		prev, ok := shownTo[fc.Flag]
-		if !ok || math.Abs(exact-prev.exact) > flagMargin*prev.exact && math.Abs(v-prev.shown) > flagMargin*prev.shown {
-			shownTo[fc.Flag] = shownFlag{exact, v}
-			continue
-		}
-		if prev.shown == v {
-			continue
-		}
-		held := strconv.FormatFloat(prev.shown, 'f', -1, 64)
-		switch dot := strings.IndexByte(fc.To, '.'); {
-		case dot >= 0:
-			held = strconv.FormatFloat(prev.shown, 'f', len(fc.To)-dot-1, 64)
-		case commas:
-			held = grouped(prev.shown)
-		}
-		fd.Action = replaceTo(fd.Action, fc, held)
-		now := fc.To
-		if fc.Exact > 0 {
-			now = grouped(math.Floor(fc.Exact)) + ", rounded " + fc.To
-		}
-		fc.Why += fmt.Sprintf("; shown as %s until the evidence moves by more than %s from the %s it was computed at (now %s)",
-			held, pct(flagMargin), grouped(math.Floor(prev.exact)), now)
-		fc.To = held
 	}
 }
 
-// replaceTo puts held in place of fc's value in a finding's action, which
-// words it as "FROM → TO", "FLAG to TO" or "holds TO sequences".
-func replaceTo(action string, fc *diagnose.FlagChange, held string) string {
-	for _, pat := range [][2]string{
-		{fc.From + " → ", ""}, {fc.Flag + " to ", ""}, {"holds ", " "},
-	} {
-		if pat[0] == " → " {
-			continue // no current value: not this wording
+// holdFlag puts in fc.To the value last shown for fc.Flag while the
+// evidence stays within flagMargin of the value it was computed at, with
+// its Why saying today's value; it reports whether it did, with today's
+// value v and the held one. With record, a value that moved past the
+// margin becomes the one shown from now on.
+func holdFlag(shownTo map[string]shownFlag, fc *diagnose.FlagChange, record bool) (v float64, held diagnose.Value, ok bool) {
+	commas := strings.Contains(fc.To, ",")
+	v, err := strconv.ParseFloat(strings.ReplaceAll(fc.To, ",", ""), 64)
+	if err != nil || v <= 0 {
+		return v, held, false
+	}
+	exact := fc.Exact
+	if exact <= 0 {
+		exact = v
+	}
+	prev, seen := shownTo[fc.Flag]
+	if !seen || math.Abs(exact-prev.exact) > flagMargin*prev.exact && math.Abs(v-prev.shown) > flagMargin*prev.shown {
+		if record {
+			shownTo[fc.Flag] = shownFlag{exact, v}
 		}
-		old := pat[0] + fc.To + pat[1]
-		if strings.Contains(action, old) {
-			return strings.Replace(action, old, pat[0]+held+pat[1], 1)
+		return v, held, false
+	}
+	if prev.shown == v {
+		return v, held, false
+	}
+	held = diagnose.Str(strconv.FormatFloat(prev.shown, 'f', -1, 64))
+	switch dot := strings.IndexByte(fc.To, '.'); {
+	case dot >= 0:
+		held = diagnose.Str(strconv.FormatFloat(prev.shown, 'f', len(fc.To)-dot-1, 64))
+	case commas:
+		held = grouped(prev.shown)
+	}
+	now := say("%s", fc.To)
+	if fc.Exact > 0 {
+		now = say("%s, rounded %s", grouped(math.Floor(fc.Exact)), fc.To)
+	}
+	fc.Why = fc.Why.Add("; shown as %s until the evidence moves by more than %s from the %s it was computed at (now %s)",
+		held, pct(flagMargin), grouped(math.Floor(prev.exact)), now)
+	fc.To = str(say("%s", held))
+	return v, held, true
+}
+
+// held is fc as the endpoint shows it (holdFlag), for a sentence that
+// words what the shown value adds before steadyFlags holds the finding's
+// flags: its arithmetic then agrees with the value beside it.
+func (x *evalCtx) held(target string, fc diagnose.FlagChange) diagnose.FlagChange {
+	if shown := x.shownTo[target]; shown != nil {
+		holdFlag(shown, &fc, false)
+	}
+	return fc
+}
+
+// replaceTo puts held in place of fc's value (to, v) in a finding's action,
+// which words it as "FROM → TO", "FLAG to TO" or "holds TO sequences": the
+// first of the action's values that is that value, after one of those
+// words.
+func replaceTo(action diagnose.Text, fc *diagnose.FlagChange, to string, v float64, held diagnose.Value) diagnose.Text {
+	at := 0
+	for i := range action.Args {
+		start, end := nextVerb(action.Form, at)
+		if start < 0 {
+			break
+		}
+		at = end
+		a := &action.Args[i]
+		if a.Kind == diagnose.KindText {
+			if r := replaceTo(*a.Text, fc, to, v, held); !sameText(r, *a.Text) {
+				return withArg(action, i, diagnose.Value{Kind: diagnose.KindText, Text: &r})
+			}
+			continue
+		}
+		before, after := action.Form[:start], action.Form[end:]
+		words := fc.From != "" && strings.HasSuffix(before, " → ") || strings.HasSuffix(before, fc.Flag+" to ") ||
+			strings.HasSuffix(before, "holds ") && strings.HasPrefix(after, " ")
+		if words && isTo(a, to, v) {
+			return withArg(action, i, held)
 		}
 	}
 	return action
+}
+
+// nextVerb finds the fmt verb at or after from in form: [start, end).
+func nextVerb(form string, from int) (start, end int) {
+	for i := from; i < len(form); i++ {
+		if form[i] != '%' {
+			continue
+		}
+		if i+1 < len(form) && form[i+1] == '%' {
+			i++
+			continue
+		}
+		for j := i + 1; j < len(form); j++ {
+			if c := form[j]; c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
+				return i, j + 1
+			}
+		}
+		return -1, -1
+	}
+	return -1, -1
+}
+
+// isTo says a value of an action is a flag's To: the same words, or the
+// same number.
+func isTo(a *diagnose.Value, to string, v float64) bool {
+	switch a.Kind {
+	case diagnose.KindStr:
+		return a.Str == to
+	case diagnose.KindInt, diagnose.KindGrouped, diagnose.KindFloat, diagnose.KindDec:
+		return a.Num == v
+	}
+	return false
+}
+
+func withArg(t diagnose.Text, i int, v diagnose.Value) diagnose.Text {
+	t.Args = slices.Clone(t.Args)
+	t.Args[i] = v
+	return t
+}
+
+func sameText(a, b diagnose.Text) bool {
+	return a.Form == b.Form && len(a.Args) == len(b.Args) && (len(a.Args) == 0 || &a.Args[0] == &b.Args[0])
 }

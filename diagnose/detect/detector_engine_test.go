@@ -117,8 +117,8 @@ func TestDetectorOverRealMetricSets(t *testing.T) {
 			}
 			want := map[sources.Gen]string{sources.GenV0: "V0's default: pass --enable-prefix-caching",
 				sources.GenV1: "passes --no-enable-prefix-caching: remove it"}[gen]
-			if !strings.Contains(pc.Flags[0].Why, want) {
-				t.Errorf("prefix advice for %v: %q", gen, pc.Flags[0].Why)
+			if !strings.Contains(txt(pc.Flags[0].Why), want) {
+				t.Errorf("prefix advice for %v: %q", gen, txt(pc.Flags[0].Why))
 			}
 		})
 	}

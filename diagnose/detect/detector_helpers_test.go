@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -174,3 +175,9 @@ func findingOf(f *diagnose.Frame, rule string) *diagnose.Finding {
 	}
 	return nil
 }
+
+// txt spells a finding's sentence as the screens and the report do.
+func txt(t diagnose.Text) string { return format.Say(t) }
+
+// spell spells one value as the screens do.
+func spell(v diagnose.Value) string { return format.Value(v) }

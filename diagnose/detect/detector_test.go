@@ -115,8 +115,8 @@ func TestFitMaxNumSeqs(t *testing.T) {
 	}
 	f, _ := FitMaxNumSeqs(27000, 16, 1100, 0.15)
 	want := "27,000 blocks × (1 − 15% headroom) = 22,950 usable; 1,100-token average sequence ÷ 16 tokens per block = 69 blocks per sequence (rounded up: a sequence holds whole blocks); 22,950 ÷ 69 = 332 sequences"
-	if f.Why() != want {
-		t.Errorf("why:\n%s\nwant\n%s", f.Why(), want)
+	if txt(f.Why()) != want {
+		t.Errorf("why:\n%s\nwant\n%s", txt(f.Why()), want)
 	}
 }
 
@@ -151,7 +151,7 @@ func TestLowerMemUtil(t *testing.T) {
 	// With the GPU reading: 79.5 of 80 GiB = 99.375% used; keeping 5% free
 	// takes 0.04375 off 0.95 → 0.90625 → 0.90.
 	s, miss := LowerMemUtil(0.95, 79.5*(1<<30), 80*(1<<30), 0.05, 0.05)
-	if miss != "" || s.To != 0.90 || !strings.Contains(s.Why, "0.95 − 0.044 = 0.9") {
+	if miss != "" || s.To != 0.90 || !strings.Contains(txt(s.Why), "0.95 − 0.044 = 0.9") {
 		t.Errorf("%+v %s", s, miss)
 	}
 	// Without: one step.
@@ -187,21 +187,21 @@ func TestThrashingAdviceAndSupersede(t *testing.T) {
 	// 27,000 × 0.85 = 22,950; 4,000 / 16 = 250; 22,950 / 250 = 91.8 → 91,
 	// set as 88 (a multiple of 4). The other ways out are alternatives,
 	// not changes to make with it: 88 was computed for today's cache.
-	if !strings.HasPrefix(fd.Action, "lower --max-num-seqs 256 → 88, or raise --gpu-memory-utilization 0.55 → 0.90, or --kv-cache-dtype fp8") ||
-		!strings.Contains(fd.Action, "apply one, then recompute") {
-		t.Errorf("action %q", fd.Action)
+	if !strings.HasPrefix(txt(fd.Action), "lower --max-num-seqs 256 → 88, or raise --gpu-memory-utilization 0.55 → 0.90, or --kv-cache-dtype fp8") ||
+		!strings.Contains(txt(fd.Action), "apply one, then recompute") {
+		t.Errorf("action %q", txt(fd.Action))
 	}
 	if len(fd.Flags) != 3 || fd.Flags[0].Alt || !fd.Flags[1].Alt || !fd.Flags[2].Alt {
 		t.Errorf("alternatives %+v", fd.Flags)
 	}
-	if fd.Flags[0].Flag != "--max-num-seqs" || fd.Flags[0].From != "256" || fd.Flags[0].To != "88" || fd.Flags[0].Exact != 91 || !strings.Contains(fd.Flags[0].Why, "22,950 ÷ 250 = 91") ||
-		!strings.Contains(fd.Flags[0].Why, "live: KV 97% × 27,000 blocks ÷ 250 running = 104.8 blocks per running sequence; 22,950 usable ÷ 104.8 = 219 sequences; the smaller: 91; rounded down to a multiple of 4") {
+	if fd.Flags[0].Flag != "--max-num-seqs" || fd.Flags[0].From != "256" || fd.Flags[0].To != "88" || fd.Flags[0].Exact != 91 || !strings.Contains(txt(fd.Flags[0].Why), "22,950 ÷ 250 = 91") ||
+		!strings.Contains(txt(fd.Flags[0].Why), "live: KV 97% × 27,000 blocks ÷ 250 running = 104.8 blocks per running sequence; 22,950 usable ÷ 104.8 = 219 sequences; the smaller: 91; rounded down to a multiple of 4") {
 		t.Errorf("flag %+v", fd.Flags[0])
 	}
 	var mem, dtype bool
 	for _, fc := range fd.Flags {
 		mem = mem || (fc.Flag == "--gpu-memory-utilization" && fc.From == "0.55" && fc.To == "0.90")
-		dtype = dtype || (fc.Flag == "--kv-cache-dtype" && fc.To == "fp8" && strings.Contains(fc.Why, "54,000 blocks"))
+		dtype = dtype || (fc.Flag == "--kv-cache-dtype" && fc.To == "fp8" && strings.Contains(txt(fc.Why), "54,000 blocks"))
 	}
 	if !mem || !dtype {
 		t.Errorf("flags %+v", fd.Flags)
@@ -214,7 +214,7 @@ func TestThrashingAdviceAndSupersede(t *testing.T) {
 	w = newWorld(t, chatCfg(), upEndpoint("r", st))
 	w.eps[0].Stats.GPUMemUtil = 0.9
 	fd = findingOf(w.run(t0, 3*time.Minute, 5*time.Second, nil)[36], "kv_cache_thrashing")
-	if fd == nil || fd.Flags[0].From != "" || fd.Flags[0].To != "88" || !strings.Contains(fd.Flags[0].Why, "set max_num_seqs in the config file's targets") {
+	if fd == nil || fd.Flags[0].From != "" || fd.Flags[0].To != "88" || !strings.Contains(txt(fd.Flags[0].Why), "set max_num_seqs in the config file's targets") {
 		t.Errorf("unknown current: %+v", fd)
 	}
 	// Already at or below the fit: --max-num-seqs is not the lever, and the
@@ -222,7 +222,7 @@ func TestThrashingAdviceAndSupersede(t *testing.T) {
 	w = newWorld(t, chatCfg(), upEndpoint("r", st))
 	w.eps[0].MaxNumSeqs = 64
 	fd = findingOf(w.run(t0, 3*time.Minute, 5*time.Second, nil)[36], "kv_cache_thrashing")
-	if fd == nil || fd.Flags[0].Flag == "--max-num-seqs" || !strings.Contains(fd.Action, "--max-num-seqs 64 already fits 91 sequences") {
+	if fd == nil || fd.Flags[0].Flag == "--max-num-seqs" || !strings.Contains(txt(fd.Action), "--max-num-seqs 64 already fits 91 sequences") {
 		t.Errorf("already fitting: %+v", fd)
 	}
 	// No prompt-length histogram: the cache-config fit names the missing
@@ -231,7 +231,7 @@ func TestThrashingAdviceAndSupersede(t *testing.T) {
 	st.AvgPromptLen = nan
 	w = newWorld(t, chatCfg(), upEndpoint("r", st))
 	fd = findingOf(w.run(t0, 3*time.Minute, 5*time.Second, nil)[36], "kv_cache_thrashing")
-	if fd == nil || fd.Flags[0].To != "216" || !strings.Contains(fd.Flags[0].Why, "cache config: cannot compute: average sequence length unknown (vllm:request_prompt_tokens") {
+	if fd == nil || fd.Flags[0].To != "216" || !strings.Contains(txt(fd.Flags[0].Why), "cache config: cannot compute: average sequence length unknown (vllm:request_prompt_tokens") {
 		t.Errorf("missing data: %+v", fd.Flags)
 	}
 	// Neither: no number, both reasons named.
@@ -310,7 +310,7 @@ func TestEndpointDownRestartFlap(t *testing.T) {
 		}
 	})
 	at, fd := firstFiring(frames, "endpoint_down")
-	if fd == nil || at.Sub(start) != 55*time.Second || fd.Severity != diagnose.SevWarning || !strings.Contains(fd.Summary, "connection refused") {
+	if fd == nil || at.Sub(start) != 55*time.Second || fd.Severity != diagnose.SevWarning || !strings.Contains(txt(fd.Summary), "connection refused") {
 		t.Errorf("outage: %v %+v", at.Sub(start), fd)
 	}
 	if fd := findingOf(frames[len(frames)-1], "endpoint_down"); fd == nil || fd.Severity != diagnose.SevCritical {
@@ -333,7 +333,7 @@ func TestEndpointDownRestartFlap(t *testing.T) {
 		}
 	})
 	at, fd = firstFiring(frames, "endpoint_down")
-	if fd == nil || at.Sub(start) > time.Minute || !fd.FirstSeen.Equal(start) || !strings.Contains(fd.Summary, "outage 2 in 10m") {
+	if fd == nil || at.Sub(start) > time.Minute || !fd.FirstSeen.Equal(start) || !strings.Contains(txt(fd.Summary), "outage 2 in 10m") {
 		t.Errorf("flapping: %v %+v", at.Sub(start), fd)
 	}
 	// While it is up between outages it is titled flapping, not down.
@@ -375,16 +375,16 @@ func TestMemoryLeak(t *testing.T) {
 	if fd == nil || at.Sub(t0) < 2*time.Minute+8*time.Second || at.Sub(t0) > 2*time.Minute+30*time.Second || fd.Severity != diagnose.SevCritical {
 		t.Fatalf("leak fired at %v: %+v", at.Sub(t0), fd)
 	}
-	if !strings.Contains(fd.Summary, "60 MiB/min") || !strings.Contains(fd.Summary, "resident memory") {
-		t.Errorf("summary %q", fd.Summary)
+	if !strings.Contains(txt(fd.Summary), "60 MiB/min") || !strings.Contains(txt(fd.Summary), "resident memory") {
+		t.Errorf("summary %q", txt(fd.Summary))
 	}
 	// Load rising with memory: not a leak.
 	if _, fd := mk(t, leak, func(d time.Duration) float64 { return 1 + d.Minutes()/2 }); fd != nil {
-		t.Errorf("fired under rising load: %s", fd.Summary)
+		t.Errorf("fired under rising load: %s", txt(fd.Summary))
 	}
 	// Just below the threshold (7.9 MiB/min).
 	if _, fd := mk(t, func(d time.Duration) float64 { return 1.5*(1<<30) + d.Minutes()*7.9*mib1 }, flatReq); fd != nil {
-		t.Errorf("fired below threshold: %s", fd.Summary)
+		t.Errorf("fired below threshold: %s", txt(fd.Summary))
 	}
 	// Just above (8.1 MiB/min).
 	if _, fd := mk(t, func(d time.Duration) float64 { return 1.5*(1<<30) + d.Minutes()*8.1*mib1 }, flatReq); fd == nil {
@@ -394,11 +394,11 @@ func TestMemoryLeak(t *testing.T) {
 	if _, fd := mk(t, func(d time.Duration) float64 {
 		return 1.5*(1<<30) + float64(int(d.Seconds())%97)*4*mib1
 	}, flatReq); fd != nil {
-		t.Errorf("fired on noise: %s", fd.Summary)
+		t.Errorf("fired on noise: %s", txt(fd.Summary))
 	}
 	// Multiprocess mode: no RSS.
 	if _, fd := mk(t, func(time.Duration) float64 { return nan }, flatReq); fd != nil {
-		t.Errorf("fired without RSS: %s", fd.Summary)
+		t.Errorf("fired without RSS: %s", txt(fd.Summary))
 	}
 }
 
@@ -422,13 +422,13 @@ func TestReplicaImbalance(t *testing.T) {
 	hot.Running, hot.Waiting = 39, 0
 	w = newWorld(t, chatCfg(), upEndpoint("a", calm), upEndpoint("b", hot), upEndpoint("c", calm))
 	if _, fd := firstFiring(w.run(t0, 4*time.Minute, 5*time.Second, nil), "replica_imbalance"); fd != nil {
-		t.Errorf("fired at ×1.95: %s", fd.Summary)
+		t.Errorf("fired at ×1.95: %s", txt(fd.Summary))
 	}
 	// One replica: no peers, no finding.
 	hot.Running, hot.Waiting = 60, 30
 	w = newWorld(t, chatCfg(), upEndpoint("b", hot))
 	if _, fd := firstFiring(w.run(t0, 4*time.Minute, 5*time.Second, nil), "replica_imbalance"); fd != nil {
-		t.Errorf("fired alone: %s", fd.Summary)
+		t.Errorf("fired alone: %s", txt(fd.Summary))
 	}
 }
 
@@ -562,8 +562,8 @@ func TestQueueBacklogArithmetic(t *testing.T) {
 		{"closed loop", 0, 150, 0, 60, "Little's law: 60 waiting ÷ 5 req/s served = 12s queued (target 5s); serving all 210 in flight at once takes (150 running + 60 waiting) ÷ 150 = 1.4× today's capacity, so 2 replicas of this model instead of 1"},
 		// A growing queue on a batch at a plateau whose cap the KV cache
 		// cannot raise: arrivals exceed capacity.
-		{"growing", 0, 2000, 1.5, 20, "arrivals exceed capacity: (5 req/s finished + the queue growing 1.5/s) ÷ 5 served = 1.3× what this replica serves: about 2 replicas of this model instead of 1"},
-		{"growing, aborts", 0.1, 2000, 1.5, 20, "arrivals exceed capacity: (5 req/s finished + the queue growing 1.5/s) ÷ 4.5 served = 1.44× what this replica serves: about 2 replicas of this model instead of 1"},
+		{"growing", 0, 2000, 1.5, 20, "arrivals exceed capacity: (5 req/s finished + the queue growing 1.5/s) ÷ 5 req/s served = 1.3× what this replica serves: about 2 replicas of this model instead of 1"},
+		{"growing, aborts", 0.1, 2000, 1.5, 20, "arrivals exceed capacity: (5 req/s finished + the queue growing 1.5/s) ÷ 4.5 req/s served (the finished less the 10% aborted) = 1.44× what this replica serves: about 2 replicas of this model instead of 1"},
 	} {
 		st := healthyStats()
 		st.ReqRate, st.AbortShare, st.Queue, st.Running = 5, c.abort, qs(4, 8, 9, 100), c.run
@@ -572,7 +572,7 @@ func TestQueueBacklogArithmetic(t *testing.T) {
 			w.eps[0].Stats.Waiting = c.wait + c.growth*now.Sub(t0).Seconds()
 		})
 		fd := findingOf(frames[len(frames)-1], "queue_backlog")
-		if fd == nil || !strings.Contains(fd.Action, c.want) {
+		if fd == nil || !strings.Contains(txt(fd.Action), c.want) {
 			t.Errorf("%s: %+v", c.name, fd)
 		}
 	}
@@ -699,10 +699,10 @@ func TestEndpointDownAdviceFollowsError(t *testing.T) {
 		if fd == nil {
 			t.Fatalf("%s: no endpoint_down", c.err)
 		}
-		if !strings.Contains(fd.Action, c.want) {
-			t.Errorf("%s: action %q lacks %q", c.err, fd.Action, c.want)
+		if !strings.Contains(txt(fd.Action), c.want) {
+			t.Errorf("%s: action %q lacks %q", c.err, txt(fd.Action), c.want)
 		}
-		actions[fd.Action] = true
+		actions[txt(fd.Action)] = true
 	}
 	if len(actions) != len(cases)-1 { // 401 and 403 share theirs
 		t.Errorf("%d distinct actions for %d errors", len(actions), len(cases))

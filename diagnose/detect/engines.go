@@ -57,9 +57,9 @@ func inEngineTerms(fd *diagnose.Finding, ep *diagnose.EndpointView) {
 		}
 	}
 	fd.Flags = flags
-	fd.Summary = sglangWords.Replace(fd.Summary)
-	fd.Explain = sglangWords.Replace(fd.Explain)
-	fd.Action = sglangWords.Replace(fd.Action)
+	fd.Summary = fd.Summary.Replace(sglangWords)
+	fd.Explain = fd.Explain.Replace(sglangWords)
+	fd.Action = fd.Action.Replace(sglangWords)
 }
 
 // sglangFlagChange tells fc in SGLang's terms; false when SGLang has no
@@ -73,7 +73,7 @@ func sglangFlagChange(fc *diagnose.FlagChange) bool {
 			fc.Flag = f.sglang
 		}
 	}
-	fc.From, fc.To, fc.Why = sglangWords.Replace(fc.From), sglangWords.Replace(fc.To), sglangWords.Replace(fc.Why)
+	fc.From, fc.To, fc.Why = sglangWords.Replace(fc.From), sglangWords.Replace(fc.To), fc.Why.Replace(sglangWords)
 	return true
 }
 

@@ -99,7 +99,7 @@ func groupFindings(f *diagnose.Frame) {
 			if s.State == diagnose.FindingFiring && cause.State == diagnose.FindingFiring {
 				s.Severity = cause.Severity
 			}
-			s.Action = "follow the cause: " + cause.Title + " (" + cause.Rule + ")"
+			s.Action = say("follow the cause: %s (%s)", cause.Title, cause.Rule)
 			s.Flags = nil
 			touched[s] = true
 			if id := s.ID(); !slices.Contains(cause.Symptoms, id) {

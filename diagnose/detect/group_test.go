@@ -36,8 +36,8 @@ func TestCausesOverSymptoms(t *testing.T) {
 	if backlog.Severity != diagnose.SevWarning {
 		t.Errorf("symptom severity does not follow the cause: backlog %v", backlog.Severity)
 	}
-	if !strings.HasPrefix(backlog.Action, "follow the cause: KV cache saturated") || len(backlog.Flags) != 0 {
-		t.Errorf("backlog keeps its own action %q %+v", backlog.Action, backlog.Flags)
+	if !strings.HasPrefix(txt(backlog.Action), "follow the cause: KV cache saturated") || len(backlog.Flags) != 0 {
+		t.Errorf("backlog keeps its own action %q %+v", txt(backlog.Action), backlog.Flags)
 	}
 	if len(cause.Symptoms) != 1 {
 		t.Errorf("cause symptoms %v", cause.Symptoms)
@@ -65,7 +65,7 @@ func TestCausesOverSymptoms(t *testing.T) {
 	free.KVUsage, free.KVUsageMax, free.TTFT = 0.5, 0.5, healthyStats().TTFT
 	w = newWorld(t, chatCfg(), upEndpoint("a", free))
 	f = w.run(t0, 6*time.Minute, 5*time.Second, nil)[72]
-	if b := findingOf(f, "queue_backlog"); b == nil || b.Cause != "" || strings.HasPrefix(b.Action, "follow the cause") {
+	if b := findingOf(f, "queue_backlog"); b == nil || b.Cause != "" || strings.HasPrefix(txt(b.Action), "follow the cause") {
 		t.Errorf("lone backlog %+v", b)
 	}
 	// An SLO breach that alone is critical (TTFT p95 4 s, 8× the target)
@@ -93,7 +93,7 @@ func TestImbalanceByCapacityAndPool(t *testing.T) {
 	a.MaxNumSeqs, b.MaxNumSeqs, c.MaxNumSeqs = 256, 64, 64
 	w := newWorld(t, chatCfg(), a, b, c)
 	if _, fd := firstFiring(w.run(t0, 5*time.Minute, 5*time.Second, nil), "replica_imbalance"); fd != nil {
-		t.Errorf("a bigger replica carrying more fired: %s", fd.Summary)
+		t.Errorf("a bigger replica carrying more fired: %s", txt(fd.Summary))
 	}
 	// Without capacities (3× the requests per engine) it is imbalance.
 	a.MaxNumSeqs, b.MaxNumSeqs, c.MaxNumSeqs = 0, 0, 0
@@ -105,7 +105,7 @@ func TestImbalanceByCapacityAndPool(t *testing.T) {
 	a.Pool, b.Pool, c.Pool = "west", "east", "east"
 	w = newWorld(t, chatCfg(), a, b, c)
 	if _, fd := firstFiring(w.run(t0, 5*time.Minute, 5*time.Second, nil), "replica_imbalance"); fd != nil {
-		t.Errorf("compared across pools: %s", fd.Summary)
+		t.Errorf("compared across pools: %s", txt(fd.Summary))
 	}
 }
 
@@ -161,8 +161,8 @@ func TestPendingCauseClaimsSymptoms(t *testing.T) {
 	if cause == nil || backlog == nil {
 		t.Fatalf("pending %+v, firing %+v", f.Pending, f.Findings)
 	}
-	if backlog.Cause != cause.ID() || !strings.HasPrefix(backlog.Action, "follow the cause: KV cache saturated") || len(backlog.Flags) != 0 {
-		t.Errorf("pending backlog not under its pending cause: cause %q action %q flags %+v", backlog.Cause, backlog.Action, backlog.Flags)
+	if backlog.Cause != cause.ID() || !strings.HasPrefix(txt(backlog.Action), "follow the cause: KV cache saturated") || len(backlog.Flags) != 0 {
+		t.Errorf("pending backlog not under its pending cause: cause %q action %q flags %+v", backlog.Cause, txt(backlog.Action), backlog.Flags)
 	}
 	if len(cause.Symptoms) != 1 || cause.Symptoms[0] != backlog.ID() {
 		t.Errorf("cause symptoms %v", cause.Symptoms)

@@ -20,7 +20,7 @@ func TestSteepLeak(t *testing.T) {
 		w.eps[0].RSS = 2*gib + now.Sub(t0).Minutes()*1.4*gib
 	})
 	at, fd := firstFiring(frames, "memory_leak")
-	if fd == nil || at.Sub(t0) > 3*time.Minute || fd.Severity != diagnose.SevCritical || !strings.Contains(fd.Summary, "resident memory doubles") {
+	if fd == nil || at.Sub(t0) > 3*time.Minute || fd.Severity != diagnose.SevCritical || !strings.Contains(txt(fd.Summary), "resident memory doubles") {
 		t.Fatalf("fired at %v: %+v", at.Sub(t0), fd)
 	}
 	// The same growth with a noisy line (R² below 0.95) waits for the
@@ -47,7 +47,7 @@ func TestSteepLeak(t *testing.T) {
 		w.series = []diagnose.GPUSeries{{}}
 	})
 	at, fd = firstFiring(frames, "memory_leak")
-	if fd == nil || at.Sub(t0) > 3*time.Minute || fd.Severity != diagnose.SevCritical || !strings.Contains(fd.Summary, "GPU memory full") {
+	if fd == nil || at.Sub(t0) > 3*time.Minute || fd.Severity != diagnose.SevCritical || !strings.Contains(txt(fd.Summary), "GPU memory full") {
 		t.Fatalf("GPU leak fired at %v: %+v", at.Sub(t0), fd)
 	}
 }

@@ -40,6 +40,13 @@ const (
 	// break: a queue standing longer is not draining (a new incident
 	// leaves the burst verdict after it).
 	burstFor = 10 * time.Second
+	// givenUp is the share of finished requests aborted from which
+	// clients are abandoning the queue rather than cancelling a few
+	// answers (a stop button, a closed tab abort a few percent).
+	givenUp = 0.5
+	// patience is the queue time past which clients give up: common
+	// HTTP client and gateway timeouts are 30 s to a few minutes.
+	patience = 30 * time.Second
 	// xferLossShare is the share of requests whose KV transfer failed or
 	// expired from which the transfer binds: each such request is
 	// recomputed here (or lost), so a few percent already cost more
@@ -90,10 +97,39 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 			evNum("waiting", st.Waiting, diagnose.UnitCount, 0)}}
 	}
 	v := bindingLimit(x, ep)
-	if v.Limit.Symptom() && v.Limit != diagnose.LimitUnexplained {
+	switch {
+	case givingUp(st, tr):
+		// Most requests it finishes are aborted by clients that waited
+		// in a queue standing the whole window: arrivals are past what
+		// the engine serves by more than its completions can size (it
+		// serves almost none), whatever limit binds under it.
+		v.Under, v.Limit, v.GaveUp = v.Limit, diagnose.LimitArrivals, st.AbortShare
+		v.Flag, v.Gain, v.Ruled = nil, math.NaN(), nil
+		// Aborts, a queue standing all window, its time past patience,
+		// and, when it holds, the queue still growing.
+		v.Signals, v.Of = 3, 4
+		if !bad(tr.WaitSlope) && tr.WaitSlope >= growing {
+			v.Signals++
+		}
+		v.Evidence = append(v.Evidence, evNum("aborted", st.AbortShare, diagnose.UnitRatio, st.Span), evQ("queue time p95", &st.Queue, st.Queue.P95, st.Span),
+			evNum("finished", st.ReqRate, diagnose.UnitReqPerSec, st.Span), evNum("fewest waiting", tr.WaitMin, diagnose.UnitCount, tr.Span))
+	case v.Limit.Symptom() && v.Limit != diagnose.LimitUnexplained:
 		arrivals(x, ep, &v)
 	}
 	return v
+}
+
+// givingUp reports clients abandoning a standing queue: most finished
+// requests aborted (givenUp) while requests waited the whole window and
+// the queue time p95 is past what a client waits for a first token
+// (patience). A queue that long makes the FCFS scheduler admit the
+// oldest requests, whose clients are about to leave: the engine computes
+// prefills nobody reads and serves almost nothing (congestion collapse,
+// worse with client retries). Needs aborts counted (vLLM's
+// finished_reason="abort"); unknown, it never holds.
+func givingUp(st *diagnose.Stats, tr *diagnose.Trend) bool {
+	return !bad(st.AbortShare) && st.AbortShare >= givenUp && !bad(tr.WaitMin) && tr.WaitMin >= 1 &&
+		st.Queue.Count >= minObs && !bad(st.Queue.P95) && st.Queue.P95 >= patience.Seconds()
 }
 
 // over reports a percentile known over enough observations and above
@@ -167,8 +203,8 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		if n >= 2 {
 			return diagnose.Verdict{Limit: diagnose.LimitLoRASlots, Signals: n, Of: 4,
 				Flag: &diagnose.FlagChange{Flag: "--max-loras", From: strconv.Itoa(l.MaxLora), To: strconv.Itoa(min(l.MaxLora+len(l.Waiting), 2*l.MaxLora)),
-					Why: strconv.Itoa(len(l.Waiting)) + " adapters wait for one of " + strconv.Itoa(l.MaxLora) + " slots, all taken by " + strconv.Itoa(len(l.Running)) + " running; a slot for each waiting one, at most twice today's (a whole count, exact): min(" +
-						strconv.Itoa(l.MaxLora) + " + " + strconv.Itoa(len(l.Waiting)) + ", 2 × " + strconv.Itoa(l.MaxLora) + ") = " + strconv.Itoa(min(l.MaxLora+len(l.Waiting), 2*l.MaxLora))},
+					Why: say("%d adapters wait for one of %d slots, all taken by %d running; a slot for each waiting one, at most twice today's (a whole count, exact): min(%d + %d, 2 × %d) = %d",
+						len(l.Waiting), l.MaxLora, len(l.Running), l.MaxLora, len(l.Waiting), l.MaxLora, min(l.MaxLora+len(l.Waiting), 2*l.MaxLora))},
 				Evidence: []diagnose.Evidence{evNum("adapters waiting", float64(len(l.Waiting)), diagnose.UnitCount, 0),
 					evNum("adapters running", float64(len(l.Running)), diagnose.UnitCount, 0), evNum("max_loras", float64(l.MaxLora), diagnose.UnitCount, 0),
 					evNum("waiting (deferred)", st.WaitingDeferred, diagnose.UnitCount, 0), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0)}}
@@ -190,10 +226,10 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		}
 		from := ""
 		if !bad(k) {
-			from = dec(k, 1)
+			from = str(say("%s", dec(k, 1)))
 		}
 		fc := &diagnose.FlagChange{Flag: "--speculative-config num_speculative_tokens", From: from, To: specTokens(acc, k),
-			Why: "accepted " + pct(acc) + " of drafted tokens; a draft pays for itself above about " + pct(draftCost) + specTokensWhy(acc, k)}
+			Why: say("accepted %s of drafted tokens; a draft pays for itself above about %s%s", pct(acc), pct(draftCost), specTokensWhy(acc, k))}
 		return diagnose.Verdict{Limit: diagnose.LimitSpecDecode, Signals: n, Of: 3, Flag: fc, Evidence: []diagnose.Evidence{
 			evNum("acceptance", acc, diagnose.UnitRatio, w), evNum("tokens drafted per step", k, diagnose.UnitNumber, w),
 			evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
@@ -250,8 +286,9 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		if n >= 3 {
 			budget, rounding := roundTokens(2 * ceil)
 			return diagnose.Verdict{Limit: diagnose.LimitTokenBudget, Signals: n, Of: 4,
-				Flag: &diagnose.FlagChange{Flag: "--max-num-batched-tokens", From: "≈" + grouped(ceil), To: grouped(float64(budget)), Exact: 2 * ceil,
-					Why: "steps sit at ≈" + grouped(ceil) + " tokens (p50 " + grouped(st.IterTokens.P50) + ", p95 " + grouped(st.IterTokens.P95) + ") with a prefill-heavy mix; twice the budget (2 × " + grouped(ceil) + " = " + grouped(2*ceil) + ", " + rounding + ") admits twice the prompt tokens a step, at the cost of longer steps for the running decodes"},
+				Flag: &diagnose.FlagChange{Flag: "--max-num-batched-tokens", From: str(say("≈%s", grouped(ceil))), To: str(say("%s", grouped(float64(budget)))), Exact: 2 * ceil,
+					Why: say("steps sit at ≈%s tokens (p50 %s, p95 %s) with a prefill-heavy mix; twice the budget (2 × %s = %s, %s) admits twice the prompt tokens a step, at the cost of longer steps for the running decodes",
+						grouped(ceil), grouped(st.IterTokens.P50), grouped(st.IterTokens.P95), grouped(ceil), grouped(2*ceil), rounding)},
 				Evidence: []diagnose.Evidence{evNum("step tokens p50", st.IterTokens.P50, diagnose.UnitTokens, w), evNum("step tokens p95", st.IterTokens.P95, diagnose.UnitTokens, w),
 					evNum("prompt tokens", st.PromptTokRate, diagnose.UnitTokPerSec, w), evNum("generation", st.GenTokRate, diagnose.UnitTokPerSec, w),
 					evNum("mean prompt", st.AvgPromptLen, diagnose.UnitTokens, w)}}
@@ -348,11 +385,11 @@ func specTokens(acc, k float64) string {
 }
 
 // specTokensWhy is how specTokens came to its number.
-func specTokensWhy(acc, k float64) string {
+func specTokensWhy(acc, k float64) diagnose.Text {
 	if acc < draftCost/3 || bad(k) || k <= 1 {
-		return ""
+		return diagnose.Text{}
 	}
-	return "; half the " + dec(k, 1) + " tokens drafted a step, rounded down to a whole token (at least 1): " + specTokens(acc, k)
+	return say("; half the %s tokens drafted a step, rounded down to a whole token (at least 1): %s", dec(k, 1), specTokens(acc, k))
 }
 
 // stepCeiling reports whether the tokens per step sit at a ceiling: the
@@ -397,6 +434,12 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict) {
 		// Only a raise is this limit's flag: a fit at or below the cap
 		// means the KV cache lets it grow no further.
 		fc, n, lever := maxNumSeqsChange(u, 0.15, false)
+		// The value the endpoint shows, and its gain: a held value stays
+		// put while n moves within the hold's margin.
+		fc = x.held(ep.Name, fc)
+		if to, err := strconv.Atoi(fc.To); err == nil {
+			n = to
+		}
 		if cur := currentMaxNumSeqs(ep); lever && cur > 0 && n > cur {
 			gain = float64(n)/float64(cur) - 1
 			v.Flag = &fc

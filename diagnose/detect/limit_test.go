@@ -28,11 +28,11 @@ func TestPlateauIsTheCurrentMaxNumSeqs(t *testing.T) {
 		t.Fatalf("no prefill_starvation with a flag: %+v", f.Findings)
 	}
 	fc := fd.Flags[0]
-	if fc.Flag != "--max-num-seqs" || fc.From != "48" || !strings.Contains(fc.Why, "current value from the plateau: 48 running") {
+	if fc.Flag != "--max-num-seqs" || fc.From != "48" || !strings.Contains(txt(fc.Why), "current value from the plateau: 48 running") {
 		t.Errorf("flag %+v, want from the plateau 48", fc)
 	}
-	if !strings.Contains(fd.Action, "raise --max-num-seqs 48 → ") {
-		t.Errorf("action %q", fd.Action)
+	if !strings.Contains(txt(fd.Action), "raise --max-num-seqs 48 → ") {
+		t.Errorf("action %q", txt(fd.Action))
 	}
 	// Without a queue throughout, a flat batch is no cap.
 	st.Waiting = 0
@@ -66,7 +66,7 @@ func TestLoRASlotsNotPrefillStarvation(t *testing.T) {
 	}
 	for _, x := range append(f.Findings, f.Pending...) {
 		if x.Rule == "prefill_starvation" {
-			t.Errorf("prefill_starvation fired: %s", x.Action)
+			t.Errorf("prefill_starvation fired: %s", txt(x.Action))
 		}
 		for _, fc := range x.Flags {
 			if fc.Flag == "--max-num-seqs" {
@@ -93,7 +93,7 @@ func TestBurstThatDrainsIsQuiet(t *testing.T) {
 	for _, f := range frames {
 		for _, x := range f.Findings {
 			if x.Severity > diagnose.SevInfo {
-				t.Fatalf("%v: %s %s: %s (verdict %+v, trend %+v)", f.Time.Sub(t0), x.Severity, x.Rule, x.Summary, f.Endpoints[0].Verdict, f.Endpoints[0].Trend)
+				t.Fatalf("%v: %s %s: %s (verdict %+v, trend %+v)", f.Time.Sub(t0), x.Severity, x.Rule, txt(x.Summary), f.Endpoints[0].Verdict, f.Endpoints[0].Trend)
 			}
 		}
 	}
@@ -102,7 +102,7 @@ func TestBurstThatDrainsIsQuiet(t *testing.T) {
 		t.Errorf("verdict %+v, want a burst", v)
 	}
 	fd := findingOf(f, "slo_breach")
-	if fd == nil || fd.Severity != diagnose.SevInfo || !strings.Contains(fd.Summary, "transient burst") {
+	if fd == nil || fd.Severity != diagnose.SevInfo || !strings.Contains(txt(fd.Summary), "transient burst") {
 		t.Errorf("slo_breach %+v, want info naming the burst", fd)
 	}
 }
@@ -119,7 +119,7 @@ func TestFewSamplesNoSeverity(t *testing.T) {
 	}
 	for _, x := range append(f.Findings, f.Pending...) {
 		if x.Rule == "slo_breach" {
-			t.Errorf("slo_breach from 6 points: %s %s", x.Severity, x.Summary)
+			t.Errorf("slo_breach from 6 points: %s %s", x.Severity, txt(x.Summary))
 		}
 	}
 }
@@ -140,11 +140,11 @@ func TestKVTransferBinds(t *testing.T) {
 			t.Fatalf("expired %g/s: verdict %+v, want KV transfer with 3 signals", expired, v)
 		}
 		fd := findingOf(f, "binding_limit")
-		if fd == nil || fd.Title != "KV transfer binds" || !strings.Contains(fd.Action, "UCX_TLS") {
+		if fd == nil || fd.Title != "KV transfer binds" || !strings.Contains(txt(fd.Action), "UCX_TLS") {
 			t.Fatalf("expired %g/s: binding_limit %+v", expired, fd)
 		}
-		if got := strings.Contains(fd.Action, "VLLM_NIXL_ABORT_REQUEST_TIMEOUT"); got != (expired > 0) {
-			t.Errorf("expired %g/s: the timeout advised %v: %s", expired, got, fd.Action)
+		if got := strings.Contains(txt(fd.Action), "VLLM_NIXL_ABORT_REQUEST_TIMEOUT"); got != (expired > 0) {
+			t.Errorf("expired %g/s: the timeout advised %v: %s", expired, got, txt(fd.Action))
 		}
 		for _, x := range append(f.Findings, f.Pending...) {
 			for _, fc := range x.Flags {

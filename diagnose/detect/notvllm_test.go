@@ -35,7 +35,7 @@ func TestNotVLLMEndpoint(t *testing.T) {
 		t.Fatalf("view %+v", ev)
 	}
 	fd := findingOf(fr, "endpoint_down")
-	if fd == nil || fd.Title != "Not a vLLM endpoint" || fd.Action == "" || strings.Contains(fd.Action, "Xid") {
+	if fd == nil || fd.Title != "Not a vLLM endpoint" || txt(fd.Action) == "" || strings.Contains(txt(fd.Action), "Xid") {
 		t.Errorf("finding %+v", fd)
 	}
 	// A refused connection is an outage as before.

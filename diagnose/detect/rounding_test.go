@@ -13,8 +13,8 @@ func TestRoundsAsOperatorsSet(t *testing.T) {
 	for _, c := range []struct{ n, want int }{
 		{1, 1}, {13, 13}, {15, 15}, {16, 16}, {19, 16}, {27, 24}, {63, 60}, {64, 64}, {71, 68}, {127, 124}, {128, 128}, {134, 128}, {266, 264}, {271, 264},
 	} {
-		if got, words := roundSeqs(c.n); got != c.want || !strings.HasSuffix(words, ": "+grouped(float64(c.want))) {
-			t.Errorf("roundSeqs(%d) = %d %q, want %d", c.n, got, words, c.want)
+		if got, words := roundSeqs(c.n); got != c.want || !strings.HasSuffix(txt(words), ": "+spell(grouped(float64(c.want)))) {
+			t.Errorf("roundSeqs(%d) = %d %q, want %d", c.n, got, txt(words), c.want)
 		}
 	}
 	for _, c := range []struct {
@@ -23,8 +23,8 @@ func TestRoundsAsOperatorsSet(t *testing.T) {
 	}{
 		{100, 64}, {1000.9, 960}, {1023, 960}, {1024, 1024}, {1990.4, 1792}, {4096, 4096}, {5000, 4864},
 	} {
-		if got, words := roundTokens(c.v); got != c.want || !strings.HasSuffix(words, ": "+grouped(float64(c.want))) {
-			t.Errorf("roundTokens(%v) = %d %q, want %d", c.v, got, words, c.want)
+		if got, words := roundTokens(c.v); got != c.want || !strings.HasSuffix(txt(words), ": "+spell(grouped(float64(c.want)))) {
+			t.Errorf("roundTokens(%v) = %d %q, want %d", c.v, got, txt(words), c.want)
 		}
 	}
 }
@@ -40,12 +40,12 @@ func TestSteadyFlagsHoldTheEvidence(t *testing.T) {
 		fc := diagnose.FlagChange{Flag: "--max-num-seqs", From: from, To: strconv.Itoa(n), Exact: float64(exact)}
 		fd := diagnose.Finding{Flags: []diagnose.FlagChange{fc}}
 		if from != "" {
-			fd.Action = "lower --max-num-seqs " + from + " → " + fc.To + ", or --kv-cache-dtype fp8"
+			fd.Action = say("lower --max-num-seqs %s → %s, or --kv-cache-dtype fp8", from, fc.To)
 		} else {
-			fd.Action = "set --max-num-seqs to " + fc.To + ", or --kv-cache-dtype fp8"
+			fd.Action = say("set --max-num-seqs to %s, or --kv-cache-dtype fp8", fc.To)
 		}
 		steadyFlags(shown, &fd)
-		return fd.Flags[0].To, fd.Action, fd.Flags[0].Why
+		return fd.Flags[0].To, txt(fd.Action), txt(fd.Flags[0].Why)
 	}
 	for i, c := range []struct {
 		exact      int

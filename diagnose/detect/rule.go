@@ -314,7 +314,7 @@ func FormatParam(p Param, v float64) string {
 	case "ratio":
 		return trimFloat(v*100, 1) + "%"
 	case "s":
-		return dur(seconds(v))
+		return str(say("%s", dur(seconds(v))))
 	case "per_s":
 		return trimFloat(v, 2) + "/s"
 	case "factor":

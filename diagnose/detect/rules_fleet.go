@@ -217,7 +217,7 @@ func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, 
 		}
 	}
 	mean := s / n
-	fd.Summary = fmt.Sprintf("%s requests in flight per %s vs %s on average on its %d peers in %s", dec(load, 2), unit, dec(mean, 2), len(eps)-1, u.model)
+	fd.Summary = say("%s requests in flight per %s vs %s on average on its %d peers in %s", dec(load, 2), unit, dec(mean, 2), len(eps)-1, u.model)
 	fd.Evidence = []diagnose.Evidence{evNum("in flight here", inFlight(ep), diagnose.UnitCount, 0), evNum("running here", ep.Stats.Running, diagnose.UnitCount, 0),
 		evNum("waiting here", ep.Stats.Waiting, diagnose.UnitCount, 0), evNum("capacity here, "+plural(unit), capOf(ep), diagnose.UnitNumber, 0),
 		evNum("per "+unit+" here", load, diagnose.UnitNumber, 0), evNum("peers' mean per "+unit, mean, diagnose.UnitNumber, 0), evQ("TTFT p95 here", &ep.Stats.TTFT, ep.Stats.TTFT.P95, ep.Stats.Span)}
@@ -237,6 +237,6 @@ func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, 
 	for _, o := range peers {
 		fd.Evidence = append(fd.Evidence, evNum("per "+unit+" on "+o.Name, inFlight(o)/capOf(o), diagnose.UnitNumber, 0))
 	}
-	fd.Explain = "Replicas of one pool should carry load in proportion to their capacity. This one carries several times its peers' share per unit of capacity, so its requests queue while they have room: the balancer's policy (round-robin with uneven request sizes or unequal replicas, sticky sessions) or its health view is off."
-	fd.Action = fmt.Sprintf("rebalance: route by outstanding requests (or prefix-aware) rather than round-robin or sticky sessions; at the peers' load this replica would carry about %s requests", num(mean*capOf(ep)))
+	fd.Explain = plain("Replicas of one pool should carry load in proportion to their capacity. This one carries several times its peers' share per unit of capacity, so its requests queue while they have room: the balancer's policy (round-robin with uneven request sizes or unequal replicas, sticky sessions) or its health view is off.")
+	fd.Action = say("rebalance: route by outstanding requests (or prefix-aware) rather than round-robin or sticky sessions; at the peers' load this replica would carry about %s requests", num(mean*capOf(ep)))
 }

@@ -60,7 +60,7 @@ var ruleGPUThrottling = &Rule{
 		t := throttleOf(x, u, w)
 		g := &x.f.GPU.GPUs[u.gpu]
 		why := strings.Join((t.reasons & sources.ClockThrottle).Words(), ", ")
-		fd.Summary = fmt.Sprintf("%s %s for %s of %s: %s", g.Where(), "throttled", pct(t.share), dur(w), why)
+		fd.Summary = say("%s %s for %s of %s: %s", g.Where(), "throttled", pct(t.share), dur(w), why)
 		fd.Evidence = []diagnose.Evidence{evNum("throttled readings", t.share, diagnose.UnitRatio, w), ev("reasons", why, w),
 			evNum("temperature", g.TempC, diagnose.UnitCelsius, 0), evNum("slowdown temperature", g.TempSlowdownC, diagnose.UnitCelsius, 0),
 			evNum("power", g.PowerW, diagnose.UnitWatts, 0), evNum("power limit", g.PowerLimitW, diagnose.UnitWatts, 0), evNum("SM clock", g.SMClockMHz, diagnose.UnitMHz, 0),
@@ -68,18 +68,18 @@ var ruleGPUThrottling = &Rule{
 		if since := x.f.GPUSeries[u.gpu].ThrottledSince; !since.IsZero() {
 			fd.Evidence = append(fd.Evidence, evNum("throttled for", x.now.Sub(since).Seconds(), diagnose.UnitSeconds, 0))
 		}
-		fd.Explain = fmt.Sprintf("%s (%s) runs below its clocks because of %s. The engine's steps take longer, so inter-token latency rises and throughput falls with no change in vLLM's configuration; no vLLM flag fixes it.", g.Where(), g.Name, why)
-		var action []string
+		fd.Explain = say("%s (%s) runs below its clocks because of %s. The engine's steps take longer, so inter-token latency rises and throughput falls with no change in vLLM's configuration; no vLLM flag fixes it.", g.Where(), g.Name, why)
+		var action []diagnose.Text
 		if t.reasons&sources.ClockThermal != 0 {
-			action = append(action, fmt.Sprintf("cooling: it runs at %s (fans, airflow, inlet temperature, dust; nvidia-smi -q -d TEMPERATURE)", tempWords(g)))
+			action = append(action, say("cooling: it runs at %s (fans, airflow, inlet temperature, dust; nvidia-smi -q -d TEMPERATURE)", tempWords(g)))
 		}
 		if t.reasons&(sources.ClockHWSlowdown|sources.ClockHWPowerBrake) != 0 {
-			action = append(action, "hardware-asserted slowdown: check the node's power supplies and the BMC/SEL log; drain it for service if it persists")
+			action = append(action, plain("hardware-asserted slowdown: check the node's power supplies and the BMC/SEL log; drain it for service if it persists"))
 		}
 		if t.reasons&sources.ClockSWPowerCap != 0 {
-			action = append(action, fmt.Sprintf("power cap: it draws %s; check nvidia-smi -q -d POWER for a lowered limit", powerWords(g)))
+			action = append(action, say("power cap: it draws %s; check nvidia-smi -q -d POWER for a lowered limit", powerWords(g)))
 		}
-		fd.Action = strings.Join(action, "; ")
+		fd.Action = diagnose.Join(action, "; ")
 	},
 }
 
@@ -111,25 +111,25 @@ func throttleOf(x *evalCtx, u *unit, w time.Duration) throttle {
 }
 
 // withUnit renders a reading with its unit, "--" alone when unknown.
-func withUnit(v float64, u string) string {
+func withUnit(v float64, u string) diagnose.Text {
 	if bad(v) {
-		return missing
+		return plain(missing)
 	}
-	return dec(v, 0) + u
+	return say("%s"+u, dec(v, 0))
 }
 
-func tempWords(g *sources.GPU) string {
+func tempWords(g *sources.GPU) diagnose.Text {
 	s := withUnit(g.TempC, "°C")
 	if !bad(g.TempSlowdownC) {
-		s += " (slowdown at " + dec(g.TempSlowdownC, 0) + "°C)"
+		s = s.Add(" (slowdown at %s°C)", dec(g.TempSlowdownC, 0))
 	}
 	return s
 }
 
-func powerWords(g *sources.GPU) string {
+func powerWords(g *sources.GPU) diagnose.Text {
 	s := withUnit(g.PowerW, " W")
 	if !bad(g.PowerLimitW) {
-		s += " of a " + dec(g.PowerLimitW, 0) + " W limit"
+		s = s.Add(" of a %s W limit", dec(g.PowerLimitW, 0))
 	}
 	return s
 }
@@ -171,7 +171,7 @@ var ruleGPUXID = &Rule{
 		if u.gpu >= 0 && u.gpu < len(x.f.GPU.GPUs) {
 			dev = x.f.GPU.GPUs[u.gpu].Where()
 		}
-		fd.Summary = fmt.Sprintf("XID %d on %s (%s) %s ago: %s", worst.XID, dev, worst.Name, dur(x.now.Sub(last.Time)), worst.Action.Advice())
+		fd.Summary = say("XID %d on %s (%s) %s ago: %s", worst.XID, dev, worst.Name, dur(x.now.Sub(last.Time)), worst.Action.Advice())
 		var codes []string
 		for _, e := range evs {
 			codes = append(codes, fmt.Sprintf("%d at %s", e.XID, e.Time.UTC().Format("15:04:05")))
@@ -189,8 +189,8 @@ var ruleGPUXID = &Rule{
 				fd.Evidence = append(fd.Evidence, ev("row remap", "pending a GPU reset", 0))
 			}
 		}
-		fd.Explain = fmt.Sprintf("The NVIDIA driver logged XID %d (%s) on %s. ", worst.XID, worst.Name, dev) + xidWords(worst.Action)
-		fd.Action = worst.Action.Advice()
+		fd.Explain = say("The NVIDIA driver logged XID %d (%s) on %s. %s", worst.XID, worst.Name, dev, xidWords(worst.Action))
+		fd.Action = plain(worst.Action.Advice())
 	},
 }
 

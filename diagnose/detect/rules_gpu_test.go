@@ -58,7 +58,7 @@ func TestGPUThrottling(t *testing.T) {
 			at, fd := firstFiring(frames, "gpu_throttling")
 			if !c.fire {
 				if fd != nil {
-					t.Fatalf("fired: %s", fd.Summary)
+					t.Fatalf("fired: %s", txt(fd.Summary))
 				}
 				return
 			}
@@ -66,7 +66,7 @@ func TestGPUThrottling(t *testing.T) {
 			if fd == nil || at.Sub(t0) < 2*time.Minute || at.Sub(t0) > 2*time.Minute+31*time.Second {
 				t.Fatalf("fired at %v: %+v", at.Sub(t0), fd)
 			}
-			if fd.Severity != c.sev || fd.Target != "r" || len(fd.GPUs) != 1 || fd.GPUs[0] != 1 || fd.Action == "" {
+			if fd.Severity != c.sev || fd.Target != "r" || len(fd.GPUs) != 1 || fd.GPUs[0] != 1 || txt(fd.Action) == "" {
 				t.Errorf("finding %+v", fd)
 			}
 			last := frames[len(frames)-1]
@@ -106,12 +106,12 @@ func TestGPUXID(t *testing.T) {
 		first, fd := firstFiring(frames, "gpu_xid")
 		if c.sev == 0 {
 			if fd != nil {
-				t.Errorf("XID %d fired: %s", c.xid, fd.Summary)
+				t.Errorf("XID %d fired: %s", c.xid, txt(fd.Summary))
 			}
 			continue
 		}
-		if fd == nil || !first.Equal(at) || fd.Severity != c.sev || fd.Target != "r" || !strings.Contains(fd.Action, c.action) ||
-			!strings.Contains(fd.Summary, "XID "+strconv.Itoa(c.xid)+" on GPU 0") {
+		if fd == nil || !first.Equal(at) || fd.Severity != c.sev || fd.Target != "r" || !strings.Contains(txt(fd.Action), c.action) ||
+			!strings.Contains(txt(fd.Summary), "XID "+strconv.Itoa(c.xid)+" on GPU 0") {
 			t.Errorf("XID %d: at %v %+v", c.xid, first.Sub(t0), fd)
 			continue
 		}
@@ -145,7 +145,7 @@ func TestGPUSignalsInEndpointRules(t *testing.T) {
 		w.eps[0].GPU.MemBytes = 70*(1<<30) + now.Sub(t0).Minutes()*6*mib1
 		w.addGPUReading(now, h100(0, 60, w.eps[0].GPU.MemBytes, 0))
 	})
-	if _, fd := firstFiring(frames, "memory_leak"); fd == nil || !strings.Contains(fd.Summary, "GPU memory +") || !strings.Contains(fd.Summary, "6 MiB/min") {
+	if _, fd := firstFiring(frames, "memory_leak"); fd == nil || !strings.Contains(txt(fd.Summary), "GPU memory +") || !strings.Contains(txt(fd.Summary), "6 MiB/min") {
 		t.Errorf("GPU leak: %+v", fd)
 	}
 	// 79.5 of 80 GiB used with KV full: critical OOM risk with the
@@ -157,7 +157,7 @@ func TestGPUSignalsInEndpointRules(t *testing.T) {
 		w.addGPUReading(now, h100(0, 90, 79.5*(1<<30), 0))
 	})
 	fd := findingOf(frames[len(frames)-1], "oom_risk")
-	if fd == nil || fd.Severity != diagnose.SevCritical || fd.Flags[0].From != "0.90" || fd.Flags[0].To != "0.85" || !strings.Contains(fd.Flags[0].Why, "keeping 5% free") {
+	if fd == nil || fd.Severity != diagnose.SevCritical || fd.Flags[0].From != "0.90" || fd.Flags[0].To != "0.85" || !strings.Contains(txt(fd.Flags[0].Why), "keeping 5% free") {
 		t.Errorf("oom: %+v", fd)
 	}
 	// A lost GPU makes the memory unknown: no number, no finding.
@@ -185,8 +185,8 @@ func TestGPUSignalsInEndpointRules(t *testing.T) {
 		})
 		if _, fd := firstFiring(frames, "gpu_underutilization"); (fd != nil) != c.fire {
 			t.Errorf("util %v: %+v", c.util, fd)
-		} else if fd != nil && !strings.Contains(fd.Summary, "GPU 5%") {
-			t.Errorf("summary %q", fd.Summary)
+		} else if fd != nil && !strings.Contains(txt(fd.Summary), "GPU 5%") {
+			t.Errorf("summary %q", txt(fd.Summary))
 		}
 	}
 }
@@ -211,7 +211,7 @@ func TestGPUStaleRaisesNothing(t *testing.T) {
 		}
 		for _, fd := range f.Findings {
 			if len(fd.GPUs) > 0 && fd.GPUs[0] == 1 {
-				t.Fatalf("stale GPU at %v: %s: %s", f.Time.Sub(t0), fd.Rule, fd.Summary)
+				t.Fatalf("stale GPU at %v: %s: %s", f.Time.Sub(t0), fd.Rule, txt(fd.Summary))
 			}
 		}
 		if len(f.Endpoints[0].Findings) > 0 {

@@ -79,12 +79,12 @@ var ruleKVThrashing = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st, w := u.st, u.st.Span
-		fd.Summary = fmt.Sprintf("preemptions %s/s (%s per finished request), KV %s, TTFT p95 %s (%s target %s)",
+		fd.Summary = say("preemptions %s/s (%s per finished request), KV %s, TTFT p95 %s (%s target %s)",
 			num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage), qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT))
 		fd.Evidence = kvEvidence(u, w)
 		fd.Evidence = append(fd.Evidence, evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w))
-		fd.Explain = "The engine runs more sequences than its KV cache holds. " + preemptWords(u.ep.Version) +
-			" Each preemption throws away computed KV and redoes the prefill later, so GPU time goes to recomputation and new requests wait longer for their first token."
+		fd.Explain = plain("The engine runs more sequences than its KV cache holds. " + preemptWords(u.ep.Version) +
+			" Each preemption throws away computed KV and redoes the prefill later, so GPU time goes to recomputation and new requests wait longer for their first token.")
 		fd.Flags, fd.Action = kvAdvice(u, p[kvtHeadroom])
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
@@ -113,9 +113,9 @@ func preemptWords(v sources.VersionRange) string {
 
 // shareWords renders preemptions per finished request: 0.94, or "all"
 // when none finished.
-func shareWords(v float64) string {
+func shareWords(v float64) diagnose.Value {
 	if math.IsInf(v, 1) {
-		return "none finished"
+		return diagnose.Str("none finished")
 	}
 	return dec(v, 2)
 }
@@ -150,26 +150,26 @@ func kvEvidence(u *unit, w time.Duration) []diagnose.Evidence {
 }
 
 // kvAdvice is the shared advice of the KV-pressure rules.
-func kvAdvice(u *unit, headroom float64) ([]diagnose.FlagChange, string) {
+func kvAdvice(u *unit, headroom float64) ([]diagnose.FlagChange, diagnose.Text) {
 	var flags []diagnose.FlagChange
-	var action []string
+	var action []diagnose.Text
 	fc, n, lever := maxNumSeqsChange(u, headroom, true)
 	switch {
 	case lever:
 		flags = append(flags, fc)
 		if fc.From != "" {
-			action = append(action, fmt.Sprintf("lower --max-num-seqs %s → %s", fc.From, fc.To))
+			action = append(action, say("lower --max-num-seqs %s → %s", fc.From, fc.To))
 		} else {
-			action = append(action, "set --max-num-seqs to "+fc.To)
+			action = append(action, say("set --max-num-seqs to %s", fc.To))
 		}
 	case n > 0 && u.ep.MaxNumSeqs > 0 && n >= u.ep.MaxNumSeqs:
 		// What the cache fits is the evidence, unrounded.
-		action = append(action, fmt.Sprintf("--max-num-seqs %d already fits %d sequences: longer-than-average requests fill the cache; cap them (--max-model-len, clients' max_tokens) or add KV capacity", u.ep.MaxNumSeqs, int(fc.Exact)))
+		action = append(action, say("--max-num-seqs %d already fits %d sequences: longer-than-average requests fill the cache; cap them (--max-model-len, clients' max_tokens) or add KV capacity", u.ep.MaxNumSeqs, int(fc.Exact)))
 	case n > 0:
-		action = append(action, fmt.Sprintf("the KV cache fits %d sequences at what running ones hold now, not fewer than run: a lower --max-num-seqs would not relieve it; cap request length (--max-model-len, clients' max_tokens) or add KV capacity", int(fc.Exact)))
+		action = append(action, say("the KV cache fits %d sequences at what running ones hold now, not fewer than run: a lower --max-num-seqs would not relieve it; cap request length (--max-model-len, clients' max_tokens) or add KV capacity", int(fc.Exact)))
 	default:
 		flags = append(flags, fc)
-		action = append(action, "--max-num-seqs: "+fc.To)
+		action = append(action, say("--max-num-seqs: %s", fc.To))
 	}
 	// More KV capacity is another way out, not a change to make beside a
 	// lower --max-num-seqs computed for today's cache: each is its own
@@ -178,20 +178,20 @@ func kvAdvice(u *unit, headroom float64) ([]diagnose.FlagChange, string) {
 	if f, ok := raiseMemUtilFlag(u.st.GPUMemUtil); ok {
 		f.Alt = len(flags) > 0
 		flags = append(flags, f)
-		action = append(action, fmt.Sprintf("raise --gpu-memory-utilization %s → %s", f.From, f.To))
+		action = append(action, say("raise --gpu-memory-utilization %s → %s", f.From, f.To))
 		alts++
 	}
 	blocks, _, _ := engineCache(u)
 	if f, ok := kvDtypeFlag(u.ep, blocks); ok {
 		f.Alt = len(flags) > 0
 		flags = append(flags, f)
-		action = append(action, "--kv-cache-dtype fp8 for about twice the KV blocks")
+		action = append(action, plain("--kv-cache-dtype fp8 for about twice the KV blocks"))
 		alts++
 	}
 	if alts > 0 && len(action) > 1 {
-		return flags, strings.Join(action, ", or ") + ": apply one, then recompute (each changes the KV capacity the others were computed for)"
+		return flags, diagnose.Join(action, ", or ").Cat(plain(": apply one, then recompute (each changes the KV capacity the others were computed for)"))
 	}
-	return flags, strings.Join(action, "; ")
+	return flags, diagnose.Join(action, "; ")
 }
 
 // preemption parameters, looked up by name: a check indexes its values
@@ -240,9 +240,9 @@ var rulePreemption = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st := u.st
-		fd.Summary = fmt.Sprintf("preemptions %s/s (%s per finished request) at KV %s", num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage))
+		fd.Summary = say("preemptions %s/s (%s per finished request) at KV %s", num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage))
 		fd.Evidence = kvEvidence(u, st.Span)
-		fd.Explain = preemptWords(u.ep.Version) + " A steady rate means the KV cache is too small for the concurrency it is asked to run; every preemption repeats a prefill."
+		fd.Explain = plain(preemptWords(u.ep.Version) + " A steady rate means the KV cache is too small for the concurrency it is asked to run; every preemption repeats a prefill.")
 		fd.Flags, fd.Action = kvAdvice(u, p[prHeadroom])
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
@@ -289,10 +289,10 @@ var ruleSwapping = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st := u.st
 		most := swappedInWindow(x, u)
-		fd.Summary = fmt.Sprintf("up to %s requests swapped in %s (%s now), CPU KV %s, GPU KV %s", num(most), dur(x.f.Window), num(st.Swapped), pct(st.CPUKVUsage), pct(st.KVUsage))
+		fd.Summary = say("up to %s requests swapped in %s (%s now), CPU KV %s, GPU KV %s", num(most), dur(x.f.Window), num(st.Swapped), pct(st.CPUKVUsage), pct(st.KVUsage))
 		fd.Evidence = append([]diagnose.Evidence{evNum("swapped, most", most, diagnose.UnitCount, x.f.Window), evNum("swapped now", st.Swapped, diagnose.UnitCount, 0),
 			evNum("CPU KV usage", st.CPUKVUsage, diagnose.UnitRatio, 0)}, kvEvidence(u, st.Span)...)
-		fd.Explain = "The V0 scheduler ran out of GPU KV blocks and moved preempted sequence groups (those with several sequences: n>1, beam search) to CPU memory. They stall until swapped back, and every swap crosses PCIe."
+		fd.Explain = plain("The V0 scheduler ran out of GPU KV blocks and moved preempted sequence groups (those with several sequences: n>1, beam search) to CPU memory. They stall until swapped back, and every swap crosses PCIe.")
 		fd.Flags, fd.Action = kvAdvice(u, p[swHeadroom])
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
@@ -360,22 +360,22 @@ var ruleOOMRisk = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st := u.st
 		used, total := gpuMem(x, u)
-		fd.Summary = fmt.Sprintf("KV %s with --gpu-memory-utilization %s", pct(st.KVUsage), util2(st.GPUMemUtil))
+		fd.Summary = say("KV %s with --gpu-memory-utilization %s", pct(st.KVUsage), util2(st.GPUMemUtil))
 		fd.Evidence = []diagnose.Evidence{evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evNum("gpu_memory_utilization", st.GPUMemUtil, diagnose.UnitNumber, 0)}
 		if !bad(used) && !bad(total) {
-			fd.Summary += fmt.Sprintf(", GPU memory %s of %s", mib(used), mib(total))
+			fd.Summary = fd.Summary.Cat(say(", GPU memory %s of %s", mib(used), mib(total)))
 			fd.Evidence = append(fd.Evidence, evNum("GPU memory used", used, diagnose.UnitBytes, 0), evNum("GPU memory total", total, diagnose.UnitBytes, 0),
 				evNum("GPU memory share", used/total, diagnose.UnitRatio, 0))
 		}
-		fd.Explain = "vLLM reserves gpu_memory_utilization of the GPU for weights, activations and the KV cache. With the cache full and little memory left outside that reservation, a long prefill, a CUDA graph, or another process on the GPU can hit CUDA out of memory and kill the engine."
+		fd.Explain = plain("vLLM reserves gpu_memory_utilization of the GPU for weights, activations and the KV cache. With the cache full and little memory left outside that reservation, a long prefill, a CUDA graph, or another process on the GPU can hit CUDA out of memory and kill the engine.")
 		step, miss := LowerMemUtil(st.GPUMemUtil, used, total, p[oomHeadroom], p[oomStep])
 		if miss != "" {
 			fd.Flags = []diagnose.FlagChange{{Flag: "--gpu-memory-utilization", To: "cannot compute: " + miss}}
-			fd.Action = "--gpu-memory-utilization: " + miss
+			fd.Action = plain("--gpu-memory-utilization: " + miss)
 			return
 		}
 		fd.Flags = []diagnose.FlagChange{{Flag: "--gpu-memory-utilization", From: util2(step.From), To: util2(step.To), Why: step.Why}}
-		fd.Action = fmt.Sprintf("lower --gpu-memory-utilization %s → %s (fewer KV blocks: pair it with the --max-num-seqs they fit)", util2(step.From), util2(step.To))
+		fd.Action = say("lower --gpu-memory-utilization %s → %s (fewer KV blocks: pair it with the --max-num-seqs they fit)", util2(step.From), util2(step.To))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf("%s >= %s and on(job, instance, engine) %s",
@@ -437,30 +437,30 @@ var rulePrefixMiss = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st := u.st
 		if st.PrefixCaching == sources.TriNo {
-			fd.Summary = "prefix caching is off"
+			fd.Summary = plain("prefix caching is off")
 			fd.Evidence = []diagnose.Evidence{ev("enable_prefix_caching", "False", 0), evNum("prompt tokens", st.PromptTokRate, diagnose.UnitPerSec, st.Span)}
-			fd.Explain = "The engine recomputes every prompt from the first token. When requests share a beginning (a system prompt, earlier chat turns, a RAG preamble), the prefix cache would skip that prefill."
+			fd.Explain = plain("The engine recomputes every prompt from the first token. When requests share a beginning (a system prompt, earlier chat turns, a RAG preamble), the prefix cache would skip that prefill.")
 			fc := diagnose.FlagChange{Flag: "--enable-prefix-caching", From: "off", To: "on"}
+			why := "cache_config_info says enable_prefix_caching=False"
 			switch u.ep.Version.Gen {
 			case sources.GenV1:
-				fc.Why = "cache_config_info says enable_prefix_caching=False; V1 enables it by default for models that support it, so this deployment passes --no-enable-prefix-caching: remove it (or pass --enable-prefix-caching)"
+				why = "cache_config_info says enable_prefix_caching=False; V1 enables it by default for models that support it, so this deployment passes --no-enable-prefix-caching: remove it (or pass --enable-prefix-caching)"
 			case sources.GenV0:
-				fc.Why = "cache_config_info says enable_prefix_caching=False, V0's default: pass --enable-prefix-caching"
-			default:
-				fc.Why = "cache_config_info says enable_prefix_caching=False"
+				why = "cache_config_info says enable_prefix_caching=False, V0's default: pass --enable-prefix-caching"
 			}
+			fc.Why = plain(why)
 			fd.Flags = []diagnose.FlagChange{fc}
-			fd.Action = "if prompts share prefixes, turn prefix caching on (" + fc.Why[strings.LastIndex(fc.Why, ": ")+2:] + ")"
+			fd.Action = plain("if prompts share prefixes, turn prefix caching on (" + why[strings.LastIndex(why, ": ")+2:] + ")")
 			return
 		}
-		fd.Summary = fmt.Sprintf("prefix-cache hit %s of %s prompt tokens/s, caching on", pct(st.PrefixHitRatio), num(st.PromptTokRate))
+		fd.Summary = say("prefix-cache hit %s of %s prompt tokens/s, caching on", pct(st.PrefixHitRatio), num(st.PromptTokRate))
 		fd.Evidence = []diagnose.Evidence{evNum("hit ratio", st.PrefixHitRatio, diagnose.UnitRatio, st.Span), evNum("prompt tokens", st.PromptTokRate, diagnose.UnitPerSec, st.Span),
 			evQ("TTFT p95", &st.TTFT, st.TTFT.P95, st.Span)}
 		if !bad(st.PrefixQueryRate) {
 			fd.Evidence = append(fd.Evidence, evNum("cache queries", st.PrefixQueryRate, diagnose.UnitTokPerSec, st.Span))
 		}
-		fd.Explain = "Prefix caching is on, but almost no prompt begins with blocks already in the cache, so every prefill is computed in full. The cache matches whole blocks from the first token: one changing byte near the top (a request id, a timestamp) defeats it for the rest of the prompt."
-		fd.Action = "keep shared system prompts byte-identical and at the very start (move ids and timestamps after them); send requests with the same prefix to the same replica"
+		fd.Explain = plain("Prefix caching is on, but almost no prompt begins with blocks already in the cache, so every prefill is computed in full. The cache matches whole blocks from the first token: one changing byte near the top (a request id, a timestamp) defeats it for the rest of the prompt.")
+		fd.Action = plain("keep shared system prompts byte-identical and at the very start (move ids and timestamps after them); send requests with the same prefix to the same replica")
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		hits := g.rate(sources.CPrefixHits, byEngine)

@@ -88,37 +88,37 @@ var rulePrefillStarvation = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st, w := u.st, u.st.Span
-		run := num(st.Running)
+		run := say("%s", num(st.Running))
 		if slots := batchSlots(u); slots > 0 {
-			run += " of " + strconv.Itoa(slots)
+			run = run.Add(" of %d", slots)
 		}
-		fd.Summary = fmt.Sprintf("TTFT p95 %s (%s target %s) with inter-token p50 %s; %s waiting, running %s, KV %s",
+		fd.Summary = say("TTFT p95 %s (%s target %s) with inter-token p50 %s; %s waiting, running %s, KV %s",
 			qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT), qsecs(&st.ITL, st.ITL.P50), num(st.Waiting), run, pct(st.KVUsage))
 		fd.Evidence = []diagnose.Evidence{evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w),
 			evQ("queue time p95", &st.Queue, st.Queue.P95, w), evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evNum("running", st.Running, diagnose.UnitCount, 0),
 			evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0)}
-		fd.Explain = "Requests already running stream at normal speed, but new ones wait for a slot: the batch is full of long generations and a waiting prompt is only admitted when one finishes. The KV cache still has room, so the cap on running sequences, not memory, is what holds them."
-		var action []string
+		fd.Explain = plain("Requests already running stream at normal speed, but new ones wait for a slot: the batch is full of long generations and a waiting prompt is only admitted when one finishes. The KV cache still has room, so the cap on running sequences, not memory, is what holds them.")
+		var action []diagnose.Text
 		fc, _, lever := maxNumSeqsChange(u, p[psHeadroom], false)
 		switch {
 		case lever:
 			fd.Flags = append(fd.Flags, fc)
 			if fc.From != "" {
-				action = append(action, fmt.Sprintf("raise --max-num-seqs %s → %s (inter-token latency grows with the batch: watch it)", fc.From, fc.To))
+				action = append(action, say("raise --max-num-seqs %s → %s (inter-token latency grows with the batch: watch it)", fc.From, fc.To))
 			} else {
-				action = append(action, "max_num_seqs unknown: set it in the config file's targets; the KV cache holds "+fc.To+" sequences of the measured length")
+				action = append(action, say("max_num_seqs unknown: set it in the config file's targets; the KV cache holds %s sequences of the measured length", fc.To))
 			}
 		case strings.HasPrefix(fc.To, "cannot compute"):
 			fd.Flags = append(fd.Flags, fc)
-			action = append(action, "--max-num-seqs: "+fc.To)
+			action = append(action, say("--max-num-seqs: %s", fc.To))
 		default:
-			action = append(action, "--max-num-seqs already uses the KV cache; add a replica or cap generation length (clients' max_tokens)")
+			action = append(action, plain("--max-num-seqs already uses the KV cache; add a replica or cap generation length (clients' max_tokens)"))
 		}
-		if f, ok := chunkedPrefillFlag(u.ep.Version, "prefills wait behind full decode steps"); ok {
+		if f, ok := chunkedPrefillFlag(u.ep.Version, plain("prefills wait behind full decode steps")); ok {
 			fd.Flags = append(fd.Flags, f)
-			action = append(action, "--enable-chunked-prefill")
+			action = append(action, plain("--enable-chunked-prefill"))
 		}
-		fd.Action = strings.Join(action, "; ")
+		fd.Action = diagnose.Join(action, "; ")
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		base := fmt.Sprintf("%s > %s and %s <= %s and %s >= %s and %s < %s",
@@ -192,13 +192,16 @@ var ruleQueueBacklog = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st, w := u.st, u.st.Span
-		fd.Summary = fmt.Sprintf("%s waiting, queue time p95 %s, queue %s", num(st.Waiting), qsecs(&st.Queue, st.Queue.P95), growthWords(u.ep.Trend.WaitSlope))
+		fd.Summary = say("%s waiting, queue time p95 %s, queue %s", num(st.Waiting), qsecs(&st.Queue, st.Queue.P95), growthWords(u.ep.Trend.WaitSlope))
 		fd.Evidence = []diagnose.Evidence{evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evQ("queue time p95", &st.Queue, st.Queue.P95, w),
 			evNum("queue growth", u.ep.Trend.WaitSlope, diagnose.UnitReqPerSec, u.ep.Trend.Span), evNum("completed", st.ReqRate, diagnose.UnitReqPerSec, w),
 			evNum("running", st.Running, diagnose.UnitCount, 0), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
-		fd.Explain = "Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows."
-		var action []string
+		fd.Explain = plain("Requests arrive faster than this engine finishes them, so they queue; every queued second adds to TTFT. The queue only shrinks when arrivals drop or capacity grows.")
+		var action []diagnose.Text
 		switch v := &u.ep.Verdict; {
+		case v.Limit == diagnose.LimitArrivals && v.GaveUp > 0:
+			action = append(action, say("arrivals exceed capacity and clients give up in the queue: %s of the %s req/s it finishes were aborted, after queueing p95 %s; serving the oldest first, the engine spends its steps on requests whose clients are about to leave, so adding a little capacity serves almost none. Shed load before the queue wait reaches the clients' timeout (a queue cap or a wait deadline at the gateway or router, client retries with backoff), then size replicas from what it serves once it serves again",
+				pct(v.GaveUp), num(st.ReqRate), qsecs(&st.Queue, st.Queue.P95)))
 		case v.Limit == diagnose.LimitArrivals:
 			action = append(action, arrivalsWords(v, st, &u.ep.Trend))
 		case !capacityBinds(v.Limit):
@@ -206,7 +209,7 @@ var ruleQueueBacklog = &Rule{
 			// the capacity; with LoRA slots, drafts or an unknown limit
 			// holding the queue it is not (a LoRA-bound replica running 4
 			// with 28 waiting read as "48 replicas instead of 6").
-			action = append(action, "not sized in replicas: capacity does not bind here (see the bottleneck verdict for what holds the queue)")
+			action = append(action, plain("not sized in replicas: capacity does not bind here (see the bottleneck verdict for what holds the queue)"))
 		default:
 			if why, ok := replicasNeeded(x, u, p[qbQueueP95]); ok {
 				action = append(action, why)
@@ -221,20 +224,25 @@ var ruleQueueBacklog = &Rule{
 		case lever && !bad(st.KVUsage) && st.KVUsage < 0.9:
 			fd.Flags = append(fd.Flags, fc)
 			if cur, err := strconv.Atoi(fc.From); err == nil && cur > 0 {
+				// The gain of the value shown: a held value stays put
+				// while n moves within the hold's margin.
+				if to, err := strconv.Atoi(x.held(u.ep.Name, fc).To); err == nil {
+					n = to
+				}
 				gain := float64(n)/float64(cur) - 1
 				if v.Limit == diagnose.LimitArrivals {
-					action = append(action, fmt.Sprintf("the smaller part: raise --max-num-seqs %s → %s (+%s of capacity, what the KV cache allows)", fc.From, fc.To, pct(gain)))
+					action = append(action, say("the smaller part: raise --max-num-seqs %s → %s (+%s of capacity, what the KV cache allows)", fc.From, fc.To, pct(gain)))
 				} else {
-					action = append(action, fmt.Sprintf("the KV cache has room: raise --max-num-seqs %s → %s (+%s)", fc.From, fc.To, pct(gain)))
+					action = append(action, say("the KV cache has room: raise --max-num-seqs %s → %s (+%s)", fc.From, fc.To, pct(gain)))
 				}
 			} else {
-				action = append(action, "the KV cache holds "+fc.To+" sequences of the measured length (set max_num_seqs in the config file's targets to compare)")
+				action = append(action, say("the KV cache holds %s sequences of the measured length (set max_num_seqs in the config file's targets to compare)", fc.To))
 			}
 		}
 		if len(action) == 0 {
-			action = append(action, "add replicas or shed load: this engine completes "+num(st.ReqRate)+" req/s")
+			action = append(action, say("add replicas or shed load: this engine completes %s req/s", num(st.ReqRate)))
 		}
-		fd.Action = strings.Join(action, "; ")
+		fd.Action = diagnose.Join(action, "; ")
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		wait := g.gauge(sources.GWaiting, "sum", byEndpoint)
@@ -247,16 +255,16 @@ var ruleQueueBacklog = &Rule{
 	},
 }
 
-func growthWords(slope float64) string {
+func growthWords(slope float64) diagnose.Text {
 	switch {
 	case bad(slope):
-		return "trend unknown"
+		return plain("trend unknown")
 	case slope > 0:
-		return "growing " + num(slope) + "/s"
+		return say("growing %s/s", num(slope))
 	case slope < 0:
-		return "shrinking " + num(-slope) + "/s"
+		return say("shrinking %s/s", num(-slope))
 	}
-	return "flat"
+	return plain("flat")
 }
 
 // capacityBinds says whether the verdict's limit is one more replicas
@@ -315,40 +323,49 @@ func served(st *diagnose.Stats) float64 {
 // arrival rate over what the replica serves (Little's law: the concurrency
 // the arrivals need is that multiple of today's), divided by what raising
 // the binding limit adds.
-func arrivalsWords(v *diagnose.Verdict, st *diagnose.Stats, tr *diagnose.Trend) string {
+func arrivalsWords(v *diagnose.Verdict, st *diagnose.Stats, tr *diagnose.Trend) diagnose.Text {
 	done := served(st)
 	need := (st.ReqRate + tr.WaitSlope) / done
-	s := fmt.Sprintf("arrivals exceed capacity: (%s req/s finished + the queue growing %s/s) ÷ %s served = %s× what this replica serves",
-		num(st.ReqRate), num(tr.WaitSlope), num(done), dec(need, 2))
-	if v.Gain > 0 {
-		s += fmt.Sprintf(", ÷ %s for the binding limit raised as far as the evidence allows", dec(1+v.Gain, 2))
+	servedWords := say("%s req/s served", num(done))
+	if !bad(st.AbortShare) && st.AbortShare > 0 {
+		servedWords = servedWords.Add(" (the finished less the %s aborted)", pct(st.AbortShare))
 	}
-	return s + fmt.Sprintf(": about %d replicas of this model instead of %d (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
+	s := say("arrivals exceed capacity: (%s req/s finished + the queue growing %s/s) ÷ %s = %s× what this replica serves",
+		num(st.ReqRate), num(tr.WaitSlope), servedWords, dec(need, 2))
+	if v.Gain > 0 {
+		s = s.Add(", ÷ %s for the binding limit raised as far as the evidence allows", dec(1+v.Gain, 2))
+	}
+	// Sized from this replica's load: the pool's count scales with it only
+	// if its other replicas carry as much (the pool's own verdict sums them).
+	if v.Now > 1 {
+		return s.Add(": about %d replicas of this model instead of %d if the others are as loaded (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
+	}
+	return s.Add(": about %d replicas of this model instead of %d (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
 }
 
 // replicasNeeded words capacityNeed: the Little's-law arithmetic and the
 // replicas it comes to.
-func replicasNeeded(x *evalCtx, u *unit, target float64) (string, bool) {
+func replicasNeeded(x *evalCtx, u *unit, target float64) (diagnose.Text, bool) {
 	ratio, reps, ok := capacityNeed(x, u)
 	if !ok {
-		return "", false
+		return diagnose.Text{}, false
 	}
 	st := u.st
 	finished, run, wait, done := st.ReqRate, st.Running, st.Waiting, served(st)
 	inflight := (run + wait) / run
-	s := fmt.Sprintf("Little's law: %s waiting ÷ %s req/s served = %s queued (target %s); serving all %s in flight at once takes (%s running + %s waiting) ÷ %s = %s× today's capacity",
+	s := say("Little's law: %s waiting ÷ %s req/s served = %s queued (target %s); serving all %s in flight at once takes (%s running + %s waiting) ÷ %s = %s× today's capacity",
 		num(wait), num(done), secs(wait/done), secs(target), num(run+wait), num(run), num(wait), num(run), dec(inflight, 2))
 	if g := u.ep.Trend.WaitSlope; !bad(g) && g > 0 && ratio > inflight {
-		s += fmt.Sprintf("; the queue still grows %s/s: arrivals (%s + %s) ÷ %s served = %s×", num(g), num(finished), num(g), num(done), dec(ratio, 2))
+		s = s.Add("; the queue still grows %s/s: arrivals (%s + %s) ÷ %s served = %s×", num(g), num(finished), num(g), num(done), dec(ratio, 2))
 	}
 	need := int(math.Ceil(float64(reps)*ratio - 1e-9))
 	switch {
 	case need <= reps:
-		return s + "; capacity is enough once the queue drains", true
+		return s.Add("; capacity is enough once the queue drains"), true
 	case reps == 1:
-		return s + fmt.Sprintf(", so %d replicas of this model instead of 1", need), true
+		return s.Add(", so %d replicas of this model instead of 1", need), true
 	}
-	return s + fmt.Sprintf(" on this replica: about %d replicas of this model instead of %d if the others are as loaded", need, reps), true
+	return s.Add(" on this replica: about %d replicas of this model instead of %d if the others are as loaded", need, reps), true
 }
 
 // decode_stutter parameters, looked up by name: a check indexes its values
@@ -413,33 +430,34 @@ var ruleDecodeStutter = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st, w := u.st, u.st.Span
 		target := x.slo.ITL.Seconds()
-		fd.Summary = fmt.Sprintf("inter-token p99 %s, p50 %s (%s target %s)", qsecs(&st.ITL, st.ITL.P99), qsecs(&st.ITL, st.ITL.P50), x.slo.Name, dur(x.slo.ITL))
+		fd.Summary = say("inter-token p99 %s, p50 %s (%s target %s)", qsecs(&st.ITL, st.ITL.P99), qsecs(&st.ITL, st.ITL.P50), x.slo.Name, dur(x.slo.ITL))
 		fd.Evidence = []diagnose.Evidence{evQ("inter-token p99", &st.ITL, st.ITL.P99, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w),
 			evNum("tokens per step p50 (by token)", st.IterTokensByToken.P50, diagnose.UnitCount, w), evNum("tokens per step p99 (by token)", st.IterTokensByToken.P99, diagnose.UnitCount, w),
 			evNum("running", st.Running, diagnose.UnitCount, 0)}
-		fd.Explain = "Most tokens arrive on time, but some steps take far longer: a step that also carries a big prefill chunk (or a very large batch) delays every running stream by its full duration. --max-num-batched-tokens caps the tokens one step may carry."
+		fd.Explain = plain("Most tokens arrive on time, but some steps take far longer: a step that also carries a big prefill chunk (or a very large batch) delays every running stream by its full duration. --max-num-batched-tokens caps the tokens one step may carry.")
 		fc := diagnose.FlagChange{Flag: "--max-num-batched-tokens"}
 		// Both distributions weighted by token, so p50 and p99 of each
 		// describe the same steps.
-		b, miss := FitBatchedTokens(st.ITL.P50, st.ITL.P99, st.IterTokensByToken.P50, st.IterTokensByToken.P99, target)
+		b, m := FitBatchedTokens(st.ITL.P50, st.ITL.P99, st.IterTokensByToken.P50, st.IterTokensByToken.P99, target)
+		miss := plain(m)
 		switch {
 		case capped(&st.ITL, st.ITL.P99):
-			miss = "inter-token p99 is beyond the last bucket (" + qsecs(&st.ITL, st.ITL.P99) + "): how step time grows with step size is unknown"
+			miss = say("inter-token p99 is beyond the last bucket (%s): how step time grows with step size is unknown", qsecs(&st.ITL, st.ITL.P99))
 		case capped(&st.IterTokensByToken, st.IterTokensByToken.P99):
-			miss = "tokens per step p99 is beyond the last bucket of " + histName(sources.HIterTokens) + ": how step time grows with step size is unknown"
+			miss = plain("tokens per step p99 is beyond the last bucket of " + histName(sources.HIterTokens) + ": how step time grows with step size is unknown")
 		}
-		if miss != "" {
-			fc.To = "cannot compute: " + miss
-			fd.Action = "--max-num-batched-tokens: " + miss
+		if !miss.IsZero() {
+			fc.To = str(say("cannot compute: %s", miss))
+			fd.Action = say("--max-num-batched-tokens: %s", miss)
 		} else {
 			fc.To, fc.Exact = strconv.Itoa(b.Tokens), b.Exact
-			fc.Why = b.Why() + "; the current value is not exposed by vLLM"
-			fd.Action = fmt.Sprintf("set --max-num-batched-tokens to %d (smaller prefill chunks; TTFT of long prompts grows)", b.Tokens)
+			fc.Why = b.Why().Cat(plain("; the current value is not exposed by vLLM"))
+			fd.Action = say("set --max-num-batched-tokens to %d (smaller prefill chunks; TTFT of long prompts grows)", b.Tokens)
 		}
 		fd.Flags = []diagnose.FlagChange{fc}
-		if f, ok := chunkedPrefillFlag(u.ep.Version, "the budget only splits prefills with chunked prefill"); ok {
+		if f, ok := chunkedPrefillFlag(u.ep.Version, plain("the budget only splits prefills with chunked prefill")); ok {
 			fd.Flags = append(fd.Flags, f)
-			fd.Action += "; --enable-chunked-prefill"
+			fd.Action = fd.Action.Cat(plain("; --enable-chunked-prefill"))
 		}
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
@@ -492,11 +510,16 @@ var ruleAbortRate = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st, w := u.st, u.st.Span
-		fd.Summary = fmt.Sprintf("%s of %s finished req/s aborted; E2E p95 %s", pct(st.AbortShare), num(st.ReqRate), qsecs(&st.E2E, st.E2E.P95))
+		fd.Summary = say("%s of %s finished req/s aborted; E2E p95 %s", pct(st.AbortShare), num(st.ReqRate), qsecs(&st.E2E, st.E2E.P95))
 		fd.Evidence = []diagnose.Evidence{evNum("abort share", st.AbortShare, diagnose.UnitRatio, w), evNum("finished", st.ReqRate, diagnose.UnitReqPerSec, w),
 			evQ("E2E p95", &st.E2E, st.E2E.P95, w), evQ("E2E p99", &st.E2E, st.E2E.P99, w), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w)}
-		fd.Explain = "vLLM counts a request as aborted when the client disconnects before it finishes: a timeout, a user pressing stop, a gateway giving up. Aborted work is wasted GPU time, and clients that retry add load exactly when the engine is slow."
-		fd.Action = fmt.Sprintf("requests take up to %s (E2E p99): make client and gateway timeouts longer than that, or cut latency first (see the other findings); check retries do not pile on", qsecs(&st.E2E, st.E2E.P99))
+		fd.Explain = plain("vLLM counts a request as aborted when the client disconnects before it finishes: a timeout, a user pressing stop, a gateway giving up. Aborted work is wasted GPU time, and clients that retry add load exactly when the engine is slow.")
+		if v := &u.ep.Verdict; v.GaveUp > 0 {
+			// Longer timeouts only lengthen a queue arrivals outgrow.
+			fd.Action = say("clients give up waiting in the queue (queue time p95 %s): longer timeouts only lengthen a queue that arrivals outgrow; shed load before the wait reaches the timeout and back off retries (see the queue backlog)", qsecs(&st.Queue, st.Queue.P95))
+			return
+		}
+		fd.Action = say("requests take up to %s (E2E p99): make client and gateway timeouts longer than that, or cut latency first (see the other findings); check retries do not pile on", qsecs(&st.E2E, st.E2E.P99))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		ab := g.labeledRate(sources.LFinished, sources.FinishAbort, byEndpoint)
@@ -560,7 +583,7 @@ var ruleSLOBreach = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		w := u.st.Span
-		var parts []string
+		var parts []diagnose.Text
 		for _, l := range sloLegs(x.slo, u.st) {
 			if bad(l.q.P95) {
 				continue
@@ -569,18 +592,18 @@ var ruleSLOBreach = &Rule{
 				evQ(l.name+" p99", l.q, l.q.P99, w))
 			t := l.target.Seconds()
 			if l.q.P95 > t || (!bad(l.q.P99) && l.q.P99 > 2*t) {
-				parts = append(parts, fmt.Sprintf("%s p95 %s > %s", l.name, qsecs(l.q, l.q.P95), dur(l.target)))
+				parts = append(parts, say("%s p95 %s > %s", l.name, qsecs(l.q, l.q.P95), dur(l.target)))
 			}
 		}
-		fd.Summary = strings.Join(parts, ", ") + " (" + x.slo.Name + " profile)"
+		fd.Summary = diagnose.Join(parts, ", ").Add(" (%s profile)", x.slo.Name)
 		if u.ep.Verdict.Limit == diagnose.LimitBurst {
-			fd.Summary += " during a transient burst the engine drained"
-			fd.Explain = "Latency rose while a burst of requests queued; the queue emptied within the window and is not growing, so no limit of the engine binds. Nothing to change unless bursts grow."
-			fd.Action = "none: a burst that drains; watch the queue if bursts grow"
+			fd.Summary = fd.Summary.Cat(plain(" during a transient burst the engine drained"))
+			fd.Explain = plain("Latency rose while a burst of requests queued; the queue emptied within the window and is not growing, so no limit of the engine binds. Nothing to change unless bursts grow.")
+			fd.Action = plain("none: a burst that drains; watch the queue if bursts grow")
 			return
 		}
-		fd.Explain = "Latency users feel is above the " + x.slo.Name + " profile's targets (" + x.slo.Desc + "). No more specific rule explains it right now."
-		fd.Action = "check running vs waiting and KV usage for the cause; add capacity if the engine is simply saturated"
+		fd.Explain = say("Latency users feel is above the %s profile's targets (%s). No more specific rule explains it right now.", x.slo.Name, x.slo.Desc)
+		fd.Action = plain("check running vs waiting and KV usage for the cause; add capacity if the engine is simply saturated")
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		var legs []string
@@ -655,17 +678,17 @@ var ruleUnderutil = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st := u.st
 		util := endpointGPUUtil(x.f, u.ep, x.f.Window)
-		fd.Summary = fmt.Sprintf("batch ≈%s sequences, %s waiting, KV %s, %s req/s", num(u.ep.Trend.RunMean), num(u.ep.Trend.WaitMean), pct(st.KVUsage), num(st.ReqRate))
+		fd.Summary = say("batch ≈%s sequences, %s waiting, KV %s, %s req/s", num(u.ep.Trend.RunMean), num(u.ep.Trend.WaitMean), pct(st.KVUsage), num(st.ReqRate))
 		fd.Evidence = []diagnose.Evidence{evNum("mean running", u.ep.Trend.RunMean, diagnose.UnitCount, u.ep.Trend.Span), evNum("mean waiting", u.ep.Trend.WaitMean, diagnose.UnitCount, u.ep.Trend.Span),
 			evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evNum("finished", st.ReqRate, diagnose.UnitReqPerSec, st.Span), evNum("generation", st.GenTokRate, diagnose.UnitTokPerSec, st.Span)}
 		if !bad(util) {
-			fd.Summary += fmt.Sprintf(", GPU %s%%", dec(util, 0))
+			fd.Summary = fd.Summary.Cat(say(", GPU %s%%", dec(util, 0)))
 			fd.Evidence = append(fd.Evidence, evNum("GPU utilization", util/100, diagnose.UnitRatio, 0))
 		}
-		fd.Explain = "The engine runs a handful of sequences at a time with nothing waiting: a GPU batch of one or two costs almost as much per step as a batch of dozens, so most of its capacity is idle."
-		fd.Action = "this replica is mostly idle: serve this model from fewer replicas (or a smaller GPU / lower --tensor-parallel-size), or check that the router sends it its share"
+		fd.Explain = plain("The engine runs a handful of sequences at a time with nothing waiting: a GPU batch of one or two costs almost as much per step as a batch of dozens, so most of its capacity is idle.")
+		fd.Action = plain("this replica is mostly idle: serve this model from fewer replicas (or a smaller GPU / lower --tensor-parallel-size), or check that the router sends it its share")
 		if _, n, _ := maxNumSeqsChange(u, 0.15, false); n > 0 {
-			fd.Action += fmt.Sprintf("; its KV cache holds %d sequences (computed)", n)
+			fd.Action = fd.Action.Cat(say("; its KV cache holds %d sequences (computed)", n))
 		}
 	},
 	prom: func(g *promGen, p []float64) []promAlert {

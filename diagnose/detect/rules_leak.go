@@ -79,7 +79,7 @@ var ruleMemoryLeak = &Rule{
 		}
 		w := f.Span
 		rate := f.Slope * 60 / mib1
-		fd.Summary = fmt.Sprintf("%s +%s in %s (%s MiB/min, R² %.2f) while load stays at %s req/s",
+		fd.Summary = say("%s +%s in %s (%s MiB/min, R² %.2f) while load stays at %s req/s",
 			what, mib(f.Last-f.First), dur(w), dec(rate, 1), f.R2, num(l.reqLate))
 		fd.Evidence = []diagnose.Evidence{
 			evNum(what+" now", f.RawMax, diagnose.UnitBytes, 0),
@@ -95,10 +95,10 @@ var ruleMemoryLeak = &Rule{
 			if e.limit != limDoubling {
 				fd.Evidence = append(fd.Evidence, evNum("limit size", e.lim, diagnose.UnitBytes, 0), evNum("memory left", e.room, diagnose.UnitBytes, 0))
 			}
-			fd.Summary += "; " + e.words() + " in about " + dur(e.left)
+			fd.Summary = fd.Summary.Add("; %s in about %s", e.words(), dur(e.left))
 		}
-		fd.Explain = "Memory keeps growing on a straight line while the work done stays the same, so it is not load: something is kept per request and never freed (caches without a bound, references held by logging or metrics, fragmentation). It ends when the process is OOM-killed."
-		fd.Action = "restart the API server in a quiet moment before it runs out; before that, capture where memory goes (py-spy dump, tracemalloc); check multimodal input caches and request logging; upgrade if a newer vLLM fixes it"
+		fd.Explain = plain("Memory keeps growing on a straight line while the work done stays the same, so it is not load: something is kept per request and never freed (caches without a bound, references held by logging or metrics, fragmentation). It ends when the process is OOM-killed.")
+		fd.Action = plain("restart the API server in a quiet moment before it runs out; before that, capture where memory goes (py-spy dump, tracemalloc); check multimodal input caches and request logging; upgrade if a newer vLLM fixes it")
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		rss := g.procName(sources.PRSS)
@@ -128,14 +128,14 @@ type exhaustion struct {
 }
 
 // words is the projection as the summary says it.
-func (e exhaustion) words() string {
+func (e exhaustion) words() diagnose.Text {
 	switch {
 	case e.limit == limGPU:
-		return fmt.Sprintf("GPU memory full: %s left", mib(e.room))
+		return say("GPU memory full: %s left", mib(e.room))
 	case e.limit == limDoubling:
-		return fmt.Sprintf("resident memory doubles from %s", mib(e.room))
+		return say("resident memory doubles from %s", mib(e.room))
 	}
-	return fmt.Sprintf("%s (%s) reached: %s left", e.limit, mib(e.lim), mib(e.room))
+	return say("%s (%s) reached: %s left", e.limit, mib(e.lim), mib(e.room))
 }
 
 const (

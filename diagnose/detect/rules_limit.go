@@ -47,8 +47,8 @@ var ruleBindingLimit = &Rule{
 		words := limitWords[v.Limit]
 		fd.Title = words[0]
 		fd.Evidence = v.Evidence
-		fd.Summary = fmt.Sprintf("%s: %d of %d signals agree", words[0], v.Signals, v.Of)
-		fd.Explain = words[1]
+		fd.Summary = say("%s: %d of %d signals agree", words[0], v.Signals, v.Of)
+		fd.Explain = plain(words[1])
 		switch {
 		case v.Flag != nil:
 			fd.Flags = []diagnose.FlagChange{*v.Flag}
@@ -56,11 +56,11 @@ var ruleBindingLimit = &Rule{
 			if from == "" {
 				from = "(current value unknown)"
 			}
-			fd.Action = fmt.Sprintf("%s %s → %s (%s)", v.Flag.Flag, from, v.Flag.To, v.Flag.Why)
+			fd.Action = say("%s %s → %s (%s)", v.Flag.Flag, from, v.Flag.To, v.Flag.Why)
 		case v.Limit == diagnose.LimitKVTransfer:
-			fd.Action = "fix the KV path from the prefill instances, not this engine's flags: check the NIXL transport (UCX_TLS and UCX_NET_DEVICES name the RDMA devices the reads use; the UCX and NIXL logs of both sides name the failing peer) and that VLLM_NIXL_SIDE_CHANNEL_HOST/PORT are reachable from here"
+			fd.Action = plain("fix the KV path from the prefill instances, not this engine's flags: check the NIXL transport (UCX_TLS and UCX_NET_DEVICES name the RDMA devices the reads use; the UCX and NIXL logs of both sides name the failing peer) and that VLLM_NIXL_SIDE_CHANNEL_HOST/PORT are reachable from here")
 			if !bad(u.st.KVExpiredRate) && u.st.KVExpiredRate > 0 {
-				fd.Action += "; KV expires: the prefill instances free it before this instance reads it, so raise VLLM_NIXL_ABORT_REQUEST_TIMEOUT there or send this instance fewer requests"
+				fd.Action = fd.Action.Cat(plain("; KV expires: the prefill instances free it before this instance reads it, so raise VLLM_NIXL_ABORT_REQUEST_TIMEOUT there or send this instance fewer requests"))
 			}
 		}
 	},
@@ -99,8 +99,8 @@ var ruleUnexplained = &Rule{
 			ruled[i] = string(l)
 		}
 		fd.Evidence = append(append([]diagnose.Evidence{}, v.Evidence...), ev("ruled out", strings.Join(ruled, ", "), u.st.Span))
-		fd.Summary = "no limit binds on the evidence; checked and ruled out: " + strings.Join(ruled, ", ")
-		fd.Explain = "Something holds requests back, but none of the engine's limits shows it: the batch is not at a plateau, the KV cache and the token budget have room, no adapter waits, drafts are accepted, the GPU is not saturated. vtop does not guess a cause."
-		fd.Action = "compare with a healthy replica of the same model (traffic mix, prompt lengths, version); look outside vLLM: the client, the network, the node"
+		fd.Summary = plain("no limit binds on the evidence; checked and ruled out: " + strings.Join(ruled, ", "))
+		fd.Explain = plain("Something holds requests back, but none of the engine's limits shows it: the batch is not at a plateau, the KV cache and the token budget have room, no adapter waits, drafts are accepted, the GPU is not saturated. vtop does not guess a cause.")
+		fd.Action = plain("compare with a healthy replica of the same model (traffic mix, prompt lengths, version); look outside vLLM: the client, the network, the node")
 	},
 }

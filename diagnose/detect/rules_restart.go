@@ -46,9 +46,9 @@ var ruleCrashLoop = &Rule{
 		w := seconds(p[clWindow])
 		rs := restartsIn(u.ep.Restarts, x.now, w)
 		every := restartInterval(rs)
-		fd.Summary = fmt.Sprintf("%d restarts in %s, every %s", len(rs), dur(rs[len(rs)-1].At.Sub(rs[0].At)), dur(every))
+		fd.Summary = say("%d restarts in %s, every %s", len(rs), dur(rs[len(rs)-1].At.Sub(rs[0].At)), dur(every))
 		if down := meanDown(rs); down > 0 {
-			fd.Summary += fmt.Sprintf(" (down %s each)", dur(down))
+			fd.Summary = fd.Summary.Cat(say(" (down %s each)", dur(down)))
 		}
 		fd.Evidence = []diagnose.Evidence{evNum("restarts", float64(len(rs)), diagnose.UnitCount, w), evNum("restart interval", every.Seconds(), diagnose.UnitSeconds, w),
 			ev("first restart", rs[0].At.UTC().Format(time.RFC3339), 0), ev("last restart", rs[len(rs)-1].At.UTC().Format(time.RFC3339), 0)}
@@ -59,19 +59,19 @@ var ruleCrashLoop = &Rule{
 			fd.Evidence = append(fd.Evidence, ev("GPU memory before each restart", b, w))
 		}
 		oom := oomSuspect(rs, p[clClimb])
-		if oom != "" {
-			fd.Summary += "; " + oom + ": OOM kill suspected"
+		if !oom.IsZero() {
+			fd.Summary = fd.Summary.Add("; %s: OOM kill suspected", oom)
 		}
 		if isDown(u.ep.State) {
-			fd.Summary += "; down now"
+			fd.Summary = fd.Summary.Cat(plain("; down now"))
 		}
-		fd.Explain = "The process serving this endpoint keeps ending and being started again: each restart refuses connections while the model loads, drops every request in flight and starts the KV and prefix caches cold. A restart at a steady interval is a supervisor restarting a process that fails the same way each time."
-		if oom != "" {
-			fd.Explain += " Its memory climbed before each restart and fell after it: the kernel's OOM killer at a cgroup or host limit is the usual end."
-			fd.Action = "OOM suspected: confirm in the kernel log (dmesg | grep -i oom, kubectl describe pod: OOMKilled); find what grows (a leak in the API server, request logging, an unbounded cache) or raise the memory limit; then read the previous process's log (kubectl logs --previous, journalctl -u)"
+		fd.Explain = plain("The process serving this endpoint keeps ending and being started again: each restart refuses connections while the model loads, drops every request in flight and starts the KV and prefix caches cold. A restart at a steady interval is a supervisor restarting a process that fails the same way each time.")
+		if !oom.IsZero() {
+			fd.Explain = fd.Explain.Cat(plain(" Its memory climbed before each restart and fell after it: the kernel's OOM killer at a cgroup or host limit is the usual end."))
+			fd.Action = plain("OOM suspected: confirm in the kernel log (dmesg | grep -i oom, kubectl describe pod: OOMKilled); find what grows (a leak in the API server, request logging, an unbounded cache) or raise the memory limit; then read the previous process's log (kubectl logs --previous, journalctl -u)")
 			return
 		}
-		fd.Action = "read the previous process's log (kubectl logs --previous, journalctl -u) for the error it ends on (CUDA error, NCCL timeout, failed health check, bad argument after a deploy); the kernel log for Xid errors and OOM kills"
+		fd.Action = plain("read the previous process's log (kubectl logs --previous, journalctl -u) for the error it ends on (CUDA error, NCCL timeout, failed health check, bad argument after a deploy); the kernel log for Xid errors and OOM kills")
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		return []promAlert{{Severity: "critical", Expr: fmt.Sprintf("changes(%s[%s]) >= %s", g.procName(sources.PStartTime), g.dur(seconds(p[clWindow])), g.num(p[clCount]))}}
@@ -131,7 +131,7 @@ func memBefore(rs []diagnose.Restart, get func(diagnose.Restart) float64) string
 	var out []string
 	for _, r := range rs {
 		if v := get(r); !math.IsNaN(v) {
-			out = append(out, mib(v))
+			out = append(out, str(say("%s", mib(v))))
 		} else {
 			out = append(out, missing)
 		}
@@ -147,8 +147,8 @@ func memBefore(rs []diagnose.Restart, get func(diagnose.Restart) float64) string
 // oomSuspect says how memory climbed before most restarts and fell after
 // them (resident, else GPU memory), or near a known limit; empty when it
 // did not.
-func oomSuspect(rs []diagnose.Restart, climb float64) string {
-	try := func(what string, before, after func(diagnose.Restart) float64) string {
+func oomSuspect(rs []diagnose.Restart, climb float64) diagnose.Text {
+	try := func(what string, before, after func(diagnose.Restart) float64) diagnose.Text {
 		known, climbed := 0, 0
 		lo, hi := math.NaN(), 0.0
 		for _, r := range rs {
@@ -164,11 +164,11 @@ func oomSuspect(rs []diagnose.Restart, climb float64) string {
 			}
 		}
 		if known == 0 || climbed*2 <= known {
-			return ""
+			return diagnose.Text{}
 		}
-		return fmt.Sprintf("%s climbed to %s before %d of %d restarts (%s after)", what, mib(hi), climbed, known, mib(lo))
+		return say("%s climbed to %s before %d of %d restarts (%s after)", what, mib(hi), climbed, known, mib(lo))
 	}
-	if s := try("resident memory", func(r diagnose.Restart) float64 { return r.RSSBefore }, func(r diagnose.Restart) float64 { return r.RSSAfter }); s != "" {
+	if s := try("resident memory", func(r diagnose.Restart) float64 { return r.RSSBefore }, func(r diagnose.Restart) float64 { return r.RSSAfter }); !s.IsZero() {
 		return s
 	}
 	return try("GPU memory", func(r diagnose.Restart) float64 { return r.GPUMemBefore }, func(r diagnose.Restart) float64 { return r.GPUMemAfter })

@@ -3,7 +3,6 @@ package detect
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -46,12 +45,12 @@ var ruleWorkloadShift = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		lead := firstOpen(u.ep.Shifts, diagnose.ShiftWorkload)
 		if lead = orLatest(u.ep.Shifts, lead, diagnose.ShiftWorkload); lead == nil {
-			fd.Summary = "the workload is back at its baseline"
+			fd.Summary = plain("the workload is back at its baseline")
 			return
 		}
 		fd.Summary, fd.Evidence = shiftWords(u.ep.Shifts, lead, seconds(p[shTie]))
-		fd.Explain = "The traffic this endpoint serves is not what it was: " + lead.Name + " moved first. Latency and queueing that follow are the server meeting different work, not a fault; a flag sized for the old traffic may be wrong for the new."
-		fd.Action = fmt.Sprintf("a traffic question: find the client or feature that changed at %s (%s%s); size the deployment for it or route it separately", clock(lead.Onset), lead.Name, lead.FactorWords())
+		fd.Explain = say("The traffic this endpoint serves is not what it was: %s moved first. Latency and queueing that follow are the server meeting different work, not a fault; a flag sized for the old traffic may be wrong for the new.", lead.Name)
+		fd.Action = say("a traffic question: find the client or feature that changed at %s (%s%s); size the deployment for it or route it separately", clock(lead.Onset), lead.Name, lead.FactorWords())
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		// Prompt tokens/s over 5 minutes against the hour before: the
@@ -83,13 +82,13 @@ var ruleCapacityShift = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		c := loneCapacity(u.ep.Shifts, seconds(p[shTie]))
 		if c = orLatest(u.ep.Shifts, c, diagnose.ShiftCapacity); c == nil {
-			fd.Summary = "the engine's speed is back at its baseline"
+			fd.Summary = plain("the engine's speed is back at its baseline")
 			return
 		}
 		fd.Summary, fd.Evidence = shiftWords(u.ep.Shifts, c, seconds(p[shTie]))
-		fd.Summary += ", with no change of traffic"
-		fd.Explain = "The same traffic gets less service than before: " + c.Name + " moved while arrivals, prompt and answer lengths held. The GPU itself slowed: every step takes longer, whatever vLLM's flags."
-		fd.Action = fmt.Sprintf("a fault since %s: check the GPU (nvidia-smi -q -d PERFORMANCE,TEMPERATURE: clocks and throttle reasons), other processes on it, and whether the engine restarted with other flags", clock(c.Onset))
+		fd.Summary = fd.Summary.Cat(plain(", with no change of traffic"))
+		fd.Explain = say("The same traffic gets less service than before: %s moved while arrivals, prompt and answer lengths held. The GPU itself slowed: every step takes longer, whatever vLLM's flags.", c.Name)
+		fd.Action = say("a fault since %s: check the GPU (nvidia-smi -q -d PERFORMANCE,TEMPERATURE: clocks and throttle reasons), other processes on it, and whether the engine restarted with other flags", clock(c.Onset))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		// dcgm-exporter's SM clock against the hour before, on busy GPUs.
@@ -169,8 +168,8 @@ func absDur(d time.Duration) time.Duration {
 // its own time): "since 14:02:01 prompt tokens/s 3.6k → 17k (×4.8);
 // prompt mean 1.1k → 5.8k tokens (×5.4) at 14:02:06; TTFT p95 70ms →
 // 24s (×340) at 14:02:03".
-func shiftWords(ss []diagnose.Shift, lead *diagnose.Shift, tie time.Duration) (string, []diagnose.Evidence) {
-	parts := []string{"since " + clock(lead.Onset) + " " + lead.Words()}
+func shiftWords(ss []diagnose.Shift, lead *diagnose.Shift, tie time.Duration) (diagnose.Text, []diagnose.Evidence) {
+	parts := []diagnose.Text{say("since %s %s", clock(lead.Onset), lead.Words())}
 	evs := shiftEvidence(nil, lead)
 	var same, felt []*diagnose.Shift
 	for i := range ss {
@@ -194,14 +193,14 @@ func shiftWords(ss []diagnose.Shift, lead *diagnose.Shift, tie time.Duration) (s
 	// The line stays readable: two more of the same kind, and the latency
 	// users feel; the rest is in the evidence.
 	for _, s := range same[:min(len(same), 2)] {
-		parts = append(parts, s.Words()+" at "+clock(s.Onset))
+		parts = append(parts, say("%s at %s", s.Words(), clock(s.Onset)))
 	}
 	for _, s := range felt {
 		if s.Signal == diagnose.SigTTFT || s.Signal == diagnose.SigITL {
-			parts = append(parts, s.Words()+" at "+clock(s.Onset))
+			parts = append(parts, say("%s at %s", s.Words(), clock(s.Onset)))
 		}
 	}
-	return strings.Join(parts, "; "), evs
+	return diagnose.Join(parts, "; "), evs
 }
 
 func shiftEvidence(evs []diagnose.Evidence, s *diagnose.Shift) []diagnose.Evidence {

@@ -57,9 +57,9 @@ var ruleKVSaturated = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st := u.st
-		fd.Summary = fmt.Sprintf("KV %s with %s running and %s waiting", pct(st.KVUsage), num(st.Running), num(st.Waiting))
+		fd.Summary = say("KV %s with %s running and %s waiting", pct(st.KVUsage), num(st.Running), num(st.Waiting))
 		fd.Evidence = kvEvidence(u, st.Span)
-		fd.Explain = "Every KV block is in use and requests wait for blocks to free up: the cache bounds how many sequences run, so queued requests wait for running ones to finish (and, with a preemption counter, you would see running ones evicted). New capacity or shorter sequences are what help."
+		fd.Explain = plain("Every KV block is in use and requests wait for blocks to free up: the cache bounds how many sequences run, so queued requests wait for running ones to finish (and, with a preemption counter, you would see running ones evicted). New capacity or shorter sequences are what help.")
 		fd.Flags, fd.Action = kvAdvice(u, p[ksHeadroom])
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
@@ -103,12 +103,12 @@ var ruleEngineStalled = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st := u.st
 		since, _ := stalledSince(x, u.ep)
-		fd.Summary = fmt.Sprintf("%s running, %s waiting, no token and no completion for %s while /metrics answers", num(st.Running), num(st.Waiting), dur(x.now.Sub(since)))
+		fd.Summary = say("%s running, %s waiting, no token and no completion for %s while /metrics answers", num(st.Running), num(st.Waiting), dur(x.now.Sub(since)))
 		fd.Evidence = []diagnose.Evidence{evNum("running", st.Running, diagnose.UnitCount, 0), evNum("waiting", st.Waiting, diagnose.UnitCount, 0),
 			evNum("no tokens or completions for", x.now.Sub(since).Seconds(), diagnose.UnitSeconds, 0), evNum("generation", st.GenTokRate, diagnose.UnitTokPerSec, st.Span),
 			evNum("last scrape", u.ep.ScrapeDuration.Seconds(), diagnose.UnitSeconds, 0)}
-		fd.Explain = "The server answers /metrics, so it is up, and it holds requests, but the engine produces nothing: no token generated and no request finished. vLLM's /health only checks that the engine process is alive, so a hung step passes it."
-		fd.Action = "restart the engine; first save its log (the last step, NCCL or CUDA errors, a worker that died) to find why it hung"
+		fd.Explain = plain("The server answers /metrics, so it is up, and it holds requests, but the engine produces nothing: no token generated and no request finished. vLLM's /health only checks that the engine process is alive, so a hung step passes it.")
+		fd.Action = plain("restart the engine; first save its log (the last step, NCCL or CUDA errors, a worker that died) to find why it hung")
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		return []promAlert{{Severity: "critical", Expr: fmt.Sprintf("(%s + %s) > 0 and %s == 0 and %s == 0",
@@ -183,10 +183,10 @@ var ruleEngineResting = &Rule{
 		if st.Paused == sources.TriYes {
 			state = append(state, "paused")
 		}
-		fd.Summary = "the engine reports itself " + strings.Join(state, " and ")
+		fd.Summary = plain("the engine reports itself " + strings.Join(state, " and "))
 		fd.Evidence = []diagnose.Evidence{ev("state", strings.Join(state, ", "), 0), evNum("running", st.Running, diagnose.UnitCount, 0), evNum("waiting", st.Waiting, diagnose.UnitCount, 0)}
-		fd.Explain = "vLLM's sleep mode frees the GPU (level 1 offloads the weights to CPU, level 2 discards them) and a paused engine schedules nothing: no tokens is expected, so no stalled or underutilization finding is raised."
-		fd.Action = "if it should serve: POST /wake_up (or resume it); otherwise nothing to do"
+		fd.Explain = plain("vLLM's sleep mode frees the GPU (level 1 offloads the weights to CPU, level 2 discards them) and a paused engine schedules nothing: no tokens is expected, so no stalled or underutilization finding is raised.")
+		fd.Action = plain("if it should serve: POST /wake_up (or resume it); otherwise nothing to do")
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		return []promAlert{{Severity: "info", Expr: fmt.Sprintf("min by (%s) (%s{%s=%q}) == 0 or %s > 0",
@@ -237,11 +237,11 @@ var ruleRequestErrors = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st, w := u.st, u.st.Span
-		fd.Summary = fmt.Sprintf("%s of %s finished req/s ended in an error", pct(st.ErrorShare), num(st.ReqRate))
+		fd.Summary = say("%s of %s finished req/s ended in an error", pct(st.ErrorShare), num(st.ReqRate))
 		fd.Evidence = []diagnose.Evidence{evNum("error share", st.ErrorShare, diagnose.UnitRatio, w), evNum("finished", st.ReqRate, diagnose.UnitReqPerSec, w),
 			evNum("errors", st.ErrorShare*st.ReqRate, diagnose.UnitReqPerSec, w)}
-		fd.Explain = "vLLM counts a request as finished with reason error when the engine failed it. Clients see these as server errors; they are not aborts (the client giving up)."
-		fd.Action = "look up the failing requests in the server log; if inputs are fine and the rate rose suddenly, the engine is failing: restart it and report the trace"
+		fd.Explain = plain("vLLM counts a request as finished with reason error when the engine failed it. Clients see these as server errors; they are not aborts (the client giving up).")
+		fd.Action = plain("look up the failing requests in the server log; if inputs are fine and the rate rose suddenly, the engine is failing: restart it and report the trace")
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		er := g.labeledRate(sources.LFinished, sources.FinishError, byEndpoint)
@@ -301,14 +301,14 @@ var ruleAdmissionRejections = &Rule{
 		if len(st.Rejects) > 0 {
 			top = st.Rejects[0].Reason
 		}
-		fd.Summary = fmt.Sprintf("%s requests/s rejected at admission (%s of those offered), mostly %s", num(st.RejectRate), pct(share), top)
+		fd.Summary = say("%s requests/s rejected at admission (%s of those offered), mostly %s", num(st.RejectRate), pct(share), top)
 		fd.Evidence = []diagnose.Evidence{evNum("rejected", st.RejectRate, diagnose.UnitPerSec, w),
 			evNum("rejected share", share, diagnose.UnitRatio, w), evNum("finished", st.ReqRate, diagnose.UnitReqPerSec, w), evNum("waiting", st.Waiting, diagnose.UnitCount, 0)}
 		for _, r := range st.Rejects {
 			fd.Evidence = append(fd.Evidence, evNum("rejected: "+r.Reason, r.PerSec, diagnose.UnitPerSec, w))
 		}
-		fd.Explain = "The engine's admission control refuses new requests when a cap on the waiting queue is reached; the reason label names the cap (" + top + "). Refused requests fail at once at the client."
-		fd.Action = fmt.Sprintf("the %s cap fired: add capacity (another replica) so the queue stays under it, or raise that cap if longer queues are acceptable", top)
+		fd.Explain = say("The engine's admission control refuses new requests when a cap on the waiting queue is reached; the reason label names the cap (%s). Refused requests fail at once at the client.", top)
+		fd.Action = say("the %s cap fired: add capacity (another replica) so the queue stays under it, or raise that cap if longer queues are acceptable", top)
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		rej := g.labeledRate(sources.LAdmissionRejected, "", byEndpoint)

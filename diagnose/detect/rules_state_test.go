@@ -24,8 +24,8 @@ func TestKVSaturatedWithoutPreemptionCounter(t *testing.T) {
 	}
 	// 0.85 × 150 ÷ 0.97 = 131 sequences fit at what running ones hold,
 	// set as 128 (a multiple of 8 from 128).
-	if !strings.Contains(fd.Action, "set --max-num-seqs to 128") {
-		t.Errorf("action %q", fd.Action)
+	if !strings.Contains(txt(fd.Action), "set --max-num-seqs to 128") {
+		t.Errorf("action %q", txt(fd.Action))
 	}
 	// Pending before it fires: named within seconds of opening.
 	if p := frames[5].Pending; len(p) == 0 || p[0].Rule != "kv_cache_saturated" || p[0].State != diagnose.FindingPending {
@@ -83,7 +83,7 @@ func TestEngineStalled(t *testing.T) {
 	if findingOf(last, "gpu_underutilization") != nil || findingOf(last, "engine_stalled") != nil {
 		t.Errorf("a sleeping engine raised %+v", last.Findings)
 	}
-	if fd := findingOf(last, "engine_sleeping"); fd == nil || fd.Severity != diagnose.SevInfo || !strings.Contains(fd.Summary, "asleep (weights_offloaded)") {
+	if fd := findingOf(last, "engine_sleeping"); fd == nil || fd.Severity != diagnose.SevInfo || !strings.Contains(txt(fd.Summary), "asleep (weights_offloaded)") {
 		t.Errorf("sleeping not shown: %+v", last.Findings)
 	}
 	// The same idle engine awake is underused (the suppression is real).
@@ -118,7 +118,7 @@ func TestRequestErrorsAndRejections(t *testing.T) {
 	w = newWorld(t, chatCfg(), upEndpoint("r", st))
 	_, fd = firstFiring(w.run(t0, 2*time.Minute, time.Second, nil), "admission_rejections")
 	// 2 rejected against 5 finished: 2 ÷ 7 = 29% of those offered.
-	if fd == nil || fd.Severity != diagnose.SevCritical || !strings.Contains(fd.Action, "max_num_queued_reqs cap fired") || !strings.Contains(fd.Summary, "29%") {
+	if fd == nil || fd.Severity != diagnose.SevCritical || !strings.Contains(txt(fd.Action), "max_num_queued_reqs cap fired") || !strings.Contains(txt(fd.Summary), "29%") {
 		t.Errorf("rejections: %+v", fd)
 	}
 }

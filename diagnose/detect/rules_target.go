@@ -63,39 +63,39 @@ var ruleEndpointDown = &Rule{
 		if ep.NotVLLM && isDown(ep.State) {
 			// It answers: not an outage, the wrong port or another program.
 			fd.Title = "Not a vLLM endpoint"
-			fd.Summary = "answers without vLLM metrics since " + ep.Since.UTC().Format("15:04:05 MST") + ": " + ep.LastError
-			fd.Explain = "Something answers on this address, but its /metrics has no vllm:* series: another program holds the port, another serving engine runs there, or the path is not vLLM's API server."
+			fd.Summary = say("answers without vLLM metrics since %s: %s", ep.Since.UTC().Format("15:04:05 MST"), ep.LastError)
+			fd.Explain = plain("Something answers on this address, but its /metrics has no vllm:* series: another program holds the port, another serving engine runs there, or the path is not vLLM's API server.")
 			fd.Evidence = append(fd.Evidence, ev("last error", ep.LastError, 0))
-			fd.Action = "point vtop at the vLLM API server's port (vllm serve --port, default 8000) and path /metrics"
+			fd.Action = plain("point vtop at the vLLM API server's port (vllm serve --port, default 8000) and path /metrics")
 			return
 		}
 		if isDown(ep.State) {
-			fd.Summary = fmt.Sprintf("%s since %s (%s)", ep.State, ep.Since.UTC().Format("15:04:05 MST"), dur(x.now.Sub(ep.Since)))
+			fd.Summary = say("%s since %s (%s)", ep.State, ep.Since.UTC().Format("15:04:05 MST"), dur(x.now.Sub(ep.Since)))
 			if n > 1 {
-				fd.Summary += fmt.Sprintf(", outage %d in %s", n, dur(seconds(p[edFlapWindow])))
+				fd.Summary = fd.Summary.Cat(say(", outage %d in %s", n, dur(seconds(p[edFlapWindow]))))
 			}
 			if ep.LastError != "" {
-				fd.Summary += ": " + ep.LastError
+				fd.Summary = fd.Summary.Add(": %s", ep.LastError)
 			}
 			if !ep.LastSuccess.IsZero() {
 				fd.Evidence = append(fd.Evidence, evNum("since last success", x.now.Sub(ep.LastSuccess).Seconds(), diagnose.UnitSeconds, 0))
 			}
-			fd.Explain = "vtop cannot read this endpoint's metrics, so nothing else about it can be diagnosed. A refused connection usually means the vLLM process is gone or still loading the model; a timeout means it is wedged or the network is."
+			fd.Explain = plain("vtop cannot read this endpoint's metrics, so nothing else about it can be diagnosed. A refused connection usually means the vLLM process is gone or still loading the model; a timeout means it is wedged or the network is.")
 		} else {
 			fd.Title = "Endpoint flapping" // up now: "down" would be false
-			fd.Summary = fmt.Sprintf("%d outages in %s (first %s ago), up now", n, dur(seconds(p[edFlapWindow])), dur(x.now.Sub(first)))
-			fd.Explain = "The endpoint keeps dropping out and coming back: restarts in a loop (an OOM kill, a failing health check), or a flaky network path. Clients see errors during every outage."
+			fd.Summary = say("%d outages in %s (first %s ago), up now", n, dur(seconds(p[edFlapWindow])), dur(x.now.Sub(first)))
+			fd.Explain = plain("The endpoint keeps dropping out and coming back: restarts in a loop (an OOM kill, a failing health check), or a flaky network path. Clients see errors during every outage.")
 		}
 		fd.Evidence = append(fd.Evidence, ev("state", ep.State.String(), 0), evNum("outages", float64(n), diagnose.UnitCount, seconds(p[edFlapWindow])))
 		if ep.LastError != "" {
 			fd.Evidence = append(fd.Evidence, ev("last error", ep.LastError, 0))
 		}
-		fd.Action = "check the vLLM process and its log (systemctl status / kubectl describe pod and logs: OOMKilled, CUDA errors), that it listens on this port, and the kernel log for GPU Xid errors"
+		fd.Action = plain("check the vLLM process and its log (systemctl status / kubectl describe pod and logs: OOMKilled, CUDA errors), that it listens on this port, and the kernel log for GPU Xid errors")
 		if isDown(ep.State) {
 			// The first step follows why the scrape fails: a DNS typo or
 			// a wrong path is not a dead process.
 			if explain, action := downAdvice(sources.Classify(ep.LastError)); action != "" {
-				fd.Explain, fd.Action = explain, action
+				fd.Explain, fd.Action = plain(explain), plain(action)
 			}
 		}
 	},
@@ -168,10 +168,10 @@ var ruleRestarted = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		at := u.ep.RestartedAt
-		fd.Summary = fmt.Sprintf("restarted %s ago (%s)", dur(x.now.Sub(at)), at.UTC().Format("15:04:05 MST"))
+		fd.Summary = say("restarted %s ago (%s)", dur(x.now.Sub(at)), at.UTC().Format("15:04:05 MST"))
 		fd.Evidence = []diagnose.Evidence{ev("restarted at", at.UTC().Format(time.RFC3339), 0)}
-		fd.Explain = "A new process serves this endpoint: counters started again from zero (vtop corrects its rates across the reset) and the KV and prefix caches are cold."
-		fd.Action = "if the restart was not planned, find its cause in the engine's log (OOM kill, CUDA error, failed health check)"
+		fd.Explain = plain("A new process serves this endpoint: counters started again from zero (vtop corrects its rates across the reset) and the KV and prefix caches are cold.")
+		fd.Action = plain("if the restart was not planned, find its cause in the engine's log (OOM kill, CUDA error, failed health check)")
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		return []promAlert{{Severity: "info", Expr: fmt.Sprintf("changes(%s[10m]) > 0", g.procName(sources.PStartTime))}}
@@ -213,10 +213,10 @@ var ruleScrapeSlow = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		ep := u.ep
-		fd.Summary = fmt.Sprintf("scrape took %s (%d samples)", dur(ep.ScrapeDuration), ep.Samples)
+		fd.Summary = say("scrape took %s (%d samples)", dur(ep.ScrapeDuration), ep.Samples)
 		fd.Evidence = []diagnose.Evidence{evNum("scrape duration", ep.ScrapeDuration.Seconds(), diagnose.UnitSeconds, 0), evNum("samples", float64(ep.Samples), diagnose.UnitCount, 0)}
-		fd.Explain = "A slow /metrics delays every number vtop shows for this endpoint and can time out. Usually the exposition is very large, or the API server is too busy to answer."
-		fd.Action = fmt.Sprintf("check the exposition (%d samples) for per-pid or per-adapter series; keep PROMETHEUS_MULTIPROC_DIR on local disk; raise --timeout if the endpoint is far away", ep.Samples)
+		fd.Explain = plain("A slow /metrics delays every number vtop shows for this endpoint and can time out. Usually the exposition is very large, or the API server is too busy to answer.")
+		fd.Action = say("check the exposition (%d samples) for per-pid or per-adapter series; keep PROMETHEUS_MULTIPROC_DIR on local disk; raise --timeout if the endpoint is far away", ep.Samples)
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		// scrape_duration_seconds is Prometheus' own series.

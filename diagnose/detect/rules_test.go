@@ -135,7 +135,7 @@ func TestRuleEdges(t *testing.T) {
 			at, fd := firstFiring(frames, c.rule)
 			if !c.fire {
 				if fd != nil {
-					t.Fatalf("fired at +%v: %s", at.Sub(t0), fd.Summary)
+					t.Fatalf("fired at +%v: %s", at.Sub(t0), txt(fd.Summary))
 				}
 				return
 			}
@@ -154,14 +154,14 @@ func TestRuleEdges(t *testing.T) {
 			if fd.Severity != c.sev {
 				t.Errorf("severity %v, want %v", fd.Severity, c.sev)
 			}
-			if fd.Target != "replica-3" || fd.Model != "m" || fd.Summary == "" || fd.Explain == "" || fd.Action == "" || len(fd.Evidence) == 0 {
+			if fd.Target != "replica-3" || fd.Model != "m" || txt(fd.Summary) == "" || txt(fd.Explain) == "" || txt(fd.Action) == "" || len(fd.Evidence) == 0 {
 				t.Errorf("incomplete finding: %+v", fd)
 			}
-			if strings.Contains(fd.Summary+fd.Action, "NaN") || strings.Contains(fd.Summary+fd.Action, "%!") {
-				t.Errorf("bad number in %q / %q", fd.Summary, fd.Action)
+			if strings.Contains(txt(fd.Summary)+txt(fd.Action), "NaN") || strings.Contains(txt(fd.Summary)+txt(fd.Action), "%!") {
+				t.Errorf("bad number in %q / %q", txt(fd.Summary), txt(fd.Action))
 			}
 			for _, fc := range fd.Flags {
-				if strings.Contains(fc.To+fc.Why, "NaN") {
+				if strings.Contains(fc.To+txt(fc.Why), "NaN") {
 					t.Errorf("flag %+v", fc)
 				}
 			}

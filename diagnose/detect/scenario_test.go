@@ -12,6 +12,7 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/diagnose/detect"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
 )
@@ -135,7 +136,7 @@ func TestScenariosFireTheirRule(t *testing.T) {
 				t.Fatalf("%s did not fire within %v of the incident (2 × for %v); other findings: %v", c.rule, limit-incidentAt, forD, others)
 			}
 			lag := at - incidentAt
-			t.Logf("%s fired %v after the incident (for %v, limit %v), %s: %s → %s", c.rule, lag, forD, 2*forD, fired.Severity, fired.Summary, fired.Action)
+			t.Logf("%s fired %v after the incident (for %v, limit %v), %s: %s → %s", c.rule, lag, forD, 2*forD, fired.Severity, format.Say(fired.Summary), format.Say(fired.Action))
 			if lag > 2*forD {
 				t.Errorf("fired %v after the incident, more than 2 × for", lag)
 			}
@@ -149,12 +150,12 @@ func TestScenariosFireTheirRule(t *testing.T) {
 			if c.rule == "gpu_underutilization" {
 				minSev = diagnose.SevInfo
 			}
-			if fired.Target != "replica-3" || fired.Severity < minSev || fired.Action == "" || fired.Summary == "" || len(fired.Evidence) == 0 {
+			if fired.Target != "replica-3" || fired.Severity < minSev || format.Say(fired.Action) == "" || format.Say(fired.Summary) == "" || len(fired.Evidence) == 0 {
 				t.Errorf("finding %+v", fired)
 			}
 			if c.flag != "" {
 				i := slices.IndexFunc(fired.Flags, func(fc diagnose.FlagChange) bool { return fc.Flag == c.flag })
-				if i < 0 || !number.MatchString(fired.Flags[i].To) || fired.Flags[i].Why == "" {
+				if i < 0 || !number.MatchString(fired.Flags[i].To) || format.Say(fired.Flags[i].Why) == "" {
 					t.Errorf("no computed %s: %+v", c.flag, fired.Flags)
 				}
 			}
@@ -180,7 +181,7 @@ func TestScenariosHealthyBusyRestartStayQuiet(t *testing.T) {
 				f := p.step()
 				for _, fd := range f.Findings {
 					if fd.Severity > diagnose.SevInfo {
-						t.Fatalf("%s at %v: %s: %s", fd.Severity, p.fleet.Elapsed(), fd.Rule, fd.Summary)
+						t.Fatalf("%s at %v: %s: %s", fd.Severity, p.fleet.Elapsed(), fd.Rule, format.Say(fd.Summary))
 					}
 					infos[fd.Rule] = true
 				}
@@ -225,7 +226,7 @@ func TestOpeningOnABrokenReplica(t *testing.T) {
 					if i < 0 || !number.MatchString(fd.Flags[i].To) {
 						continue
 					}
-					t.Logf("%ds after opening: %s %s (%s, held %v of %v): %s → %s", k, fd.Rule, fd.State, fd.Severity, fd.HeldFor, fd.Hold, fd.Summary, fd.Action)
+					t.Logf("%ds after opening: %s %s (%s, held %v of %v): %s → %s", k, fd.Rule, fd.State, fd.Severity, fd.HeldFor, fd.Hold, format.Say(fd.Summary), format.Say(fd.Action))
 					return
 				}
 			}
@@ -267,7 +268,7 @@ func TestSaturationWithoutPreemptionCounter(t *testing.T) {
 			}
 			firing = p.fleet.Elapsed()
 			t.Logf("KV pinned with a queue %v after the incident; pending at %v, firing at %v: %s: %s → %s",
-				pinned-incidentAt, pending-incidentAt, firing-incidentAt, fd.Severity, fd.Summary, fd.Action)
+				pinned-incidentAt, pending-incidentAt, firing-incidentAt, fd.Severity, format.Say(fd.Summary), format.Say(fd.Action))
 			i := slices.IndexFunc(fd.Flags, func(fc diagnose.FlagChange) bool { return fc.Flag == "--max-num-seqs" })
 			if i < 0 || !number.MatchString(fd.Flags[i].To) {
 				t.Fatalf("no computed --max-num-seqs: %+v", fd.Flags)
@@ -275,14 +276,14 @@ func TestSaturationWithoutPreemptionCounter(t *testing.T) {
 			n, _ := strconv.Atoi(fd.Flags[i].To)
 			blocks := float64(p.fleet.Replicas()[0].Config().NumGPUBlocks)
 			live, miss := detect.FitLive(st.KVUsage, st.Running, blocks, 0.15)
-			t.Logf("--max-num-seqs %s (%s); live fit %d at KV %.3f with %.0f running", fd.Flags[i].To, fd.Flags[i].Why, live.N, st.KVUsage, st.Running)
+			t.Logf("--max-num-seqs %s (%s); live fit %d at KV %.3f with %.0f running", fd.Flags[i].To, format.Say(fd.Flags[i].Why), live.N, st.KVUsage, st.Running)
 			// The number shown holds until the evidence moves it by more
 			// than 15% (issue 19): within the fit's 15% headroom of
 			// today's live fit.
 			if miss != "" || float64(n) > float64(live.N)*1.15 {
 				t.Errorf("--max-num-seqs %d exceeds what the live KV fits (%d, %s) by more than the 15%% it may be held", n, live.N, miss)
 			}
-			if strings.Contains(fd.Action, "lower --max-num-seqs") && float64(n) >= st.Running {
+			if strings.Contains(format.Say(fd.Action), "lower --max-num-seqs") && float64(n) >= st.Running {
 				t.Errorf("lowers --max-num-seqs to %d, at or above the %.0f running", n, st.Running)
 			}
 		}
@@ -320,10 +321,10 @@ func TestClosedLoopBacklogSizing(t *testing.T) {
 			if fd.Rule != rule || fd.State != diagnose.FindingFiring {
 				continue
 			}
-			t.Logf("%s %v after the incident: %s: %s → %s", rule, p.fleet.Elapsed()-incidentAt, fd.Severity, fd.Summary, fd.Action)
-			m := replicas.FindStringSubmatch(fd.Action)
+			t.Logf("%s %v after the incident: %s: %s → %s", rule, p.fleet.Elapsed()-incidentAt, fd.Severity, format.Say(fd.Summary), format.Say(fd.Action))
+			m := replicas.FindStringSubmatch(format.Say(fd.Action))
 			if m == nil {
-				t.Fatalf("no replica count in %q", fd.Action)
+				t.Fatalf("no replica count in %q", format.Say(fd.Action))
 			}
 			need, _ := strconv.Atoi(m[1])
 			if need < 2 || m[2] != "1" {
@@ -354,7 +355,7 @@ func TestFinishReasonSpellingReadEndToEnd(t *testing.T) {
 			if !strings.Contains(expo, sources.LabelFinishedAlt+`="abort"`) || strings.Contains(expo, sources.LabelFinished+"=") {
 				t.Fatalf("the exposition does not spell the label %s only", sources.LabelFinishedAlt)
 			}
-			t.Logf("%s %v after the incident, abort share %.3f: %s: %s", rule, p.fleet.Elapsed()-incidentAt, st.AbortShare, fd.Severity, fd.Summary)
+			t.Logf("%s %v after the incident, abort share %.3f: %s: %s", rule, p.fleet.Elapsed()-incidentAt, st.AbortShare, fd.Severity, format.Say(fd.Summary))
 			if isNaN(st.AbortShare) || st.AbortShare <= 0 {
 				t.Errorf("abort share %v with aborts happening", st.AbortShare)
 			}
@@ -393,7 +394,7 @@ func TestV0WithV1HelpReadAsV0(t *testing.T) {
 			t.Fatalf("at %v: generation %v, want V0 (warnings %q)", p.fleet.Elapsed(), ep.Version, ep.Warnings)
 		}
 		for _, fd := range append(slices.Clone(f.Findings), f.Pending...) {
-			for _, s := range []string{fd.Summary, fd.Action, fd.Explain} {
+			for _, s := range []string{format.Say(fd.Summary), format.Say(fd.Action), format.Say(fd.Explain)} {
 				if strings.Contains(s, "V1") {
 					t.Fatalf("%s on a V0 engine explained as V1: %q", fd.Rule, s)
 				}
@@ -401,7 +402,7 @@ func TestV0WithV1HelpReadAsV0(t *testing.T) {
 		}
 		for _, fd := range f.Findings {
 			if fd.Rule == rule && fd.State == diagnose.FindingFiring {
-				t.Logf("%v; warnings %q; %s %v after the incident: %s → %s", ep.Version, ep.Warnings, rule, p.fleet.Elapsed()-incidentAt, fd.Summary, fd.Action)
+				t.Logf("%v; warnings %q; %s %v after the incident: %s → %s", ep.Version, ep.Warnings, rule, p.fleet.Elapsed()-incidentAt, format.Say(fd.Summary), format.Say(fd.Action))
 				if len(ep.Warnings) == 0 {
 					t.Errorf("HELP and metric names disagree, yet no endpoint warning")
 				}
@@ -444,12 +445,12 @@ func TestLeakProjectsAgainstTheLocalLimit(t *testing.T) {
 		if fired == nil {
 			t.Fatalf("limited %v: memory_leak did not fire within %v", limited, limit)
 		}
-		t.Logf("limited %v: %v after the incident, %s: %s", limited, p.fleet.Elapsed()-incidentAt, fired.Severity, fired.Summary)
+		t.Logf("limited %v: %v after the incident, %s: %s", limited, p.fleet.Elapsed()-incidentAt, fired.Severity, format.Say(fired.Summary))
 		switch {
-		case limited && (fired.Severity != diagnose.SevCritical || !strings.Contains(fired.Summary, "cgroup memory limit")):
-			t.Errorf("with a 2 GiB margin under the cgroup's limit: %s, %q", fired.Severity, fired.Summary)
-		case !limited && (fired.Severity != diagnose.SevWarning || strings.Contains(fired.Summary, "cgroup")):
-			t.Errorf("with no limit known: %s, %q", fired.Severity, fired.Summary)
+		case limited && (fired.Severity != diagnose.SevCritical || !strings.Contains(format.Say(fired.Summary), "cgroup memory limit")):
+			t.Errorf("with a 2 GiB margin under the cgroup's limit: %s, %q", fired.Severity, format.Say(fired.Summary))
+		case !limited && (fired.Severity != diagnose.SevWarning || strings.Contains(format.Say(fired.Summary), "cgroup")):
+			t.Errorf("with no limit known: %s, %q", fired.Severity, format.Say(fired.Summary))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 )
 
@@ -16,9 +17,9 @@ var vllmOnly = []string{"--max-num-seqs", "--max-num-batched-tokens", "--gpu-mem
 	"--enable-chunked-prefill", "--enable-prefix-caching", "--swap-space", "--max-model-len"}
 
 func vllmFlagIn(fd *diagnose.Finding) string {
-	texts := []string{fd.Summary, fd.Explain, fd.Action}
+	texts := []string{format.Say(fd.Summary), format.Say(fd.Explain), format.Say(fd.Action)}
 	for _, fc := range fd.Flags {
-		texts = append(texts, fc.Flag, fc.From, fc.To, fc.Why)
+		texts = append(texts, fc.Flag, fc.From, fc.To, format.Say(fc.Why))
 	}
 	for _, t := range texts {
 		for _, f := range vllmOnly {
@@ -46,7 +47,7 @@ func TestSGLangHealthyStaysQuiet(t *testing.T) {
 				}
 				for _, fd := range f.Findings {
 					if fd.Severity > diagnose.SevInfo {
-						t.Fatalf("%s at %v: %s: %s", fd.Severity, p.fleet.Elapsed(), fd.Rule, fd.Summary)
+						t.Fatalf("%s at %v: %s: %s", fd.Severity, p.fleet.Elapsed(), fd.Rule, format.Say(fd.Summary))
 					}
 				}
 			}
@@ -82,7 +83,7 @@ func TestSGLangFullPoolNamedWithItsFlags(t *testing.T) {
 	if named == nil {
 		t.Fatal("the full, retracting SGLang replica was never named")
 	}
-	t.Logf("%s (%s) %v after the incident: %s → %s", named.Rule, named.State, at, named.Summary, named.Action)
+	t.Logf("%s (%s) %v after the incident: %s → %s", named.Rule, named.State, at, format.Say(named.Summary), format.Say(named.Action))
 	if at > 30*time.Second {
 		t.Errorf("named %v after the incident, want within 30 s", at)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 )
 
@@ -40,20 +41,20 @@ func TestShiftFindings(t *testing.T) {
 						got = fd
 					}
 					if fd.Rule == c.other {
-						t.Errorf("%s beside the %s: %s", c.other, c.rule, fd.Summary)
+						t.Errorf("%s beside the %s: %s", c.other, c.rule, format.Say(fd.Summary))
 					}
 				}
 			}
 			if got == nil {
 				t.Fatalf("no %s", c.rule)
 			}
-			t.Logf("%s %s: %s → %s", got.Severity, got.Rule, got.Summary, got.Action)
+			t.Logf("%s %s: %s → %s", got.Severity, got.Rule, format.Say(got.Summary), format.Say(got.Action))
 			if got.Severity != c.sev {
 				t.Errorf("severity %s, want %s", got.Severity, c.sev)
 			}
 			for _, w := range c.words {
-				if !strings.Contains(got.Summary, w) {
-					t.Errorf("summary lacks %q: %s", w, got.Summary)
+				if !strings.Contains(format.Say(got.Summary), w) {
+					t.Errorf("summary lacks %q: %s", w, format.Say(got.Summary))
 				}
 			}
 			// FirstSeen is the onset: the scrape the change began at.

@@ -87,7 +87,7 @@ func randomFindings(r *rand.Rand, n, targets int) []diagnose.Finding {
 		fs[i] = diagnose.Finding{Severity: diagnose.Severity(r.IntN(3)), Rule: pick(rules...),
 			Target: ":" + strconv.Itoa(r.IntN(targets)), Model: pick("", "m1", "m2"), Engine: pick("", "0", "1"),
 			FirstSeen: t0.Add(time.Duration(r.IntN(3)) * time.Second), Cause: pick("", "", "kv_cache_thrashing@:1"),
-			Summary: string(rune('A' + i%26))} // tells equal keys apart: stability
+			Summary: diagnose.Plain(string(rune('A' + i%26)))} // tells equal keys apart: stability
 	}
 	return fs
 }

@@ -147,7 +147,7 @@ func (d *Detector) advance(x *evalCtx, st *ruleState, ri int, c cond, sev diagno
 		}
 		st.finding.State, st.finding.ResolvingSince = diagnose.FindingResolving, st.clearSince
 		st.finding.HeldFor, st.finding.Hold = st.clearSince.Sub(st.finding.FirstSeen), st.hold
-		st.finding.Action, st.finding.Flags = "", nil
+		st.finding.Action, st.finding.Flags = diagnose.Text{}, nil
 	}
 	return true
 }

@@ -37,7 +37,7 @@ func TestPendingExposed(t *testing.T) {
 	}
 	p := f.Pending[0]
 	if p.Rule != "kv_cache_thrashing" || p.State != diagnose.FindingPending || p.HeldFor != 40*time.Second || p.Hold != 2*time.Minute ||
-		!p.FirstSeen.Equal(t0) || p.Summary == "" || p.Severity != diagnose.SevWarning {
+		!p.FirstSeen.Equal(t0) || txt(p.Summary) == "" || p.Severity != diagnose.SevWarning {
 		t.Errorf("pending finding %+v", p)
 	}
 	if _, any := Worst(f.Findings); any {
@@ -56,7 +56,7 @@ func TestPendingExposed(t *testing.T) {
 func TestResolvingWithholdsAction(t *testing.T) {
 	w := newWorld(t, chatCfg(), upEndpoint("r", healthyStats()))
 	frames := w.run(t0, 30*time.Second, time.Second, thrashAt(22, 0.97))
-	if fd := findingOf(frames[len(frames)-1], "kv_cache_thrashing"); fd == nil || fd.Action == "" || len(fd.Flags) == 0 {
+	if fd := findingOf(frames[len(frames)-1], "kv_cache_thrashing"); fd == nil || txt(fd.Action) == "" || len(fd.Flags) == 0 {
 		t.Fatalf("not firing with advice: %+v", fd)
 	}
 	clear := t0.Add(31 * time.Second)
@@ -65,8 +65,8 @@ func TestResolvingWithholdsAction(t *testing.T) {
 	if fd == nil || fd.State != diagnose.FindingResolving || !fd.ResolvingSince.Equal(clear) {
 		t.Fatalf("want resolving since %v: %+v", clear, fd)
 	}
-	if fd.Action != "" || len(fd.Flags) != 0 {
-		t.Errorf("resolving keeps its action %q %+v", fd.Action, fd.Flags)
+	if txt(fd.Action) != "" || len(fd.Flags) != 0 {
+		t.Errorf("resolving keeps its action %q %+v", txt(fd.Action), fd.Flags)
 	}
 	kv := math.NaN()
 	for _, e := range fd.Evidence {
@@ -79,7 +79,7 @@ func TestResolvingWithholdsAction(t *testing.T) {
 	}
 	// Holding again: firing with its action, first seen unchanged.
 	frames = w.run(clear.Add(61*time.Second), 0, time.Second, thrashAt(22, 0.97))
-	if fd := findingOf(frames[0], "kv_cache_thrashing"); fd == nil || fd.State != diagnose.FindingFiring || fd.Action == "" || !fd.FirstSeen.Equal(t0) {
+	if fd := findingOf(frames[0], "kv_cache_thrashing"); fd == nil || fd.State != diagnose.FindingFiring || txt(fd.Action) == "" || !fd.FirstSeen.Equal(t0) {
 		t.Errorf("relapse %+v", fd)
 	}
 }
@@ -134,12 +134,12 @@ func TestPremiseRechecked(t *testing.T) {
 	ep.MaxNumSeqs = 512
 	w := newWorld(t, chatCfg(), ep)
 	frames := w.run(t0, 2*time.Minute, time.Second, starving(500, 0.02))
-	if fd := findingOf(frames[len(frames)-1], "prefill_starvation"); fd == nil || fd.State != diagnose.FindingFiring || fd.Action == "" {
+	if fd := findingOf(frames[len(frames)-1], "prefill_starvation"); fd == nil || fd.State != diagnose.FindingFiring || txt(fd.Action) == "" {
 		t.Fatalf("starvation not firing: %+v", fd)
 	}
 	frames = w.run(t0.Add(121*time.Second), 10*time.Second, time.Second, starving(32, 0.25))
 	fd := findingOf(frames[len(frames)-1], "prefill_starvation")
-	if fd == nil || fd.State != diagnose.FindingResolving || fd.Action != "" || len(fd.Flags) != 0 {
+	if fd == nil || fd.State != diagnose.FindingResolving || txt(fd.Action) != "" || len(fd.Flags) != 0 {
 		t.Errorf("32 of 512 slots, inter-token p50 5× target: %+v", fd)
 	}
 

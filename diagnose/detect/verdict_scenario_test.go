@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/ui/report"
 )
@@ -34,6 +35,12 @@ type verdictCase struct {
 	rc       sim.ReplicaConfig
 	want     diagnose.Limit // pathology: the limit; quiet: ""
 	quiet    bool
+	// brokenFor is how long the replica is broken before vtop opens
+	// (pathology; 0: three minutes).
+	brokenFor time.Duration
+	// gaveUp: the verdict must say the clients give up in the queue
+	// (and so size nothing in replicas).
+	gaveUp bool
 }
 
 func verdictCases() []verdictCase {
@@ -55,6 +62,16 @@ func verdictCases() []verdictCase {
 		v("arrivals over capacity, V0 8B", "queue-backlog", "v0.6", sim.Model{}, diagnose.LimitArrivals),
 		{name: "arrivals over capacity, 2 data-parallel engines, busy then 10× (the demo's llama-dp)", scenario: "busy+queue-backlog",
 			rc: sim.ReplicaConfig{Profile: "latest", DP: 2, Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: "queue-backlog"}}}, want: diagnose.LimitArrivals},
+		// Left for 8 minutes the queue time reaches the clients' 120 s
+		// timeout: they abort (and retry), the scheduler admits the
+		// oldest requests, whose clients are about to leave, and nearly
+		// every finished request is an abort.
+		{name: "arrivals over capacity, clients give up in the queue (8 min), V1 8B", scenario: "queue-backlog",
+			rc: sim.ReplicaConfig{Profile: "latest"}, want: diagnose.LimitArrivals, brokenFor: 8 * time.Minute, gaveUp: true},
+		{name: "arrivals over capacity, clients give up in the queue (8 min), V1 14B", scenario: "queue-backlog",
+			rc: sim.ReplicaConfig{Profile: "latest", Model: qwen}, want: diagnose.LimitArrivals, brokenFor: 8 * time.Minute, gaveUp: true},
+		{name: "arrivals over capacity, clients give up in the queue (8 min), V0 8B", scenario: "queue-backlog",
+			rc: sim.ReplicaConfig{Profile: "v0.6"}, want: diagnose.LimitArrivals, brokenFor: 8 * time.Minute, gaveUp: true},
 		v("KV cache, V1 8B", "kv-thrashing", "latest", sim.Model{}, diagnose.LimitKVCache),
 		v("KV cache, V0 8B", "kv-thrashing", "v0.6", sim.Model{}, diagnose.LimitKVCache),
 		v("KV cache, no preemption counter", "kv-saturated-trimmed", "v0.10", sim.Model{}, diagnose.LimitKVCache),
@@ -113,8 +130,12 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 	}
 	p := newScenarioPipeline(t, rc)
 	if !c.quiet {
-		// Broken three minutes before vtop's first scrape.
-		for p.fleet.Elapsed() < 3*time.Minute {
+		// Broken three minutes (or brokenFor) before vtop's first scrape.
+		broken := 3 * time.Minute
+		if c.brokenFor > 0 {
+			broken = c.brokenFor
+		}
+		for p.fleet.Elapsed() < broken {
 			p.fleet.Advance(time.Second)
 		}
 		var res verdictResult
@@ -126,12 +147,12 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 			// LoRA-, draft- or not-yet-known-bound batch.
 			if l := ep.Verdict.Limit; !slices.Contains(sizedByReplicas, l) {
 				for _, fd := range append(slices.Clone(ep.Findings), ep.Pending...) {
-					if strings.Contains(fd.Action, "replicas of this model instead of") {
-						t.Errorf("%s at %ds, verdict %s: %s advises %q", c.name, k, l, fd.Rule, fd.Action)
+					if strings.Contains(format.Say(fd.Action), "replicas of this model instead of") {
+						t.Errorf("%s at %ds, verdict %s: %s advises %q", c.name, k, l, fd.Rule, format.Say(fd.Action))
 					}
 				}
 			}
-			if ep.Verdict.Limit == c.want {
+			if ep.Verdict.Limit == c.want && (ep.Verdict.GaveUp > 0) == c.gaveUp {
 				res.at, res.ok = time.Duration(k)*time.Second, true
 				// The advice: the finding that carries the verdict's limit,
 				// else the worst, firing before pending.
@@ -149,7 +170,7 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 					}
 				}
 				if best >= 0 {
-					res.advice = fs[best].Title + " (" + fs[best].State.String() + "): " + fs[best].Action
+					res.advice = fs[best].Title + " (" + fs[best].State.String() + "): " + format.Say(fs[best].Action)
 				}
 				return res
 			}
@@ -170,7 +191,7 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 			}
 			if fd.Severity > diagnose.SevInfo && res.ok {
 				res.ok = false
-				res.problem = fmt.Sprintf("%s %s at %v: %s", fd.Severity, fd.Rule, p.fleet.Elapsed().Round(time.Second), fd.Summary)
+				res.problem = fmt.Sprintf("%s %s at %v: %s", fd.Severity, fd.Rule, p.fleet.Elapsed().Round(time.Second), format.Say(fd.Summary))
 			}
 		}
 		// Nor a pending line that advises a flag: on normal life it is
@@ -178,7 +199,7 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 		for _, fd := range f.Endpoints[0].Pending {
 			if fd.Severity > diagnose.SevInfo && len(fd.Flags) > 0 && res.ok {
 				res.ok = false
-				res.problem = fmt.Sprintf("pending %s %s at %v: %s → %s", fd.Severity, fd.Rule, p.fleet.Elapsed().Round(time.Second), fd.Summary, fd.Action)
+				res.problem = fmt.Sprintf("pending %s %s at %v: %s → %s", fd.Severity, fd.Rule, p.fleet.Elapsed().Round(time.Second), format.Say(fd.Summary), format.Say(fd.Action))
 			}
 		}
 		if st := report.FrameStatus(f); p.fleet.Elapsed() >= 10*time.Minute-time.Second && st != report.OK {
@@ -186,7 +207,7 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 		}
 	}
 	if worst != nil {
-		res.advice = worst.Severity.String() + " " + worst.Rule + ": " + worst.Summary
+		res.advice = worst.Severity.String() + " " + worst.Rule + ": " + format.Say(worst.Summary)
 	}
 	return res
 }

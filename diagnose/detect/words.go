@@ -8,19 +8,23 @@ import (
 	"github.com/vtop-dev/vtop/internal/format"
 )
 
-// The findings' numbers go through package format, as the TUI's and the
-// report's do; what is below is particular to findings' text.
+// A finding's words are built here and its numbers stay numbers: the
+// helpers below say how each is spelled (a diagnose.Value), and the ui
+// spells them (ui's format.Say), as it spells the evidence.
 
-const missing = format.Missing
+// missing is how an unknown value reads inside a word list.
+const missing = "--"
 
 func bad(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
-func pct(v float64) string { return format.Percent(v) }
+func pct(v float64) diagnose.Value { return diagnose.Value{Kind: diagnose.KindPercent, Num: v} }
 
-func secs(v float64) string { return format.Seconds(v) }
+func secs(v float64) diagnose.Value { return diagnose.Value{Kind: diagnose.KindSeconds, Num: v} }
 
-// qsecs renders a latency quantile at its buckets' resolution ("≤300ms").
-func qsecs(q *diagnose.Quantiles, v float64) string { return format.Quantile(v, q.Lowest, q.Highest) }
+// qsecs is a latency quantile at its buckets' resolution ("≤300ms").
+func qsecs(q *diagnose.Quantiles, v float64) diagnose.Value {
+	return diagnose.Value{Kind: diagnose.KindQuantile, Num: v, Lowest: q.Lowest, Highest: q.Highest}
+}
 
 // capped reports whether v sits at the last finite bucket bound: the true
 // quantile may be anywhere above it.
@@ -28,27 +32,32 @@ func capped(q *diagnose.Quantiles, v float64) bool {
 	return !bad(v) && !bad(q.Highest) && q.Highest > 0 && v >= q.Highest
 }
 
-// dur renders a span of time: 0s, 45s, 2m, 2m05s, 1h05m. Latencies
-// below a second go through secs.
-func dur(d time.Duration) string {
-	switch {
-	case d <= 0:
-		return "0s"
-	case d < time.Second:
-		return secs(d.Seconds()) // finer than format.Dur's whole milliseconds
-	}
-	return format.Dur(d)
+// dur is a span of time: 0s, 45s, 2m, 2m05s, 1h05m; below a second as a
+// latency.
+func dur(d time.Duration) diagnose.Value {
+	return diagnose.Value{Kind: diagnose.KindSpan, Num: float64(d)}
 }
 
-// num renders a count or rate compactly: 0, 0.03, 4.5, 12, 1.2k, 45k.
-func num(v float64) string { return format.SI(v) }
+// num is a count or rate, compact: 0, 0.03, 4.5, 12, 1.2k, 45k.
+func num(v float64) diagnose.Value { return diagnose.Value{Kind: diagnose.KindSI, Num: v} }
 
-func grouped(v float64) string { return format.Grouped(v) }
+func grouped(v float64) diagnose.Value { return diagnose.Value{Kind: diagnose.KindGrouped, Num: v} }
 
-func mib(v float64) string { return format.Mem(v) }
+func mib(v float64) diagnose.Value { return diagnose.Value{Kind: diagnose.KindMem, Num: v} }
 
-// dec renders a plain decimal with at most prec digits after the point.
-func dec(v float64, prec int) string { return format.Dec(v, prec) }
+// dec is a plain decimal with at most prec digits after the point.
+func dec(v float64, prec int) diagnose.Value {
+	return diagnose.Value{Kind: diagnose.KindDec, Num: v, Prec: prec}
+}
+
+// flt is a float the form spells with its own verb (%.2f).
+func flt(v float64) diagnose.Value { return diagnose.Value{Kind: diagnose.KindFloat, Num: v} }
+
+// str spells a Text where a string is still wanted (flag values).
+func str(t diagnose.Text) string { return format.Say(t) }
+
+// plain is a sentence without numbers.
+func plain(s string) diagnose.Text { return diagnose.Plain(s) }
 
 // ev is text evidence: not a number (a reason, a version, a list).
 func ev(name, text string, w time.Duration) diagnose.Evidence {
@@ -65,3 +74,6 @@ func evNum(name string, v float64, unit diagnose.Unit, w time.Duration) diagnose
 func evQ(name string, q *diagnose.Quantiles, v float64, w time.Duration) diagnose.Evidence {
 	return diagnose.Evidence{Name: name, Num: v, Unit: diagnose.UnitSeconds, Window: w, Lowest: q.Lowest, Highest: q.Highest}
 }
+
+// say is a finding's sentence with its numbers as numbers (see diagnose.Text).
+func say(form string, args ...any) diagnose.Text { return diagnose.Say(form, args...) }

@@ -21,9 +21,9 @@ func writeFindings(b *strings.Builder, fr *diagnose.Frame) {
 		fd := &fr.Findings[i]
 		fmt.Fprintf(b, "  %-8s %s on %s  since %s (%s)\n", strings.ToUpper(fd.Severity.String()), fd.Title,
 			FindingTarget(fd), fd.FirstSeen.Format("15:04:05"), f.Age(fr.Time, fd.FirstSeen))
-		fmt.Fprintf(b, "           %s\n", fd.Summary)
-		if fd.Action != "" {
-			fmt.Fprintf(b, "           → %s\n", fd.Action)
+		fmt.Fprintf(b, "           %s\n", f.Say(fd.Summary))
+		if action := f.Say(fd.Action); action != "" {
+			fmt.Fprintf(b, "           → %s\n", action)
 		}
 		for _, fc := range fd.Flags {
 			fmt.Fprintf(b, "             %s\n", FlagLine(fc))
@@ -43,9 +43,9 @@ func writePending(b *strings.Builder, fr *diagnose.Frame) {
 		fd := &fr.Pending[i]
 		fmt.Fprintf(b, "  %-8s %s on %s  holding %s of %s\n", strings.ToUpper(fd.Severity.String()), fd.Title,
 			FindingTarget(fd), f.Dur(fd.HeldFor), f.Dur(fd.Hold))
-		fmt.Fprintf(b, "           %s\n", fd.Summary)
-		if fd.Action != "" {
-			fmt.Fprintf(b, "           → %s\n", fd.Action)
+		fmt.Fprintf(b, "           %s\n", f.Say(fd.Summary))
+		if action := f.Say(fd.Action); action != "" {
+			fmt.Fprintf(b, "           → %s\n", action)
 		}
 	}
 }
@@ -78,8 +78,8 @@ func FlagLine(fc diagnose.FlagChange) string {
 	default:
 		s += fmt.Sprintf("%s %s", fc.Flag, fc.To)
 	}
-	if fc.Why != "" {
-		s += ": " + fc.Why
+	if why := f.Say(fc.Why); why != "" {
+		s += ": " + why
 	}
 	return s
 }

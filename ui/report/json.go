@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -91,7 +92,7 @@ type JSONRestart struct {
 func Timeline(evs []diagnose.Event) []JSONEvent {
 	out := make([]JSONEvent, 0, len(evs))
 	for _, e := range evs {
-		je := JSONEvent{Time: e.Time.UTC(), Target: e.Target, Kind: e.Kind.String(), Text: e.Text}
+		je := JSONEvent{Time: e.Time.UTC(), Target: e.Target, Kind: e.Kind.String(), Text: f.Say(e.Text)}
 		if e.Kind == diagnose.EventFiring || e.Kind == diagnose.EventResolving {
 			je.Severity = e.Severity.String()
 		}
@@ -198,11 +199,11 @@ func Findings(fs []diagnose.Finding) []JSONFinding {
 		j := JSONFinding{ID: fd.ID(), Cause: fd.Cause, Symptoms: fd.Symptoms, Rule: fd.Rule, Severity: fd.Severity.String(), State: fd.State.String(),
 			HeldSeconds: Num(fd.HeldFor.Seconds()), HoldSeconds: Num(fd.Hold.Seconds()), ResolvingSince: tptr(fd.ResolvingSince),
 			Target: fd.Target, Model: fd.Model, Engine: fd.Engine,
-			FirstSeen: tptr(fd.FirstSeen), LastSeen: tptr(fd.LastSeen), Title: fd.Title, Summary: fd.Summary,
-			Explain: fd.Explain, Action: fd.Action, Evidence: []JSONEvidence{}, Flags: []JSONFlag{}}
+			FirstSeen: tptr(fd.FirstSeen), LastSeen: tptr(fd.LastSeen), Title: fd.Title, Summary: f.Say(fd.Summary),
+			Explain: f.Say(fd.Explain), Action: f.Say(fd.Action), Evidence: []JSONEvidence{}, Flags: []JSONFlag{}}
 		j.Evidence = evidence(fd.Evidence)
 		for _, fc := range fd.Flags {
-			j.Flags = append(j.Flags, JSONFlag{fc.Flag, fc.From, fc.To, fc.Why, fc.Alt})
+			j.Flags = append(j.Flags, JSONFlag{fc.Flag, fc.From, fc.To, f.Say(fc.Why), fc.Alt})
 		}
 		out = append(out, j)
 	}

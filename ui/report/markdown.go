@@ -81,8 +81,8 @@ func writeFindingMD(b *strings.Builder, fr *diagnose.Frame, fd *diagnose.Finding
 	if fd.Cause != "" {
 		fmt.Fprintf(b, "- **Follows:** %s\n", mdEscape(fd.Cause))
 	}
-	if fd.Summary != "" {
-		fmt.Fprintf(b, "- **What:** %s\n", mdEscape(fd.Summary))
+	if summary := f.Say(fd.Summary); summary != "" {
+		fmt.Fprintf(b, "- **What:** %s\n", mdEscape(summary))
 	}
 	if len(fd.Evidence) > 0 {
 		b.WriteString("- **Evidence:**\n")
@@ -94,8 +94,8 @@ func writeFindingMD(b *strings.Builder, fr *diagnose.Frame, fd *diagnose.Finding
 			fmt.Fprintf(b, "  - %s: %s (%s)\n", mdEscape(ev.Name), mdEscape(EvidenceValue(ev)), win)
 		}
 	}
-	if fd.Action != "" {
-		fmt.Fprintf(b, "- **Do:** %s\n", mdEscape(fd.Action))
+	if action := f.Say(fd.Action); action != "" {
+		fmt.Fprintf(b, "- **Do:** %s\n", mdEscape(action))
 	}
 	for _, fc := range fd.Flags {
 		fmt.Fprintf(b, "  - %s\n", code(FlagLine(fc)))

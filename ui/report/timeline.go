@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	f "github.com/vtop-dev/vtop/internal/format"
 )
 
 // TimelineLine is one event as the report and the TUI print it:
@@ -18,7 +19,7 @@ func TimelineLine(e diagnose.Event, withTarget bool) string {
 	if withTarget {
 		s += e.Target + "  "
 	}
-	return s + fmt.Sprintf("%-9s %s", what, e.Text)
+	return s + fmt.Sprintf("%-9s %s", what, f.Say(e.Text))
 }
 
 // writeTimeline lists what changed and when across the fleet.

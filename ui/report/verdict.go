@@ -49,7 +49,12 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 	case v.Limit.Symptom() && v.Of > 0:
 		s += fmt.Sprintf(", %d of %d signals agree", v.Signals, v.Of)
 	}
-	if v.Limit == diagnose.LimitArrivals && !pool {
+	switch {
+	case v.Limit == diagnose.LimitArrivals && !pool && v.GaveUp > 0:
+		// What binds under a queue clients abandon is no lever: the
+		// engine works on requests about to be aborted.
+		s += fmt.Sprintf(": clients give up in the queue (%s of finished requests aborted), not sized in replicas", f.Percent(v.GaveUp))
+	case v.Limit == diagnose.LimitArrivals && !pool:
 		s += fmt.Sprintf(": about %d replicas instead of %d", v.Replicas, v.Now)
 		if v.Under != diagnose.LimitNone {
 			s += "; the " + LimitName(v.Under) + " binds"
@@ -78,7 +83,8 @@ type JSONVerdict struct {
 	Under    string         `json:"under,omitempty"`
 	Replicas int            `json:"replicas,omitempty"`
 	Now      int            `json:"replicas_now,omitempty"`
-	Gain     *Num           `json:"gain,omitempty"` // what raising the binding limit adds to capacity (0.05: +5 %)
+	Gain     *Num           `json:"gain,omitempty"`    // what raising the binding limit adds to capacity (0.05: +5 %)
+	GaveUp   *Num           `json:"gave_up,omitempty"` // arrivals: the share of finished requests whose clients gave up in the queue
 	Flag     *JSONFlag      `json:"flag,omitempty"`
 	Evidence []JSONEvidence `json:"evidence"`
 	RuledOut []string       `json:"ruled_out,omitempty"`
@@ -94,8 +100,11 @@ func Verdict(v *diagnose.Verdict, pool bool) *JSONVerdict {
 	if v.Limit == diagnose.LimitArrivals && !math.IsNaN(v.Gain) {
 		j.Gain = numPtr(v.Gain)
 	}
+	if v.GaveUp > 0 {
+		j.GaveUp = numPtr(v.GaveUp)
+	}
 	if v.Flag != nil {
-		j.Flag = &JSONFlag{Flag: v.Flag.Flag, From: v.Flag.From, To: v.Flag.To, Why: v.Flag.Why}
+		j.Flag = &JSONFlag{Flag: v.Flag.Flag, From: v.Flag.From, To: v.Flag.To, Why: f.Say(v.Flag.Why)}
 	}
 	for _, l := range v.Ruled {
 		j.RuledOut = append(j.RuledOut, string(l))
