@@ -386,22 +386,21 @@ func (s *shiftState) step(sig Signal, t time.Time, v float64, alpha, fast float6
 
 // onset dates where a change began from the mechanism, not from when
 // detection became confident. For arrivals and lengths, the recent
-// observations are split into
-// segments of constant level (the penalized likelihood's optimal
-// partition); the change began at the first of the newest run of
-// segments still changed from the baseline in the change's direction: by
-// half the least change reported (the hysteresis a change needs to end)
-// and a third of the way to the level since the CUSUM's start (not half:
-// that level is inflated when the sum started in a burst). A burst of
-// traffic before the change is a segment that came back, one after it a
-// segment of the run, so neither moves the onset as it moves a single
-// split. Arrivals are counts (Poisson), lengths Gaussian in log space.
-// Lengths are known as
-// requests finish: each scrape's means are placed at the mean arrival of
-// the requests behind them (the scrape less their mean e2e latency), so a
-// change is dated when the longer requests arrived. Other signals are
-// dated by stepOnset. start, the CUSUM's last departure from zero, is
-// kept when the rings do not reach back to the change.
+// observations are split into segments of constant level (the penalized
+// likelihood's optimal partition); the change began at the first of the
+// newest run of segments still changed from the baseline in the change's
+// direction: by half the least change reported (the hysteresis a change
+// needs to end) and a third of the way to the level since the CUSUM's
+// start (not half: that level is inflated when the sum started in a
+// burst). A burst of traffic before the change is a segment that came
+// back, one after it a segment of the run, so neither moves the onset as
+// it moves a single split. Arrivals are counts (Poisson), lengths
+// Gaussian in log space. Lengths are known as requests finish: each
+// scrape's means are placed at the mean arrival of the requests behind
+// them (the scrape less their mean e2e latency), so a change is dated
+// when the longer requests arrived. Other signals are dated by stepOnset.
+// start, the CUSUM's last departure from zero, is kept when the rings do
+// not reach back to the change.
 func (s *shiftState) onset(sig Signal, c *cusum, start int64, post float64) time.Time {
 	oldest := s.times[(s.pos-s.seen+1+shiftRecent)%shiftRecent]
 	if start < oldest {
@@ -443,8 +442,8 @@ func (s *shiftState) onset(sig Signal, c *cusum, start int64, post float64) time
 	}
 	if first > 0 && lagged(sig) {
 		// Placed at their requests' mean arrival, the first changed
-		// mean is late of the change (its requests all came after it)
-		// and the one before early: the change lies between them.
+		// mean lies after the change (its requests all came after it)
+		// and the one before it before: the change lies between them.
 		return time.Unix(0, pts[first-1].ns+(pts[first].ns-pts[first-1].ns)/2)
 	}
 	return time.Unix(0, pts[first].ns)
