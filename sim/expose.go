@@ -403,8 +403,50 @@ func (r *Replica) appendExposition(b []byte, f Format) []byte {
 			}
 		}
 	}
+	b = r.appendHTTP(b, om)
 	if om {
 		b = append(b, "# EOF\n"...)
+	}
+	return b
+}
+
+// appendHTTP writes http_requests_total as prometheus-fastapi-instrumentator
+// does in vLLM's API server (0.8.3+, the single-process registry only):
+// the completions handler's responses by status class, 2xx for every
+// request the engines finished other than by an abort, 4xx for the prompts
+// rejected over --max-model-len (a label set appears with its first
+// request, as the instrumentator creates it).
+func (r *Replica) appendHTTP(b []byte, om bool) []byte {
+	if r.profile.Server != sources.ServerVLLM || r.profile.Version.Less(sources.V(0, 8, 3)) || !r.lay.created {
+		return b
+	}
+	ok := 0.0
+	for _, e := range r.engines {
+		for i, v := range e.m.finished {
+			if i != finishAbort {
+				ok += v
+			}
+		}
+	}
+	if ok == 0 && r.rejected == 0 {
+		return b
+	}
+	const help = "# HELP http_requests_total Total number of requests by method, status and handler.\n"
+	if om {
+		b = append(b, "# HELP http_requests Total number of requests by method, status and handler.\n# TYPE http_requests counter\n"...)
+	} else {
+		b = append(b, help+"# TYPE http_requests_total counter\n"...)
+	}
+	for _, c := range []struct {
+		status string
+		n      float64
+	}{{"2xx", ok}, {"4xx", r.rejected}} {
+		if c.n == 0 {
+			continue
+		}
+		b = append(b, `http_requests_total{handler="/v1/chat/completions",method="POST",status="`+c.status+`"} `...)
+		b = appendPyFloat(b, c.n)
+		b = append(b, '\n')
 	}
 	return b
 }

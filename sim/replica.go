@@ -62,11 +62,15 @@ type Replica struct {
 	load    Load
 	arr     arrivals
 	retryQ  []request // client retries, arrival = when they are sent
-	now     time.Duration
-	pending []activation
-	mp      bool // multiprocess registry
-	lay     *layout
-	labels  []engineLabels
+	// rejected counts the API server's 400s for prompts over
+	// --max-model-len (http_requests_total{status="4xx"}), since the
+	// process started.
+	rejected float64
+	now      time.Duration
+	pending  []activation
+	mp       bool // multiprocess registry
+	lay      *layout
+	labels   []engineLabels
 
 	gpuBase   int
 	apiPID    int
@@ -242,8 +246,12 @@ func (r *Replica) advanceTo(t time.Duration) {
 			if r.accepting() {
 				e := r.route()
 				rq := e.pool.get()
-				r.load.shape(r.rng, rq, at, r.ecfg.model.MaxModelLen, r.ecfg.blockSize)
-				e.add(rq)
+				if r.load.shape(r.rng, rq, at, r.ecfg.model.MaxModelLen, r.ecfg.blockSize) {
+					e.add(rq)
+				} else {
+					r.rejected++
+					e.pool.put(rq)
+				}
 			}
 			r.arr.schedule(at, &r.load)
 		}
@@ -251,8 +259,12 @@ func (r *Replica) advanceTo(t time.Duration) {
 			for n := r.load.Clients - r.inFlight(); n > 0; n-- {
 				e := r.route()
 				rq := e.pool.get()
-				r.load.shape(r.rng, rq, r.now, r.ecfg.model.MaxModelLen, r.ecfg.blockSize)
-				e.add(rq)
+				if r.load.shape(r.rng, rq, r.now, r.ecfg.model.MaxModelLen, r.ecfg.blockSize) {
+					e.add(rq)
+				} else {
+					r.rejected++
+					e.pool.put(rq)
+				}
 			}
 		}
 		for len(r.retryQ) > 0 && r.retryQ[0].arrival <= r.now {
@@ -318,6 +330,7 @@ func (r *Replica) restart() {
 	r.procStart = at
 	r.downUntil = at + restartDown
 	r.retryQ = r.retryQ[:0]
+	r.rejected = 0
 	if r.leakRSS > 0 {
 		r.leakSince = at // the bug is still there; the new process starts small
 	}

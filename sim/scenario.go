@@ -110,6 +110,12 @@ var Scenarios = []Scenario{
 			l.Rate, l.BurstEvery, l.Clients, l.ClientTimeout, l.CancelShare = 0, 0, 400, 0, 0
 			l.PromptMedian, l.PromptSigma, l.OutputMedian, l.OutputSigma, l.PrefixShare = 6000, 0.3, 32, 0.5, 0
 		}},
+	{Name: "prompt-over-max-model-len", Summary: "deployed with --max-model-len 8192 to fit its KV cache; a RAG client replaces the chat traffic at the same rate, sending whole documents (5k-token median) with max_tokens 1024, untrimmed: the API server answers every prompt + max_tokens over 8,192 with a 400 that only http_requests_total counts",
+		deploy: func(c *ReplicaConfig) { c.Model.MaxModelLen = 8192 },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Untrimmed, l.PromptMedian, l.PromptSigma, l.MaxTokens = true, 5000, 0.6, 1024
+		}},
 	{Name: "lora-slots", Summary: "a multi-tenant fine-tune service deployed with --enable-lora --max-loras 2 for its 2 adapters; tenants grow to 8 adapters: requests whose adapter is not loaded wait for a slot while the batch and the KV cache have room",
 		deploy: func(c *ReplicaConfig) { c.MaxLoras = 2 },
 		start: func(r *Replica) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -421,5 +423,66 @@ func TestDemoFleetDevelopsIncidents(t *testing.T) {
 	}
 	if !throttled || !flapped || !(rss[len(rss)-1] > rss[0]+100<<20) {
 		t.Errorf("qwen-b throttled %v, qwen-c flapped %v, RSS %.0f → %.0f MiB", throttled, flapped, rss[0]/(1<<20), rss[len(rss)-1]/(1<<20))
+	}
+}
+
+// prompt-over-max-model-len: untrimmed documents against --max-model-len
+// 8192 with max_tokens 1024. vLLM's API server answers every prompt +
+// max_tokens over 8,192 with a 400 before the engine sees it: the share
+// rejected is the log-normal's tail (median 5,000 + a 512-token system
+// prompt on 60 %, σ 0.6: about 30 %), counted only in http_requests_total
+// {status="4xx"}; every request the engine finished is a 2xx; and no
+// vllm:* family counts a rejected one. V0 0.6 has no instrumentator.
+func TestScenarioPromptOverMaxModelLen(t *testing.T) {
+	t.Parallel()
+	sample := func(text, series string) float64 {
+		for _, l := range strings.Split(text, "\n") {
+			if rest, ok := strings.CutPrefix(l, series+" "); ok {
+				v, err := strconv.ParseFloat(rest, 64)
+				if err != nil {
+					t.Fatalf("%s: %v", l, err)
+				}
+				return v
+			}
+		}
+		return math.NaN()
+	}
+	for _, c := range []struct {
+		profile string
+		model   sim.Model
+	}{{"latest", sim.Model{}}, {"v0.10", sim.LookupModel("Qwen/Qwen2.5-14B-Instruct")}} {
+		f, err := sim.NewFleet(one(sim.ReplicaConfig{Profile: c.profile, Model: c.model, Scenarios: []sim.ScenarioSpec{at("prompt-over-max-model-len", 0)}}), scenarioSeed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Advance(3 * time.Minute)
+		text := string(f.Replicas()[0].Exposition(sim.FormatText))
+		ok := sample(text, `http_requests_total{handler="/v1/chat/completions",method="POST",status="2xx"}`)
+		bad := sample(text, `http_requests_total{handler="/v1/chat/completions",method="POST",status="4xx"}`)
+		if !(bad/(ok+bad) > 0.2 && bad/(ok+bad) < 0.4) {
+			t.Errorf("%s: %v answered 2xx, %v 4xx: want about 30 %% rejected", c.profile, ok, bad)
+		}
+		done := 0.0
+		for _, l := range strings.Split(text, "\n") {
+			if strings.HasPrefix(l, "vllm:request_success_total{") && !strings.Contains(l, `finished_reason="abort"`) {
+				v, _ := strconv.ParseFloat(l[strings.LastIndexByte(l, ' ')+1:], 64)
+				done += v
+			}
+		}
+		t.Logf("%s: %v answered 2xx, %v 4xx (%.1f %% rejected), %v finished", c.profile, ok, bad, 100*bad/(ok+bad), done)
+		if done != ok {
+			t.Errorf("%s: the engine finished %v requests, the API server answered %v with 2xx", c.profile, done, ok)
+		}
+		if p := sample(text, `vllm:request_prompt_tokens_count{engine="0",model_name="`+f.Replicas()[0].Config().Model.Name+`"}`); !(p >= done && p < done+bad/2) {
+			t.Errorf("%s: %v prompts counted by the engine for %v finished and %v rejected: a rejected one reached it", c.profile, p, done, bad)
+		}
+	}
+	f, err := sim.NewFleet(scenarioFleet("v0.6", at("prompt-over-max-model-len", 0)), scenarioSeed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Advance(time.Minute)
+	if text := string(f.Replicas()[0].Exposition(sim.FormatText)); strings.Contains(text, "http_requests_total") {
+		t.Errorf("V0 0.6.6 serves http_requests_total")
 	}
 }

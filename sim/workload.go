@@ -48,6 +48,13 @@ type Load struct {
 	// uniformly (a multi-tenant fine-tune service); 0: the base model.
 	Adapters int
 
+	// Untrimmed clients send prompts as they come, without keeping prompt
+	// + max_tokens within --max-model-len: vLLM's API server answers the
+	// longer ones 400 ("This model's maximum context length is …") before
+	// the engine sees them; only http_requests_total{status="4xx"}
+	// counts them.
+	Untrimmed bool
+
 	ClientTimeout time.Duration // the client gives up after this (0: never)
 	CancelShare   float64       // users who stop a response within seconds
 	RetryShare    float64       // timed-out requests the client sends again
@@ -131,7 +138,9 @@ func logNormal(rng *rand.Rand, median int, sigma float64) int {
 }
 
 // shape draws one request's size and client behaviour.
-func (l *Load) shape(rng *rand.Rand, r *request, now time.Duration, maxModelLen, blockSize int) {
+// shape draws the request's prompt, answer and deadline; it reports false
+// for a request the API server rejects (Untrimmed, over --max-model-len).
+func (l *Load) shape(rng *rand.Rand, r *request, now time.Duration, maxModelLen, blockSize int) bool {
 	r.arrival = now
 	r.group = -1
 	if l.Adapters > 0 {
@@ -152,8 +161,11 @@ func (l *Load) shape(rng *rand.Rand, r *request, now time.Duration, maxModelLen,
 			r.groupTokens = plen
 		}
 	}
-	// The client keeps prompt + max_tokens within --max-model-len (vLLM
-	// rejects anything longer with a 400 that never reaches the metrics).
+	// vLLM rejects prompt + max_tokens over --max-model-len with a 400
+	// that reaches none of the vllm:* metrics; most clients trim to fit.
+	if l.Untrimmed && prompt+r.maxTokens > maxModelLen {
+		return false
+	}
 	prompt = min(prompt, maxModelLen-r.maxTokens)
 	if r.group >= 0 && prompt <= r.groupTokens {
 		r.group = -1
@@ -168,6 +180,7 @@ func (l *Load) shape(rng *rand.Rand, r *request, now time.Duration, maxModelLen,
 	if l.CancelShare > 0 && rng.Float64() < l.CancelShare {
 		r.deadline = min(r.deadline, now+time.Duration((0.5+7.5*rng.Float64())*float64(time.Second)))
 	}
+	return true
 }
 
 func zipfIndex(rng *rand.Rand, n int) int {

@@ -241,10 +241,24 @@ explanation, and the recommended action with concrete vLLM flags.
   KV room, the plateau being the current ` + "`--max-num-seqs`" + `; tokens per step at
   a ceiling with a prefill-heavy mix; a busy GPU with room in batch and
   cache), or why none does (idle, asleep, a burst that drained, too few
-  observations), or *unexplained* with what was ruled out. When the queue
-  keeps growing beyond what raising the limit as far as the evidence allows
-  could absorb, the verdict is *arrivals exceed capacity*, in replicas, with
-  the flag as the smaller part. A rule's advice follows the verdict: a flag
+  observations), or *unexplained* with what was ruled out. What one scrape
+  proves is named at the first scrape (adapters listed waiting while every
+  ` + "`--max-loras`" + ` slot is taken); the others wait for ten points of the window,
+  and an engine that has made no progress at any point seen yet stays "too
+  few observations" until the stall is long enough to call. A cache that
+  preempted within the window binds from 80 % usage (the preempted
+  sequences' blocks were freed). When the queue keeps growing beyond what
+  raising the limit as far as the evidence allows could absorb, by more
+  than the counting noise of the completions (2 ÷ √completions in the
+  window), the verdict is *arrivals exceed capacity*, in replicas, with the
+  flag as the smaller part. When most finished requests are aborts while a
+  queue stood all window with its time p95 past 30 s, the clients give up
+  in the queue: over a capacity limit (or none found) the verdict is
+  *arrivals exceed capacity: clients give up*, not sized in replicas (the
+  engine serves almost none) and advising to shed load; a limit that wastes
+  capacity (a thrashing cache, LoRA slots, drafts) stays the verdict. Failed
+  or expired KV transfers are a symptom of their own, with or without a
+  queue. A rule's advice follows the verdict: a flag
   that cannot move the binding limit is never recommended. Model pools and
   the fleet get the limit most of their members share, or "no clear
   bottleneck".

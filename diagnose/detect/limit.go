@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/sources"
 )
 
 // Which limit binds. For an endpoint with a symptom (requests waiting,
@@ -26,6 +27,7 @@ const (
 	minPoints    = 10   // sparkline points a verdict needs (≈10 s at 1 s polls)
 	minObs       = 20   // latency observations before a percentile counts
 	kvFull       = 0.90 // KV usage at which the cache binds
+	kvNear       = 0.80 // KV usage at which a cache that preempted in the window still binds
 	flatRun      = 0.03 // a plateau: running varies by at most this share (or one sequence)
 	busyGPU      = 90   // GPU utilization (percent) at which compute binds
 	prefillHeavy = 0.7  // prompt share of the tokens that makes steps prefill-heavy
@@ -72,22 +74,41 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 			Evidence: []diagnose.Evidence{evNum("running", st.Running, diagnose.UnitCount, 0), evNum("waiting", st.Waiting, diagnose.UnitCount, 0),
 				evNum("generation", st.GenTokRate, diagnose.UnitTokPerSec, st.Span)}}
 	}
+	if stalledThroughout(x, ep) {
+		// Requests held and not a token since the first point seen, for
+		// less than a stall takes to call: no other limit explains an
+		// engine that makes no progress, so none is named yet (opened on
+		// a stalled engine, the first ten seconds said "unexplained").
+		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(len(ep.Spark)), diagnose.UnitCount, 0)}}
+	}
 	if !bad(st.RejectRate) && st.RejectRate > 0 {
 		return diagnose.Verdict{Limit: diagnose.LimitRejecting, Signals: 1, Of: 1,
 			Evidence: []diagnose.Evidence{evNum("rejected", st.RejectRate, diagnose.UnitPerSec, st.Span)}}
 	}
 	queued := !bad(st.Waiting) && st.Waiting >= 1 || !bad(tr.WaitMean) && tr.WaitMean >= 1
 	slow := over(&st.TTFT, x.slo.TTFT, 0.95) || over(&st.ITL, x.slo.ITL, 0.5)
-	if !queued && !slow {
+	// Failed or expired KV transfers are a symptom of their own: each
+	// such request is recomputed here or lost, whether or not a queue
+	// stands at this instant (a decode instance losing 40 % of its reads
+	// read as healthy whenever its queue was empty for a scrape).
+	_, _, losing := xferLoss(st)
+	if !queued && !slow && !losing {
 		if (bad(st.ReqRate) || st.ReqRate == 0) && (bad(st.Running) || st.Running == 0) {
 			return diagnose.Verdict{Limit: diagnose.LimitIdle}
 		}
 		return diagnose.Verdict{Limit: diagnose.LimitHealthy}
 	}
 	if tr.Points < minPoints {
+		// Adapters listed waiting while every --max-loras slot is taken
+		// is the mechanism itself, in gauges: one scrape shows it.
+		if l := ep.Lora; l != nil && len(l.Running) >= l.MaxLora {
+			_, room := kvState(st)
+			if v, ok := loraSlots(st, l, room); ok {
+				return v
+			}
+		}
 		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 	}
-	_, _, losing := xferLoss(st)
 	if drainedBurst(tr) && !(st.PreemptionsRate > 0) && !losing {
 		// The queue emptied within the window and whatever waits now has
 		// waited less than a burst lasts: a burst the engine drains; no
@@ -98,7 +119,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	}
 	v := bindingLimit(x, ep)
 	switch {
-	case givingUp(st, tr):
+	case givingUp(st, tr) && capacityUnder(&v, st):
 		// Most requests it finishes are aborted by clients that waited
 		// in a queue standing the whole window: arrivals are past what
 		// the engine serves by more than its completions can size (it
@@ -117,6 +138,22 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		arrivals(x, ep, &v)
 	}
 	return v
+}
+
+// capacityUnder reports whether the limit under a queue clients abandon
+// is capacity (the batch, the token budget, the GPU, a cache full of
+// useful work) or none found: then arrivals are the headline. A limit
+// that wastes or withholds capacity (a thrashing cache, LoRA slots,
+// drafts, KV transfers, a stall) stays the verdict: fixing it is the
+// lever, and the aborts follow from it.
+func capacityUnder(v *diagnose.Verdict, st *diagnose.Stats) bool {
+	switch v.Limit {
+	case diagnose.LimitBatchCap, diagnose.LimitTokenBudget, diagnose.LimitCompute, diagnose.LimitUnexplained:
+		return true
+	case diagnose.LimitKVCache:
+		return !bad(st.PreemptionsRate) && st.PreemptionsRate <= 0.05*served(st)
+	}
+	return false
 }
 
 // givingUp reports clients abandoning a standing queue: most finished
@@ -142,6 +179,26 @@ func over(q *diagnose.Quantiles, target time.Duration, p float64) bool {
 	return !bad(v) && q.Count >= minObs && v > target.Seconds()
 }
 
+// stalledThroughout: requests held and not a token produced at any point
+// seen so far (the stall reaches back to the first point with rates), not
+// yet for as long as stalledSignals asks.
+func stalledThroughout(x *evalCtx, ep *diagnose.EndpointView) bool {
+	since, c := stalledSince(x, ep)
+	if c != condMet {
+		return false
+	}
+	for i := range ep.Spark {
+		if pt := &ep.Spark[i]; pt.Time().Equal(since) {
+			if i == 0 {
+				return true
+			}
+			v := &ep.Spark[i-1].V
+			return bad(float64(v[diagnose.SpGenTok])) || bad(float64(v[diagnose.SpReq])) || bad(float64(v[diagnose.SpRunning])) || bad(float64(v[diagnose.SpWaiting]))
+		}
+	}
+	return false
+}
+
 // stalledSignals: requests held and not a token produced over the window.
 func stalledSignals(x *evalCtx, ep *diagnose.EndpointView) (bool, int) {
 	since, c := stalledSince(x, ep)
@@ -159,8 +216,7 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	st, tr := &ep.Stats, &ep.Trend
 	w := st.Span
 	var ruled []diagnose.Limit
-	kvKnown := !bad(st.KVUsage)
-	kvRoom := kvKnown && st.KVUsage < kvFull && (bad(st.KVUsageMax) || st.KVUsageMax < kvFull+0.05)
+	kvBound, kvRoom := kvState(st)
 	plat, flat := plateau(ep)
 
 	// KV transfer (P/D disaggregation): the decode instance reads each
@@ -186,29 +242,8 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		ruled = append(ruled, diagnose.LimitKVTransfer) // only where a connector's counters say so
 	}
 
-	// LoRA adapter slots: vLLM admits a request only when its adapter is
-	// loaded or a slot (--max-loras) is free; the others wait, listed in
-	// lora_requests_info, reason "deferred" where exposed.
-	if l := ep.Lora; l != nil && len(l.Waiting) > 0 && l.MaxLora > 0 {
-		n := 1
-		if len(l.Running) >= l.MaxLora {
-			n++
-		}
-		if !bad(st.WaitingDeferred) && st.WaitingDeferred > 0 {
-			n++
-		}
-		if kvRoom {
-			n++
-		}
-		if n >= 2 {
-			return diagnose.Verdict{Limit: diagnose.LimitLoRASlots, Signals: n, Of: 4,
-				Flag: &diagnose.FlagChange{Flag: "--max-loras", From: strconv.Itoa(l.MaxLora), To: strconv.Itoa(min(l.MaxLora+len(l.Waiting), 2*l.MaxLora)),
-					Why: say("%d adapters wait for one of %d slots, all taken by %d running; a slot for each waiting one, at most twice today's (a whole count, exact): min(%d + %d, 2 × %d) = %d",
-						len(l.Waiting), l.MaxLora, len(l.Running), l.MaxLora, len(l.Waiting), l.MaxLora, min(l.MaxLora+len(l.Waiting), 2*l.MaxLora))},
-				Evidence: []diagnose.Evidence{evNum("adapters waiting", float64(len(l.Waiting)), diagnose.UnitCount, 0),
-					evNum("adapters running", float64(len(l.Running)), diagnose.UnitCount, 0), evNum("max_loras", float64(l.MaxLora), diagnose.UnitCount, 0),
-					evNum("waiting (deferred)", st.WaitingDeferred, diagnose.UnitCount, 0), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0)}}
-		}
+	if v, ok := loraSlots(st, ep.Lora, kvRoom); ok {
+		return v
 	}
 	ruled = append(ruled, diagnose.LimitLoRASlots)
 
@@ -237,7 +272,7 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	ruled = append(ruled, diagnose.LimitSpecDecode)
 
 	// KV cache: usage pinned; the scheduler preempts or stops admitting.
-	if kvKnown && (st.KVUsage >= kvFull || !bad(st.KVUsageMax) && st.KVUsageMax >= kvFull+0.05) {
+	if kvBound {
 		n := 1
 		if st.PreemptionsRate > 0 {
 			n++
@@ -319,6 +354,51 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	return diagnose.Verdict{Limit: diagnose.LimitUnexplained, Ruled: ruled, Evidence: []diagnose.Evidence{
 		evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evNum("running", st.Running, diagnose.UnitCount, 0),
 		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
+}
+
+// kvState says whether the KV cache binds, and whether it has room (known
+// and not binding). vLLM preempts only when a running sequence cannot get
+// a block: a cache that preempted within the window and still sits near
+// full has bound, though the blocks the preempted sequences freed read
+// below kvFull now (a thrashing cache swung between the KV verdict and
+// compute around 90 %).
+func kvState(st *diagnose.Stats) (bound, room bool) {
+	if bad(st.KVUsage) {
+		return false, false
+	}
+	bound = st.KVUsage >= kvFull || !bad(st.KVUsageMax) && st.KVUsageMax >= kvFull+0.05 ||
+		st.PreemptionsRate > 0 && st.KVUsage >= kvNear
+	return bound, !bound
+}
+
+// loraSlots: vLLM admits a request only when its adapter is loaded or a
+// slot (--max-loras) is free; the others wait, listed in
+// lora_requests_info, reason "deferred" where exposed. Every signal is a
+// gauge, so one scrape is evidence.
+func loraSlots(st *diagnose.Stats, l *sources.LoraInfo, kvRoom bool) (diagnose.Verdict, bool) {
+	if l == nil || len(l.Waiting) == 0 || l.MaxLora <= 0 {
+		return diagnose.Verdict{}, false
+	}
+	n := 1
+	if len(l.Running) >= l.MaxLora {
+		n++
+	}
+	if !bad(st.WaitingDeferred) && st.WaitingDeferred > 0 {
+		n++
+	}
+	if kvRoom {
+		n++
+	}
+	if n >= 2 {
+		return diagnose.Verdict{Limit: diagnose.LimitLoRASlots, Signals: n, Of: 4,
+			Flag: &diagnose.FlagChange{Flag: "--max-loras", From: strconv.Itoa(l.MaxLora), To: strconv.Itoa(min(l.MaxLora+len(l.Waiting), 2*l.MaxLora)),
+				Why: say("%d adapters wait for one of %d slots, all taken by %d running; a slot for each waiting one, at most twice today's (a whole count, exact): min(%d + %d, 2 × %d) = %d",
+					len(l.Waiting), l.MaxLora, len(l.Running), l.MaxLora, len(l.Waiting), l.MaxLora, min(l.MaxLora+len(l.Waiting), 2*l.MaxLora))},
+			Evidence: []diagnose.Evidence{evNum("adapters waiting", float64(len(l.Waiting)), diagnose.UnitCount, 0),
+				evNum("adapters running", float64(len(l.Running)), diagnose.UnitCount, 0), evNum("max_loras", float64(l.MaxLora), diagnose.UnitCount, 0),
+				evNum("waiting (deferred)", st.WaitingDeferred, diagnose.UnitCount, 0), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0)}}, true
+	}
+	return diagnose.Verdict{}, false
 }
 
 // xferLoss is the rate of requests whose KV transfer failed or expired,
@@ -427,6 +507,12 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict) {
 		return
 	}
 	need := (st.ReqRate + tr.WaitSlope) / done
+	// The rates are counts over the window: with n completions in it the
+	// served rate is known to about 1/√n (Poisson). An excess within
+	// twice that is the count's noise, not arrivals outrunning the
+	// replica (a closed-loop client's queue of 350, wobbling ±6, read as
+	// growing 0.06/s and flipped the verdict to "2 replicas" and back).
+	noise := 2 / math.Sqrt(max(1, done*st.Span.Seconds()))
 	u := &unit{ep: ep, st: st, model: soleModel(ep)}
 	var gain float64
 	switch v.Limit {
@@ -450,14 +536,18 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict) {
 		// A cache full of useful work (few preemptions) is capacity; one
 		// that thrashes wastes capacity its own flags win back first, by
 		// an amount the evidence does not size.
-		if bad(st.PreemptionsRate) || st.PreemptionsRate > 0.05*done {
+		// Few preemptions are known only over enough completions that
+		// 5 % of them is at least one: over fewer, none counted says
+		// nothing (a thrashing V0 cache read as capacity for its first
+		// three seconds).
+		if bad(st.PreemptionsRate) || st.PreemptionsRate > 0.05*done || 0.05*done*st.Span.Seconds() < 1 {
 			return
 		}
 	default:
 		return // the flag's gain is not sized: it stays the verdict
 	}
 	v.Gain = gain
-	if need <= 1+gain {
+	if need <= (1+gain)*(1+noise) {
 		return
 	}
 	reps := 1

@@ -212,3 +212,26 @@ func TestConfiguredPoolVerdicts(t *testing.T) {
 		t.Errorf("east's verdict %+v, want healthy", v)
 	}
 }
+
+// vLLM preempts only when a running sequence cannot get a block: a cache
+// that preempts, read at 85 % after the preempted sequences freed theirs,
+// binds; it is not room for compute or the batch cap to explain the queue.
+func TestPreemptingCacheBindsBelowFull(t *testing.T) {
+	st := healthyStats()
+	st.Running, st.Waiting, st.KVUsage, st.KVUsageMax, st.TTFT = 180, 400, 0.85, 0.85, qs(3, 9, 12, 300)
+	st.PreemptionsRate = 1.2
+	ep := upEndpoint("r", st)
+	ep.MaxNumSeqs = 256
+	w := newWorld(t, chatCfg(), ep)
+	frames := w.run(t0, 2*time.Minute, time.Second, nil)
+	if v := frames[len(frames)-1].Endpoints[0].Verdict; v.Limit != diagnose.LimitKVCache {
+		t.Fatalf("verdict %+v, want the KV cache", v)
+	}
+	// Without preemptions, 85 % is room.
+	st.PreemptionsRate = 0
+	w = newWorld(t, chatCfg(), upEndpoint("r", st))
+	frames = w.run(t0, 2*time.Minute, time.Second, nil)
+	if v := frames[len(frames)-1].Endpoints[0].Verdict; v.Limit == diagnose.LimitKVCache {
+		t.Errorf("a cache at 85 %% that never preempted called binding: %+v", v)
+	}
+}

@@ -41,6 +41,16 @@ type verdictCase struct {
 	// gaveUp: the verdict must say the clients give up in the queue
 	// (and so size nothing in replicas).
 	gaveUp bool
+	// kept is how long the named limit must stay the verdict (0: a
+	// minute), shorter only where the incident itself moves on.
+	kept time.Duration
+}
+
+func (c *verdictCase) keep() time.Duration {
+	if c.kept > 0 {
+		return c.kept
+	}
+	return time.Minute
 }
 
 func verdictCases() []verdictCase {
@@ -58,7 +68,11 @@ func verdictCases() []verdictCase {
 		v("arrivals over capacity, V1 8B", "queue-backlog", "latest", sim.Model{}, diagnose.LimitArrivals),
 		// 10× the traffic on the 14B fills its smaller KV cache first: the
 		// cache thrashes, and its flags come before any replica count.
-		v("KV cache, 10× traffic on V1 14B", "queue-backlog", "latest", qwen, diagnose.LimitKVCache),
+		// Four minutes in, its queue is older than the clients' 120 s
+		// timeout: every request gives up before it is admitted, the
+		// cache empties, and arrivals exceed capacity is the verdict.
+		{name: "KV cache, 10× traffic on V1 14B", scenario: "queue-backlog", rc: sim.ReplicaConfig{Profile: "latest", Model: qwen},
+			want: diagnose.LimitKVCache, kept: 50 * time.Second},
 		v("arrivals over capacity, V0 8B", "queue-backlog", "v0.6", sim.Model{}, diagnose.LimitArrivals),
 		{name: "arrivals over capacity, 2 data-parallel engines, busy then 10× (the demo's llama-dp)", scenario: "busy+queue-backlog",
 			rc: sim.ReplicaConfig{Profile: "latest", DP: 2, Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: "queue-backlog"}}}, want: diagnose.LimitArrivals},
@@ -74,6 +88,11 @@ func verdictCases() []verdictCase {
 			rc: sim.ReplicaConfig{Profile: "v0.6"}, want: diagnose.LimitArrivals, brokenFor: 8 * time.Minute, gaveUp: true},
 		v("KV cache, V1 8B", "kv-thrashing", "latest", sim.Model{}, diagnose.LimitKVCache),
 		v("KV cache, V0 8B", "kv-thrashing", "v0.6", sim.Model{}, diagnose.LimitKVCache),
+		// Left 20 minutes, most clients of the thrashing replica give up
+		// too; the cache that wastes capacity stays the verdict (its
+		// flags are the lever), not "clients give up".
+		{name: "KV cache, thrashing for 20 min (clients abort), V1 8B", scenario: "kv-thrashing",
+			rc: sim.ReplicaConfig{Profile: "latest"}, want: diagnose.LimitKVCache, brokenFor: 20 * time.Minute},
 		v("KV cache, no preemption counter", "kv-saturated-trimmed", "v0.10", sim.Model{}, diagnose.LimitKVCache),
 		v("LoRA slots, V1 8B", "lora-slots", "latest", sim.Model{}, diagnose.LimitLoRASlots),
 		v("LoRA slots, V1 14B", "lora-slots", "latest", qwen, diagnose.LimitLoRASlots),
@@ -171,6 +190,19 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 				}
 				if best >= 0 {
 					res.advice = fs[best].Title + " (" + fs[best].State.String() + "): " + format.Say(fs[best].Action)
+				}
+				// And kept for the next minute: a verdict that flips
+				// while nothing changed sends the reader two ways.
+				// "Arrivals exceed capacity" over the same limit is
+				// that limit sized, not another verdict.
+				for j := 1; time.Duration(j)*time.Second <= c.keep(); j++ {
+					f := p.step()
+					if v := &f.Endpoints[0].Verdict; v.Limit != c.want && !(v.Limit == diagnose.LimitArrivals && v.Under == c.want) {
+						l := v.Limit
+						res.ok = false
+						res.problem = fmt.Sprintf("named after %v, then %s %v later: %s", res.at, l, time.Duration(j)*time.Second, report.VerdictLine(&f.Endpoints[0].Verdict, false))
+						break
+					}
 				}
 				return res
 			}
