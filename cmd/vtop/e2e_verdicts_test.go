@@ -10,6 +10,7 @@ import (
 
 	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/internal/format"
 )
 
 // TestE2EBrokenFleetVerdicts is issue 18's "the right binding limit named
@@ -100,7 +101,7 @@ func TestE2EBrokenFleetVerdicts(t *testing.T) {
 			if c.want == "" {
 				for _, fd := range ep.Findings {
 					if fd.Severity > diagnose.SevInfo && g.severity == "" {
-						g.severity = fmt.Sprintf("%s %s at %v: %s", fd.Severity, fd.Rule, at.Round(time.Second), fd.Summary)
+						g.severity = fmt.Sprintf("%s %s at %v: %s", fd.Severity, fd.Rule, at.Round(time.Second), format.Say(fd.Summary))
 					}
 				}
 				if ep.Verdict.Limit.Symptom() && g.lost == "" {
