@@ -195,3 +195,19 @@ func RunningGauge(name string) bool {
 	f := &families[w.fam]
 	return ok && f.role == RoleGauge && Gauge(f.id) == GRunning
 }
+
+// RouterValueNames are the sample names of the router rows that carry a
+// number per model (Dynamo's frontend: its queue, in-flight count and
+// workers' batch cap): what a Prometheus reader asks for beside the
+// engines' families, and keys a router's replica on, since a router has
+// no running gauge.
+func RouterValueNames() []string {
+	var out []string
+	for name, w := range byWire {
+		if f := &families[w.fam]; f.role == RoleRouter && RouterValue(f.id) != RNone && w.part == partValue {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

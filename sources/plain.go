@@ -37,7 +37,10 @@ type plainSample struct {
 
 // plainScratch is a plain body's samples while it is read: pooled, not
 // kept per target.
-type plainScratch struct{ s []plainSample }
+type plainScratch struct {
+	s    []plainSample
+	line []byte // ResolvePlain's line
+}
 
 var plainPool = sync.Pool{New: func() any { return new(plainScratch) }}
 
@@ -98,6 +101,14 @@ func (n *Normalizer) readPlain(body []byte, ct string) (handled bool, err error)
 		n.sweepOwn()
 	}()
 	n.help = help
+	return true, n.applyPlain(body, sc.s)
+}
+
+// applyPlain applies a plain body's samples, checked and resolved, in
+// order, as read applies a full parse's: a series seen before in the body
+// is counted, not applied. body is what the samples' offsets point into
+// (nil for a split body, whose reading tracks no lines).
+func (n *Normalizer) applyPlain(body []byte, ss []plainSample) error {
 	seen := seenPool.Get().(map[uint64]struct{})
 	defer func() {
 		if len(seen) <= 4096 {
@@ -105,10 +116,10 @@ func (n *Normalizer) readPlain(body []byte, ct string) (handled bool, err error)
 			seenPool.Put(seen)
 		}
 	}()
-	for i := range sc.s {
-		s := &sc.s[i]
+	for i := range ss {
+		s := &ss[i]
 		if err := n.count(); err != nil {
-			return true, err
+			return err
 		}
 		series := body[s.start:s.end]
 		if _, dup := seen[s.key]; dup {
@@ -121,7 +132,121 @@ func (n *Normalizer) readPlain(body []byte, ct string) (handled bool, err error)
 		n.apply(s.c, s.v)
 	}
 	n.fp.declared, n.fp.help = n.declared, n.help
-	return true, nil
+	return nil
+}
+
+// A body in the plain form may also be handed over as its parts, never
+// written out as text: the Prometheus source splits a /federate answer
+// into each replica's (series, value) pairs, and the same ~1,300 series
+// texts make up every replica's body. Each series text is resolved once
+// (ResolvePlain) and each body is then its header lines and, per sample,
+// a resolved series and the value's bytes (NormalizePlain): what reading
+// the text would do line by line (find the value, hash the series, look
+// its class up under a lock) is done once a series, not once a line.
+
+// PlainRef is a series text resolved for NormalizePlain.
+type PlainRef struct{ c *class }
+
+// PlainSample is one sample line of a plain body as its parts: the line
+// is the series text Ref was resolved from, a space, Value and a newline.
+type PlainSample struct {
+	Ref   PlainRef
+	Value []byte
+}
+
+// ResolvePlain resolves a series text (`name{l="v",…}`, without the
+// space that follows it in a line) as a sample line of a plain body
+// resolves it; ok is false when a line with it is not in the plain form,
+// and the body's text must then be read.
+func (n *Normalizer) ResolvePlain(series []byte) (ref PlainRef, ok bool) {
+	sc := plainPool.Get().(*plainScratch)
+	line := append(append(sc.line[:0], series...), " 0"...)
+	s, ok := n.plainSample(line)
+	sc.line = line
+	plainPool.Put(sc)
+	if !ok || s.end != len(series) {
+		return PlainRef{}, false
+	}
+	return PlainRef{s.c}, true
+}
+
+// NormalizePlain reads a plain body given as its parts: header, its
+// comment lines (each ended by a newline), then samples in order. The
+// snapshot is the one Normalize gives for the text they make. handled is
+// false, with nothing changed, when that text is not in the plain form
+// (a sample with an unresolved series, a value the text parser reads
+// otherwise, a header other than a HELP): Normalize must read the text.
+// The body is not fingerprinted: a text body read after it is read in
+// full.
+func (n *Normalizer) NormalizePlain(header []byte, samples []PlainSample) (snap *Snapshot, handled bool, err error) {
+	if n.noPlain {
+		return nil, false, nil
+	}
+	help := GenUnknown
+	for off := 0; off < len(header); {
+		nl := bytes.IndexByte(header[off:], '\n')
+		if nl <= 0 {
+			return nil, false, nil // unended, or a blank line
+		}
+		g, ok := plainHelp(header[off : off+nl])
+		if !ok {
+			return nil, false, nil
+		}
+		if g != GenUnknown {
+			help = g
+		}
+		off += nl + 1
+	}
+	sc := plainPool.Get().(*plainScratch)
+	defer func() {
+		if cap(sc.s) <= 4096 {
+			sc.s = sc.s[:0]
+			plainPool.Put(sc)
+		}
+	}()
+	for _, ps := range samples {
+		v, ok := plainValue(ps.Value)
+		if ps.Ref.c == nil || !ok {
+			return nil, false, nil
+		}
+		sc.s = append(sc.s, plainSample{c: ps.Ref.c, key: ps.Ref.c.key, v: v})
+	}
+	defer n.done()
+	n.fp.forget()
+	n.begin()
+	n.plain++
+	n.trk = tracker{}
+	n.help = help
+	err = n.applyPlain(nil, sc.s)
+	n.sweepOwn()
+	if err != nil {
+		n.sweep()
+		return nil, true, err
+	}
+	snap, err = n.finish()
+	return snap, true, err
+}
+
+// plainValue reads a sample's value as the text parser would, when the
+// lexer and the parser take it as a value alone.
+func plainValue(val []byte) (float64, bool) {
+	if len(val) == 0 {
+		return 0, false
+	}
+	for _, c := range val {
+		switch c {
+		case '\t', '{', 'p', 'P', '_', ' ', '\n':
+			return 0, false // what the lexer or parseFloat take otherwise
+		}
+	}
+	v, err := strconv.ParseFloat(string(val), 64)
+	if err != nil {
+		return 0, false
+	}
+	if math.IsNaN(v) {
+		v = math.Float64frombits(value.NormalNaN) // as the text parser hands it on
+	}
+	return v, true
 }
 
 // plainHelp reads `# HELP name text`: the generation the running gauge's
@@ -163,16 +288,10 @@ func (n *Normalizer) plainSample(line []byte) (plainSample, bool) {
 	if sp <= 0 {
 		return plainSample{}, false
 	}
-	series, val := line[:sp], line[sp+1:]
-	if len(val) == 0 || bytes.ContainsAny(val, "\t{pP_") {
-		return plainSample{}, false // what the lexer or parseFloat take otherwise
-	}
-	v, err := strconv.ParseFloat(string(val), 64)
-	if err != nil {
+	series := line[:sp]
+	v, ok := plainValue(line[sp+1:])
+	if !ok {
 		return plainSample{}, false
-	}
-	if math.IsNaN(v) {
-		v = math.Float64frombits(value.NormalNaN) // as the text parser hands it on
 	}
 	key := seriesKey(series)
 	cs := n.Classes

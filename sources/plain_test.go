@@ -111,6 +111,12 @@ func TestPlainForm(t *testing.T) {
 			if got := checkPlain(t, textCT0, [][]byte{body, body}) > 0; got != c.plain {
 				t.Errorf("read by the plain reader: %v, want %v", got, c.plain)
 			}
+			// Not in the plain form may still be read as parts the
+			// second time: a series text the parser read is trusted (its
+			// class is shared), as the plain reader trusts it.
+			if got := checkSplit(t, [][]byte{body, body}) > 0; c.plain && !got {
+				t.Error("not read as parts")
+			}
 		})
 	}
 	// The plain reader serves only what the text parser would read.
@@ -161,4 +167,99 @@ func BenchmarkNormalizePlainFirst(b *testing.B) {
 			}
 		})
 	}
+}
+
+// A plain body handed over as its parts (NormalizePlain, what the
+// Prometheus source does with a /federate answer's split lines) must give
+// what the text parser gives for the text they make, over any sequence of
+// bodies; one it cannot take (handled false) is then read as text, as
+// the source does. checkSplit returns how many bodies it took as parts.
+func checkSplit(t testing.TB, bodies [][]byte) int {
+	t.Helper()
+	sp, ref := NewNormalizer(), NewNormalizer()
+	ref.noPlain = true
+	for _, n := range []*Normalizer{sp, ref} {
+		n.MaxSamples, n.MaxSubs = 5000, 40
+	}
+	took := 0
+	for i, b := range bodies {
+		var s1 *Snapshot
+		var e1 error
+		handled := false
+		if header, samples, ok := splitBody(sp, b); ok {
+			s1, handled, e1 = sp.NormalizePlain(header, samples)
+		}
+		if handled {
+			took++
+		} else {
+			s1, e1 = sp.Normalize(b, textCT0)
+		}
+		s2, e2 := ref.Normalize(b, textCT0)
+		if fmt.Sprint(e1) != fmt.Sprint(e2) {
+			t.Fatalf("body %d: read as parts (%v): error %v, the parser's %v\n%q", i, handled, e1, e2, b)
+		}
+		if d := diffValues(reflect.ValueOf(s1), reflect.ValueOf(s2), "snapshot"); d != "" {
+			t.Fatalf("body %d: read as parts (%v) and by the parser differ at %s\n%s", i, handled, d, b)
+		}
+	}
+	return took
+}
+
+// splitBody cuts a body as the Prometheus source has it: the comment
+// lines before the first sample, then each line's series (resolved) and
+// value, cut at its last space. ok is false for what the source never
+// has: a comment after a sample, a blank or unended line, a line without
+// a space.
+func splitBody(n *Normalizer, b []byte) (header []byte, samples []PlainSample, ok bool) {
+	for off := 0; off < len(b); {
+		nl := bytes.IndexByte(b[off:], '\n')
+		if nl <= 0 {
+			return nil, nil, false
+		}
+		line := b[off : off+nl]
+		off += nl + 1
+		if line[0] == '#' {
+			if len(samples) > 0 {
+				return nil, nil, false
+			}
+			header = append(header, b[off-nl-1:off]...)
+			continue
+		}
+		sp := bytes.LastIndexByte(line, ' ')
+		if sp < 0 {
+			return nil, nil, false
+		}
+		ref, _ := n.ResolvePlain(line[:sp]) // unresolved: a zero ref, which NormalizePlain refuses
+		samples = append(samples, PlainSample{Ref: ref, Value: line[sp+1:]})
+	}
+	return header, samples, true
+}
+
+// Every capture in its plain form, and changed as a busy server changes
+// it, reads as parts as the parser reads its text.
+func TestSplitMatchesParserOnCaptures(t *testing.T) {
+	for _, name := range dumpNames(t) {
+		body := headFirst(plainOf(published(t, name)))
+		took := 0
+		for seed := uint64(0); seed < 4; seed++ {
+			took += checkSplit(t, sequence(seed, body, 6))
+		}
+		if took == 0 {
+			t.Errorf("%s: none of its bodies was read as parts", name)
+		}
+	}
+}
+
+// headFirst moves a body's comment lines before its samples, where the
+// Prometheus source writes its one HELP line.
+func headFirst(b []byte) []byte {
+	var head, rest []byte
+	for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+		if len(l) > 0 && l[0] == '#' {
+			head = append(head, l...)
+		} else {
+			rest = append(rest, l...)
+		}
+	}
+	return append(head, rest...)
 }

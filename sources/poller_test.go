@@ -279,3 +279,57 @@ func TestHungTargetsDoNotStarve(t *testing.T) {
 		t.Errorf("healthy target polled %d times in 30 s beside 700 hung ones (interval 200ms), want ≥ 5", n)
 	}
 }
+
+// TestWaitNotAddedToInterval: a poll that waited for a slot (or for its
+// timer, on a busy machine) does not push every later poll back by that
+// wait: the next is due an interval after this one was due. Counted from
+// the scrape's start, a 300 ms wait for the one slot moved the second
+// poll to 300 + 400 ms; now it is due at 400 ms.
+func TestWaitNotAddedToInterval(t *testing.T) {
+	var mu sync.Mutex
+	var at []time.Time
+	url := serve(t, func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		at = append(at, time.Now())
+		mu.Unlock()
+		fmt.Fprint(w, "vllm:num_requests_running{model_name=\"m\"} 1\n")
+	})
+	cfg := DefaultPollerConfig()
+	cfg.Interval, cfg.MaxParallel = 400*time.Millisecond, 1
+	f, _ := NewFetcher(HTTPConfig{Timeout: 2 * time.Second})
+	p := NewPoller([]Target{{Name: "a", URL: url}}, f, cfg)
+	p.sem <- struct{}{} // the one slot, busy for the first 300 ms
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		<-p.sem
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 1200*time.Millisecond)
+	defer cancel()
+	p.Run(ctx)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(at) < 2 {
+		t.Fatalf("%d polls", len(at))
+	}
+	if gap := at[1].Sub(at[0]); gap > 300*time.Millisecond {
+		t.Errorf("the second poll came %v after the first, which waited 300 ms for its slot: the wait was added to the 400 ms interval", gap)
+	}
+}
+
+func TestNextDue(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	ms := time.Millisecond
+	for _, c := range []struct {
+		due, woke time.Time
+		want      time.Time
+	}{
+		{t0, t0, t0.Add(time.Second)},               // on time
+		{t0, t0.Add(40 * ms), t0.Add(time.Second)},  // woke late: still due a second after it was due
+		{t0, t0.Add(1500 * ms), t0.Add(2500 * ms)},  // more than an interval late: counted from waking
+		{t0.Add(500 * ms), t0, t0.Add(time.Second)}, // poll now, before it was due
+	} {
+		if got := nextDue(c.due, c.woke, time.Second); !got.Equal(c.want) {
+			t.Errorf("nextDue(%v, %v) = %v, want %v", c.due.Sub(t0), c.woke.Sub(t0), got.Sub(t0), c.want.Sub(t0))
+		}
+	}
+}

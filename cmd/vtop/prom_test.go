@@ -265,6 +265,9 @@ func TestTSDBLiveChurn(t *testing.T) {
 			waitUp := func(what string, want ...string) {
 				t.Helper()
 				waitSeries(t, url, len(want))
+				// The fleet's ports are in its order, not sorted (sim's URL
+				// summary): compared as sets.
+				want = slices.Sorted(slices.Values(want))
 				since := time.Now()
 				deadline := time.After(60 * time.Second)
 				for {

@@ -166,6 +166,7 @@ type evalCtx struct {
 	// peers are the replicas a fleet finding compares its target with.
 	peers []*diagnose.EndpointView
 	u     unit
+	pool  *poolLoads // the last pool a finding described (rules_fleet.go)
 }
 
 // Evaluate runs every enabled rule over the frame and attaches the active

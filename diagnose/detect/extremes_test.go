@@ -5,43 +5,36 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"testing"
-
-	"github.com/vtop-dev/vtop/diagnose"
 )
 
-// extremes lists the peers a stable sort by load puts first and last,
-// ties (equal loads, NaN) in the pool's order.
+// extremesBut lists the peers a stable sort by load puts first and
+// last, ties (equal loads, NaN) in the pool's order, the replica itself
+// (skip) left out, or none.
 func TestExtremesAsStableSort(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	loads := []float64{math.NaN(), 0, 0.5, 1, 1, 2, math.Inf(1)}
+	values := []float64{math.NaN(), 0, 0.5, 1, 1, 2, math.Inf(1)}
 	for trial := 0; trial < 2000; trial++ {
-		n := 11 + r.IntN(60)
-		eps := make([]*diagnose.EndpointView, n)
-		load := map[*diagnose.EndpointView]float64{}
-		for i := range eps {
-			eps[i] = &diagnose.EndpointView{Name: strconv.Itoa(i)}
-			load[eps[i]] = loads[r.IntN(len(loads))]
+		n := 12 + r.IntN(60)
+		loads := make([]float64, n)
+		for i := range loads {
+			loads[i] = values[r.IntN(len(values))]
 			if r.IntN(3) == 0 {
-				load[eps[i]] = r.Float64()
+				loads[i] = r.Float64()
 			}
 		}
-		key := func(ep *diagnose.EndpointView) float64 { return load[ep] }
-		want := slices.Clone(eps)
-		slices.SortStableFunc(want, func(a, b *diagnose.EndpointView) int { return cmp.Compare(key(a), key(b)) })
+		skip := r.IntN(n+1) - 1 // -1: none
+		var want []int
+		for i := range loads {
+			if i != skip {
+				want = append(want, i)
+			}
+		}
+		slices.SortStableFunc(want, func(a, b int) int { return cmp.Compare(loads[a], loads[b]) })
 		k := 1 + r.IntN(5)
 		want = append(want[:k], want[len(want)-k:]...)
-		if got := extremes(eps, key, k); !slices.Equal(got, want) {
-			t.Fatalf("trial %d, k %d: got %v, want %v", trial, k, names(got), names(want))
+		if got := extremesBut(rankLoads(loads), skip, k); !slices.Equal(got, want) {
+			t.Fatalf("trial %d, k %d, skip %d: got %v, want %v", trial, k, skip, got, want)
 		}
 	}
-}
-
-func names(eps []*diagnose.EndpointView) []string {
-	var out []string
-	for _, ep := range eps {
-		out = append(out, ep.Name)
-	}
-	return out
 }

@@ -119,7 +119,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	}
 	v := bindingLimit(x, ep)
 	switch {
-	case givingUp(st, tr):
+	case givingUp(st, tr) && capacityUnder(&v, st):
 		// Most requests it finishes are aborted by clients that waited
 		// in a queue standing the whole window: arrivals are past what
 		// the engine serves by more than its completions can size (it
@@ -138,6 +138,22 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		arrivals(x, ep, &v)
 	}
 	return v
+}
+
+// capacityUnder reports whether the limit under a queue clients abandon
+// is capacity (the batch, the token budget, the GPU, a cache full of
+// useful work) or none found: then arrivals are the headline. A limit
+// that wastes or withholds capacity (a thrashing cache, LoRA slots,
+// drafts, KV transfers, a stall) stays the verdict: fixing it is the
+// lever, and the aborts follow from it.
+func capacityUnder(v *diagnose.Verdict, st *diagnose.Stats) bool {
+	switch v.Limit {
+	case diagnose.LimitBatchCap, diagnose.LimitTokenBudget, diagnose.LimitCompute, diagnose.LimitUnexplained:
+		return true
+	case diagnose.LimitKVCache:
+		return !bad(st.PreemptionsRate) && st.PreemptionsRate <= 0.05*served(st)
+	}
+	return false
 }
 
 // givingUp reports clients abandoning a standing queue: most finished

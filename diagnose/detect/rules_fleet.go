@@ -79,6 +79,18 @@ func capacityOf(eps []*diagnose.EndpointView) (func(*diagnose.EndpointView) floa
 	return func(ep *diagnose.EndpointView) float64 { return float64(max(ep.Stats.Engines, 1)) }, "engine"
 }
 
+// loadNum spells a load per capacity unit with the digits that matter:
+// 0.47 and 58 as such, 1,173.13 as 1.2k.
+func loadNum(v float64) diagnose.Value {
+	switch {
+	case v >= 100:
+		return num(v)
+	case v >= 10:
+		return dec(v, 1)
+	}
+	return dec(v, 2)
+}
+
 // plural names a count of capacity units ("batch slots", "100k KV tokens").
 func plural(unit string) string {
 	if strings.HasSuffix(unit, "s") {
@@ -162,80 +174,110 @@ func imbalanceCheck(x *evalCtx, f *diagnose.Frame, p []float64) []fleetHit {
 // replica_imbalance finding lists on a large pool.
 const peersListed = 5
 
-// extremes is the k first and the k last of eps (more than 2k) as a stable
-// sort by key would order them (cmp.Compare's order: NaN first), without
-// sorting them all: every finding sorting its whole pool was a sixth of
-// vtop's CPU for a 2,000-replica refresh.
-func extremes(eps []*diagnose.EndpointView, key func(*diagnose.EndpointView) float64, k int) []*diagnose.EndpointView {
-	type ranked struct {
-		v float64
-		i int
+// poolLoads is a pool's load per unit of capacity, replica by replica,
+// and their order, made once an evaluation for every replica_imbalance
+// finding of the pool: each finding walking the whole pool for its mean,
+// its capacity unit and the least and most loaded peers was quadratic in
+// the pool (a ninth of --once's CPU at 2,000 replicas).
+type poolLoads struct {
+	eps   []*diagnose.EndpointView // the pool, as the check made it
+	capOf func(*diagnose.EndpointView) float64
+	unit  string
+	load  []float64 // inFlight ÷ capOf, by index in eps
+	order []int     // indices of eps, by load as a stable sort orders them
+}
+
+// poolOf is eps' poolLoads, made the first time a finding of the pool asks.
+func (x *evalCtx) poolOf(eps []*diagnose.EndpointView) *poolLoads {
+	if p := x.pool; p != nil && len(p.eps) == len(eps) && &p.eps[0] == &eps[0] {
+		return p
 	}
-	less := func(a, b ranked) bool {
-		if c := cmp.Compare(a.v, b.v); c != 0 {
-			return c < 0
+	p := &poolLoads{eps: eps, load: make([]float64, len(eps))}
+	p.capOf, p.unit = capacityOf(eps)
+	for i, o := range eps {
+		p.load[i] = inFlight(o) / p.capOf(o)
+	}
+	p.order = rankLoads(p.load)
+	x.pool = p
+	return p
+}
+
+// rankLoads is the indices of loads in the order a stable sort by load
+// gives them (cmp.Compare's order: NaN first; ties by index).
+func rankLoads(loads []float64) []int {
+	order := make([]int, len(loads))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(loads[a], loads[b]); c != 0 {
+			return c
 		}
-		return a.i < b.i
-	}
-	// keep inserts r into s, the best k so far in order of before.
-	keep := func(s []ranked, r ranked, before func(a, b ranked) bool) []ranked {
-		at := len(s)
-		for at > 0 && before(r, s[at-1]) {
-			at--
+		return cmp.Compare(a, b)
+	})
+	return order
+}
+
+// extremesBut is the k first and the k last of order other than skip,
+// in order.
+func extremesBut(order []int, skip, k int) []int {
+	lo := make([]int, 0, 2*k)
+	for _, i := range order {
+		if len(lo) == k {
+			break
 		}
-		if at == k {
-			return s
+		if i != skip {
+			lo = append(lo, i)
 		}
-		s = slices.Insert(s, at, r)
-		return s[:min(len(s), k)]
 	}
-	lo, hi := make([]ranked, 0, k+1), make([]ranked, 0, k+1)
-	for i, ep := range eps {
-		r := ranked{key(ep), i}
-		lo = keep(lo, r, less)
-		hi = keep(hi, r, func(a, b ranked) bool { return less(b, a) })
+	hi := make([]int, 0, k)
+	for j := len(order) - 1; j >= 0 && len(hi) < k; j-- {
+		if order[j] != skip {
+			hi = append(hi, order[j])
+		}
 	}
-	out := make([]*diagnose.EndpointView, 0, 2*k)
-	for _, r := range lo {
-		out = append(out, eps[r.i])
-	}
-	for j := len(hi) - 1; j >= 0; j-- {
-		out = append(out, eps[hi[j].i])
-	}
-	return out
+	slices.Reverse(hi)
+	return append(lo, hi...)
 }
 
 func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 	ep, eps := u.ep, x.peers
-	capOf, unit := capacityOf(eps)
+	pl := x.poolOf(eps)
+	capOf, unit := pl.capOf, pl.unit
 	load := inFlight(ep) / capOf(ep)
+	me := slices.Index(eps, ep)
 	s, n := 0.0, 0.0
-	for _, o := range eps {
-		if o != ep {
-			s += inFlight(o) / capOf(o)
+	for i, l := range pl.load {
+		if i != me {
+			s += l
 			n++
 		}
 	}
 	mean := s / n
-	fd.Summary = say("%s requests in flight per %s vs %s on average on its %d peers in %s", dec(load, 2), unit, dec(mean, 2), len(eps)-1, u.model)
+	fd.Summary = say("%s requests in flight per %s vs %s on average on its %d peers in %s", loadNum(load), unit, loadNum(mean), len(eps)-1, u.model)
 	fd.Evidence = []diagnose.Evidence{evNum("in flight here", inFlight(ep), diagnose.UnitCount, 0), evNum("running here", ep.Stats.Running, diagnose.UnitCount, 0),
 		evNum("waiting here", ep.Stats.Waiting, diagnose.UnitCount, 0), evNum("capacity here, "+plural(unit), capOf(ep), diagnose.UnitNumber, 0),
 		evNum("per "+unit+" here", load, diagnose.UnitNumber, 0), evNum("peers' mean per "+unit, mean, diagnose.UnitNumber, 0), evQ("TTFT p95 here", &ep.Stats.TTFT, ep.Stats.TTFT.P95, ep.Stats.Span)}
 	// Each peer's share, or on a large pool the least and the most loaded
 	// few: every finding listing every peer is quadratic in the fleet
 	// (2,000 replicas: half a gigabyte of evidence per evaluation).
-	peers := make([]*diagnose.EndpointView, 0, len(eps)-1)
-	for _, o := range eps {
-		if o != ep {
-			peers = append(peers, o)
+	others := len(eps)
+	if me >= 0 {
+		others--
+	}
+	var peers []int
+	if others > 2*peersListed {
+		fd.Evidence = append(fd.Evidence, evNum("peers not listed", float64(others-2*peersListed), diagnose.UnitCount, 0))
+		peers = extremesBut(pl.order, me, peersListed)
+	} else {
+		for i := range eps {
+			if i != me {
+				peers = append(peers, i)
+			}
 		}
 	}
-	if len(peers) > 2*peersListed {
-		fd.Evidence = append(fd.Evidence, evNum("peers not listed", float64(len(peers)-2*peersListed), diagnose.UnitCount, 0))
-		peers = extremes(peers, func(o *diagnose.EndpointView) float64 { return inFlight(o) / capOf(o) }, peersListed)
-	}
-	for _, o := range peers {
-		fd.Evidence = append(fd.Evidence, evNum("per "+unit+" on "+o.Name, inFlight(o)/capOf(o), diagnose.UnitNumber, 0))
+	for _, i := range peers {
+		fd.Evidence = append(fd.Evidence, evNum("per "+unit+" on "+eps[i].Name, pl.load[i], diagnose.UnitNumber, 0))
 	}
 	fd.Explain = plain("Replicas of one pool should carry load in proportion to their capacity. This one carries several times its peers' share per unit of capacity, so its requests queue while they have room: the balancer's policy (round-robin with uneven request sizes or unequal replicas, sticky sessions) or its health view is off.")
 	fd.Action = say("rebalance: route by outstanding requests (or prefix-aware) rather than round-robin or sticky sessions; at the peers' load this replica would carry about %s requests", num(mean*capOf(ep)))

@@ -303,6 +303,21 @@ func (c *Client) running() []string {
 	return out
 }
 
+// stamped is the names a replica is keyed on: the engines' running gauge
+// and the numbers a router serves (a Dynamo frontend has no running
+// gauge, and its queue is its workers' pool's).
+func (c *Client) stamped() []string {
+	out := c.running()
+	for _, f := range c.families {
+		for _, n := range f.names {
+			if slices.Contains(sources.RouterValueNames(), n) {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
 // idBy is idLabels as a PromQL grouping.
 const idBy = "cluster,namespace,pod,job,instance"
 
@@ -476,8 +491,14 @@ func (c *Client) discover(ctx context.Context) error {
 	for _, p := range sources.EnginePrefixes() {
 		pre = append(pre, regexp.QuoteMeta(p))
 	}
-	// vLLM's families, SGLang's, and their re-exporters' spellings.
-	sel := `{__name__=~"(` + strings.Join(pre, "|") + `).+"`
+	// vLLM's families, SGLang's, and their re-exporters' spellings; and
+	// the numbers a router (Dynamo's frontend) serves per model, which
+	// join its queue to its workers' pool as a scraped frontend's do.
+	alts := []string{"(" + strings.Join(pre, "|") + ").+"}
+	for _, n := range sources.RouterValueNames() {
+		alts = append(alts, regexp.QuoteMeta(n))
+	}
+	sel := `{__name__=~"` + strings.Join(alts, "|") + `"`
 	if c.sel != "" {
 		sel += "," + c.sel
 	}

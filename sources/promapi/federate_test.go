@@ -2,8 +2,13 @@ package promapi
 
 import (
 	"bytes"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/sources"
 )
 
 // A federation answer is split by target: escaped quotes and commas in
@@ -63,6 +68,86 @@ func TestValueFields(t *testing.T) {
 		val, ts, n := valueFields([]byte(in))
 		if n != len(want) || (n > 0 && string(val) != string(want[0])) || (n > 1 && string(ts) != string(want[1])) {
 			t.Errorf("%q: %q %q %d, want %q", in, val, ts, n, want)
+		}
+	}
+}
+
+// A replica's lines in the /federate answers are normalized from the
+// split samples (splitScratch) to the snapshot its rebuilt text gives;
+// a replica with a series not in the plain form is left to the text.
+func TestSplitReadsAsText(t *testing.T) {
+	capture, err := os.ReadFile("../../testdata/dumps/armandossrecife-vllm-server-api-chat__v0.10.1-ngc25.09_full.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ans strings.Builder
+	for i := range 3 {
+		id := fmt.Sprintf(`instance="h:%d",job="vllm"`, i)
+		for _, l := range strings.Split(string(capture), "\n") {
+			l = strings.TrimSpace(l)
+			if l == "" || l[0] == '#' {
+				continue
+			}
+			if strings.Contains(l, "{") {
+				l = strings.Replace(l, "{", "{"+id+",", 1)
+			} else {
+				l = strings.Replace(l, " ", "{"+id+"} ", 1)
+			}
+			if i == 2 && strings.HasPrefix(l, "vllm:num_requests_waiting{") {
+				l = strings.Replace(l, "{", "{bad=\"\xff\",", 1) // not valid UTF-8: the parser decides
+			}
+			ans.WriteString(l + " 1700000000000\n")
+		}
+	}
+	// Families of both generations: the running gauge's HELP, the one
+	// header line, decides which it is.
+	ans.WriteString(`vllm:num_requests_running{engine="0",instance="h:3",job="vllm",model_name="m"} 2` + "\n" +
+		`vllm:num_requests_swapped{instance="h:3",job="vllm",model_name="m"} 0` + "\n")
+	fl := newFleet(map[string]string{"vllm:num_requests_running": "Number of requests currently running on GPU."})
+	f := newFederation([]string{"vllm:num_requests_running"}, fl.header)
+	f.now = 1700000001000
+	if err := f.read(strings.NewReader(ans.String()), 1, false); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.byKey) != 4 {
+		t.Fatalf("%d targets", len(f.byKey))
+	}
+	at := time.UnixMilli(1700000000000)
+	var sp splitScratch
+	for _, tg := range f.byKey {
+		split := &replica{name: string(tg.m["instance"]), norm: sources.NewNormalizer()}
+		j := normJob{r: split, at: at, parts: []fedPart{{f, tg}}}
+		took := sp.normalize(&j)
+		if want := tg.m["instance"] != "h:2"; took != want {
+			t.Errorf("%s: read from the split samples: %v, want %v", tg.m["instance"], took, want)
+		}
+		if !took {
+			continue
+		}
+		text := &replica{name: split.name, norm: sources.NewNormalizer()}
+		want := text.normalize(f.text(nil, tg), at, false)
+		if j.out.Err != nil || want.Err != nil || want.Data == nil {
+			t.Fatalf("%s: errors %v, %v", split.name, j.out.Err, want.Err)
+		}
+		// %+v: NaN equals NaN, as reflect.DeepEqual would not have it.
+		got, gotData, wantData := j.out, fmt.Sprintf("%+v", j.out.Data), fmt.Sprintf("%+v", want.Data)
+		got.Data, want.Data = nil, nil
+		if gotData != wantData || fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
+			t.Errorf("%s: the split samples read\n%+v %s\nthe text\n%+v %s", split.name, got, gotData, want, wantData)
+		}
+	}
+}
+
+// isID names idLabels' index for each of them and for nothing else.
+func TestIsID(t *testing.T) {
+	for i, l := range idLabels {
+		if got := isID([]byte(l)); got != i {
+			t.Errorf("isID(%s) = %d, want %d", l, got, i)
+		}
+	}
+	for _, l := range []string{"", "model_name", "le", "instances", "Job"} {
+		if got := isID([]byte(l)); got != -1 {
+			t.Errorf("isID(%q) = %d", l, got)
 		}
 	}
 }

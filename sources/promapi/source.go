@@ -54,7 +54,7 @@ func NewSource(c *Client) *Source {
 	s := &Source{c: c, fleet: newFleet(c.help), gpus: dcgm.NewReader()}
 	if c.federate {
 		s.groups = c.fedGroups()
-		s.feds = []*federation{newFederation(c.running(), s.fleet.header)}
+		s.feds = []*federation{newFederation(c.stamped(), s.fleet.header)}
 		for range s.groups[1:] {
 			s.feds = append(s.feds, newFederation(nil, nil))
 		}
@@ -276,9 +276,17 @@ func (s *Source) endGPUs(b *sources.Batch) {
 }
 
 // stampQuery asks, per replica, for the time of its newest scrape: the
-// timestamp of the running gauge every vLLM exposes.
+// timestamp of the running gauge every engine exposes, or of a router's
+// numbers. Each router name has a term of its own: timestamp() drops the
+// name, and a frontend's queue and cap of one model would be one label set.
 func (s *Source) stampQuery() string {
-	return "max by (" + idBy + ") (timestamp(" + s.c.match(s.c.running()) + "))"
+	c := s.c
+	run := c.running()
+	q := "max by (" + idBy + ") (timestamp(" + c.match(run) + "))"
+	for _, n := range c.stamped()[len(run):] {
+		q += " or max by (" + idBy + ") (timestamp(" + c.match([]string{n}) + "))"
+	}
+	return q
 }
 
 // departed takes out of the fleet the replicas this refresh did not see,

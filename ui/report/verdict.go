@@ -51,9 +51,10 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 	}
 	switch {
 	case v.Limit == diagnose.LimitArrivals && !pool && v.GaveUp > 0:
-		// What binds under a queue clients abandon is no lever: the
-		// engine works on requests about to be aborted.
 		s += fmt.Sprintf(": clients give up in the queue (%s of finished requests aborted), not sized in replicas", f.Percent(v.GaveUp))
+		if v.Under != diagnose.LimitNone && v.Under != diagnose.LimitUnexplained {
+			s += "; under it the " + LimitName(v.Under) + " binds"
+		}
 	case v.Limit == diagnose.LimitArrivals && !pool:
 		s += fmt.Sprintf(": about %d replicas instead of %d", v.Replicas, v.Now)
 		if v.Under != diagnose.LimitNone {

@@ -30,3 +30,34 @@ func TestWriteJSONAsEncoder(t *testing.T) {
 		}
 	}
 }
+
+// appendIndent writes what json.MarshalIndent writes, for values with
+// every shape the report has: empty and nested objects and lists, strings
+// holding quotes, backslashes, brackets, commas, colons and escapes.
+func TestAppendIndentMatchesEncodingJSON(t *testing.T) {
+	type inner struct {
+		A []int            `json:"a"`
+		M map[string]any   `json:"m"`
+		S string           `json:"s"`
+		E struct{}         `json:"e"`
+		P *inner           `json:"p,omitempty"`
+		L []map[string]int `json:"l"`
+	}
+	values := []any{
+		nil, 1.5, "x", []int{}, map[string]int{}, []any{[]any{}, map[string]any{}, []any{1, []int{2}}},
+		inner{A: []int{1, 2}, M: map[string]any{"k": []string{`a"b`, `c\d`, "{[,:]}", "\n\t<&>", "é\u2028"}}, S: `\"`,
+			P: &inner{L: []map[string]int{{}, {"z": 1}}}},
+	}
+	for _, v := range values {
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pi := range [][2]string{{"", "  "}, {"    ", "  "}, {"\t", "\t"}} {
+			want, _ := json.MarshalIndent(v, pi[0], pi[1])
+			if got := appendIndent(nil, b, pi[0], pi[1]); !bytes.Equal(got, want) {
+				t.Errorf("%s with %q, %q:\n%s\nwant\n%s", b, pi[0], pi[1], got, want)
+			}
+		}
+	}
+}
