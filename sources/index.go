@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // part says which sample of a family a wire name is.
@@ -169,10 +170,15 @@ func declaresEngine(name []byte) bool {
 // isRunningFamily reports whether name is vLLM's running gauge in any
 // spelling, whose HELP text breaks a tie between generations.
 func isRunningFamily(name []byte) bool {
+	if !bytes.HasSuffix(name, runningSuffix) {
+		return false // every spelling of it ends so: one map lookup per HELP line saved
+	}
 	w, ok := byWire[string(name)]
 	f := &families[w.fam]
 	return ok && f.server == ServerVLLM && f.role == RoleGauge && Gauge(f.id) == GRunning
 }
+
+var runningSuffix = []byte("num_requests_running")
 
 // EnginePrefixes are the name prefixes of every engine family the table
 // reads, in every spelling but the unprefixed one: what a query for
@@ -201,7 +207,9 @@ func RunningGauge(name string) bool {
 // workers' batch cap): what a Prometheus reader asks for beside the
 // engines' families, and keys a router's replica on, since a router has
 // no running gauge.
-func RouterValueNames() []string {
+func RouterValueNames() []string { return slices.Clone(routerValueNames()) }
+
+var routerValueNames = sync.OnceValue(func() []string {
 	var out []string
 	for name, w := range byWire {
 		if f := &families[w.fam]; f.role == RoleRouter && RouterValue(f.id) != RNone && w.part == partValue {
@@ -210,4 +218,4 @@ func RouterValueNames() []string {
 	}
 	slices.Sort(out)
 	return out
-}
+})

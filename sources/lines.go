@@ -62,6 +62,7 @@ type bodyPrint struct {
 	prevN     int     // lines of the previous body; -1 when there is none
 	changed   []int32 // lines whose hash differs (or that are new), ascending
 	changedAt []int32 // their start and end offsets in the body, two per line
+	ends      []int32 // where each line of the body ends ('\n' or its length): the tracker's lines
 	// lists holds changed and changedAt while the normalizer reads the
 	// body, and after it only for a normalizer whose caller records the
 	// changes (keepLines, see Changes): pooled, not kept per target
@@ -83,7 +84,7 @@ type changedScratch struct {
 
 var changedPool = sync.Pool{New: func() any { return new(changedScratch) }}
 
-type changeLists struct{ changed, at []int32 }
+type changeLists struct{ changed, at, ends []int32 }
 
 var listsPool = sync.Pool{New: func() any { return new(changeLists) }}
 
@@ -95,10 +96,10 @@ func (f *bodyPrint) releaseLists() {
 		return
 	}
 	f.lists, f.listed = nil, false
-	cl.changed, cl.at = f.changed[:0], f.changedAt[:0]
-	f.changed, f.changedAt = nil, nil
-	if cap(cl.at) > 16<<10 {
-		cl.changed, cl.at = nil, nil // a body whose every line changed: not pooled for good
+	cl.changed, cl.at, cl.ends = f.changed[:0], f.changedAt[:0], f.ends[:0]
+	f.changed, f.changedAt, f.ends = nil, nil, nil
+	if cap(cl.at) > 16<<10 || cap(cl.ends) > 64<<10 {
+		cl.changed, cl.at, cl.ends = nil, nil, nil // a body whose every line changed, a huge one: not pooled for good
 	}
 	listsPool.Put(cl)
 }
@@ -118,10 +119,10 @@ func (f *bodyPrint) releaseScratch() {
 func (f *bodyPrint) rehash(body []byte) {
 	if f.lists == nil {
 		f.lists = listsPool.Get().(*changeLists)
-		f.changed, f.changedAt = f.lists.changed, f.lists.at
+		f.changed, f.changedAt, f.ends = f.lists.changed, f.lists.at, f.lists.ends
 	}
 	f.listed = true
-	f.changed, f.changedAt = f.changed[:0], f.changedAt[:0]
+	f.changed, f.changedAt, f.ends = f.changed[:0], f.changedAt[:0], f.ends[:0]
 	f.sameOK = false
 	f.prevN = -1
 	if f.have {
@@ -149,6 +150,7 @@ func (f *bodyPrint) rehash(body []byte) {
 		if i := bytes.IndexByte(body[at:], '\n'); i >= 0 {
 			end = at + i
 		}
+		f.ends = append(f.ends, int32(end))
 		h := maphash.Bytes(lineSeed, body[at:end])
 		if k >= old || f.hash[k] != h {
 			f.hash[k] = h
@@ -188,6 +190,14 @@ type tracker struct {
 	start     int // its start offset
 	end       int // its end ('\n' or len(body))
 	lastEntry int // line of the last sample, -1 before the first
+	// prev: the lines' classes not yet reached are the previous body's,
+	// resolved by this parser (see prevClass).
+	prev bool
+	// unique: prev, and no series of the previous body repeated an
+	// earlier line's. While every sample so far took its line's previous
+	// class, no two of them can share a series, so the set of series seen
+	// (for repeats) need not be kept until one does not (read).
+	unique bool
 }
 
 // startTrack prepares a full parse of body to record each line's sample.
@@ -204,9 +214,13 @@ func (n *Normalizer) startTrack(p textparse.Parser, body []byte, ct string) {
 }
 
 // startTrackText prepares a full read of a text body (om: OpenMetrics).
+// The classes the previous body's lines resolved to stay in place until
+// this body's lines replace them: a line whose series is the one its
+// line had before takes that class without a lookup (prevClass).
 func (n *Normalizer) startTrackText(om bool, body []byte, ct string) {
 	f := &n.fp
 	n.trk = tracker{}
+	prev := f.reuse && f.om == om
 	f.om = om
 	if !f.have {
 		f.reuse = false
@@ -215,48 +229,87 @@ func (n *Normalizer) startTrackText(om bool, body []byte, ct string) {
 	lines := len(f.hash)
 	if cap(f.ent) < lines || cap(f.ent) > 4*lines+1024 {
 		f.ent, f.val = make([]*class, lines), make([]float64, lines)
+		prev = false
 	}
+	unique := prev && len(f.dups) == 0
 	f.ent, f.val, f.dups = f.ent[:lines], f.val[:lines], f.dups[:0]
-	clear(f.ent[:cap(f.ent)])
-	f.reuse, f.ct = true, ct
-	end := bytes.IndexByte(body, '\n')
-	if end < 0 {
-		end = len(body)
+	if prev {
+		clear(f.ent[lines:cap(f.ent)])
+	} else {
+		clear(f.ent[:cap(f.ent)])
 	}
-	n.trk = tracker{on: true, body: body, end: end, lastEntry: -1}
+	f.reuse, f.ct = true, ct
+	n.trk = tracker{on: true, body: body, end: int(f.ends[0]), lastEntry: -1, prev: prev, unique: unique}
 }
 
-// track records that the sample whose series is series resolved to en, v,
-// and whether an earlier line had its series. A sample that does not start
-// a line of its own, or spans lines, makes the body's results unusable for
-// the next scrape.
-func (n *Normalizer) track(series []byte, en *class, dup bool, v float64) {
+// locate is the line of a sample whose series is series, or -1 (and the
+// body's results unusable for the next scrape) when it does not start a
+// line of its own after the previous sample's, or spans lines. The lines
+// it passes hold no sample.
+func (n *Normalizer) locate(series []byte) int {
 	t := &n.trk
 	if !t.on {
-		return
+		return -1
 	}
 	off := cap(t.body) - cap(series)
-	if len(series) == 0 || off < 0 || off >= len(t.body) || &t.body[off] != &series[0] || bytes.IndexByte(series, '\n') >= 0 {
+	if len(series) == 0 || off < 0 || off >= len(t.body) || &t.body[off] != &series[0] {
 		t.on, n.fp.reuse = false, false
-		return
+		return -1
 	}
-	for off > t.end && t.end < len(t.body) {
+	ends := n.fp.ends
+	for off > t.end && t.k+1 < len(ends) {
+		if t.k != t.lastEntry {
+			n.fp.ent[t.k] = nil
+		}
 		t.k++
 		t.start = t.end + 1
-		t.end = len(t.body)
-		if i := bytes.IndexByte(t.body[t.start:], '\n'); i >= 0 {
-			t.end = t.start + i
-		}
+		t.end = int(ends[t.k])
 	}
-	if off != t.start || t.k == t.lastEntry || t.k >= len(n.fp.ent) {
+	if off != t.start || off+len(series) > t.end || t.k == t.lastEntry || t.k >= len(n.fp.ent) {
 		t.on, n.fp.reuse = false, false
+		return -1
+	}
+	return t.k
+}
+
+// prevClass is the class line k's series had in the previous body, when
+// this series is that one (the same hash and length, as readChanged
+// takes a changed line's): nil otherwise.
+func (n *Normalizer) prevClass(k int, series []byte, key uint64) *class {
+	if k < 0 || !n.trk.prev {
+		return nil
+	}
+	if c := n.fp.ent[k]; c != nil && c.key == key && int(c.slen) == len(series) {
+		return c
+	}
+	return nil
+}
+
+// record notes line k's sample (k from locate; -1: not tracked): its
+// class, its value, and whether an earlier line had its series.
+func (n *Normalizer) record(k int, en *class, dup bool, v float64) {
+	if k < 0 || !n.trk.on {
 		return
 	}
-	t.lastEntry = t.k
-	n.fp.ent[t.k], n.fp.val[t.k] = en, v
+	n.trk.lastEntry = k
+	n.fp.ent[k], n.fp.val[k] = en, v
 	if dup {
-		n.fp.dups = append(n.fp.dups, int32(t.k))
+		n.fp.dups = append(n.fp.dups, int32(k))
 	}
+}
+
+// track locates and records a sample in one step (see locate, record).
+func (n *Normalizer) track(series []byte, en *class, dup bool, v float64) {
+	n.record(n.locate(series), en, dup, v)
+}
+
+// endTrack marks the lines after the last sample as holding none.
+func (n *Normalizer) endTrack() {
+	t := &n.trk
+	if !t.on || !t.prev {
+		return // without prev every line was cleared at the start
+	}
+	clear(n.fp.ent[min(t.lastEntry+1, len(n.fp.ent)):])
 }
 
 // readChanged applies a body whose structure is the previous body's, parsing

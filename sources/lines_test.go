@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -30,6 +31,9 @@ func CheckIncremental(t testing.TB, ct string, bodies [][]byte) int {
 		n.MaxSamples, n.MaxSubs = 5000, 40
 	}
 	for i, b := range bodies {
+		// Room after the body, as a read body has: the text parser parses
+		// a copy of one at full capacity, whose lines are not tracked.
+		b = append(make([]byte, 0, len(b)+1), b...)
 		s1, e1 := inc.Normalize(b, ct)
 		s2, e2 := full.Normalize(b, ct)
 		if fmt.Sprint(e1) != fmt.Sprint(e2) {
@@ -37,6 +41,18 @@ func CheckIncremental(t testing.TB, ct string, bodies [][]byte) int {
 		}
 		if d := diffValues(reflect.ValueOf(s1), reflect.ValueOf(s2), "snapshot"); d != "" {
 			t.Fatalf("body %d: incremental and full parse differ at %s\nprevious body:\n%s\nbody:\n%s", i, d, prevOf(bodies, i), b)
+		}
+		// Both keep what the previous body's lines resolved to (a full
+		// parse takes a line's class again where its series is the same):
+		// a target's first body, with nothing kept, is the reference.
+		fresh := NewNormalizer()
+		fresh.MaxSamples, fresh.MaxSubs = 5000, 40
+		s3, e3 := fresh.Normalize(b, ct)
+		if fmt.Sprint(e3) != fmt.Sprint(e2) {
+			t.Fatalf("body %d: full parse error %v, as a first body %v\n%s", i, e2, e3, b)
+		}
+		if d := diffValues(reflect.ValueOf(s2), reflect.ValueOf(s3), "snapshot"); d != "" {
+			t.Fatalf("body %d: the full parse and a first body's differ at %s\nprevious body:\n%s\nbody:\n%s", i, d, prevOf(bodies, i), b)
 		}
 	}
 	return int(inc.incr)
@@ -296,6 +312,34 @@ func TestChangedListsKeptOnlyWhenRecorded(t *testing.T) {
 			}
 			if n.fp.lists != nil || cap(n.fp.changed) != 0 || cap(n.fp.changedAt) != 0 {
 				t.Fatalf("not recorded, body %d: %d changed lines kept between scrapes", i, cap(n.fp.changed))
+			}
+		}
+	}
+}
+
+// A series repeated in a body is ignored after its first line on every
+// read, not only the first: the second full parse of the same body takes
+// each line's class from the first, and still finds the repeat.
+func TestRepeatedSeriesOnEveryRead(t *testing.T) {
+	body := []byte("# TYPE vllm:num_requests_running gauge\n" + // not the plain form: the text parser reads it
+		"vllm:num_requests_running{model_name=\"m\"} 3\n" +
+		"vllm:num_requests_waiting{model_name=\"m\"} 1\n" +
+		"vllm:num_requests_running{model_name=\"m\"} 9\n")
+	for _, ct := range []string{textCT0, omCT} {
+		n := NewFullNormalizer()
+		// Room for the text parser's final newline, as a read body has:
+		// at full capacity it parses a copy, and no line is tracked.
+		b := append(make([]byte, 0, len(body)+16), body...)
+		if ct == omCT {
+			b = append(b, "# EOF\n"...)
+		}
+		for read := 1; read <= 3; read++ {
+			s, err := n.Normalize(b, ct)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := s.Subs[0].Gauges[GRunning]; g != 3 || !slices.Contains(s.Warnings, "1 duplicate series ignored (first one kept)") {
+				t.Errorf("%s, read %d: running %v, warnings %q", ct, read, g, s.Warnings)
 			}
 		}
 	}

@@ -289,9 +289,11 @@ func (n *Normalizer) read(p textparse.Parser) error {
 			seenPool.Put(seen)
 		}
 	}()
+	_, text := p.(*textparse.PromParser)
 	for {
 		e, err := p.Next()
 		if err == io.EOF {
+			n.endTrack()
 			n.fp.declared, n.fp.help = n.declared, n.help
 			return nil
 		}
@@ -305,15 +307,40 @@ func (n *Normalizer) read(p textparse.Parser) error {
 			}
 			series, _, v := p.Series()
 			key := seriesKey(series)
-			c := n.classFor(p, series, key)
-			if _, dup := seen[key]; dup {
+			k := n.locate(series)
+			// A line whose series is its line's in the previous body keeps
+			// its class: no lookup among the shared classes (a lock, a map,
+			// a comparison of the text), a fifth of vtop's part of a full
+			// parse. Only the text parser's: others' own classes are kept
+			// by classFor's use.
+			c := n.prevClass(k, series, key)
+			if c == nil || !text {
+				c = n.classFor(p, series, key)
+				if n.trk.unique {
+					// The samples so far took their lines' previous classes:
+					// distinct series, the set not kept until now.
+					n.trk.unique = false
+					for _, pc := range n.fp.ent[:n.trk.lastEntry+1] {
+						if pc != nil {
+							seen[pc.key] = struct{}{}
+						}
+					}
+				}
+			} else if n.trk.unique {
+				n.record(k, c, false, v)
+				n.apply(c, v)
+				continue
+			}
+			// One map operation: the series is new when the set grew.
+			seenBefore := len(seen)
+			seen[key] = struct{}{}
+			if len(seen) == seenBefore {
 				// The same series line twice in one scrape: the first one is kept.
-				n.track(series, c, true, v)
+				n.record(k, c, true, v)
 				n.dups++
 				continue
 			}
-			seen[key] = struct{}{}
-			n.track(series, c, false, v)
+			n.record(k, c, false, v)
 			n.apply(c, v)
 		case textparse.EntryType:
 			name, _ := p.Type()
@@ -423,14 +450,18 @@ func (n *Normalizer) slotOf(c *class) *subAcc {
 		return s
 	}
 	slot := n.slots[c.sub]
-	if slot == nil {
+	if slot == nil || slot.iter != n.iter {
 		if len(n.active) >= n.MaxSubs {
 			// Counted among this scrape's sub-series: stale slots of an earlier
-			// scrape are swept at its end and must not lock new ones out.
+			// scrape are swept at its end and must not lock new ones out,
+			// nor take a place beyond the bound (a body read after one
+			// whose sub-series came in another order kept MaxSubs+1).
 			return nil
 		}
-		slot = &subAcc{key: c.sub}
-		n.slots[c.sub] = slot
+		if slot == nil {
+			slot = &subAcc{key: c.sub}
+			n.slots[c.sub] = slot
+		}
 	}
 	n.last = slot
 	return slot

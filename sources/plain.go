@@ -131,6 +131,7 @@ func (n *Normalizer) applyPlain(body []byte, ss []plainSample) error {
 		n.track(series, s.c, false, s.v)
 		n.apply(s.c, s.v)
 	}
+	n.endTrack()
 	n.fp.declared, n.fp.help = n.declared, n.help
 	return nil
 }

@@ -308,9 +308,10 @@ func (c *Client) running() []string {
 // gauge, and its queue is its workers' pool's).
 func (c *Client) stamped() []string {
 	out := c.running()
+	router := sources.RouterValueNames()
 	for _, f := range c.families {
 		for _, n := range f.names {
-			if slices.Contains(sources.RouterValueNames(), n) {
+			if slices.Contains(router, n) {
 				out = append(out, n)
 			}
 		}
