@@ -75,7 +75,7 @@ type Evidence struct {
 	Name   string        // "KV usage"
 	Num    float64       // 0.97; NaN when unknown, and for text evidence
 	Unit   Unit          // UnitText ("") for text evidence
-	Text   string        // text evidence only: "V1 ≥0.8.4"
+	Text   Text          // text evidence only: "V1 ≥0.8.4"
 	Window time.Duration // the window it was measured over (0: instantaneous)
 	// Lowest and Highest are a latency percentile's first and last finite
 	// bucket bounds (0 when not a percentile): at or below Lowest it was
@@ -115,8 +115,8 @@ const (
 // current value is unknown; To may say what is missing instead of a number.
 type FlagChange struct {
 	Flag string // "--max-num-seqs"
-	From string // "256"
-	To   string // "96"
+	From Value  // 256
+	To   Value  // 96, or words: "cannot compute: …"
 	Why  Text   // how To was computed
 	// Exact is the computed value To was rounded from, as operators set
 	// the flag (0: To is not a rounded number): a shown value is held

@@ -1,7 +1,9 @@
 package diagnose
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/vtop-dev/vtop/sources"
@@ -91,7 +93,7 @@ type Shift struct {
 	Name     string
 	Kind     ShiftKind
 	Unit     Unit
-	Onset    time.Time // the scrape the change began (the CUSUM's last departure from zero)
+	Onset    time.Time // when the change began, dated on the recent observations (see onset), never after Detected
 	Detected time.Time // when it had held long enough to report
 	Before   float64   // the baseline level
 	After    float64   // the level since the onset (updated while it lasts)
@@ -142,21 +144,28 @@ type cusum struct {
 	postN   int
 	fast    float64 // the recent level (shiftFastTau): whether an open change is over
 	active  int     // index+1 in the endpoint's shifts of the open change, 0 none
-	// recent are the newest observations (NaN: none that scrape), in
-	// the ring the state's times index: the onset is refined on them.
+	// recent are the newest observations as read (not in log space;
+	// NaN: none that scrape), in the ring the state's times index: the
+	// onset is dated on them.
 	recent [shiftRecent]float32
 }
 
-// shiftRecent is the scrapes an onset is refined over: more than the
-// longest hold, so the change's first scrapes are still there.
-const shiftRecent = 64
+// shiftRecent is the scrapes an onset is dated over: the longest hold
+// and the detection's delay after it (a ×2.2 rate among ×2.5 bursts is
+// confirmed up to a minute late at 1 s scrapes), with the level before
+// the change still in view.
+const shiftRecent = 128
 
 // shiftState is an endpoint's change detection.
 type shiftState struct {
-	sig      [NumSignals]cusum
-	times    [shiftRecent]int64 // Unix ns of the scrapes in the rings
-	pos      int                // the newest scrape's slot
-	seen     int                // scrapes observed, up to shiftRecent
+	sig   [NumSignals]cusum
+	times [shiftRecent]int64 // Unix ns of the scrapes in the rings
+	// lag is the mean e2e latency of the requests finished in each scrape
+	// of the rings, s (NaN: none finished): how long before their finish
+	// the requests behind that scrape's length means arrived.
+	lag      [shiftRecent]float32
+	pos      int // the newest scrape's slot
+	seen     int // scrapes observed, up to shiftRecent
 	last     time.Time
 	prevInFl float64 // running + waiting at the previous scrape
 	shifts   []Shift // oldest first
@@ -184,10 +193,18 @@ func (e *Engine) observeShifts(ep *endpoint, t time.Time) {
 	obs[SigGPUClock] = e.busyClock(ep)
 	if x.engines == 0 || x.span <= 0 {
 		ep.shift.prevInFl = nan
-		ep.shift.observe(t, &obs)
+		ep.shift.observe(t, &obs, nan)
 		return
 	}
 	req, abort, _ := x.requestRates()
+	if len(x.finish) == 0 {
+		// Without finish reasons requestRates counts the e2e histogram,
+		// read here only for the lengths' lag: a server without them
+		// (SGLang) keeps no arrival signal, as before (read so, a
+		// thrashing SGLang replica's arrivals "fell ÷3.5", dated before
+		// its traffic changed: not checked against its gauges yet).
+		req = math.NaN()
+	}
 	inFl := nanAdd(x.running, x.waiting)
 	if !math.IsNaN(req) && !math.IsNaN(inFl) && !math.IsNaN(ep.shift.prevInFl) {
 		// Every request that arrived either finished or is still held.
@@ -206,7 +223,7 @@ func (e *Engine) observeShifts(ep *endpoint, t time.Time) {
 	}
 	obs[SigTTFT] = x.hists[tTTFT].p95().P95
 	obs[SigITL] = x.hists[tITL].p95().P95
-	ep.shift.observe(t, &obs)
+	ep.shift.observe(t, &obs, x.hists[tE2E].mean())
 }
 
 // busyClock is the slowest SM clock of the GPUs attributed to the
@@ -237,10 +254,11 @@ func (e *Engine) busyClock(ep *endpoint) float64 {
 const busyUtil = 20
 
 // shiftHists are the histograms a scrape's observations read.
-const shiftHists = 1<<tTTFT | 1<<tITL | 1<<tPromptLen | 1<<tGenLen
+const shiftHists = 1<<tE2E | 1<<tTTFT | 1<<tITL | 1<<tPromptLen | 1<<tGenLen
 
-// observe adds one scrape's observations (NaN: none this scrape).
-func (s *shiftState) observe(t time.Time, obs *[NumSignals]float64) {
+// observe adds one scrape's observations (NaN: none this scrape) and the
+// mean e2e latency of its finished requests, s (NaN: none).
+func (s *shiftState) observe(t time.Time, obs *[NumSignals]float64, lag float64) {
 	var dt time.Duration
 	if !s.last.IsZero() {
 		dt = t.Sub(s.last)
@@ -254,6 +272,7 @@ func (s *shiftState) observe(t time.Time, obs *[NumSignals]float64) {
 	s.pos = (s.pos + 1) % shiftRecent
 	s.seen = min(s.seen+1, shiftRecent)
 	s.times[s.pos] = t.UnixNano()
+	s.lag[s.pos] = float32(lag)
 	n := len(s.shifts)
 	for i := range s.sig {
 		s.step(Signal(i), t, obs[i], alpha, fast)
@@ -284,7 +303,7 @@ func (s *shiftState) comoving(t time.Time) {
 			start = c.loStart
 		}
 		s.open(Shift{Signal: Signal(i), Name: info.Name, Kind: info.Kind, Unit: info.Unit,
-			Onset: s.onset(c, start), Detected: t, Before: level(info, c.mean), After: level(info, post)})
+			Onset: s.onset(Signal(i), c, start, post), Detected: t, Before: level(info, c.mean), After: level(info, post)})
 		c.active = len(s.shifts)
 	}
 }
@@ -296,6 +315,9 @@ func (s *shiftState) step(sig Signal, t time.Time, v float64, alpha, fast float6
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return
 	}
+	// A count of none is an observation for dating (a second without
+	// arrivals), though not for the baseline of a ratio signal.
+	c.recent[s.pos] = float32(v)
 	x := v
 	if info.ratio {
 		if v <= 0 {
@@ -303,7 +325,6 @@ func (s *shiftState) step(sig Signal, t time.Time, v float64, alpha, fast float6
 		}
 		x = math.Log(v)
 	}
-	c.recent[s.pos] = float32(x)
 	if c.n == 0 {
 		c.mean, c.fast = x, x
 	}
@@ -359,19 +380,89 @@ func (s *shiftState) step(sig Signal, t time.Time, v float64, alpha, fast float6
 		return
 	}
 	s.open(Shift{Signal: sig, Name: info.Name, Kind: info.Kind, Unit: info.Unit,
-		Onset: s.onset(c, start), Detected: t, Before: level(info, c.mean), After: level(info, post)})
+		Onset: s.onset(sig, c, start, post), Detected: t, Before: level(info, c.mean), After: level(info, post)})
 	c.active = len(s.shifts)
 }
 
-// onset refines where a change began: of the recent scrapes, the one
-// after which the observations' departure from the baseline is largest
-// for its length (the likelihood of a step from a known level; the
-// CUSUM's last departure from zero starts early when noise had already
-// lifted it). start, the CUSUM's, is kept when the rings do not reach it.
-func (s *shiftState) onset(c *cusum, start int64) time.Time {
-	if oldest := s.times[(s.pos-s.seen+1+shiftRecent)%shiftRecent]; start < oldest {
+// onset dates where a change began from the mechanism, not from when
+// detection became confident. For arrivals and lengths, the recent
+// observations are split into segments of constant level (the penalized
+// likelihood's optimal partition); the change began at the first of the
+// newest run of segments still changed from the baseline in the change's
+// direction: by half the least change reported (the hysteresis a change
+// needs to end) and a third of the way to the level since the CUSUM's
+// start (not half: that level is inflated when the sum started in a
+// burst). A burst of traffic before the change is a segment that came
+// back, one after it a segment of the run, so neither moves the onset as
+// it moves a single split. Arrivals are counts (Poisson), lengths
+// Gaussian in log space. Lengths are known as requests finish: each
+// scrape's means are placed at the mean arrival of the requests behind
+// them (the scrape less their mean e2e latency), so a change is dated
+// when the longer requests arrived. Other signals are dated by stepOnset.
+// start, the CUSUM's last departure from zero, is kept when the rings do
+// not reach back to the change.
+func (s *shiftState) onset(sig Signal, c *cusum, start int64, post float64) time.Time {
+	oldest := s.times[(s.pos-s.seen+1+shiftRecent)%shiftRecent]
+	if start < oldest {
 		return time.Unix(0, start)
 	}
+	if sig != SigArrivals && !lagged(sig) {
+		return s.stepOnset(sig, c, start)
+	}
+	// A change of this signal that ended within the rings bounds this
+	// one: the level before it is not this change's baseline.
+	from := oldest
+	for i := range s.shifts {
+		if sh := &s.shifts[i]; sh.Signal == sig && !sh.Ended.IsZero() {
+			from = max(from, sh.Ended.UnixNano())
+		}
+	}
+	pts := s.points(sig, c, from)
+	if len(pts) < 2*shiftMinSeg {
+		return time.Unix(0, start)
+	}
+	info := &signals[sig]
+	up := post > c.mean
+	segs := partition(pts, sig == SigArrivals, info.ratio)
+	first := -1
+	for k := len(segs) - 1; k >= 0; k-- {
+		lv := segs[k].level
+		if up != (lv > c.mean) || !clearChange(info, c.mean, lv, 0.5) || math.Abs(lv-c.mean) < math.Abs(post-c.mean)/3 {
+			break
+		}
+		first = segs[k].from
+	}
+	if first < 0 {
+		// The newest segment is not the change (it came back while the
+		// sum still held): the CUSUM's start.
+		return time.Unix(0, start)
+	}
+	if first == 0 && start < pts[0].ns {
+		return time.Unix(0, start)
+	}
+	if first > 0 && lagged(sig) {
+		// Placed at their requests' mean arrival, the first changed
+		// mean lies after the change (its requests all came after it)
+		// and the one before it before: the change lies between them.
+		return time.Unix(0, pts[first-1].ns+(pts[first].ns-pts[first-1].ns)/2)
+	}
+	return time.Unix(0, pts[first].ns)
+}
+
+// lagged says the signal is a mean over finished requests, known only
+// as they finish.
+func lagged(sig Signal) bool { return sig == SigPromptLen || sig == SigGenLen }
+
+// stepOnset dates a change as the likeliest step from the baseline: of
+// the recent scrapes, the one after which the observations' departure
+// from it is largest for its length (the CUSUM's last departure from zero
+// starts early when noise had already lifted it, or late on a change
+// smaller than its noise: shiftLead scrapes before it at most). A sharp
+// change well above its noise (prompt tokens/s, a GPU's clock, latency)
+// is dated so within a scrape or two; a segmentation of such lumpy
+// per-scrape values dated it no better.
+func (s *shiftState) stepOnset(sig Signal, c *cusum, start int64) time.Time {
+	ratio := signals[sig].ratio
 	best, bestAt := -1.0, start
 	sum, n, lead := 0.0, 0, 0
 	for k := range s.seen {
@@ -381,11 +472,14 @@ func (s *shiftState) onset(c *cusum, start int64) time.Time {
 				break
 			}
 		}
-		v := float64(c.recent[i])
-		if math.IsNaN(v) {
+		x := float64(c.recent[i])
+		if math.IsNaN(x) || ratio && x <= 0 {
 			continue
 		}
-		sum += v - c.mean
+		if ratio {
+			x = math.Log(x)
+		}
+		sum += x - c.mean
 		n++
 		if score := sum * sum / float64(n); score > best {
 			best, bestAt = score, s.times[i]
@@ -394,9 +488,146 @@ func (s *shiftState) onset(c *cusum, start int64) time.Time {
 	return time.Unix(0, bestAt)
 }
 
-// shiftLead is how many scrapes before the CUSUM's start an onset may be
-// placed: its sum can leave zero late on a change smaller than its noise.
+// shiftLead is how many scrapes before the CUSUM's start stepOnset may
+// place an onset.
 const shiftLead = 4
+
+// shiftPoint is one observation placed in time for dating an onset: x
+// its value (arrivals: the requests counted), dt the seconds it covers
+// (arrivals only).
+type shiftPoint struct {
+	ns    int64
+	x, dt float64
+}
+
+// points are a signal's observations in the rings since from, in time
+// order: arrivals as counts over their scrape's interval, ratio signals in
+// log space, finished requests' means at their requests' mean arrival.
+func (s *shiftState) points(sig Signal, c *cusum, from int64) []shiftPoint {
+	info := &signals[sig]
+	lag := lagged(sig)
+	pts := make([]shiftPoint, 0, s.seen)
+	for k := s.seen - 1; k >= 0; k-- {
+		i := (s.pos - k + shiftRecent) % shiftRecent
+		ns := s.times[i]
+		v := float64(c.recent[i])
+		if ns < from || math.IsNaN(v) {
+			continue
+		}
+		p := shiftPoint{ns: ns, x: v}
+		switch {
+		case sig == SigArrivals:
+			if k == s.seen-1 {
+				continue // its interval's start is not in the rings
+			}
+			p.dt = time.Duration(ns - s.times[(i-1+shiftRecent)%shiftRecent]).Seconds()
+			p.x = v * p.dt
+		case info.ratio && v <= 0:
+			continue
+		case info.ratio:
+			p.x = math.Log(v)
+		}
+		if lag {
+			e2e := float64(s.lag[i])
+			if math.IsNaN(e2e) || e2e < 0 {
+				continue
+			}
+			p.ns -= int64(e2e * 1e9)
+		}
+		pts = append(pts, p)
+	}
+	if lag {
+		slices.SortStableFunc(pts, func(a, b shiftPoint) int { return cmp.Compare(a.ns, b.ns) })
+	}
+	return pts
+}
+
+// shiftSeg is one segment of constant level: points [from, to), its
+// level in the signal's judging space.
+type shiftSeg struct {
+	from, to int
+	level    float64
+}
+
+// shiftMinSeg is the fewest points a segment holds: one lucky scrape is
+// not a level.
+const shiftMinSeg = 2
+
+// partition splits pts into segments of constant level minimizing twice
+// the negative log-likelihood plus a penalty per segment (2.5 ln n, a
+// little over BIC's: bursts should not be cut finer than they are), by
+// optimal partitioning. counts: Poisson counts over dt; otherwise
+// Gaussian, its deviation the scrape-to-scrape one (robust: the median
+// absolute successive difference), floored as the baseline's is.
+func partition(pts []shiftPoint, counts, ratio bool) []shiftSeg {
+	n := len(pts)
+	s1 := make([]float64, n+1) // prefix sums: x (or counts)
+	s2 := make([]float64, n+1) // x² (or dt)
+	for i, p := range pts {
+		s1[i+1] = s1[i] + p.x
+		if counts {
+			s2[i+1] = s2[i] + p.dt
+		} else {
+			s2[i+1] = s2[i] + p.x*p.x
+		}
+	}
+	var inv float64 // 1/σ², Gaussian
+	if !counts {
+		d := make([]float64, 0, n-1)
+		for i := 1; i < n; i++ {
+			d = append(d, math.Abs(pts[i].x-pts[i-1].x))
+		}
+		slices.Sort(d)
+		// |x1 - x2| of two draws has median 0.954 σ.
+		sd := d[len(d)/2] / 0.954
+		floor := shiftFloorShare
+		if ratio {
+			floor = shiftFloorLog
+		}
+		sd = math.Max(sd, floor)
+		inv = 1 / (sd * sd)
+	}
+	cost := func(i, j int) float64 {
+		a, b := s1[j]-s1[i], s2[j]-s2[i]
+		if counts {
+			if a <= 0 || b <= 0 {
+				return 0
+			}
+			return 2 * (a - a*math.Log(a/b))
+		}
+		m := float64(j - i)
+		return (b - a*a/m) * inv
+	}
+	beta := 2.5 * math.Log(float64(n))
+	best := make([]float64, n+1)
+	prev := make([]int, n+1)
+	for j := 1; j <= n; j++ {
+		best[j] = math.Inf(1)
+		for i := 0; i <= j-shiftMinSeg; i++ {
+			if i > 0 && i < shiftMinSeg {
+				continue
+			}
+			if c := best[i] + cost(i, j) + beta; c < best[j] {
+				best[j], prev[j] = c, i
+			}
+		}
+	}
+	var segs []shiftSeg
+	for j := n; j > 0; j = prev[j] {
+		i := prev[j]
+		a, b := s1[j]-s1[i], s2[j]-s2[i]
+		lv := a / float64(j-i)
+		if counts {
+			lv = math.Log(a / b) // -Inf for none: below any level
+		}
+		segs = append(segs, shiftSeg{from: i, to: j, level: lv})
+		if i == 0 {
+			break
+		}
+	}
+	slices.Reverse(segs)
+	return segs
+}
 
 // follow updates an open change and ends it when the level is back at
 // the baseline, or makes it the baseline after shiftAccept.

@@ -34,13 +34,14 @@ const (
 	KindDec                       // a decimal with at most Prec digits after the point
 	KindInt                       // an integer for a %d verb
 	KindFloat                     // a float for the form's own float verb (%.2f)
+	KindFixed                     // a decimal with exactly Prec digits after the point, as a flag is written: 0.90
 )
 
 // Value is one argument of a Text.
 type Value struct {
 	Num  float64
 	Kind ValueKind
-	Prec int // KindDec
+	Prec int // KindDec, KindFixed
 	// Lowest and Highest: a KindQuantile's first and last finite bucket
 	// bounds.
 	Lowest, Highest float64
@@ -93,6 +94,24 @@ func ValueOf(a any) Value {
 	return Str(fmt.Sprint(a))
 }
 
+// IsZero says the Value is the zero Value (an empty string).
+func (v Value) IsZero() bool { return v == Value{} }
+
+// Numeric says the Value is a number (Num holds it).
+func (v Value) Numeric() bool { return v.Kind != KindStr && v.Kind != KindText }
+
+// Replace applies r to a string or a Text, never to a number.
+func (v Value) Replace(r *strings.Replacer) Value {
+	switch v.Kind {
+	case KindStr:
+		v.Str = r.Replace(v.Str)
+	case KindText:
+		n := v.Text.Replace(r)
+		v.Text = &n
+	}
+	return v
+}
+
 // IsZero says the Text says nothing.
 func (t Text) IsZero() bool { return t.Form == "" && len(t.Args) == 0 }
 
@@ -128,14 +147,7 @@ func (t Text) Replace(r *strings.Replacer) Text {
 	if len(t.Args) > 0 {
 		out.Args = make([]Value, len(t.Args))
 		for i, a := range t.Args {
-			switch a.Kind {
-			case KindStr:
-				a.Str = r.Replace(a.Str)
-			case KindText:
-				n := a.Text.Replace(r)
-				a.Text = &n
-			}
-			out.Args[i] = a
+			out.Args[i] = a.Replace(r)
 		}
 	}
 	return out

@@ -60,6 +60,8 @@
 //	queue-backlog         a failover sends 10× the traffic
 //	long-prompts          the prompt median ×8 (documents in every prompt), same request rate
 //	long-answers          the answer median ×4 (step-by-step reasoning), same request rate
+//	short-answers         the answer median ÷4 (step-by-step turned off), same request rate
+//	traffic-drop          traffic falls to 1/2.2 (a client moves away)
 //	prompt-over-max-model-len  --max-model-len 8192, then untrimmed 5k-token documents: ~30 % answered 400 (http_requests_total only)
 //	restart               the process restarts: 20 s refusing connections, counters from zero
 //	crash-loop            OOM-killed at its memory limit every 40 s of serving, restarted by its supervisor: a restart a minute

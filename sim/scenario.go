@@ -178,6 +178,10 @@ var Scenarios = []Scenario{
 			l.OutputMedian *= 4
 			l.MaxTokens = max(l.MaxTokens, 4*l.OutputMedian)
 		}},
+	{Name: "short-answers", Summary: "the reasoning client turns step-by-step off: the answer median goes from 180 to 45 tokens (÷4) at the same request rate",
+		start: func(r *Replica) { r.load.OutputMedian = max(1, r.load.OutputMedian/4) }},
+	{Name: "traffic-drop", Summary: "a client moves to another region: traffic falls to 1/2.2 (bursts as before)",
+		start: func(r *Replica) { r.load.Rate /= 2.2 }},
 	{Name: "restart", Summary: "the vLLM process restarts: the port refuses connections for 20 s while the model loads, then every counter starts from zero",
 		start: func(r *Replica) { r.restartAt = r.now },
 		down:  func(d time.Duration) bool { return d < restartDown }},

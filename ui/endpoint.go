@@ -10,8 +10,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
+	f "github.com/vtop-dev/vtop/ui/format"
 	"github.com/vtop-dev/vtop/ui/report"
 )
 

@@ -7,8 +7,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // The GPU line takes its words and units from sources.GPUFields: a row's

@@ -11,7 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // sevLabel is a severity as symbol and word: "✖ crit".
@@ -36,11 +36,11 @@ func flagText(x *diagnose.Finding) string {
 		case i > 0:
 			b.WriteString(", ")
 		}
-		if fc.From == "" {
-			b.WriteString(fc.Flag + " → " + fc.To)
+		if fc.From.IsZero() {
+			b.WriteString(fc.Flag + " → " + f.Value(fc.To))
 			continue
 		}
-		b.WriteString(fc.Flag + " " + fc.From + "→" + fc.To)
+		b.WriteString(fc.Flag + " " + f.Value(fc.From) + "→" + f.Value(fc.To))
 	}
 	return b.String()
 }
@@ -674,7 +674,7 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 		}
 	}
 	for i, fc := range x.Flags {
-		from := fc.From
+		from := f.Value(fc.From)
 		if from == "" {
 			from = "(current value unknown)"
 		}
@@ -682,7 +682,7 @@ func (c *common) detailLines(x *diagnose.Finding, w int) []string {
 		if i > 0 && fc.Alt {
 			or = "or "
 		}
-		out = append(out, "  "+or+s.key.s(fc.Flag)+"  "+from+" → "+s.accent.s(fc.To))
+		out = append(out, "  "+or+s.key.s(fc.Flag)+"  "+from+" → "+s.accent.s(f.Value(fc.To)))
 		for _, l := range wrap(f.Say(fc.Why), w-6) {
 			out = append(out, "      "+s.muted.s(l))
 		}

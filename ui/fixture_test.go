@@ -122,7 +122,7 @@ func fixtureFindings() []diagnose.Finding {
 			Explain: diagnose.Plain("The scheduler admits more sequences than the KV cache can hold, so running requests are preempted " +
 				"and their KV blocks recomputed. Throughput falls while latency rises for everyone."),
 			Action: diagnose.Plain("lower --max-num-seqs so the batch fits the cache"),
-			Flags:  []diagnose.FlagChange{{Flag: "--max-num-seqs", From: "256", To: "96", Why: diagnose.Plain("96 sequences × 4.7k tokens average context fit in 458k tokens of KV cache")}},
+			Flags:  []diagnose.FlagChange{{Flag: "--max-num-seqs", From: diagnose.Str("256"), To: diagnose.Str("96"), Why: diagnose.Plain("96 sequences × 4.7k tokens average context fit in 458k tokens of KV cache")}},
 		},
 		{
 			Rule: "slo_breach", Severity: diagnose.SevWarning, Target: "replica-0", Model: "meta-llama/Llama-3.1-8B-Instruct",
@@ -131,7 +131,7 @@ func fixtureFindings() []diagnose.Finding {
 			Evidence: []diagnose.Evidence{{Name: "TTFT p95", Num: 0.82, Unit: diagnose.UnitSeconds, Window: time.Minute, Lowest: 0.001, Highest: 60}},
 			Explain:  diagnose.Plain("Time to first token is over the target of the chat profile. Prompts wait in the queue before prefill starts."),
 			Action:   diagnose.Plain("add replicas or enable chunked prefill"),
-			Flags:    []diagnose.FlagChange{{Flag: "--enable-chunked-prefill", To: "true", Why: diagnose.Plain("long prompts stop blocking decode steps")}},
+			Flags:    []diagnose.FlagChange{{Flag: "--enable-chunked-prefill", To: diagnose.Str("true"), Why: diagnose.Plain("long prompts stop blocking decode steps")}},
 		},
 		{
 			Rule: "abort_share", Severity: diagnose.SevInfo, Target: "replica-4",

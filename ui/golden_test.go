@@ -98,7 +98,7 @@ func fleet40Frame() *diagnose.Frame {
 		x.Target = e.Name
 		y := diagnose.Finding{Rule: "queue_backlog", Severity: diagnose.SevWarning, Target: e.Name,
 			FirstSeen: t0.Add(-2 * time.Minute), LastSeen: t0, Title: "Queue backlog", Summary: diagnose.Plain("31 waiting for 2m"),
-			Action: diagnose.Plain("add replicas"), Flags: []diagnose.FlagChange{{Flag: "replicas", From: "40", To: "44"}}}
+			Action: diagnose.Plain("add replicas"), Flags: []diagnose.FlagChange{{Flag: "replicas", From: diagnose.Str("40"), To: diagnose.Str("44")}}}
 		e.Findings = []diagnose.Finding{x, y}
 		fr.Findings = append(fr.Findings, x, y)
 	}

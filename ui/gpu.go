@@ -8,8 +8,8 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // gpuUnavailable says why there is no GPU data, or "" when there is.

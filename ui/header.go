@@ -4,7 +4,7 @@ import (
 	"strings"
 	"time"
 
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // renderHeader: targets up/total, interval, window, SLO profile on the left;

@@ -50,10 +50,10 @@ func layoutFrames() map[string]*diagnose.Frame {
 	long.Endpoints[0].LastError = strings.Repeat("error ", 60)
 	long.Findings[0].Summary = diagnose.Plain(strings.Repeat("evidence ", 40))
 	long.Findings[1].Flags = []diagnose.FlagChange{
-		{Flag: "--max-num-batched-tokens", From: "2048", To: "8192"},
-		{Flag: "--enable-chunked-prefill", To: "true"},
-		{Flag: "--long-prefill-token-threshold", From: "0", To: "2048"},
-		{Flag: "--max-num-partial-prefills", From: "1", To: "4"},
+		{Flag: "--max-num-batched-tokens", From: diagnose.Str("2048"), To: diagnose.Str("8192")},
+		{Flag: "--enable-chunked-prefill", To: diagnose.Str("true")},
+		{Flag: "--long-prefill-token-threshold", From: diagnose.Str("0"), To: diagnose.Str("2048")},
+		{Flag: "--max-num-partial-prefills", From: diagnose.Str("1"), To: diagnose.Str("4")},
 	}
 	return map[string]*diagnose.Frame{
 		"fleet8":  gpuTroubleFrame(),

@@ -15,9 +15,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/themes"
+	f "github.com/vtop-dev/vtop/ui/format"
 	"github.com/vtop-dev/vtop/ui/report"
 )
 

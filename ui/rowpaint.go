@@ -3,7 +3,7 @@ package ui
 import (
 	"strings"
 
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // A list's row is a set of cell functions, one per column, and one painter

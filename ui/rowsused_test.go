@@ -19,7 +19,7 @@ func sixFrame() *diagnose.Frame {
 			FirstSeen: t0.Add(-2 * time.Minute), LastSeen: t0, Title: "Queue backlog", Summary: diagnose.Plain("31 waiting for 2m"),
 			Evidence: []diagnose.Evidence{{Name: "waiting", Num: 31, Unit: diagnose.UnitCount, Window: time.Minute},
 				{Name: "running", Num: 256, Unit: diagnose.UnitCount}, {Name: "arrivals", Num: 9.5, Unit: diagnose.UnitPerSec, Window: time.Minute}},
-			Action: diagnose.Plain("add replicas"), Flags: []diagnose.FlagChange{{Flag: "replicas", From: "6", To: "8"}}},
+			Action: diagnose.Plain("add replicas"), Flags: []diagnose.FlagChange{{Flag: "replicas", From: diagnose.Str("6"), To: diagnose.Str("8")}}},
 		{Rule: "gpu_throttling", Severity: diagnose.SevCritical, Target: "replica-3",
 			FirstSeen: t0.Add(-2 * time.Minute), LastSeen: t0, Title: "GPU 5 throttled", Summary: diagnose.Plain("SW power cap for 2m, SM clock 1410MHz"),
 			Evidence: []diagnose.Evidence{{Name: "SM clock", Num: 1410, Unit: diagnose.UnitCount}, {Name: "power", Num: 700, Unit: diagnose.UnitCount}},
@@ -150,7 +150,7 @@ func TestDetailWraps(t *testing.T) {
 	x := &fr.Findings[0]
 	x.Target = "vllm-llama-7f9c03-0.vllm-headless.inference-production.svc.cluster.local:8000"
 	x.Summary = diagnose.Plain(long)
-	x.Evidence = append(x.Evidence, diagnose.Evidence{Name: "KV transfer wait per request (p95 over the window)", Text: long})
+	x.Evidence = append(x.Evidence, diagnose.Evidence{Name: "KV transfer wait per request (p95 over the window)", Text: diagnose.Plain(long)})
 	fr.Endpoints[1].Name = x.Target
 	fr.Endpoints[1].Findings = []diagnose.Finding{*x}
 	m := newTestModel(fr, 80, 24, Options{})

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // What the sources say about themselves, on screen: the header names the

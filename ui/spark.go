@@ -8,7 +8,7 @@ import (
 	ntspark "github.com/NimbleMarkets/ntcharts/sparkline"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // Sparklines are ntcharts sparklines (columns on a fixed scale: no auto-max,

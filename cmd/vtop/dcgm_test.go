@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
 	"github.com/vtop-dev/vtop/sources/dcgm"
+	"github.com/vtop-dev/vtop/ui/format"
 )
 
 // dcgm-exporter's view of a replica whose GPU overheats feeds the GPU

@@ -10,7 +10,7 @@ import (
 
 	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/internal/format"
+	"github.com/vtop-dev/vtop/ui/format"
 )
 
 // TestE2EBrokenFleetVerdicts is issue 18's "the right binding limit named

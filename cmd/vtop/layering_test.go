@@ -31,11 +31,12 @@ func TestLayering(t *testing.T) {
 		{mod + "/record/...", false, []string{mod + "/diagnose", mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/diagnose/...", false, []string{mod + "/ui", mod + "/themes", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
 		{mod + "/diagnose/...", true, []string{"net", "net/http", "os/exec", "os/signal"}},
-		// Number spelling imports only the diagnose types it spells (Text, Value)
-		// and nothing above them; the engine hands sentences whose numbers
-		// are still numbers and never spells one itself.
-		{mod + "/internal/format", true, []string{mod + "/sources", mod + "/diagnose/", mod + "/ui", mod + "/app", mod + "/cmd"}},
-		{mod + "/diagnose", false, []string{mod + "/internal/format"}},
+		// Numbers are spelled in the ui only: the engine and the detector
+		// hand over sentences whose numbers are still numbers (diagnose.Text),
+		// and the format package imports only the diagnose types it spells.
+		{mod + "/ui/format", true, []string{mod + "/sources", mod + "/diagnose/", mod + "/ui/", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},
+		{mod + "/diagnose/...", false, []string{mod + "/ui/format"}},
+		{mod + "/sources/...", false, []string{mod + "/ui/format"}},
 		// The port holder is a leaf the simulator and the tests share.
 		{mod + "/internal/holdport", false, []string{mod + "/"}},
 		{mod + "/themes/...", false, []string{mod + "/sources", mod + "/diagnose", mod + "/ui", mod + "/app", mod + "/cmd", "github.com/charmbracelet/"}},

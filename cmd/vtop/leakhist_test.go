@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/ui/format"
 )
 
 // Five minutes of a steady 60 MiB/min leak in Prometheus: with the history

@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/record"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/ui/format"
 )
 
 // leakLine is what a frame says about memory_leak: its state, severity and

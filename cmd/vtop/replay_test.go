@@ -19,9 +19,9 @@ import (
 	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/diagnose/detect"
-	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/ui/format"
 	"github.com/vtop-dev/vtop/ui/report"
 )
 

@@ -12,6 +12,7 @@ import (
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/diagnose/detect"
 	"github.com/vtop-dev/vtop/sources"
+	spell "github.com/vtop-dev/vtop/ui/format"
 )
 
 func init() { subcommands["rules"] = runRules }
@@ -73,7 +74,7 @@ func runRules(args []string, stdout, stderr io.Writer, getenv func(string) strin
 		_, err = io.WriteString(stdout, rulesMarkdown(active, rc))
 	case "prometheus":
 		var b []byte
-		b, err = detect.PrometheusRules(active, rc.SLO, detect.PromOptions{Range: window})
+		b, err = detect.PrometheusRules(active, rc.SLO, detect.PromOptions{Range: window, Say: spell.Say})
 		if err == nil {
 			_, err = stdout.Write(b)
 		}
@@ -105,9 +106,9 @@ func forWords(r *detect.ActiveRule) string {
 func settingsWords(r *detect.ActiveRule) string {
 	var parts []string
 	for i, p := range r.Params {
-		s := p.Name + " " + detect.FormatParam(p, r.Values[i])
+		s := p.Name + " " + spell.Value(detect.FormatParam(p, r.Values[i]))
 		if r.Values[i] != p.Default {
-			s += " (default " + detect.FormatParam(p, p.Default) + ")"
+			s += " (default " + spell.Value(detect.FormatParam(p, p.Default)) + ")"
 		}
 		parts = append(parts, s)
 	}
@@ -132,10 +133,10 @@ func rulesText(rules []detect.ActiveRule, slo diagnose.SLO) string {
 			}
 		}
 		row("catches", r.Catches)
-		row("fires", r.Text(r.Cond))
-		row("resolves", r.Text(r.Clear))
-		row("severity", r.Text(r.Severity))
-		row("action", r.Text(r.Action))
+		row("fires", spell.Say(r.Text(r.Cond)))
+		row("resolves", spell.Say(r.Text(r.Clear)))
+		row("severity", spell.Say(r.Text(r.Severity)))
+		row("action", spell.Say(r.Text(r.Action)))
 		row("reads", r.Needs)
 		row("settings", settingsWords(r))
 	}
@@ -153,20 +154,20 @@ func rulesMarkdown(rules []detect.ActiveRule, rc detect.RulesConfig) string {
 	b.WriteString("\n## The rules\n\n| id | scope | for | resolve | severity |\n|---|---|---|---|---|\n")
 	for i := range rules {
 		r := &rules[i]
-		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s | %s |\n", r.ID, r.ID, r.Scope, durOrZero(r.For), durOrZero(r.ResolveFor), r.Text(r.Severity))
+		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s | %s |\n", r.ID, r.ID, r.Scope, durOrZero(r.For), durOrZero(r.ResolveFor), spell.Say(r.Text(r.Severity)))
 	}
 	for i := range rules {
 		r := &rules[i]
 		fmt.Fprintf(&b, "\n### %s\n\n**%s.** %s\n\n", r.ID, r.Title, r.Catches)
-		fmt.Fprintf(&b, "- **fires** when %s, held for %s\n", r.Text(r.Cond), durOrZero(r.For))
-		fmt.Fprintf(&b, "- **resolves** when %s, held for %s\n", r.Text(r.Clear), durOrZero(r.ResolveFor))
-		fmt.Fprintf(&b, "- **severity**: %s\n", r.Text(r.Severity))
-		fmt.Fprintf(&b, "- **action**: %s\n", r.Text(r.Action))
+		fmt.Fprintf(&b, "- **fires** when %s, held for %s\n", spell.Say(r.Text(r.Cond)), durOrZero(r.For))
+		fmt.Fprintf(&b, "- **resolves** when %s, held for %s\n", spell.Say(r.Text(r.Clear)), durOrZero(r.ResolveFor))
+		fmt.Fprintf(&b, "- **severity**: %s\n", spell.Say(r.Text(r.Severity)))
+		fmt.Fprintf(&b, "- **action**: %s\n", spell.Say(r.Text(r.Action)))
 		fmt.Fprintf(&b, "- **reads**: %s\n", r.Needs)
 		if len(r.Params) > 0 {
 			b.WriteString("\n| setting | default | meaning |\n|---|---|---|\n")
 			for _, p := range r.Params {
-				fmt.Fprintf(&b, "| `%s` | %s | %s |\n", p.Name, detect.FormatParam(p, p.Default), p.Help)
+				fmt.Fprintf(&b, "| `%s` | %s | %s |\n", p.Name, spell.Value(detect.FormatParam(p, p.Default)), p.Help)
 			}
 		}
 		if r.ID == "gpu_xid" {
@@ -251,8 +252,14 @@ explanation, and the recommended action with concrete vLLM flags.
   raising the limit as far as the evidence allows could absorb, by more
   than the counting noise of the completions (2 ÷ √completions in the
   window), the verdict is *arrivals exceed capacity*, in replicas, with the
-  flag as the smaller part. Failed or expired KV transfers are a symptom of
-  their own, with or without a queue. A rule's advice follows the verdict: a flag
+  flag as the smaller part. When most finished requests are aborts while a
+  queue stood all window with its time p95 past 30 s, the clients give up
+  in the queue: over a capacity limit (or none found) the verdict is
+  *arrivals exceed capacity: clients give up*, not sized in replicas (the
+  engine serves almost none) and advising to shed load; a limit that wastes
+  capacity (a thrashing cache, LoRA slots, drafts) stays the verdict. Failed
+  or expired KV transfers are a symptom of their own, with or without a
+  queue. A rule's advice follows the verdict: a flag
   that cannot move the binding limit is never recommended. Model pools and
   the fleet get the limit most of their members share, or "no clear
   bottleneck".

@@ -2,7 +2,6 @@ package detect
 
 import (
 	"math"
-	"strconv"
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sources"
@@ -78,29 +77,29 @@ type BudgetFit struct {
 
 // FitBatchedTokens computes BudgetFit; missing names what is missing or why
 // the data gives no answer.
-func FitBatchedTokens(itl50, itl99, iter50, iter99, target float64) (b BudgetFit, missing string) {
+func FitBatchedTokens(itl50, itl99, iter50, iter99, target float64) (b BudgetFit, missing diagnose.Text) {
 	b = BudgetFit{ITL50: itl50, ITL99: itl99, Iter50: iter50, Iter99: iter99, Target: target}
 	switch {
 	case bad(iter50) || bad(iter99):
-		return b, "tokens per step unknown (" + histName(sources.HIterTokens) + " not exposed or empty)"
+		return b, plain("tokens per step unknown (" + histName(sources.HIterTokens) + " not exposed or empty)")
 	case bad(itl50) || bad(itl99):
-		return b, "inter-token latency unknown"
+		return b, plain("inter-token latency unknown")
 	case iter99 <= iter50 || itl99 <= itl50:
-		return b, "slow steps carry no more tokens than the median step: the stutter is not from step size"
+		return b, plain("slow steps carry no more tokens than the median step: the stutter is not from step size")
 	case itl50 >= target:
-		return b, "even the median step misses the target: the decode batch itself is too large"
+		return b, plain("even the median step misses the target: the decode batch itself is too large")
 	}
 	b.PerToken = (itl99 - itl50) / (iter99 - iter50)
 	b.Exact = iter50 + (target-itl50)/b.PerToken
 	b.Tokens, b.rounding = roundTokens(b.Exact)
 	switch {
 	case b.Tokens < 64 || float64(b.Tokens) <= iter50:
-		return b, "the target leaves no room above the median step"
+		return b, plain("the target leaves no room above the median step")
 	case float64(b.Tokens) >= iter99:
 		// A budget at or above the slow steps' size would not cut them.
-		return b, str(say("the budget that meets the target (%d) is not below the slow steps' %s tokens: step size is not what makes them slow", b.Tokens, grouped(iter99)))
+		return b, say("the budget that meets the target (%d) is not below the slow steps' %s tokens: step size is not what makes them slow", b.Tokens, grouped(iter99))
 	}
-	return b, ""
+	return b, diagnose.Text{}
 }
 
 // Why shows the arithmetic.
@@ -112,7 +111,9 @@ func (b BudgetFit) Why() diagnose.Text {
 }
 
 // util2 renders a --gpu-memory-utilization value as vLLM users write it.
-func util2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+func util2(v float64) diagnose.Value {
+	return diagnose.Value{Kind: diagnose.KindFixed, Num: v, Prec: 2}
+}
 
 func usPerToken(v float64) diagnose.Text { return say("%sµs", dec(v*1e6, 1)) }
 
@@ -246,7 +247,7 @@ func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc diagnose.FlagCh
 	fc = diagnose.FlagChange{Flag: "--max-num-seqs"}
 	cur := currentMaxNumSeqs(u.ep)
 	if cur > 0 {
-		fc.From = strconv.Itoa(cur)
+		fc.From = intv(cur)
 	}
 	var why []diagnose.Text
 	switch {
@@ -274,13 +275,14 @@ func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc diagnose.FlagCh
 		why = append(why, say("current value from the plateau: %s running per engine throughout %s with requests waiting and KV at %s", grouped(p), dur(u.ep.Trend.Span), pct(u.st.KVUsage)))
 	}
 	if n < 1 {
-		fc.To = "cannot compute: " + miss
+		to := "cannot compute: " + miss
 		if miss == "" {
-			fc.To = "cannot compute: one average sequence needs more than the usable KV cache"
+			to = "cannot compute: one average sequence needs more than the usable KV cache"
 		}
 		if cur == 0 {
-			fc.To += "; max_num_seqs unknown too: set it in the config file's targets"
+			to += "; max_num_seqs unknown too: set it in the config file's targets"
 		}
+		fc.To = diagnose.Str(to)
 		fc.Why = diagnose.Join(why, "; ")
 		return fc, 0, false
 	}
@@ -288,7 +290,7 @@ func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc diagnose.FlagCh
 	// the value to set is rounded as operators set it.
 	exact := n
 	n, rounding := roundSeqs(exact)
-	fc.To, fc.Exact = strconv.Itoa(n), float64(exact)
+	fc.To, fc.Exact = intv(n), float64(exact)
 	why = append(why, say("the smaller: %d", exact), rounding)
 	fc.Why = diagnose.Join(why, "; ")
 	switch {
@@ -314,7 +316,7 @@ func chunkedPrefillFlag(v sources.VersionRange, why diagnose.Text) (diagnose.Fla
 	if v.Gen != sources.GenV0 {
 		return diagnose.FlagChange{}, false
 	}
-	return diagnose.FlagChange{Flag: "--enable-chunked-prefill", To: "on (if not set)",
+	return diagnose.FlagChange{Flag: "--enable-chunked-prefill", To: diagnose.Str("on (if not set)"),
 		Why: why.Cat(plain("; V0 runs a prompt's prefill as one step unless chunked prefill is on (V1 always chunks)"))}, true
 }
 
@@ -328,7 +330,7 @@ func kvDtypeFlag(ep *diagnose.EndpointView, blocks float64) (diagnose.FlagChange
 	if !bad(blocks) && blocks > 0 {
 		why = why.Add(": about 2 × %s = %s blocks in the same memory", grouped(blocks), grouped(2*blocks))
 	}
-	return diagnose.FlagChange{Flag: "--kv-cache-dtype", From: "auto", To: "fp8", Why: why.Add("; check accuracy on your prompts")}, true
+	return diagnose.FlagChange{Flag: "--kv-cache-dtype", From: diagnose.Str("auto"), To: diagnose.Str("fp8"), Why: why.Add("; check accuracy on your prompts")}, true
 }
 
 // raiseMemUtilFlag suggests vLLM's default --gpu-memory-utilization to an

@@ -86,12 +86,12 @@ func TestMaxNumSeqsAgreesWithEvidence(t *testing.T) {
 			if fc == nil {
 				t.Fatalf("no --max-num-seqs flag: %q %+v", txt(fd.Action), fd.Flags)
 			}
-			n, err := strconv.Atoi(fc.To)
+			n, err := strconv.Atoi(spell(fc.To))
 			if exact := int(fc.Exact); exact < c.lo || exact > c.hi {
 				t.Errorf("--max-num-seqs computed %v, want %d..%d; why %s", fc.Exact, c.lo, c.hi, txt(fc.Why))
 			}
 			if err != nil || n != c.shown {
-				t.Errorf("--max-num-seqs %q, want %d (%v rounded); why %s", fc.To, c.shown, fc.Exact, txt(fc.Why))
+				t.Errorf("--max-num-seqs %q, want %d (%v rounded); why %s", spell(fc.To), c.shown, fc.Exact, txt(fc.Why))
 			}
 			if c.notAbove > 0 && float64(n) >= c.notAbove {
 				t.Errorf("lowers to %d with %v running", n, c.notAbove)

@@ -3,7 +3,6 @@ package detect
 import (
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -576,9 +575,11 @@ func steadyFlags(shownTo map[string]shownFlag, fd *diagnose.Finding) {
 // value v and the held one. With record, a value that moved past the
 // margin becomes the one shown from now on.
 func holdFlag(shownTo map[string]shownFlag, fc *diagnose.FlagChange, record bool) (v float64, held diagnose.Value, ok bool) {
-	commas := strings.Contains(fc.To, ",")
-	v, err := strconv.ParseFloat(strings.ReplaceAll(fc.To, ",", ""), 64)
-	if err != nil || v <= 0 {
+	if !fc.To.Numeric() {
+		return v, held, false
+	}
+	v = fc.To.Num
+	if bad(v) || v <= 0 {
 		return v, held, false
 	}
 	exact := fc.Exact
@@ -595,20 +596,16 @@ func holdFlag(shownTo map[string]shownFlag, fc *diagnose.FlagChange, record bool
 	if prev.shown == v {
 		return v, held, false
 	}
-	held = diagnose.Str(strconv.FormatFloat(prev.shown, 'f', -1, 64))
-	switch dot := strings.IndexByte(fc.To, '.'); {
-	case dot >= 0:
-		held = diagnose.Str(strconv.FormatFloat(prev.shown, 'f', len(fc.To)-dot-1, 64))
-	case commas:
-		held = grouped(prev.shown)
-	}
+	// Shown as today's value is: the same kind of number, the same digits.
+	held = fc.To
+	held.Num = prev.shown
 	now := say("%s", fc.To)
 	if fc.Exact > 0 {
 		now = say("%s, rounded %s", grouped(math.Floor(fc.Exact)), fc.To)
 	}
 	fc.Why = fc.Why.Add("; shown as %s until the evidence moves by more than %s from the %s it was computed at (now %s)",
 		held, pct(flagMargin), grouped(math.Floor(prev.exact)), now)
-	fc.To = str(say("%s", held))
+	fc.To = held
 	return v, held, true
 }
 
@@ -626,7 +623,7 @@ func (x *evalCtx) held(target string, fc diagnose.FlagChange) diagnose.FlagChang
 // which words it as "FROM → TO", "FLAG to TO" or "holds TO sequences": the
 // first of the action's values that is that value, after one of those
 // words.
-func replaceTo(action diagnose.Text, fc *diagnose.FlagChange, to string, v float64, held diagnose.Value) diagnose.Text {
+func replaceTo(action diagnose.Text, fc *diagnose.FlagChange, to diagnose.Value, v float64, held diagnose.Value) diagnose.Text {
 	at := 0
 	for i := range action.Args {
 		start, end := nextVerb(action.Form, at)
@@ -642,7 +639,7 @@ func replaceTo(action diagnose.Text, fc *diagnose.FlagChange, to string, v float
 			continue
 		}
 		before, after := action.Form[:start], action.Form[end:]
-		words := fc.From != "" && strings.HasSuffix(before, " → ") || strings.HasSuffix(before, fc.Flag+" to ") ||
+		words := !fc.From.IsZero() && strings.HasSuffix(before, " → ") || strings.HasSuffix(before, fc.Flag+" to ") ||
 			strings.HasSuffix(before, "holds ") && strings.HasPrefix(after, " ")
 		if words && isTo(a, to, v) {
 			return withArg(action, i, held)
@@ -671,16 +668,9 @@ func nextVerb(form string, from int) (start, end int) {
 	return -1, -1
 }
 
-// isTo says a value of an action is a flag's To: the same words, or the
-// same number.
-func isTo(a *diagnose.Value, to string, v float64) bool {
-	switch a.Kind {
-	case diagnose.KindStr:
-		return a.Str == to
-	case diagnose.KindInt, diagnose.KindGrouped, diagnose.KindFloat, diagnose.KindDec:
-		return a.Num == v
-	}
-	return false
+// isTo says a value of an action is a flag's To: the same number.
+func isTo(a *diagnose.Value, to diagnose.Value, v float64) bool {
+	return a.Numeric() && a.Kind == to.Kind && a.Num == v
 }
 
 func withArg(t diagnose.Text, i int, v diagnose.Value) diagnose.Text {

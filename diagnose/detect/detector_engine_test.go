@@ -101,7 +101,7 @@ func TestDetectorOverRealMetricSets(t *testing.T) {
 			}
 			// 2,000 × 0.85 = 1,700; 1,100 tokens → 69 blocks; 1,700 / 69 = 24.
 			// 3 preemptions per finished request: critical.
-			if th.Flags[0].From != "256" || th.Flags[0].To != "24" || th.Severity != diagnose.SevCritical || th.Model != "llama" {
+			if spell(th.Flags[0].From) != "256" || spell(th.Flags[0].To) != "24" || th.Severity != diagnose.SevCritical || th.Model != "llama" {
 				t.Errorf("thrashing %+v", th)
 			}
 			sw := findingOf(f, "swapping")

@@ -124,8 +124,8 @@ func TestFitBatchedTokens(t *testing.T) {
 	// 20 ms at 256 tokens/step, 200 ms at 4,096: 180 ms / 3,840 tokens =
 	// 46.875 µs per token; 50 ms target: 256 + 30 ms / 46.875 µs = 256 + 640 = 896.
 	b, miss := FitBatchedTokens(0.020, 0.200, 256, 4096, 0.050)
-	if miss != "" || b.Tokens != 896 || math.Abs(b.PerToken-46.875e-6) > 1e-12 {
-		t.Fatalf("%+v %s", b, miss)
+	if !miss.IsZero() || b.Tokens != 896 || math.Abs(b.PerToken-46.875e-6) > 1e-12 {
+		t.Fatalf("%+v %s", b, txt(miss))
 	}
 	// Not a multiple of 64: 10 ms at 100, 110 ms at 2,100 → 50 µs/token;
 	// 40 ms target: 100 + 30/0.05 = 700 → 640.
@@ -141,8 +141,8 @@ func TestFitBatchedTokens(t *testing.T) {
 		{0.06, 0.2, 256, 4096, 0.05, "median step misses the target"},
 		{nan, 0.2, 256, 4096, 0.05, "inter-token latency unknown"},
 	} {
-		if _, miss := FitBatchedTokens(c.a, c.b, c.c, c.d, c.target); !strings.Contains(miss, c.want) {
-			t.Errorf("%v: %q, want %q", c, miss, c.want)
+		if _, miss := FitBatchedTokens(c.a, c.b, c.c, c.d, c.target); !strings.Contains(txt(miss), c.want) {
+			t.Errorf("%v: %q, want %q", c, txt(miss), c.want)
 		}
 	}
 }
@@ -194,14 +194,14 @@ func TestThrashingAdviceAndSupersede(t *testing.T) {
 	if len(fd.Flags) != 3 || fd.Flags[0].Alt || !fd.Flags[1].Alt || !fd.Flags[2].Alt {
 		t.Errorf("alternatives %+v", fd.Flags)
 	}
-	if fd.Flags[0].Flag != "--max-num-seqs" || fd.Flags[0].From != "256" || fd.Flags[0].To != "88" || fd.Flags[0].Exact != 91 || !strings.Contains(txt(fd.Flags[0].Why), "22,950 ÷ 250 = 91") ||
+	if fd.Flags[0].Flag != "--max-num-seqs" || spell(fd.Flags[0].From) != "256" || spell(fd.Flags[0].To) != "88" || fd.Flags[0].Exact != 91 || !strings.Contains(txt(fd.Flags[0].Why), "22,950 ÷ 250 = 91") ||
 		!strings.Contains(txt(fd.Flags[0].Why), "live: KV 97% × 27,000 blocks ÷ 250 running = 104.8 blocks per running sequence; 22,950 usable ÷ 104.8 = 219 sequences; the smaller: 91; rounded down to a multiple of 4") {
 		t.Errorf("flag %+v", fd.Flags[0])
 	}
 	var mem, dtype bool
 	for _, fc := range fd.Flags {
-		mem = mem || (fc.Flag == "--gpu-memory-utilization" && fc.From == "0.55" && fc.To == "0.90")
-		dtype = dtype || (fc.Flag == "--kv-cache-dtype" && fc.To == "fp8" && strings.Contains(txt(fc.Why), "54,000 blocks"))
+		mem = mem || (fc.Flag == "--gpu-memory-utilization" && spell(fc.From) == "0.55" && spell(fc.To) == "0.90")
+		dtype = dtype || (fc.Flag == "--kv-cache-dtype" && spell(fc.To) == "fp8" && strings.Contains(txt(fc.Why), "54,000 blocks"))
 	}
 	if !mem || !dtype {
 		t.Errorf("flags %+v", fd.Flags)
@@ -214,7 +214,7 @@ func TestThrashingAdviceAndSupersede(t *testing.T) {
 	w = newWorld(t, chatCfg(), upEndpoint("r", st))
 	w.eps[0].Stats.GPUMemUtil = 0.9
 	fd = findingOf(w.run(t0, 3*time.Minute, 5*time.Second, nil)[36], "kv_cache_thrashing")
-	if fd == nil || fd.Flags[0].From != "" || fd.Flags[0].To != "88" || !strings.Contains(txt(fd.Flags[0].Why), "set max_num_seqs in the config file's targets") {
+	if fd == nil || spell(fd.Flags[0].From) != "" || spell(fd.Flags[0].To) != "88" || !strings.Contains(txt(fd.Flags[0].Why), "set max_num_seqs in the config file's targets") {
 		t.Errorf("unknown current: %+v", fd)
 	}
 	// Already at or below the fit: --max-num-seqs is not the lever, and the
@@ -231,7 +231,7 @@ func TestThrashingAdviceAndSupersede(t *testing.T) {
 	st.AvgPromptLen = nan
 	w = newWorld(t, chatCfg(), upEndpoint("r", st))
 	fd = findingOf(w.run(t0, 3*time.Minute, 5*time.Second, nil)[36], "kv_cache_thrashing")
-	if fd == nil || fd.Flags[0].To != "216" || !strings.Contains(txt(fd.Flags[0].Why), "cache config: cannot compute: average sequence length unknown (vllm:request_prompt_tokens") {
+	if fd == nil || spell(fd.Flags[0].To) != "216" || !strings.Contains(txt(fd.Flags[0].Why), "cache config: cannot compute: average sequence length unknown (vllm:request_prompt_tokens") {
 		t.Errorf("missing data: %+v", fd.Flags)
 	}
 	// Neither: no number, both reasons named.
@@ -268,7 +268,7 @@ func TestMultiEngine(t *testing.T) {
 	}
 	// 13,500 × 0.85 = 11,475; 1,100/16 → 69; 11,475/69 = 166.3 → 166
 	// (set as 160), not the 332 the endpoint's summed blocks would give.
-	if got[0].Flags[0].Exact != 166 || got[0].Flags[0].To != "160" {
+	if got[0].Flags[0].Exact != 166 || spell(got[0].Flags[0].To) != "160" {
 		t.Errorf("per-engine fit %+v", got[0].Flags[0])
 	}
 }
@@ -513,7 +513,7 @@ func TestRuleTableDocumented(t *testing.T) {
 		if (r.check == nil) == (r.fleetCheck == nil) {
 			t.Errorf("%s: needs exactly one check", r.ID)
 		}
-		for _, s := range []string{r.Text(r.Cond), r.Text(r.Clear), r.Text(r.Severity), r.Text(r.Action)} {
+		for _, s := range []string{txt(r.Text(r.Cond)), txt(r.Text(r.Clear)), txt(r.Text(r.Severity)), txt(r.Text(r.Action))} {
 			if strings.ContainsAny(s, "{}") {
 				t.Errorf("%s: unresolved parameter in %q", r.ID, s)
 			}

@@ -73,7 +73,7 @@ func sglangFlagChange(fc *diagnose.FlagChange) bool {
 			fc.Flag = f.sglang
 		}
 	}
-	fc.From, fc.To, fc.Why = sglangWords.Replace(fc.From), sglangWords.Replace(fc.To), fc.Why.Replace(sglangWords)
+	fc.From, fc.To, fc.Why = fc.From.Replace(sglangWords), fc.To.Replace(sglangWords), fc.Why.Replace(sglangWords)
 	return true
 }
 

@@ -3,7 +3,6 @@ package detect
 import (
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -119,7 +118,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	}
 	v := bindingLimit(x, ep)
 	switch {
-	case givingUp(st, tr):
+	case givingUp(st, tr) && capacityUnder(&v, st):
 		// Most requests it finishes are aborted by clients that waited
 		// in a queue standing the whole window: arrivals are past what
 		// the engine serves by more than its completions can size (it
@@ -138,6 +137,22 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		arrivals(x, ep, &v)
 	}
 	return v
+}
+
+// capacityUnder reports whether the limit under a queue clients abandon
+// is capacity (the batch, the token budget, the GPU, a cache full of
+// useful work) or none found: then arrivals are the headline. A limit
+// that wastes or withholds capacity (a thrashing cache, LoRA slots,
+// drafts, KV transfers, a stall) stays the verdict: fixing it is the
+// lever, and the aborts follow from it.
+func capacityUnder(v *diagnose.Verdict, st *diagnose.Stats) bool {
+	switch v.Limit {
+	case diagnose.LimitBatchCap, diagnose.LimitTokenBudget, diagnose.LimitCompute, diagnose.LimitUnexplained:
+		return true
+	case diagnose.LimitKVCache:
+		return !bad(st.PreemptionsRate) && st.PreemptionsRate <= 0.05*served(st)
+	}
+	return false
 }
 
 // givingUp reports clients abandoning a standing queue: most finished
@@ -243,9 +258,9 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		if k >= 2 {
 			n++
 		}
-		from := ""
+		var from diagnose.Value
 		if !bad(k) {
-			from = str(say("%s", dec(k, 1)))
+			from = dec(k, 1)
 		}
 		fc := &diagnose.FlagChange{Flag: "--speculative-config num_speculative_tokens", From: from, To: specTokens(acc, k),
 			Why: say("accepted %s of drafted tokens; a draft pays for itself above about %s%s", pct(acc), pct(draftCost), specTokensWhy(acc, k))}
@@ -305,7 +320,7 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		if n >= 3 {
 			budget, rounding := roundTokens(2 * ceil)
 			return diagnose.Verdict{Limit: diagnose.LimitTokenBudget, Signals: n, Of: 4,
-				Flag: &diagnose.FlagChange{Flag: "--max-num-batched-tokens", From: str(say("≈%s", grouped(ceil))), To: str(say("%s", grouped(float64(budget)))), Exact: 2 * ceil,
+				Flag: &diagnose.FlagChange{Flag: "--max-num-batched-tokens", From: words(say("≈%s", grouped(ceil))), To: grouped(float64(budget)), Exact: 2 * ceil,
 					Why: say("steps sit at ≈%s tokens (p50 %s, p95 %s) with a prefill-heavy mix; twice the budget (2 × %s = %s, %s) admits twice the prompt tokens a step, at the cost of longer steps for the running decodes",
 						grouped(ceil), grouped(st.IterTokens.P50), grouped(st.IterTokens.P95), grouped(ceil), grouped(2*ceil), rounding)},
 				Evidence: []diagnose.Evidence{evNum("step tokens p50", st.IterTokens.P50, diagnose.UnitTokens, w), evNum("step tokens p95", st.IterTokens.P95, diagnose.UnitTokens, w),
@@ -375,7 +390,7 @@ func loraSlots(st *diagnose.Stats, l *sources.LoraInfo, kvRoom bool) (diagnose.V
 	}
 	if n >= 2 {
 		return diagnose.Verdict{Limit: diagnose.LimitLoRASlots, Signals: n, Of: 4,
-			Flag: &diagnose.FlagChange{Flag: "--max-loras", From: strconv.Itoa(l.MaxLora), To: strconv.Itoa(min(l.MaxLora+len(l.Waiting), 2*l.MaxLora)),
+			Flag: &diagnose.FlagChange{Flag: "--max-loras", From: intv(l.MaxLora), To: intv(min(l.MaxLora+len(l.Waiting), 2*l.MaxLora)),
 				Why: say("%d adapters wait for one of %d slots, all taken by %d running; a slot for each waiting one, at most twice today's (a whole count, exact): min(%d + %d, 2 × %d) = %d",
 					len(l.Waiting), l.MaxLora, len(l.Running), l.MaxLora, len(l.Waiting), l.MaxLora, min(l.MaxLora+len(l.Waiting), 2*l.MaxLora))},
 			Evidence: []diagnose.Evidence{evNum("adapters waiting", float64(len(l.Waiting)), diagnose.UnitCount, 0),
@@ -441,11 +456,11 @@ func specAcceptance(st *diagnose.Stats) (acc, k float64) {
 
 // specTokens is the advice for num_speculative_tokens: fewer drafts when
 // the first ones are sometimes accepted, none when almost none are.
-func specTokens(acc, k float64) string {
+func specTokens(acc, k float64) diagnose.Value {
 	if acc < draftCost/3 || bad(k) || k <= 1 {
-		return "off (drop --speculative-config)"
+		return diagnose.Str("off (drop --speculative-config)")
 	}
-	return strconv.Itoa(max(1, int(k/2)))
+	return intv(max(1, int(k/2)))
 }
 
 // specTokensWhy is how specTokens came to its number.
@@ -507,7 +522,7 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict) {
 		// The value the endpoint shows, and its gain: a held value stays
 		// put while n moves within the hold's margin.
 		fc = x.held(ep.Name, fc)
-		if to, err := strconv.Atoi(fc.To); err == nil {
+		if to, ok := asInt(fc.To); ok {
 			n = to
 		}
 		if cur := currentMaxNumSeqs(ep); lever && cur > 0 && n > cur {

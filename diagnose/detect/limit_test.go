@@ -28,7 +28,7 @@ func TestPlateauIsTheCurrentMaxNumSeqs(t *testing.T) {
 		t.Fatalf("no prefill_starvation with a flag: %+v", f.Findings)
 	}
 	fc := fd.Flags[0]
-	if fc.Flag != "--max-num-seqs" || fc.From != "48" || !strings.Contains(txt(fc.Why), "current value from the plateau: 48 running") {
+	if fc.Flag != "--max-num-seqs" || spell(fc.From) != "48" || !strings.Contains(txt(fc.Why), "current value from the plateau: 48 running") {
 		t.Errorf("flag %+v, want from the plateau 48", fc)
 	}
 	if !strings.Contains(txt(fd.Action), "raise --max-num-seqs 48 → ") {
@@ -61,7 +61,7 @@ func TestLoRASlotsNotPrefillStarvation(t *testing.T) {
 		t.Fatalf("verdict %+v, want LoRA slots with 4 signals", v)
 	}
 	fd := findingOf(f, "binding_limit")
-	if fd == nil || len(fd.Flags) != 1 || fd.Flags[0].Flag != "--max-loras" || fd.Flags[0].From != "2" || fd.Flags[0].To != "4" {
+	if fd == nil || len(fd.Flags) != 1 || fd.Flags[0].Flag != "--max-loras" || spell(fd.Flags[0].From) != "2" || spell(fd.Flags[0].To) != "4" {
 		t.Fatalf("binding_limit %+v", fd)
 	}
 	for _, x := range append(f.Findings, f.Pending...) {
@@ -70,7 +70,7 @@ func TestLoRASlotsNotPrefillStarvation(t *testing.T) {
 		}
 		for _, fc := range x.Flags {
 			if fc.Flag == "--max-num-seqs" {
-				t.Errorf("%s recommends %s %s → %s", x.Rule, fc.Flag, fc.From, fc.To)
+				t.Errorf("%s recommends %s %s → %s", x.Rule, fc.Flag, spell(fc.From), spell(fc.To))
 			}
 		}
 	}
@@ -149,7 +149,7 @@ func TestKVTransferBinds(t *testing.T) {
 		for _, x := range append(f.Findings, f.Pending...) {
 			for _, fc := range x.Flags {
 				if fc.Flag == "--max-num-seqs" {
-					t.Errorf("%s recommends %s %s → %s", x.Rule, fc.Flag, fc.From, fc.To)
+					t.Errorf("%s recommends %s %s → %s", x.Rule, fc.Flag, spell(fc.From), spell(fc.To))
 				}
 			}
 		}

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -157,6 +158,9 @@ func geRegex(t float64) string {
 type PromOptions struct {
 	Range time.Duration // rate()/quantile range (default 1m; Prometheus needs ≥ 4 scrapes in it)
 	Group string        // rule group name (default "vtop")
+	// Say spells the rules' words with their parameter values (the ui's
+	// format.Say): the detector hands words with numbers, never spells one.
+	Say func(diagnose.Text) string
 }
 
 type promFile struct {
@@ -180,6 +184,9 @@ type promRule struct {
 // PrometheusRules renders the active rules as a Prometheus rule file.
 // Disabled rules are left out.
 func PrometheusRules(rules []ActiveRule, slo diagnose.SLO, o PromOptions) ([]byte, error) {
+	if o.Say == nil {
+		return nil, errors.New("prometheus rules: no Say to spell the rules' words")
+	}
 	if o.Range <= 0 {
 		o.Range = time.Minute
 	}
@@ -201,8 +208,8 @@ func PrometheusRules(rules []ActiveRule, slo diagnose.SLO, o PromOptions) ([]byt
 					"severity": a.Severity, "vtop_rule": r.ID,
 				},
 				Annotations: map[string]string{
-					"summary":     r.Title + ": " + r.Text(r.Cond),
-					"description": r.Catches + " Action: " + r.Text(r.Action) + ".",
+					"summary":     r.Title + ": " + o.Say(r.Text(r.Cond)),
+					"description": r.Catches + " Action: " + o.Say(r.Text(r.Action)) + ".",
 				},
 			}
 			f := r.For

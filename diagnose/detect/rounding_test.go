@@ -37,7 +37,12 @@ func TestSteadyFlagsHoldTheEvidence(t *testing.T) {
 	shown := map[string]shownFlag{}
 	step := func(exact int, from string) (to, action, why string) {
 		n, _ := roundSeqs(exact)
-		fc := diagnose.FlagChange{Flag: "--max-num-seqs", From: from, To: strconv.Itoa(n), Exact: float64(exact)}
+		var fromV diagnose.Value
+		if from != "" {
+			cur, _ := strconv.Atoi(from)
+			fromV = intv(cur)
+		}
+		fc := diagnose.FlagChange{Flag: "--max-num-seqs", From: fromV, To: intv(n), Exact: float64(exact)}
 		fd := diagnose.Finding{Flags: []diagnose.FlagChange{fc}}
 		if from != "" {
 			fd.Action = say("lower --max-num-seqs %s → %s, or --kv-cache-dtype fp8", from, fc.To)
@@ -45,7 +50,7 @@ func TestSteadyFlagsHoldTheEvidence(t *testing.T) {
 			fd.Action = say("set --max-num-seqs to %s, or --kv-cache-dtype fp8", fc.To)
 		}
 		steadyFlags(shown, &fd)
-		return fd.Flags[0].To, txt(fd.Action), txt(fd.Flags[0].Why)
+		return spell(fd.Flags[0].To), txt(fd.Action), txt(fd.Flags[0].Why)
 	}
 	for i, c := range []struct {
 		exact      int

@@ -270,29 +270,27 @@ func prefixJoin(sep string, s []string) string {
 	return sep + strings.Join(s, sep)
 }
 
-// Text renders Cond, Resolve or Action with the active parameter values.
-func (a *ActiveRule) Text(s string) string {
+// Text is Cond, Resolve or Action with the active parameter values.
+func (a *ActiveRule) Text(s string) diagnose.Text {
 	if !strings.Contains(s, "{") {
-		return s
+		return diagnose.Plain(s)
 	}
-	var b strings.Builder
+	var t diagnose.Text
 	for {
 		i := strings.IndexByte(s, '{')
 		if i < 0 {
-			b.WriteString(s)
-			return b.String()
+			return t.Cat(diagnose.Plain(s))
 		}
 		j := strings.IndexByte(s[i:], '}')
 		if j < 0 {
-			b.WriteString(s)
-			return b.String()
+			return t.Cat(diagnose.Plain(s))
 		}
-		b.WriteString(s[:i])
+		t = t.Cat(diagnose.Plain(s[:i]))
 		name := s[i+1 : i+j]
 		if v := a.Value(name); !math.IsNaN(v) {
-			b.WriteString(FormatParam(a.param(name), v))
+			t = t.Add("%s", FormatParam(a.param(name), v))
 		} else {
-			b.WriteString(s[i : i+j+1])
+			t = t.Cat(diagnose.Plain(s[i : i+j+1]))
 		}
 		s = s[i+j+1:]
 	}
@@ -307,22 +305,23 @@ func (a *ActiveRule) param(name string) Param {
 	return Param{}
 }
 
-// FormatParam renders a parameter value in its unit, the way the docs and
-// `vtop rules` show it (ratios as percentages).
-func FormatParam(p Param, v float64) string {
+// FormatParam is a parameter value in its unit, the way the docs and
+// `vtop rules` show it (ratios as percentages), as it is written in the
+// config file; a span of time is spelled as findings spell one.
+func FormatParam(p Param, v float64) diagnose.Value {
 	switch p.Unit {
 	case "ratio":
-		return trimFloat(v*100, 1) + "%"
+		return diagnose.Str(trimFloat(v*100, 1) + "%")
 	case "s":
-		return str(say("%s", dur(seconds(v))))
+		return dur(seconds(v))
 	case "per_s":
-		return trimFloat(v, 2) + "/s"
+		return diagnose.Str(trimFloat(v, 2) + "/s")
 	case "factor":
-		return trimFloat(v, 2) + "×"
+		return diagnose.Str(trimFloat(v, 2) + "×")
 	case "MiB/min":
-		return trimFloat(v, 1) + " MiB/min"
+		return diagnose.Str(trimFloat(v, 1) + " MiB/min")
 	}
-	return trimFloat(v, 2)
+	return diagnose.Str(trimFloat(v, 2))
 }
 
 func trimFloat(v float64, prec int) string {

@@ -79,6 +79,18 @@ func capacityOf(eps []*diagnose.EndpointView) (func(*diagnose.EndpointView) floa
 	return func(ep *diagnose.EndpointView) float64 { return float64(max(ep.Stats.Engines, 1)) }, "engine"
 }
 
+// loadNum spells a load per capacity unit with the digits that matter:
+// 0.47 and 58 as such, 1,173.13 as 1.2k.
+func loadNum(v float64) diagnose.Value {
+	switch {
+	case v >= 100:
+		return num(v)
+	case v >= 10:
+		return dec(v, 1)
+	}
+	return dec(v, 2)
+}
+
 // plural names a count of capacity units ("batch slots", "100k KV tokens").
 func plural(unit string) string {
 	if strings.HasSuffix(unit, "s") {
@@ -242,7 +254,7 @@ func imbalanceDescribe(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, 
 		}
 	}
 	mean := s / n
-	fd.Summary = say("%s requests in flight per %s vs %s on average on its %d peers in %s", dec(load, 2), unit, dec(mean, 2), len(eps)-1, u.model)
+	fd.Summary = say("%s requests in flight per %s vs %s on average on its %d peers in %s", loadNum(load), unit, loadNum(mean), len(eps)-1, u.model)
 	fd.Evidence = []diagnose.Evidence{evNum("in flight here", inFlight(ep), diagnose.UnitCount, 0), evNum("running here", ep.Stats.Running, diagnose.UnitCount, 0),
 		evNum("waiting here", ep.Stats.Waiting, diagnose.UnitCount, 0), evNum("capacity here, "+plural(unit), capOf(ep), diagnose.UnitNumber, 0),
 		evNum("per "+unit+" here", load, diagnose.UnitNumber, 0), evNum("peers' mean per "+unit, mean, diagnose.UnitNumber, 0), evQ("TTFT p95 here", &ep.Stats.TTFT, ep.Stats.TTFT.P95, ep.Stats.Span)}

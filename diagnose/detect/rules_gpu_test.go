@@ -157,7 +157,7 @@ func TestGPUSignalsInEndpointRules(t *testing.T) {
 		w.addGPUReading(now, h100(0, 90, 79.5*(1<<30), 0))
 	})
 	fd := findingOf(frames[len(frames)-1], "oom_risk")
-	if fd == nil || fd.Severity != diagnose.SevCritical || fd.Flags[0].From != "0.90" || fd.Flags[0].To != "0.85" || !strings.Contains(txt(fd.Flags[0].Why), "keeping 5% free") {
+	if fd == nil || fd.Severity != diagnose.SevCritical || spell(fd.Flags[0].From) != "0.90" || spell(fd.Flags[0].To) != "0.85" || !strings.Contains(txt(fd.Flags[0].Why), "keeping 5% free") {
 		t.Errorf("oom: %+v", fd)
 	}
 	// A lost GPU makes the memory unknown: no number, no finding.

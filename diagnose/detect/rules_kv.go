@@ -157,7 +157,7 @@ func kvAdvice(u *unit, headroom float64) ([]diagnose.FlagChange, diagnose.Text) 
 	switch {
 	case lever:
 		flags = append(flags, fc)
-		if fc.From != "" {
+		if !fc.From.IsZero() {
 			action = append(action, say("lower --max-num-seqs %s → %s", fc.From, fc.To))
 		} else {
 			action = append(action, say("set --max-num-seqs to %s", fc.To))
@@ -370,7 +370,7 @@ var ruleOOMRisk = &Rule{
 		fd.Explain = plain("vLLM reserves gpu_memory_utilization of the GPU for weights, activations and the KV cache. With the cache full and little memory left outside that reservation, a long prefill, a CUDA graph, or another process on the GPU can hit CUDA out of memory and kill the engine.")
 		step, miss := LowerMemUtil(st.GPUMemUtil, used, total, p[oomHeadroom], p[oomStep])
 		if miss != "" {
-			fd.Flags = []diagnose.FlagChange{{Flag: "--gpu-memory-utilization", To: "cannot compute: " + miss}}
+			fd.Flags = []diagnose.FlagChange{{Flag: "--gpu-memory-utilization", To: diagnose.Str("cannot compute: " + miss)}}
 			fd.Action = plain("--gpu-memory-utilization: " + miss)
 			return
 		}
@@ -440,7 +440,7 @@ var rulePrefixMiss = &Rule{
 			fd.Summary = plain("prefix caching is off")
 			fd.Evidence = []diagnose.Evidence{ev("enable_prefix_caching", "False", 0), evNum("prompt tokens", st.PromptTokRate, diagnose.UnitPerSec, st.Span)}
 			fd.Explain = plain("The engine recomputes every prompt from the first token. When requests share a beginning (a system prompt, earlier chat turns, a RAG preamble), the prefix cache would skip that prefill.")
-			fc := diagnose.FlagChange{Flag: "--enable-prefix-caching", From: "off", To: "on"}
+			fc := diagnose.FlagChange{Flag: "--enable-prefix-caching", From: diagnose.Str("off"), To: diagnose.Str("on")}
 			why := "cache_config_info says enable_prefix_caching=False"
 			switch u.ep.Version.Gen {
 			case sources.GenV1:

@@ -3,7 +3,6 @@ package detect
 import (
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -103,12 +102,12 @@ var rulePrefillStarvation = &Rule{
 		switch {
 		case lever:
 			fd.Flags = append(fd.Flags, fc)
-			if fc.From != "" {
+			if !fc.From.IsZero() {
 				action = append(action, say("raise --max-num-seqs %s → %s (inter-token latency grows with the batch: watch it)", fc.From, fc.To))
 			} else {
 				action = append(action, say("max_num_seqs unknown: set it in the config file's targets; the KV cache holds %s sequences of the measured length", fc.To))
 			}
-		case strings.HasPrefix(fc.To, "cannot compute"):
+		case fc.To.Kind == diagnose.KindStr && strings.HasPrefix(fc.To.Str, "cannot compute"):
 			fd.Flags = append(fd.Flags, fc)
 			action = append(action, say("--max-num-seqs: %s", fc.To))
 		default:
@@ -223,10 +222,10 @@ var ruleQueueBacklog = &Rule{
 			// more request.
 		case lever && !bad(st.KVUsage) && st.KVUsage < 0.9:
 			fd.Flags = append(fd.Flags, fc)
-			if cur, err := strconv.Atoi(fc.From); err == nil && cur > 0 {
+			if cur, ok := asInt(fc.From); ok && cur > 0 {
 				// The gain of the value shown: a held value stays put
 				// while n moves within the hold's margin.
-				if to, err := strconv.Atoi(x.held(u.ep.Name, fc).To); err == nil {
+				if to, ok := asInt(x.held(u.ep.Name, fc).To); ok {
 					n = to
 				}
 				gain := float64(n)/float64(cur) - 1
@@ -438,8 +437,7 @@ var ruleDecodeStutter = &Rule{
 		fc := diagnose.FlagChange{Flag: "--max-num-batched-tokens"}
 		// Both distributions weighted by token, so p50 and p99 of each
 		// describe the same steps.
-		b, m := FitBatchedTokens(st.ITL.P50, st.ITL.P99, st.IterTokensByToken.P50, st.IterTokensByToken.P99, target)
-		miss := plain(m)
+		b, miss := FitBatchedTokens(st.ITL.P50, st.ITL.P99, st.IterTokensByToken.P50, st.IterTokensByToken.P99, target)
 		switch {
 		case capped(&st.ITL, st.ITL.P99):
 			miss = say("inter-token p99 is beyond the last bucket (%s): how step time grows with step size is unknown", qsecs(&st.ITL, st.ITL.P99))
@@ -447,10 +445,10 @@ var ruleDecodeStutter = &Rule{
 			miss = plain("tokens per step p99 is beyond the last bucket of " + histName(sources.HIterTokens) + ": how step time grows with step size is unknown")
 		}
 		if !miss.IsZero() {
-			fc.To = str(say("cannot compute: %s", miss))
+			fc.To = words(say("cannot compute: %s", miss))
 			fd.Action = say("--max-num-batched-tokens: %s", miss)
 		} else {
-			fc.To, fc.Exact = strconv.Itoa(b.Tokens), b.Exact
+			fc.To, fc.Exact = intv(b.Tokens), b.Exact
 			fc.Why = b.Why().Cat(plain("; the current value is not exposed by vLLM"))
 			fd.Action = say("set --max-num-batched-tokens to %d (smaller prefill chunks; TTFT of long prompts grows)", b.Tokens)
 		}

@@ -53,8 +53,8 @@ var ruleBindingLimit = &Rule{
 		case v.Flag != nil:
 			fd.Flags = []diagnose.FlagChange{*v.Flag}
 			from := v.Flag.From
-			if from == "" {
-				from = "(current value unknown)"
+			if from.IsZero() {
+				from = diagnose.Str("(current value unknown)")
 			}
 			fd.Action = say("%s %s → %s (%s)", v.Flag.Flag, from, v.Flag.To, v.Flag.Why)
 		case v.Limit == diagnose.LimitKVTransfer:

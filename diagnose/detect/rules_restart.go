@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -52,11 +51,11 @@ var ruleCrashLoop = &Rule{
 		}
 		fd.Evidence = []diagnose.Evidence{evNum("restarts", float64(len(rs)), diagnose.UnitCount, w), evNum("restart interval", every.Seconds(), diagnose.UnitSeconds, w),
 			ev("first restart", rs[0].At.UTC().Format(time.RFC3339), 0), ev("last restart", rs[len(rs)-1].At.UTC().Format(time.RFC3339), 0)}
-		if b := memBefore(rs, func(r diagnose.Restart) float64 { return r.RSSBefore }); b != "" {
-			fd.Evidence = append(fd.Evidence, ev("resident memory before each restart", b, w))
+		if b, ok := memBefore(rs, func(r diagnose.Restart) float64 { return r.RSSBefore }); ok {
+			fd.Evidence = append(fd.Evidence, evText("resident memory before each restart", b, w))
 		}
-		if b := memBefore(rs, func(r diagnose.Restart) float64 { return r.GPUMemBefore }); b != "" {
-			fd.Evidence = append(fd.Evidence, ev("GPU memory before each restart", b, w))
+		if b, ok := memBefore(rs, func(r diagnose.Restart) float64 { return r.GPUMemBefore }); ok {
+			fd.Evidence = append(fd.Evidence, evText("GPU memory before each restart", b, w))
 		}
 		oom := oomSuspect(rs, p[clClimb])
 		if !oom.IsZero() {
@@ -127,21 +126,18 @@ func meanDown(rs []diagnose.Restart) time.Duration {
 
 // memBefore lists a memory reading before each restart ("3.9 GiB, 4.0 GiB,
 // 4.0 GiB"), the newest last; empty when none is known.
-func memBefore(rs []diagnose.Restart, get func(diagnose.Restart) float64) string {
-	var out []string
+func memBefore(rs []diagnose.Restart, get func(diagnose.Restart) float64) (diagnose.Text, bool) {
+	var out []diagnose.Text
+	known := false
 	for _, r := range rs {
 		if v := get(r); !math.IsNaN(v) {
-			out = append(out, str(say("%s", mib(v))))
+			out = append(out, say("%s", mib(v)))
+			known = true
 		} else {
-			out = append(out, missing)
+			out = append(out, plain(missing))
 		}
 	}
-	for _, s := range out {
-		if s != missing {
-			return strings.Join(out, ", ")
-		}
-	}
-	return ""
+	return diagnose.Join(out, ", "), known
 }
 
 // oomSuspect says how memory climbed before most restarts and fell after

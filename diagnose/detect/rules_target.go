@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
 )
 
@@ -148,7 +147,7 @@ func downAdvice(k sources.FailKind) (explain, action string) {
 
 // seconds saturates: a bucket bound of 1e300 must not overflow into a
 // negative duration in a finding.
-func seconds(v float64) time.Duration { return format.FromSeconds(v) }
+func seconds(v float64) time.Duration { return diagnose.FromSeconds(v) }
 
 var ruleRestarted = &Rule{
 	ID: "endpoint_restarted", Title: "Endpoint restarted", Scope: ScopeTarget,

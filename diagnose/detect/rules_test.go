@@ -161,7 +161,7 @@ func TestRuleEdges(t *testing.T) {
 				t.Errorf("bad number in %q / %q", txt(fd.Summary), txt(fd.Action))
 			}
 			for _, fc := range fd.Flags {
-				if strings.Contains(fc.To+txt(fc.Why), "NaN") {
+				if strings.Contains(spell(fc.To)+txt(fc.Why), "NaN") {
 					t.Errorf("flag %+v", fc)
 				}
 			}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/diagnose/detect"
-	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/sources"
+	"github.com/vtop-dev/vtop/ui/format"
 )
 
 // Every simulator scenario through the whole path at accelerated time:
@@ -155,7 +155,7 @@ func TestScenariosFireTheirRule(t *testing.T) {
 			}
 			if c.flag != "" {
 				i := slices.IndexFunc(fired.Flags, func(fc diagnose.FlagChange) bool { return fc.Flag == c.flag })
-				if i < 0 || !number.MatchString(fired.Flags[i].To) || format.Say(fired.Flags[i].Why) == "" {
+				if i < 0 || !number.MatchString(format.Value(fired.Flags[i].To)) || format.Say(fired.Flags[i].Why) == "" {
 					t.Errorf("no computed %s: %+v", c.flag, fired.Flags)
 				}
 			}
@@ -223,7 +223,7 @@ func TestOpeningOnABrokenReplica(t *testing.T) {
 						continue
 					}
 					i := slices.IndexFunc(fd.Flags, func(fc diagnose.FlagChange) bool { return fc.Flag == "--max-num-seqs" })
-					if i < 0 || !number.MatchString(fd.Flags[i].To) {
+					if i < 0 || !number.MatchString(format.Value(fd.Flags[i].To)) {
 						continue
 					}
 					t.Logf("%ds after opening: %s %s (%s, held %v of %v): %s → %s", k, fd.Rule, fd.State, fd.Severity, fd.HeldFor, fd.Hold, format.Say(fd.Summary), format.Say(fd.Action))
@@ -270,13 +270,13 @@ func TestSaturationWithoutPreemptionCounter(t *testing.T) {
 			t.Logf("KV pinned with a queue %v after the incident; pending at %v, firing at %v: %s: %s → %s",
 				pinned-incidentAt, pending-incidentAt, firing-incidentAt, fd.Severity, format.Say(fd.Summary), format.Say(fd.Action))
 			i := slices.IndexFunc(fd.Flags, func(fc diagnose.FlagChange) bool { return fc.Flag == "--max-num-seqs" })
-			if i < 0 || !number.MatchString(fd.Flags[i].To) {
+			if i < 0 || !number.MatchString(format.Value(fd.Flags[i].To)) {
 				t.Fatalf("no computed --max-num-seqs: %+v", fd.Flags)
 			}
-			n, _ := strconv.Atoi(fd.Flags[i].To)
+			n, _ := strconv.Atoi(format.Value(fd.Flags[i].To))
 			blocks := float64(p.fleet.Replicas()[0].Config().NumGPUBlocks)
 			live, miss := detect.FitLive(st.KVUsage, st.Running, blocks, 0.15)
-			t.Logf("--max-num-seqs %s (%s); live fit %d at KV %.3f with %.0f running", fd.Flags[i].To, format.Say(fd.Flags[i].Why), live.N, st.KVUsage, st.Running)
+			t.Logf("--max-num-seqs %s (%s); live fit %d at KV %.3f with %.0f running", format.Value(fd.Flags[i].To), format.Say(fd.Flags[i].Why), live.N, st.KVUsage, st.Running)
 			// The number shown holds until the evidence moves it by more
 			// than 15% (issue 19): within the fit's 15% headroom of
 			// today's live fit.

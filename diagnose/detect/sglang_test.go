@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/ui/format"
 )
 
 // vllmOnly are flags an SGLang server does not take: none may reach an
@@ -19,7 +19,7 @@ var vllmOnly = []string{"--max-num-seqs", "--max-num-batched-tokens", "--gpu-mem
 func vllmFlagIn(fd *diagnose.Finding) string {
 	texts := []string{format.Say(fd.Summary), format.Say(fd.Explain), format.Say(fd.Action)}
 	for _, fc := range fd.Flags {
-		texts = append(texts, fc.Flag, fc.From, fc.To, format.Say(fc.Why))
+		texts = append(texts, fc.Flag, format.Value(fc.From), format.Value(fc.To), format.Say(fc.Why))
 	}
 	for _, t := range texts {
 		for _, f := range vllmOnly {
@@ -88,7 +88,7 @@ func TestSGLangFullPoolNamedWithItsFlags(t *testing.T) {
 		t.Errorf("named %v after the incident, want within 30 s", at)
 	}
 	i := slices.IndexFunc(named.Flags, func(fc diagnose.FlagChange) bool { return fc.Flag == "--max-running-requests" })
-	if i < 0 || !number.MatchString(named.Flags[i].To) {
+	if i < 0 || !number.MatchString(format.Value(named.Flags[i].To)) {
 		t.Errorf("no computed --max-running-requests: %+v", named.Flags)
 	}
 	if !thrashing {

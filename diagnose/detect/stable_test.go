@@ -10,6 +10,7 @@ import (
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/diagnose/detect"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/ui/format"
 )
 
 // headline is what an engineer reads first on an endpoint: its worst
@@ -23,7 +24,7 @@ func headline(ep *diagnose.EndpointView) (rule string, sev diagnose.Severity, se
 			}
 			for _, fc := range fd.Flags {
 				if fc.Flag == "--max-num-seqs" {
-					seqs = fc.To
+					seqs = format.Value(fc.To)
 				}
 			}
 			return fd.Rule, fd.Severity, seqs

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/ui/format"
 	"github.com/vtop-dev/vtop/ui/report"
 )
 
@@ -88,6 +88,11 @@ func verdictCases() []verdictCase {
 			rc: sim.ReplicaConfig{Profile: "v0.6"}, want: diagnose.LimitArrivals, brokenFor: 8 * time.Minute, gaveUp: true},
 		v("KV cache, V1 8B", "kv-thrashing", "latest", sim.Model{}, diagnose.LimitKVCache),
 		v("KV cache, V0 8B", "kv-thrashing", "v0.6", sim.Model{}, diagnose.LimitKVCache),
+		// Left 20 minutes, most clients of the thrashing replica give up
+		// too; the cache that wastes capacity stays the verdict (its
+		// flags are the lever), not "clients give up".
+		{name: "KV cache, thrashing for 20 min (clients abort), V1 8B", scenario: "kv-thrashing",
+			rc: sim.ReplicaConfig{Profile: "latest"}, want: diagnose.LimitKVCache, brokenFor: 20 * time.Minute},
 		v("KV cache, no preemption counter", "kv-saturated-trimmed", "v0.10", sim.Model{}, diagnose.LimitKVCache),
 		v("LoRA slots, V1 8B", "lora-slots", "latest", sim.Model{}, diagnose.LimitLoRASlots),
 		v("LoRA slots, V1 14B", "lora-slots", "latest", qwen, diagnose.LimitLoRASlots),

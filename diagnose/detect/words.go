@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	"github.com/vtop-dev/vtop/internal/format"
 )
 
 // A finding's words are built here and its numbers stay numbers: the
@@ -50,17 +49,25 @@ func dec(v float64, prec int) diagnose.Value {
 	return diagnose.Value{Kind: diagnose.KindDec, Num: v, Prec: prec}
 }
 
-// flt is a float the form spells with its own verb (%.2f).
-func flt(v float64) diagnose.Value { return diagnose.Value{Kind: diagnose.KindFloat, Num: v} }
+// intv is a whole number as a flag takes it: 256.
+func intv(n int) diagnose.Value { return diagnose.Value{Kind: diagnose.KindInt, Num: float64(n)} }
 
-// str spells a Text where a string is still wanted (flag values).
-func str(t diagnose.Text) string { return format.Say(t) }
+// asInt is a flag value that is a whole number (intv).
+func asInt(v diagnose.Value) (int, bool) { return int(v.Num), v.Kind == diagnose.KindInt }
+
+// words is a Value that is a sentence.
+func words(t diagnose.Text) diagnose.Value { return diagnose.Value{Kind: diagnose.KindText, Text: &t} }
 
 // plain is a sentence without numbers.
 func plain(s string) diagnose.Text { return diagnose.Plain(s) }
 
 // ev is text evidence: not a number (a reason, a version, a list).
 func ev(name, text string, w time.Duration) diagnose.Evidence {
+	return evText(name, plain(text), w)
+}
+
+// evText is text evidence that holds numbers (a list of readings).
+func evText(name string, text diagnose.Text, w time.Duration) diagnose.Evidence {
 	return diagnose.Evidence{Name: name, Text: text, Num: math.NaN(), Window: w}
 }
 

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // EvidenceValue is a finding's evidence as the terminal shows it: the
@@ -17,7 +17,7 @@ func EvidenceValue(e diagnose.Evidence) string {
 	}
 	switch e.Unit {
 	case diagnose.UnitText:
-		return e.Text
+		return f.Say(e.Text)
 	case diagnose.UnitRatio:
 		return f.Percent(v)
 	case diagnose.UnitSeconds:

@@ -36,7 +36,7 @@ func TestEvidenceValue(t *testing.T) {
 		{diagnose.Evidence{Num: 83, Unit: diagnose.UnitCelsius}, "83°C"},
 		{diagnose.Evidence{Num: 350, Unit: diagnose.UnitWatts}, "350 W"},
 		{diagnose.Evidence{Num: 1410, Unit: diagnose.UnitMHz}, "1410 MHz"},
-		{diagnose.Evidence{Num: nan, Text: "V1 ≥0.8.4"}, "V1 ≥0.8.4"},
+		{diagnose.Evidence{Num: nan, Text: diagnose.Plain("V1 ≥0.8.4")}, "V1 ≥0.8.4"},
 		{diagnose.Evidence{Num: nan, Unit: diagnose.UnitPerSec}, "--"},
 		{diagnose.Evidence{Num: math.Inf(1), Unit: diagnose.UnitTokens}, "--"},
 		{diagnose.Evidence{Num: nan, Unit: diagnose.UnitSeconds, Lowest: 0.3, Highest: 2560}, "--"},

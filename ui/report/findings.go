@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // writeFindings lists the active findings, worst first: what, where, since
@@ -72,11 +72,12 @@ func FlagLine(fc diagnose.FlagChange) string {
 	if fc.Alt {
 		s = "or "
 	}
+	from, to := f.Value(fc.From), f.Value(fc.To)
 	switch {
-	case fc.From != "" && !strings.HasPrefix(fc.To, "cannot compute"):
-		s += fmt.Sprintf("%s %s → %s", fc.Flag, fc.From, fc.To)
+	case from != "" && !strings.HasPrefix(to, "cannot compute"):
+		s += fmt.Sprintf("%s %s → %s", fc.Flag, from, to)
 	default:
-		s += fmt.Sprintf("%s %s", fc.Flag, fc.To)
+		s += fmt.Sprintf("%s %s", fc.Flag, to)
 	}
 	if why := f.Say(fc.Why); why != "" {
 		s += ": " + why

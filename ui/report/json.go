@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // SchemaVersion names the JSON layout. Fields are only ever added within a
@@ -203,7 +203,7 @@ func Findings(fs []diagnose.Finding) []JSONFinding {
 			Explain: f.Say(fd.Explain), Action: f.Say(fd.Action), Evidence: []JSONEvidence{}, Flags: []JSONFlag{}}
 		j.Evidence = evidence(fd.Evidence)
 		for _, fc := range fd.Flags {
-			j.Flags = append(j.Flags, JSONFlag{fc.Flag, fc.From, fc.To, f.Say(fc.Why), fc.Alt})
+			j.Flags = append(j.Flags, JSONFlag{fc.Flag, f.Value(fc.From), f.Value(fc.To), f.Say(fc.Why), fc.Alt})
 		}
 		out = append(out, j)
 	}
@@ -213,7 +213,7 @@ func Findings(fs []diagnose.Finding) []JSONFinding {
 func evidence(es []diagnose.Evidence) []JSONEvidence {
 	out := []JSONEvidence{}
 	for _, e := range es {
-		je := JSONEvidence{Name: e.Name, Text: e.Text, WindowSeconds: Num(e.Window.Seconds())}
+		je := JSONEvidence{Name: e.Name, Text: f.Say(e.Text), WindowSeconds: Num(e.Window.Seconds())}
 		if e.Numeric() {
 			je.Number, je.Unit = numPtr(e.Num), string(e.Unit)
 		}

@@ -18,7 +18,7 @@ func TestJSONEvidenceNumbers(t *testing.T) {
 		{Name: "KV usage", Num: 0.97, Unit: diagnose.UnitRatio},
 		{Name: "queue time p95", Num: math.NaN(), Unit: diagnose.UnitSeconds, Window: time.Minute},
 		{Name: "TTFT p95", Num: 2560, Unit: diagnose.UnitSeconds, Lowest: 0.3, Highest: 2560},
-		{Name: "state", Num: math.NaN(), Text: "sleeping (level 1)"},
+		{Name: "state", Num: math.NaN(), Text: diagnose.Plain("sleeping (level 1)")},
 	}}
 	b, err := json.Marshal(Findings([]diagnose.Finding{fd}))
 	if err != nil {

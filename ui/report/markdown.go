@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // The report as Markdown, for the incident channel: what is wrong, where,

@@ -14,7 +14,7 @@ func TestMarkdownEscapesHostileText(t *testing.T) {
 	now := time.Date(2026, 11, 26, 3, 0, 0, 0, time.UTC)
 	fd := &diagnose.Finding{Rule: "endpoint_down", Title: "Endpoint down", Target: "host`:8000", Model: "[x](http://evil)",
 		Severity: diagnose.SevCritical, FirstSeen: now.Add(-2 * time.Minute), Summary: diagnose.Plain("# heading | cell <b>"),
-		Evidence: []diagnose.Evidence{{Name: "last error", Text: "*boom*", Unit: diagnose.UnitText}}}
+		Evidence: []diagnose.Evidence{{Name: "last error", Text: diagnose.Plain("*boom*"), Unit: diagnose.UnitText}}}
 	md := FindingMarkdown(&diagnose.Frame{Time: now}, fd)
 	for _, bad := range []string{"\n# ", "<b>", " *boom*", "host`:"} {
 		if strings.Contains(md, bad) {

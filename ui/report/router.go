@@ -5,8 +5,8 @@ import (
 	"strconv"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/sources"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // RouterLines say what a router holds per model (Dynamo's frontend) and

@@ -5,8 +5,8 @@ import (
 	"math"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
 	"github.com/vtop-dev/vtop/internal/jsonsplice"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // StatValue is number id of s in its unit, as the screen and the text

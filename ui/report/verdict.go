@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
-	f "github.com/vtop-dev/vtop/internal/format"
+	f "github.com/vtop-dev/vtop/ui/format"
 )
 
 // limitNames are the words for each limit on the verdict line.
@@ -51,15 +51,16 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 	}
 	switch {
 	case v.Limit == diagnose.LimitArrivals && !pool && v.GaveUp > 0:
-		// What binds under a queue clients abandon is no lever: the
-		// engine works on requests about to be aborted.
 		s += fmt.Sprintf(": clients give up in the queue (%s of finished requests aborted), not sized in replicas", f.Percent(v.GaveUp))
+		if v.Under != diagnose.LimitNone && v.Under != diagnose.LimitUnexplained {
+			s += "; under it the " + LimitName(v.Under) + " binds"
+		}
 	case v.Limit == diagnose.LimitArrivals && !pool:
 		s += fmt.Sprintf(": about %d replicas instead of %d", v.Replicas, v.Now)
 		if v.Under != diagnose.LimitNone {
 			s += "; the " + LimitName(v.Under) + " binds"
 			if v.Flag != nil && !math.IsNaN(v.Gain) {
-				s += fmt.Sprintf(", %s %s → %s adds %s, the smaller part", v.Flag.Flag, v.Flag.From, v.Flag.To, f.Percent(v.Gain))
+				s += fmt.Sprintf(", %s %s → %s adds %s, the smaller part", v.Flag.Flag, f.Value(v.Flag.From), f.Value(v.Flag.To), f.Percent(v.Gain))
 			}
 		}
 	}
@@ -104,7 +105,7 @@ func Verdict(v *diagnose.Verdict, pool bool) *JSONVerdict {
 		j.GaveUp = numPtr(v.GaveUp)
 	}
 	if v.Flag != nil {
-		j.Flag = &JSONFlag{Flag: v.Flag.Flag, From: v.Flag.From, To: v.Flag.To, Why: f.Say(v.Flag.Why)}
+		j.Flag = &JSONFlag{Flag: v.Flag.Flag, From: f.Value(v.Flag.From), To: f.Value(v.Flag.To), Why: f.Say(v.Flag.Why)}
 	}
 	for _, l := range v.Ruled {
 		j.RuledOut = append(j.RuledOut, string(l))

@@ -20,7 +20,7 @@ func TestVerdictLines(t *testing.T) {
 			LastSuccess: now, Stats: diagnose.UnknownStats(), Verdict: v}
 	}
 	arr := diagnose.Verdict{Limit: diagnose.LimitArrivals, Under: diagnose.LimitBatchCap, Signals: 4, Of: 5, Replicas: 3, Now: 1, Gain: 0.05,
-		Flag: &diagnose.FlagChange{Flag: "--max-num-seqs", From: "256", To: "269"}}
+		Flag: &diagnose.FlagChange{Flag: "--max-num-seqs", From: diagnose.Str("256"), To: diagnose.Str("269")}}
 	fr := &diagnose.Frame{Time: now, Window: time.Minute, Interval: time.Second,
 		Endpoints: []diagnose.EndpointView{
 			up("a", "m1", arr),

@@ -2,6 +2,7 @@ package format
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -55,11 +56,24 @@ func value(v *diagnose.Value) any {
 	case diagnose.KindDec:
 		return Dec(v.Num, v.Prec)
 	case diagnose.KindInt:
-		return int64(v.Num)
+		return intArg(v.Num)
 	case diagnose.KindFloat:
 		return v.Num
+	case diagnose.KindFixed:
+		return strconv.FormatFloat(v.Num, 'f', v.Prec, 64)
 	}
 	return Missing
+}
+
+// intArg is a whole number for %d, spelled the same under %s (a flag
+// value the sentence takes as a word).
+type intArg int64
+
+func (i intArg) Format(s fmt.State, verb rune) {
+	if verb == 's' || verb == 'v' {
+		verb = 'd'
+	}
+	fmt.Fprintf(s, fmt.FormatString(s, verb), int64(i))
 }
 
 // Span renders a span of time as sentences say it: 0s, 45s, 2m05s, 1h05m;

@@ -1,9 +1,8 @@
 // Package format spells vtop's numbers the same way in findings, the TUI and
-// the headless report: unknown is always "--", never 0. It is a leaf below
-// every layer (it imports no vtop package): findings' evidence reaches the ui
-// as numbers and is formatted there, but the detector's sentences (summary,
-// why, explanation) and the timeline's event lines spell numbers through it
-// too, so it cannot live in ui without an import running back up.
+// the headless report: unknown is always "--", never 0. It lives in the ui:
+// the engine and the detector hand over numbers (evidence with units,
+// sentences as diagnose.Text with their Values) and only the ui spells
+// them, here.
 package format
 
 import (
@@ -57,21 +56,6 @@ func Seconds(v float64) string {
 		return fmt.Sprintf("%dd", int(v/86400))
 	}
 	return fmt.Sprintf("%.0ed", v/86400)
-}
-
-// FromSeconds converts seconds to a Duration, saturating at the largest and
-// smallest Duration instead of overflowing (float-to-int conversion of an
-// out-of-range value is undefined in Go); NaN is 0.
-func FromSeconds(v float64) time.Duration {
-	switch {
-	case math.IsNaN(v):
-		return 0
-	case v >= float64(math.MaxInt64)/1e9:
-		return math.MaxInt64
-	case v <= float64(math.MinInt64)/1e9:
-		return math.MinInt64
-	}
-	return time.Duration(v * 1e9)
 }
 
 // Quantile renders a latency percentile with the resolution its buckets
