@@ -41,7 +41,7 @@ const (
 type Value struct {
 	Num  float64
 	Kind ValueKind
-	Prec int // KindDec, KindFixed
+	Prec uint8 // KindDec, KindFixed (a byte: a Value is 56 bytes, not 64)
 	// Lowest and Highest: a KindQuantile's first and last finite bucket
 	// bounds.
 	Lowest, Highest float64

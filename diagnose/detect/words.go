@@ -46,7 +46,7 @@ func mib(v float64) diagnose.Value { return diagnose.Value{Kind: diagnose.KindMe
 
 // dec is a plain decimal with at most prec digits after the point.
 func dec(v float64, prec int) diagnose.Value {
-	return diagnose.Value{Kind: diagnose.KindDec, Num: v, Prec: prec}
+	return diagnose.Value{Kind: diagnose.KindDec, Num: v, Prec: uint8(prec)}
 }
 
 // intv is a whole number as a flag takes it: 256.

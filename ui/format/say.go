@@ -54,13 +54,13 @@ func value(v *diagnose.Value) any {
 	case diagnose.KindMem:
 		return Mem(v.Num)
 	case diagnose.KindDec:
-		return Dec(v.Num, v.Prec)
+		return Dec(v.Num, int(v.Prec))
 	case diagnose.KindInt:
 		return intArg(v.Num)
 	case diagnose.KindFloat:
 		return v.Num
 	case diagnose.KindFixed:
-		return strconv.FormatFloat(v.Num, 'f', v.Prec, 64)
+		return strconv.FormatFloat(v.Num, 'f', int(v.Prec), 64)
 	}
 	return Missing
 }
