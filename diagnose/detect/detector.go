@@ -601,12 +601,22 @@ func holdFlag(shownTo map[string]shownFlag, fc *diagnose.FlagChange, record bool
 	held.Num = prev.shown
 	now := say("%s", fc.To)
 	if fc.Exact > 0 {
-		now = say("%s, rounded %s", grouped(math.Floor(fc.Exact)), fc.To)
+		now = say("%s, rounded %s", exactWords(fc.Exact), fc.To)
 	}
 	fc.Why = fc.Why.Add("; shown as %s until the evidence moves by more than %s from the %s it was computed at (now %s)",
-		held, pct(flagMargin), grouped(math.Floor(prev.exact)), now)
+		held, pct(flagMargin), exactWords(prev.exact), now)
 	fc.To = held
 	return v, held, true
+}
+
+// exactWords spells a computed value the hold compares: with a decimal
+// below 100, so a reader can check the margin (28.6 against 33 is
+// within 15 %; a floored 28 read as outside it).
+func exactWords(v float64) diagnose.Value {
+	if v < 100 {
+		return dec(v, 1)
+	}
+	return grouped(math.Floor(v))
 }
 
 // held is fc as the endpoint shows it (holdFlag), for a sentence that

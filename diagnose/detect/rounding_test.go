@@ -81,4 +81,17 @@ func TestSteadyFlagsHoldTheEvidence(t *testing.T) {
 	if _, _, why := step(24, "256"); !strings.Contains(why, "shown as 20 until the evidence moves by more than 15% from the 21 it was computed at (now 24, rounded 24)") {
 		t.Errorf("why %q", why)
 	}
+	// With the exact values' decimal: the demo's "from the 33 … (now 28)"
+	// read as a 15.2% move that had not moved the value; 33.4 and 28.6
+	// are 14.4% apart, inside the margin.
+	shown = map[string]shownFlag{}
+	for _, exact := range []float64{33.4, 28.6} {
+		n, _ := roundSeqs(int(exact))
+		fd := diagnose.Finding{Flags: []diagnose.FlagChange{{Flag: "--max-num-seqs", From: intv(256), To: intv(n), Exact: exact}}}
+		fd.Action = say("lower --max-num-seqs %s → %s", intv(256), fd.Flags[0].To)
+		steadyFlags(shown, &fd)
+		if why := txt(fd.Flags[0].Why); exact == 28.6 && !strings.Contains(why, "from the 33.4 it was computed at (now 28.6, rounded 28)") {
+			t.Errorf("why %q", why)
+		}
+	}
 }
