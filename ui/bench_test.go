@@ -91,7 +91,33 @@ func BenchmarkApplyFrame1000(b *testing.B) {
 // the clock stops when the moved selection marker has been written out.
 func BenchmarkKeyToScreen1000(b *testing.B) {
 	h := newFrameHub()
-	m := New(h, Options{Tick: -1})
+	r := runProgram(b, New(h, Options{Tick: -1}))
+	p, waitFor := r.p, r.waitFor
+	p.Send(tea.WindowSizeMsg{Width: 200, Height: 60})
+	h.ch <- fixtureFrame(fixtureOpts{endpoints: 1000, gpus: 8, findings: true})
+	waitFor(symSel + symExpand + " replica-1 ") // the worst first
+	keys := [2]string{"j", "k"}
+	want := [2]string{symSel + "  replica-", symSel + symExpand + " replica-1 "}
+	i := 0
+	for b.Loop() {
+		p.Send(keyMsg(keys[i%2]))
+		waitFor(want[i%2])
+		i++
+	}
+	b.StopTimer()
+	r.stop()
+}
+
+// benchProgram is a bubbletea program on a pipe, as cmd/vtop runs the
+// TUI (the standard renderer at 120 frames/s), whose output a benchmark
+// waits on.
+type benchProgram struct {
+	p       *tea.Program
+	waitFor func(string) // until s has been written out
+	stop    func()       // quits the program and drains its output
+}
+
+func runProgram(b *testing.B, m tea.Model) benchProgram {
 	pr, pw := io.Pipe()
 	p := tea.NewProgram(m, tea.WithInput(nil), tea.WithOutput(pw), tea.WithFPS(120), tea.WithoutSignalHandler())
 	done := make(chan struct{})
@@ -129,25 +155,16 @@ func BenchmarkKeyToScreen1000(b *testing.B) {
 			}
 		}
 	}
-	p.Send(tea.WindowSizeMsg{Width: 200, Height: 60})
-	h.ch <- fixtureFrame(fixtureOpts{endpoints: 1000, gpus: 8, findings: true})
-	waitFor(symSel + symExpand + " replica-1 ") // the worst first
-	keys := [2]string{"j", "k"}
-	want := [2]string{symSel + "  replica-", symSel + symExpand + " replica-1 "}
-	i := 0
-	for b.Loop() {
-		p.Send(keyMsg(keys[i%2]))
-		waitFor(want[i%2])
-		i++
+	stop := func() {
+		p.Quit()
+		go func() {
+			for range out {
+			}
+		}()
+		<-done
+		pw.Close()
 	}
-	b.StopTimer()
-	p.Quit()
-	go func() {
-		for range out {
-		}
-	}()
-	<-done
-	pw.Close()
+	return benchProgram{p: p, waitFor: waitFor, stop: stop}
 }
 
 // inlineFrames is the model as it ran before frames were prepared aside:
@@ -185,44 +202,8 @@ func BenchmarkKeyBehindFrames1000(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			h := newFrameHub()
-			m := New(h, Options{Tick: -1})
-			pr, pw := io.Pipe()
-			p := tea.NewProgram(c.wrap(m), tea.WithInput(nil), tea.WithOutput(pw), tea.WithFPS(120), tea.WithoutSignalHandler())
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				p.Run()
-			}()
-			out := make(chan []byte, 1024)
-			go func() {
-				buf := make([]byte, 64<<10)
-				for {
-					n, err := pr.Read(buf)
-					if err != nil {
-						close(out)
-						return
-					}
-					out <- bytes.Clone(buf[:n])
-				}
-			}()
-			waitFor := func(s string) {
-				var seen []byte
-				timeout := time.After(10 * time.Second)
-				for {
-					select {
-					case chunk, ok := <-out:
-						if !ok {
-							b.Fatalf("output ended before %q", s)
-						}
-						seen = append(seen, chunk...)
-						if bytes.Contains(seen, []byte(s)) {
-							return
-						}
-					case <-timeout:
-						b.Fatalf("no %q in %q", s, seen[max(0, len(seen)-2000):])
-					}
-				}
-			}
+			r := runProgram(b, c.wrap(New(h, Options{Tick: -1})))
+			p, waitFor := r.p, r.waitFor
 			p.Send(tea.WindowSizeMsg{Width: 200, Height: 60})
 			frames := [2]*diagnose.Frame{
 				fixtureFrame(fixtureOpts{endpoints: 1000, gpus: 8, findings: true}),
@@ -266,13 +247,7 @@ func BenchmarkKeyBehindFrames1000(b *testing.B) {
 			b.StopTimer()
 			close(stop)
 			<-fed
-			p.Quit()
-			go func() {
-				for range out {
-				}
-			}()
-			<-done
-			pw.Close()
+			r.stop()
 			slices.Sort(ms)
 			q := func(f float64) float64 { return ms[min(len(ms)-1, int(f*float64(len(ms))))] }
 			b.ReportMetric(q(0.5), "p50-ms")
