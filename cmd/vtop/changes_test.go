@@ -198,19 +198,11 @@ func TestChangesAlikeThroughEveryPath(t *testing.T) {
 func changesScrapedAndBackfilled(t *testing.T, step time.Duration) {
 	epoch := time.Now().Add(-changeSpan).Truncate(historyStep)
 	h := simHistory(t, sim.FleetConfig{Replicas: changesFleet()}, epoch, changeSpan, step)
-	o, _, err := resolve([]string{"--gpu", "none", "--interval", step.String(), "--window", "60s", "127.0.0.1:1"}, noEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.targets = nil
-	p, err := newPipelineOf(o, quiet(), replay(h.batches))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := replayPipeline(t, h, step)
 	checkChanges(t, "direct", runToEnd(t, p), epoch, step)
 
 	url := startPrometheus(t, h, "")
-	o, _, err = resolve([]string{"--once", "--prometheus", url, "--backfill", "10m", "--window", "60s",
+	o, _, err := resolve([]string{"--once", "--prometheus", url, "--backfill", "10m", "--window", "60s",
 		"--at", h.end.Format(time.RFC3339Nano)}, envFor(t))
 	if err != nil {
 		t.Fatal(err)

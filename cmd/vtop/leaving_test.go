@@ -72,15 +72,7 @@ func TestLeavingAlikeThroughEveryPath(t *testing.T) {
 	epoch := time.Now().Add(-leaveSpan).Truncate(historyStep)
 	h := simHistoryLeaving(t, sim.FleetConfig{Replicas: leavingFleet()}, epoch, leaveSpan, historyStep, map[string]time.Duration{"leaving": leaveAt})
 
-	o, _, err := resolve([]string{"--gpu", "none", "--interval", historyStep.String(), "--window", "60s", "127.0.0.1:1"}, noEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.targets = nil
-	p, err := newPipelineOf(o, quiet(), replay(h.batches))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := replayPipeline(t, h, historyStep)
 	var direct []timelineEvent
 	for _, ev := range diagnose.Timeline(runToEnd(t, p), "") {
 		direct = append(direct, timelineEvent{ev.Target, ev.Kind.String(), format.Say(ev.Text), ev.Time})

@@ -86,3 +86,19 @@ func TestPipelineRunsOnSourceTime(t *testing.T) {
 func newPipelineOf(o *options, logger *slog.Logger, srcs ...sources.Source) (*app.Pipeline, error) {
 	return app.NewOf(o.appConfig(), logger, srcs...)
 }
+
+// replayPipeline is vtop's pipeline scraping h directly: its batches
+// replayed at interval step, with the TUI's 60 s window and no GPUs.
+func replayPipeline(t *testing.T, h *history, step time.Duration) *app.Pipeline {
+	t.Helper()
+	o, _, err := resolve([]string{"--gpu", "none", "--interval", step.String(), "--window", "60s", "127.0.0.1:1"}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.targets = nil
+	p, err := newPipelineOf(o, quiet(), replay(h.batches))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}

@@ -73,15 +73,7 @@ func TestTSDBAgreesWithDirect(t *testing.T) {
 	span := 8 * time.Minute
 	epoch := time.Now().Add(-span).Truncate(historyStep)
 	h := simHistory(t, agreementFleet(), epoch, span, historyStep)
-	o, _, err := resolve([]string{"--gpu", "none", "--interval", historyStep.String(), "--window", "60s", "127.0.0.1:1"}, noEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o.targets = nil
-	p, err := newPipelineOf(o, quiet(), replay(h.batches))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := replayPipeline(t, h, historyStep)
 	direct := runToEnd(t, p)
 	for _, server := range []struct {
 		name  string
