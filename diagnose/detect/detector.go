@@ -30,7 +30,10 @@ type Detector struct {
 	// condition that does not hold needs no lookup (most rules, most polls).
 	nstates []int
 	eps     []*epState // per endpoint, the rules' memories
-	gen     uint32
+	// oneScrape is, by endpoint, a limit named from one scrape's gauges
+	// before the window has the points to judge (keepOneScrape).
+	oneScrape map[string]diagnose.Verdict
+	gen       uint32
 	// live marks, per endpoint and rule, a state that fires (and does not
 	// resolve) or is shown pending this evaluation: what supersession reads.
 	live   map[liveKey]liveMark
@@ -94,7 +97,7 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 	}
 	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, states: map[stateKey]*ruleState{},
 		live: map[liveKey]liveMark{}, supers: make([][]int, len(rules)), under: make([][]int, len(rules)),
-		shownTo: map[string]map[string]shownFlag{}, nstates: make([]int, len(rules))}
+		shownTo: map[string]map[string]shownFlag{}, nstates: make([]int, len(rules)), oneScrape: map[string]diagnose.Verdict{}}
 	for i, r := range rules {
 		if r.memory != nil {
 			d.stateful = append(d.stateful, i)
@@ -168,6 +171,24 @@ type evalCtx struct {
 	pool  *poolLoads // the last pool a finding described (rules_fleet.go)
 }
 
+// keepOneScrape keeps a limit that one scrape's gauges proved (LoRA
+// adapters waiting with every slot taken) while the window is still too
+// short to judge otherwise: a scrape in which an adapter was just swapped
+// in read "too few observations" for a second between two namings (seen
+// at 4 s on a sim fleet opened three minutes into its incident).
+func (d *Detector) keepOneScrape(ep *diagnose.EndpointView, v diagnose.Verdict) diagnose.Verdict {
+	prev, held := d.oneScrape[ep.Name]
+	switch {
+	case v.Limit == diagnose.LimitFewData && held:
+		return prev
+	case v.Limit == diagnose.LimitLoRASlots && ep.Trend.Points < minPoints:
+		d.oneScrape[ep.Name] = v
+	case held:
+		delete(d.oneScrape, ep.Name)
+	}
+	return v
+}
+
 // Evaluate runs every enabled rule over the frame and attaches the active
 // findings, worst first, to the frame and to each endpoint. As in
 // Prometheus' alerting rules, one loop creates, advances and fires the
@@ -180,7 +201,7 @@ func (d *Detector) Evaluate(f *diagnose.Frame) {
 	x := &evalCtx{f: f, now: f.Time, slo: &d.slo, shownTo: d.shownTo}
 	d.remember(f)
 	for i := range f.Endpoints {
-		f.Endpoints[i].Verdict = classify(x, &f.Endpoints[i])
+		f.Endpoints[i].Verdict = d.keepOneScrape(&f.Endpoints[i], classify(x, &f.Endpoints[i]))
 		verdictInEngineTerms(&f.Endpoints[i].Verdict, &f.Endpoints[i])
 	}
 	for ri := range d.rules {
