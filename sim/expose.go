@@ -98,7 +98,7 @@ func layoutFor(p *Profile, mp bool, maxModelLen int, opts exposeOpts) *layout {
 	for i := range sources.Metrics {
 		m := &sources.Metrics[i]
 		switch {
-		case m.Role == sources.RoleRouter, m.Optional && !(opts.lora && m.Role == sources.RoleLoraInfo) && !(opts.spec && isSpec(m)) && !(opts.nixl && isNixl(m)), m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
+		case m.Role == sources.RoleRouter, m.Role == sources.RoleHTTP, m.Optional && !(opts.lora && m.Role == sources.RoleLoraInfo) && !(opts.spec && isSpec(m)) && !(opts.nixl && isNixl(m)), m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
 		case opts.trimmed && m.Role == sources.RoleCounter && sources.Counter(m.ID) == sources.CPreemptions:
 		case m.Role == sources.RoleProc:
 			if !mp {
