@@ -60,6 +60,8 @@ const (
 	StatSpecAcceptedRate
 	StatErrorShare
 	StatRejectRate
+	StatHTTPRate
+	StatHTTP4xxShare
 	NumStats
 )
 
@@ -106,6 +108,8 @@ var StatFields = [NumStats]StatField{
 	StatSpecAcceptedRate: {"", "", "", "accepted", UnitTokPerSec, func(s *Stats) *float64 { return &s.SpecAcceptedRate }},
 	StatErrorShare:       {"", "", "", "error", UnitRatio, func(s *Stats) *float64 { return &s.ErrorShare }},
 	StatRejectRate:       {"", "", "", "rejected", UnitPerSec, func(s *Stats) *float64 { return &s.RejectRate }},
+	StatHTTPRate:         {"", "", "", "answered", UnitReqPerSec, func(s *Stats) *float64 { return &s.HTTPRate }},
+	StatHTTP4xxShare:     {"", "", "", "answered 4xx", UnitRatio, func(s *Stats) *float64 { return &s.HTTP4xxShare }},
 }
 
 // Num is s's number id.

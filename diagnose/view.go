@@ -85,6 +85,14 @@ type Stats struct {
 	ErrorShare                                   float64 // finished with reason error (≥0.14), NaN before
 	RejectRate                                   float64 // admission rejections/s (≥0.32), NaN unexposed
 	Rejects                                      []FinishShare
+	// The API server's responses to inference requests (an endpoint's
+	// http_requests_total, no model or engine label): per second, the
+	// share answered 4xx (refused before an engine saw them: a prompt
+	// over --max-model-len, a bad parameter, a rate limit) and each
+	// status ("4xx" grouped, "400" where the server does not group),
+	// most frequent first. NaN/nil where no endpoint counts them.
+	HTTPRate, HTTP4xxShare float64
+	HTTPStatus             []FinishShare
 	// Sleep is what engine_sleep_state says (≥0.11.1): unknown, awake or
 	// asleep (any engine asleep); SleepLevel the deepest level set.
 	Sleep      SleepState

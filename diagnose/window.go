@@ -24,6 +24,7 @@ type acc struct {
 	reject  []labeledRate // admission rejections by reason
 	specPos []labeledRate // speculative tokens accepted by draft position
 	xfer    []labeledRate // xferCounters, by xferLabels
+	http    []labeledRate // the API server's responses by status (endpoints' own)
 	// SGLang's speculative gauges (and V0's acceptance rate): sums and
 	// engines reporting a nonzero value (0: no speculation configured).
 	specRateG, specLenG   float64
@@ -329,6 +330,7 @@ func (x *acc) merge(o *acc) {
 	x.reject = mergeLabeledRates(x.reject, o.reject)
 	x.specPos = mergeLabeledRates(x.specPos, o.specPos)
 	x.xfer = mergeLabeledRates(x.xfer, o.xfer)
+	x.http = mergeLabeledRates(x.http, o.http)
 	x.specRateG += o.specRateG
 	x.specRateGN += o.specRateGN
 	x.specLenG += o.specLenG
@@ -416,6 +418,7 @@ func (x *acc) stats() Stats {
 			s.Rejects = append(s.Rejects, FinishShare{Reason: r.label, PerSec: r.rate})
 		}
 	}
+	x.httpStats(&s)
 	switch {
 	case x.asleep > 0:
 		s.Sleep = SleepAsleep
@@ -527,6 +530,58 @@ func (x *acc) requestRates() (reqRate, abortShare, errorShare float64) {
 	return total, abortShare, errorShare
 }
 
+// addStatus folds an endpoint's API-server responses over the window
+// ending at t (h nil: it serves none).
+func (x *acc) addStatus(h *subHistory, t time.Time, w time.Duration) {
+	if h == nil {
+		return
+	}
+	if a, b, ok := h.window(t, w); ok {
+		secs := time.Duration(h.at(b).ns - h.at(a).ns).Seconds()
+		x.http = h.status.addRates(x.http, h, a, b, secs)
+	}
+}
+
+// httpStats reads the API server's responses: all of them per second, by
+// status, and the share answered 4xx (refused before an engine saw them).
+// NaN where no endpoint counts them over the window.
+func (x *acc) httpStats(s *Stats) {
+	s.HTTPRate, s.HTTP4xxShare, s.HTTPStatus = math.NaN(), math.NaN(), nil
+	if len(x.http) == 0 {
+		return
+	}
+	total, bad := 0.0, 0.0
+	for _, r := range x.http {
+		total += r.rate
+		if strings.HasPrefix(r.label, "4") {
+			bad += r.rate
+		}
+	}
+	s.HTTPRate = total
+	if total > 0 {
+		s.HTTP4xxShare = bad / total
+	}
+	s.HTTPStatus = make([]FinishShare, len(x.http))
+	for i, r := range x.http {
+		share := math.NaN()
+		if total > 0 {
+			share = r.rate / total
+		}
+		s.HTTPStatus[i] = FinishShare{Reason: r.label, PerSec: r.rate, Share: share}
+	}
+	slices.SortStableFunc(s.HTTPStatus, func(a, b FinishShare) int { return cmpRate(b.PerSec, a.PerSec) })
+}
+
+func cmpRate(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
 // xferStats reads the P/D and offload rates (NaN: not exposed).
 func (x *acc) xferStats(s *Stats) {
 	s.KVXferFailRate, s.KVExpiredRate, s.KVOffloadRate = math.NaN(), math.NaN(), math.NaN()
@@ -584,6 +639,7 @@ func cmpPosition(a, b string) int {
 func (x *acc) sortLabeled() {
 	sort.Slice(x.reject, func(i, j int) bool { return x.reject[i].rate > x.reject[j].rate })
 	sort.Slice(x.finish, func(i, j int) bool { return x.finish[i].label < x.finish[j].label })
+	sort.Slice(x.http, func(i, j int) bool { return x.http[i].label < x.http[j].label })
 }
 
 func orNaN(v float64) float64 {
