@@ -45,10 +45,17 @@ var xferLabels = [...]string{"failed", "expired", "offload"}
 const nCounted = len(counted)
 
 // kept is the first of a tracked histogram's cols columns (the buckets,
-// then _count) its count ring keeps: of the prompt and generation lengths
-// only the means are read (_sum over _count), so their buckets are not kept.
+// then _count) its count ring keeps: of the generation lengths only the
+// mean is read (_sum over _count), so their buckets are not kept; of the
+// prompt lengths the mean and the share above the last finite bound
+// (vLLM ends that layout at the largest 1-2-5 value ≤ --max-model-len:
+// prompts there are long for the context the server allows), so the last
+// finite bucket, +Inf's and _count.
 func kept(i, cols int) int {
-	if i == tPromptLen || i == tGenLen {
+	switch {
+	case i == tPromptLen && cols >= 3:
+		return cols - 3
+	case i == tPromptLen || i == tGenLen:
 		return cols - 1
 	}
 	return 0

@@ -62,6 +62,8 @@ const (
 	StatRejectRate
 	StatHTTPRate
 	StatHTTP4xxShare
+	StatPromptLenTop
+	StatPromptOverTop
 	NumStats
 )
 
@@ -110,6 +112,8 @@ var StatFields = [NumStats]StatField{
 	StatRejectRate:       {"", "", "", "rejected", UnitPerSec, func(s *Stats) *float64 { return &s.RejectRate }},
 	StatHTTPRate:         {"", "", "", "answered", UnitReqPerSec, func(s *Stats) *float64 { return &s.HTTPRate }},
 	StatHTTP4xxShare:     {"", "", "", "answered 4xx", UnitRatio, func(s *Stats) *float64 { return &s.HTTP4xxShare }},
+	StatPromptLenTop:     {"", "", "", "prompt buckets end at", UnitTokens, func(s *Stats) *float64 { return &s.PromptLenTop }},
+	StatPromptOverTop:    {"", "", "", "prompts above it", UnitRatio, func(s *Stats) *float64 { return &s.PromptOverTop }},
 }
 
 // Num is s's number id.

@@ -61,9 +61,14 @@ type Stats struct {
 	Finish           []FinishShare
 	AbortShare       float64
 	AvgPromptLen     float64 // tokens per finished request
-	AvgGenLen        float64
-	MeanIterTokens   float64   // tokens per engine step, a batch-size proxy
-	IterTokens       Quantiles // tokens per engine step (quantiles are token counts, not seconds)
+	// PromptLenTop is the prompt-length histogram's last finite bound:
+	// vLLM ends that 1-2-5 layout at the largest value ≤ --max-model-len,
+	// which so lies in [PromptLenTop, the next 1-2-5 value). PromptOverTop
+	// is the share of finished prompts above it. NaN unknown.
+	PromptLenTop, PromptOverTop float64
+	AvgGenLen                   float64
+	MeanIterTokens              float64   // tokens per engine step, a batch-size proxy
+	IterTokens                  Quantiles // tokens per engine step (quantiles are token counts, not seconds)
 	// IterTokensByToken is the same distribution weighted by the tokens each
 	// step carries: the step size a token experiences. It pairs with the
 	// inter-token histogram, which is observed once per token, where the

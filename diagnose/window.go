@@ -54,6 +54,10 @@ type histRate struct {
 	sum    float64   // rate of _sum
 	count  float64   // rate of _count
 	obs    float64   // observations in the window
+	// top is the last finite bound of a histogram whose buckets are not
+	// all kept (the prompt lengths'), over the rate of observations above
+	// it (NaN: layouts that differ); 0 and 0 where not kept.
+	top, over float64
 }
 
 type labeledRate struct {
@@ -249,15 +253,23 @@ func (r *histRate) add(h *subHistory, a, b, i int) {
 		return
 	}
 	var rates []float64 // nil: the buckets are not kept, only _count
+	var last [2]float64 // the last finite bucket and +Inf's, where kept
+	var dst []float64
 	if from == 0 {
 		rates = make([]float64, len(bounds))
+		dst = rates
+	} else {
+		dst = last[:min(len(bounds)-from, len(last))]
 	}
-	obs := cr.diffs(h.slot(b), h.slot(a), rates)
+	obs := cr.diffs(h.slot(b), h.slot(a), dst)
 	for k := range rates {
 		rates[k] /= secs
 	}
 	other := histRate{bounds: bounds, rates: rates,
 		sum: (fb.hsum[i] - fa.hsum[i]) / secs, count: obs / secs, obs: obs}
+	if from > 0 && len(dst) == 2 {
+		other.top, other.over = bounds[len(bounds)-2], (obs-dst[0])/secs
+	}
 	if r.bounds == nil {
 		*r = other // rates is this call's own: merge would copy it
 		return
@@ -274,7 +286,13 @@ func (r *histRate) merge(o *histRate) {
 	if r.bounds == nil {
 		r.bounds, r.rates = o.bounds, slices.Clone(o.rates)
 		r.sum, r.count, r.obs = o.sum, o.count, o.obs
+		r.top, r.over = o.top, o.over
 		return
+	}
+	if r.top == o.top {
+		r.over += o.over
+	} else {
+		r.over = math.NaN() // above different bounds: not one share
 	}
 	r.sum = nanAdd(r.sum, o.sum)
 	r.count += o.count
@@ -444,6 +462,13 @@ func (x *acc) stats() Stats {
 		}
 	}
 	s.AvgPromptLen = x.hists[tPromptLen].mean()
+	s.PromptLenTop, s.PromptOverTop = math.NaN(), math.NaN()
+	if p := &x.hists[tPromptLen]; p.top > 0 {
+		s.PromptLenTop = p.top
+		if p.count > 0 {
+			s.PromptOverTop = p.over / p.count
+		}
+	}
 	s.AvgGenLen = x.hists[tGenLen].mean()
 	s.MeanIterTokens = x.hists[tIter].mean()
 	s.IterTokens = x.hists[tIter].quantiles()
