@@ -187,9 +187,12 @@ var ruleHTTPRejections = &Rule{
 		sel := fmt.Sprintf(`handler=~"%s"`, strings.Join(handlers, "|"))
 		bad := fmt.Sprintf(`sum by (job, instance) (rate(%s{%s,status=~"4.."}[%s]))`, name, sel, g.w)
 		all := fmt.Sprintf(`sum by (job, instance) (rate(%s{%s}[%s]))`, name, sel, g.w)
+		// 20 responses and 5 refused in the window, on vLLM's targets
+		// only: any FastAPI app counts its requests so.
+		enough := fmt.Sprintf("%s * %s >= 5 and %s * %s >= %s and on (job, instance) %s", bad, g.num(g.rangeSeconds()), all, g.num(g.rangeSeconds()), g.num(minObs), g.servedVLLM())
 		return []promAlert{
-			{Severity: "warning", Expr: fmt.Sprintf("(%s) / (%s) >= %s", bad, all, g.num(p[hrShare]))},
-			{Severity: "critical", Expr: fmt.Sprintf("(%s) / (%s) >= %s", bad, all, g.num(p[hrCritical]))},
+			{Severity: "warning", Expr: fmt.Sprintf("(%s) / (%s) >= %s and %s", bad, all, g.num(p[hrShare]), enough)},
+			{Severity: "critical", Expr: fmt.Sprintf("(%s) / (%s) >= %s and %s", bad, all, g.num(p[hrCritical]), enough)},
 		}
 	},
 }
