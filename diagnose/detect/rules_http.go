@@ -111,8 +111,11 @@ func refusalAdvice(st *diagnose.Stats, r *refusal) (explain, action diagnose.Tex
 	long := !bad(st.PromptOverTop) && st.PromptOverTop >= longPrompts && !bad(st.PromptLenTop)
 	switch {
 	case r.status == "429":
-		return plain("429 Too Many Requests: a rate limit in the API server or in front of it refuses requests before they are queued. The engine never sees them; its queue and latency look healthy."),
-			plain("raise the rate limit, or add replicas behind it if the limit matches what one replica serves; prompt length is not the cause")
+		// vLLM's own server answers no 429: a middleware or wrapper in its
+		// process does (a proxy in front counts its 429s in its own
+		// metrics, not here).
+		return plain("429 Too Many Requests: a rate limit in the API server's process (vLLM answers none itself: a --middleware or a wrapper around the server adds it) refuses requests before they are queued. The engine never sees them; its queue and latency look healthy."),
+			plain("raise that rate limit, or add replicas behind it if the limit matches what one replica serves; prompt length is not the cause")
 	case long && (r.status == "400" || r.status == "4xx" || r.status == "413"):
 		lo, hi := st.PromptLenTop, next125(st.PromptLenTop)-1
 		explain = say("vLLM answers 400 to a request whose prompt tokens plus max_tokens exceed --max-model-len, before any engine sees it. The prompts that got through are long for this server's context: %s of them above %s tokens, where vLLM ends the prompt-length buckets at the largest 1-2-5 value ≤ --max-model-len, which so lies between %s and %s.",
