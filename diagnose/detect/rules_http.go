@@ -31,12 +31,11 @@ const (
 )
 
 // refusal is what the API server's responses say over the window: the
-// share answered 4xx, the most frequent 4xx status and its share of
-// them, and whether there are enough responses to judge.
+// share answered 4xx, the most frequent 4xx status, and how many
+// responses there were to judge by.
 type refusal struct {
 	share, rate   float64 // 4xx share of inference responses, 4xx/s
 	status        string  // the most frequent 4xx status: "4xx" (grouped), "400", "429"
-	statusOf4xx   float64 // its share of the 4xx
 	answered, obs float64 // responses/s, responses in the window
 }
 
@@ -50,9 +49,6 @@ func refusalOf(st *diagnose.Stats) (refusal, bool) {
 	for _, s := range st.HTTPStatus { // most frequent first
 		if strings.HasPrefix(s.Reason, "4") {
 			r.status = s.Reason
-			if r.rate > 0 {
-				r.statusOf4xx = s.PerSec / r.rate
-			}
 			break
 		}
 	}
@@ -84,7 +80,8 @@ func refusalEvidence(st *diagnose.Stats, r *refusal) []diagnose.Evidence {
 		}
 	}
 	if !bad(st.PromptOverTop) {
-		out = append(out, evNum("finished prompts above "+fmt.Sprint(st.PromptLenTop)+" tokens", st.PromptOverTop, diagnose.UnitRatio, w),
+		out = append(out, evNum("last prompt bucket", st.PromptLenTop, diagnose.UnitTokens, 0),
+			evNum("finished prompts above it", st.PromptOverTop, diagnose.UnitRatio, w),
 			evNum("mean finished prompt", st.AvgPromptLen, diagnose.UnitTokens, w))
 	}
 	return out
