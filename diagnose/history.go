@@ -45,10 +45,17 @@ var xferLabels = [...]string{"failed", "expired", "offload"}
 const nCounted = len(counted)
 
 // kept is the first of a tracked histogram's cols columns (the buckets,
-// then _count) its count ring keeps: of the prompt and generation lengths
-// only the means are read (_sum over _count), so their buckets are not kept.
+// then _count) its count ring keeps: of the generation lengths only the
+// mean is read (_sum over _count), so their buckets are not kept; of the
+// prompt lengths the mean and the share above the last finite bound
+// (vLLM ends that layout at the largest 1-2-5 value ≤ --max-model-len:
+// prompts there are long for the context the server allows), so the last
+// finite bucket, +Inf's and _count.
 func kept(i, cols int) int {
-	if i == tPromptLen || i == tGenLen {
+	switch {
+	case i == tPromptLen && cols >= 3:
+		return cols - 3
+	case i == tPromptLen || i == tGenLen:
 		return cols - 1
 	}
 	return 0
@@ -143,6 +150,10 @@ type subHistory struct {
 	rejected labelRing // admission rejections by reason, corrected
 	specPos  labelRing // speculative tokens accepted by draft position, corrected
 	xfer     labelRing // xferCounters present, corrected
+	// status is the API server's responses by status, corrected: only in
+	// an endpoint's own history (endpoint.http), which has no model or
+	// engine and keeps nothing else.
+	status   labelRing
 	lastSeen time.Time
 
 	// The newest scrape's point-in-time signals.
@@ -217,6 +228,24 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 	return reset
 }
 
+// newStatusHistory is an endpoint's own history of its API server's
+// responses: frames and the status ring only (no counters to total).
+func newStatusHistory(capacity int) *subHistory {
+	capacity = max(capacity, 2)
+	return &subHistory{full: capacity, ring: make([]frame, min(capacity, firstRing))}
+}
+
+// addStatus appends a scrape of an endpoint's API-server responses by
+// status (nil: the scrape had none, so the window ending at it has no
+// rate). A counter reset is the API server restarting, which the
+// engine's own counters already tell.
+func (h *subHistory) addStatus(t time.Time, list []sources.LabeledValue, spacing, retain time.Duration, maxFrames int) {
+	slot := h.place(t, spacing, retain, maxFrames)
+	h.ring[slot] = frame{ns: t.UnixNano()}
+	h.status.put(slot, len(h.ring), h.seq0+uint64(h.n-1), list, h.status.live(h))
+	h.lastSeen = t
+}
+
 // place makes room for a frame at t and returns its ring slot, thinning:
 // while the newest frame is closer than spacing to the one before it, a new
 // frame replaces it (the newest is always kept), so kept frames are spacing
@@ -261,6 +290,7 @@ func (h *subHistory) grow(capacity int) {
 	h.rejected.remap(slots, capacity)
 	h.specPos.remap(slots, capacity)
 	h.xfer.remap(slots, capacity)
+	h.status.remap(slots, capacity)
 	h.ring, h.start = ring, 0
 }
 
