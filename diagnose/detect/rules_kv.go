@@ -131,13 +131,15 @@ func perFinished(v float64, w time.Duration) diagnose.Evidence {
 
 func kvEvidence(u *unit, w time.Duration) []diagnose.Evidence {
 	st := u.st
-	out := []diagnose.Evidence{
+	// Room for all eleven at once: described every second on every
+	// endpoint it holds on, appended to it grew twice.
+	out := append(make([]diagnose.Evidence, 0, 11),
 		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0),
 		evNum("preemptions", st.PreemptionsRate, diagnose.UnitPerSec, w),
 		perFinished(preemptShare(st), w),
 		evNum("running", st.Running, diagnose.UnitCount, 0),
 		evNum("waiting", st.Waiting, diagnose.UnitCount, 0),
-	}
+	)
 	if !bad(st.KVCapacityTokens) {
 		out = append(out, evNum("KV blocks", st.NumGPUBlocks, diagnose.UnitCount, 0), evNum("KV block size", st.BlockSize, diagnose.UnitTokens, 0),
 			evNum("KV capacity", st.KVCapacityTokens, diagnose.UnitTokens, 0))
