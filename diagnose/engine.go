@@ -113,7 +113,7 @@ type endpoint struct {
 	// http is the API server's responses by status (sources.Snapshot.HTTP),
 	// the endpoint's own history; nil while it serves none. httpSeen is
 	// the last scrape that had them.
-	http     *subHistory
+	http     *statusHistory
 	httpSeen time.Time
 	spark    sparkRing
 	trend    Trend // over the window ending at the newest spark point
@@ -201,10 +201,10 @@ func (e *Engine) frameCap() int {
 }
 
 // statusSpacing is the spacing of an endpoint's HTTP-status frames: a
-// share of 4xx over the window needs no second-by-second frames, and at
-// the engine's spacing they cost ~10 KiB an endpoint (100 frames of a
-// sub-series' size) for one counter family.
-func (e *Engine) statusSpacing() time.Duration { return max(e.cfg.Window/16, e.spacing()) }
+// share of 4xx over the window needs no second-by-second frames (the
+// window's edge moves by at most an eighth of it), and at the engine's
+// spacing they cost ~6 KiB an endpoint for one counter family.
+func (e *Engine) statusSpacing() time.Duration { return max(e.cfg.Window/8, e.spacing()) }
 
 // statusCap is the ring an endpoint's HTTP-status history starts with.
 func (e *Engine) statusCap() int {
@@ -261,7 +261,7 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 		ep.http = nil
 	}
 	if ep.http != nil {
-		ep.http.addStatus(s.Time, snap.HTTP, e.statusSpacing(), retain, e.cfg.MaxFrames)
+		ep.http.add(s.Time, snap.HTTP, e.statusSpacing(), retain, e.cfg.MaxFrames)
 	}
 	// One restart per scrape, however many signals show it.
 	if restarted {
@@ -340,12 +340,13 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 		// One sub-series (most endpoints): win is its acc merged into an
 		// empty one, the same numbers, so its stats are the endpoint's.
 		// win's labeled rates still take stats' order: Frame merges win on.
+		// Its one engine is the endpoint: the API server's responses are
+		// its too (a copy of the Stats for them alone cost ~2 KiB an
+		// endpoint, and a frame kept the old one).
 		ep.stats = &ep.subStats[0].Stats
 		ep.win.sortLabeled()
 		if len(ep.win.http) > 0 {
-			st := *ep.stats
-			ep.win.httpStats(&st)
-			ep.stats = &st
+			ep.win.httpStats(ep.stats)
 		}
 	} else {
 		st := ep.win.stats()

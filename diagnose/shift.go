@@ -543,9 +543,8 @@ const shiftLead = 4
 // scrape weighed by the count behind it (its denominator), not as one of
 // so many equal ratios: a second of a few queried tokens, or of one
 // finished request, whose share happened to be 0 tells little, and as an
-// equal ratio it pulled the step seconds early. The boundary lies at
-// most shiftLead scrapes before the CUSUM's start, as stepOnset's;
-// without the counts, stepOnset dates it.
+// equal ratio it pulled the step seconds early. Without the counts,
+// stepOnset dates it.
 //
 // Aborts are of requests, each finished or aborted on its own: the
 // binomial likelihood of the aborted among the finished, one level before
@@ -560,7 +559,12 @@ const shiftLead = 4
 // into misses), so the step is fitted to two things at once: the tokens
 // queried (in log space, where a change is a factor) and the share
 // weighed by them, each with its own noise (the profile likelihood of a
-// Gaussian per part: the sum of the logs of their residual squares).
+// Gaussian per part: the sum of the logs of their residual squares). Its
+// boundary is sought over every scrape since from, not only near the
+// CUSUM's start as stepOnset's: a sum started again for want of a clear
+// level (a prefix hit rate falling by 0.22, against the 0.2 least change,
+// before the mean since the sum's start had cleared it) starts late, and
+// the onset with it (20 s at 5 s scrapes, 27 s at 1 s).
 func (s *shiftState) shareOnset(sig Signal, c *cusum, start, from int64) time.Time {
 	type share struct {
 		ns   int64
@@ -620,15 +624,23 @@ func (s *shiftState) shareOnset(sig Signal, c *cusum, start, from int64) time.Ti
 		// A tiny floor: a part constant on both sides fits exactly.
 		return math.Log(vol+1e-9) + math.Log(shr+1e-9)
 	}
-	// The earliest boundary: shiftLead scrapes before the CUSUM's start.
-	lo, lead := start, 0
-	for k := range s.seen {
-		i := (s.pos - k + shiftRecent) % shiftRecent
-		if s.times[i] < start {
-			if lead++; lead > shiftLead {
-				break
+	// Aborts come a handful a second: one abort is much of the evidence,
+	// and the likelihood is nearly flat over a quiet stretch before the
+	// first few (queue-backlog's one cancel 25 s before its aborts began
+	// placed the step there). Their boundary lies at most shiftLead scrapes
+	// before the CUSUM's start, as stepOnset's. Tokens, thousands a
+	// second, place it sharply without.
+	lo := int64(math.MinInt64)
+	if !tokens {
+		lo = start
+		for k, lead := 0, 0; k < s.seen; k++ {
+			i := (s.pos - k + shiftRecent) % shiftRecent
+			if s.times[i] < start {
+				if lead++; lead > shiftLead {
+					break
+				}
+				lo = s.times[i]
 			}
-			lo = s.times[i]
 		}
 	}
 	best, bestAt := math.Inf(1), start

@@ -122,7 +122,7 @@ func TestShiftOnsetsWithinTwoScrapes(t *testing.T) {
 		{"short-answers", diagnose.SigGenLen, 0.45, 0},
 		{"long-prompts", diagnose.SigPromptLen, 0.9, 0},
 		{"long-prompts", diagnose.SigPromptTok, 0.75, 0},
-		{"long-prompts", diagnose.SigPrefixHit, 0.85, 0},
+		{"long-prompts", diagnose.SigPrefixHit, 0.9, 0},
 		{"prefix-cache-miss", diagnose.SigPrefixHit, 0.9, 0},
 		{"abort-storm", diagnose.SigAbort, 0.9, 4 * time.Second},
 	}

@@ -136,10 +136,10 @@ func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig, hists 
 			x.hists[i].add(h, a, b, i)
 		}
 	}
-	x.finish = h.finished.addRates(x.finish, h, a, b, secs)
-	x.reject = h.rejected.addRates(x.reject, h, a, b, secs)
-	x.specPos = h.specPos.addRates(x.specPos, h, a, b, secs)
-	x.xfer = h.xfer.addRates(x.xfer, h, a, b, secs)
+	x.finish = h.finished.addRates(x.finish, &h.frameRing, a, b, secs)
+	x.reject = h.rejected.addRates(x.reject, &h.frameRing, a, b, secs)
+	x.specPos = h.specPos.addRates(x.specPos, &h.frameRing, a, b, secs)
+	x.xfer = h.xfer.addRates(x.xfer, &h.frameRing, a, b, secs)
 	x.addGauges(h, cache)
 }
 
@@ -557,13 +557,13 @@ func (x *acc) requestRates() (reqRate, abortShare, errorShare float64) {
 
 // addStatus folds an endpoint's API-server responses over the window
 // ending at t (h nil: it serves none).
-func (x *acc) addStatus(h *subHistory, t time.Time, w time.Duration) {
+func (x *acc) addStatus(h *statusHistory, t time.Time, w time.Duration) {
 	if h == nil {
 		return
 	}
 	if a, b, ok := h.window(t, w); ok {
 		secs := time.Duration(h.at(b).ns - h.at(a).ns).Seconds()
-		x.http = h.status.addRates(x.http, h, a, b, secs)
+		x.http = h.status.addRates(x.http, &h.frameRing, a, b, secs)
 	}
 }
 

@@ -31,12 +31,11 @@ const (
 )
 
 // refusal is what the API server's responses say over the window: the
-// share answered 4xx, the most frequent 4xx status and its share of
-// them, and whether there are enough responses to judge.
+// share answered 4xx, the most frequent 4xx status, and how many
+// responses there were to judge by.
 type refusal struct {
 	share, rate   float64 // 4xx share of inference responses, 4xx/s
 	status        string  // the most frequent 4xx status: "4xx" (grouped), "400", "429"
-	statusOf4xx   float64 // its share of the 4xx
 	answered, obs float64 // responses/s, responses in the window
 }
 
@@ -50,9 +49,6 @@ func refusalOf(st *diagnose.Stats) (refusal, bool) {
 	for _, s := range st.HTTPStatus { // most frequent first
 		if strings.HasPrefix(s.Reason, "4") {
 			r.status = s.Reason
-			if r.rate > 0 {
-				r.statusOf4xx = s.PerSec / r.rate
-			}
 			break
 		}
 	}
@@ -84,7 +80,8 @@ func refusalEvidence(st *diagnose.Stats, r *refusal) []diagnose.Evidence {
 		}
 	}
 	if !bad(st.PromptOverTop) {
-		out = append(out, evNum("finished prompts above "+fmt.Sprint(st.PromptLenTop)+" tokens", st.PromptOverTop, diagnose.UnitRatio, w),
+		out = append(out, evNum("last prompt bucket", st.PromptLenTop, diagnose.UnitTokens, 0),
+			evNum("finished prompts above it", st.PromptOverTop, diagnose.UnitRatio, w),
 			evNum("mean finished prompt", st.AvgPromptLen, diagnose.UnitTokens, w))
 	}
 	return out
@@ -111,8 +108,11 @@ func refusalAdvice(st *diagnose.Stats, r *refusal) (explain, action diagnose.Tex
 	long := !bad(st.PromptOverTop) && st.PromptOverTop >= longPrompts && !bad(st.PromptLenTop)
 	switch {
 	case r.status == "429":
-		return plain("429 Too Many Requests: a rate limit in the API server or in front of it refuses requests before they are queued. The engine never sees them; its queue and latency look healthy."),
-			plain("raise the rate limit, or add replicas behind it if the limit matches what one replica serves; prompt length is not the cause")
+		// vLLM's own server answers no 429: a middleware or wrapper in its
+		// process does (a proxy in front counts its 429s in its own
+		// metrics, not here).
+		return plain("429 Too Many Requests: a rate limit in the API server's process (vLLM answers none itself: a --middleware or a wrapper around the server adds it) refuses requests before they are queued. The engine never sees them; its queue and latency look healthy."),
+			plain("raise that rate limit, or add replicas behind it if the limit matches what one replica serves; prompt length is not the cause")
 	case long && (r.status == "400" || r.status == "4xx" || r.status == "413"):
 		lo, hi := st.PromptLenTop, next125(st.PromptLenTop)-1
 		explain = say("vLLM answers 400 to a request whose prompt tokens plus max_tokens exceed --max-model-len, before any engine sees it. The prompts that got through are long for this server's context: %s of them above %s tokens, where vLLM ends the prompt-length buckets at the largest 1-2-5 value ≤ --max-model-len, which so lies between %s and %s.",

@@ -50,7 +50,7 @@ func TestHTTPRejections(t *testing.T) {
 		{"400 on chat-sized prompts", func() diagnose.Stats { return refusingStats(0.33, "400") }, true, diagnose.SevCritical,
 			"read the 400 responses' message", "--max-model-len"},
 		{"429 with long prompts", func() diagnose.Stats { s := refusingStats(0.1, "429"); long(&s); return s }, true, diagnose.SevWarning,
-			"raise the rate limit", "--max-model-len"},
+			"raise that rate limit", "--max-model-len"},
 		{"404", func() diagnose.Stats { return refusingStats(0.1, "404") }, true, diagnose.SevWarning, "--served-model-name", "--max-model-len"},
 		{"occasional 400s", func() diagnose.Stats { return refusingStats(0.015, "400") }, false, 0, "", ""},
 		{"a burst of refusals too few to count", func() diagnose.Stats {
