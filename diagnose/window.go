@@ -297,7 +297,14 @@ func (r *histRate) merge(o *histRate) {
 	r.sum = nanAdd(r.sum, o.sum)
 	r.count += o.count
 	r.obs += o.obs
+	// Bucket rates merge only where both sides kept them (kept): one that
+	// kept only _count and _sum leaves the merge without buckets too, as
+	// a V0 replica's prompt lengths beside a V1 one's do in a fleet.
+	both := r.rates != nil && o.rates != nil
 	if slices.Equal(r.bounds, o.bounds) {
+		if !both {
+			r.rates = nil
+		}
 		for k := range r.rates {
 			r.rates[k] += o.rates[k]
 		}
@@ -312,7 +319,7 @@ func (r *histRate) merge(o *histRate) {
 			j++
 		default:
 			nb = append(nb, r.bounds[i])
-			if r.rates != nil { // nil: only _count and _sum kept (kept)
+			if both { // nil: only _count and _sum kept (kept)
 				nr = append(nr, r.rates[i]+o.rates[j])
 			}
 			i++
