@@ -31,7 +31,8 @@ type Pipeline struct {
 	first     time.Time // the first batch's time: the run's span is clock - first
 	lastEval  time.Time
 	evals     int             // frames built and evaluated
-	latest    *diagnose.Frame // the newest evaluated frame
+	latest    *diagnose.Frame // the newest frame evaluated with its findings listed
+	readAll   bool            // every evaluation lists its findings (ReadEveryEvaluation)
 	log       *slog.Logger
 	scrapeLog *scrapeLog         // scrape errors and warnings, rate-limited
 	scrapes   int                // scrape results applied
@@ -284,7 +285,13 @@ func (p *Pipeline) Apply(b *sources.Batch) {
 
 // frame builds the picture at the pipeline's clock: the engine's frame with
 // the findings attached.
-func (p *Pipeline) frame() *diagnose.Frame {
+func (p *Pipeline) frame() *diagnose.Frame { return p.evaluate(true) }
+
+// evaluate builds the frame at the pipeline's clock and moves the rules'
+// states by it; with shown false (an evaluation for the rules' for
+// durations only, whose frame is dropped) the findings are not listed on
+// it, unless every evaluation is read (ReadEveryEvaluation).
+func (p *Pipeline) evaluate(shown bool) *diagnose.Frame {
 	p.rec.Tick(p.clock)
 	fr := p.engine.Frame(p.clock)
 	for key, pr := range p.problems {
@@ -307,8 +314,13 @@ func (p *Pipeline) frame() *diagnose.Frame {
 			fr.Endpoints[i].Blind = true
 		}
 	}
-	p.detector.Evaluate(fr)
-	p.lastEval, p.latest = p.clock, fr
+	if shown || p.readAll {
+		p.detector.Evaluate(fr)
+		p.latest = fr
+	} else {
+		p.detector.Advance(fr)
+	}
+	p.lastEval = p.clock
 	p.evals++
 	return fr
 }
@@ -384,7 +396,7 @@ loop:
 				publish()
 			}
 			if p.clock.Sub(p.lastEval) >= evalEvery {
-				p.frame()
+				p.evaluate(false)
 			}
 			if lc.Stop != nil && lc.Stop() {
 				break loop
@@ -495,5 +507,10 @@ func (p *Pipeline) LogPromStats(endpoints int, wall time.Duration) {
 // Log is the pipeline's logger (--log).
 func (p *Pipeline) Log() *slog.Logger { return p.log }
 
-// Latest is the newest evaluated frame; nil before the first evaluation.
+// Latest is the newest frame evaluated with its findings listed; nil before
+// the first.
 func (p *Pipeline) Latest() *diagnose.Frame { return p.latest }
+
+// ReadEveryEvaluation has every evaluation list its findings on its frame
+// (Latest), for a caller that reads them all, not only the frames served.
+func (p *Pipeline) ReadEveryEvaluation() { p.readAll = true }

@@ -212,7 +212,7 @@ func TestLabelRingExact(t *testing.T) {
 				want = append(want, labeledRate{label: l, rate: (seen[ib][l] - va) / secs})
 			}
 		}
-		if got := h.finished.addRates(nil, h, a, b, secs); !slices.Equal(got, want) {
+		if got := h.finished.addRates(nil, &h.frameRing, a, b, secs); !slices.Equal(got, want) {
 			t.Fatalf("step %d: rates %v, want %v", i, got, want)
 		}
 	}

@@ -106,13 +106,18 @@ type endpoint struct {
 	// its header (snap points at head; Subs nil) and its sub-series' keys
 	// and cache configs. Its samples live in history; the snapshot itself
 	// is not kept (a busy target's is ~7 KB).
-	snap  *sources.Snapshot
-	head  sources.Snapshot
-	refs  []subRef
-	subs  map[sources.SubKey]*subHistory
-	spark sparkRing
-	trend Trend // over the window ending at the newest spark point
-	gpu   endpointGPU
+	snap *sources.Snapshot
+	head sources.Snapshot
+	refs []subRef
+	subs map[sources.SubKey]*subHistory
+	// http is the API server's responses by status (sources.Snapshot.HTTP),
+	// the endpoint's own history; nil while it serves none. httpSeen is
+	// the last scrape that had them.
+	http     *statusHistory
+	httpSeen time.Time
+	spark    sparkRing
+	trend    Trend // over the window ending at the newest spark point
+	gpu      endpointGPU
 
 	// Derived at ingest (work happens when data arrives), reused by frames.
 	dirty     bool
@@ -195,6 +200,17 @@ func (e *Engine) frameCap() int {
 	return min(int(e.retention()/max(e.spacing(), e.cfg.Interval))+4, e.cfg.MaxFrames)
 }
 
+// statusSpacing is the spacing of an endpoint's HTTP-status frames: a
+// share of 4xx over the window needs no second-by-second frames (the
+// window's edge moves by at most an eighth of it), and at the engine's
+// spacing they cost ~6 KiB an endpoint for one counter family.
+func (e *Engine) statusSpacing() time.Duration { return max(e.cfg.Window/8, e.spacing()) }
+
+// statusCap is the ring an endpoint's HTTP-status history starts with.
+func (e *Engine) statusCap() int {
+	return min(int(e.retention()/max(e.statusSpacing(), e.cfg.Interval))+4, e.cfg.MaxFrames)
+}
+
 // Ingest applies one poll result of target i.
 func (e *Engine) Ingest(i int, s sources.Scrape) {
 	if i < 0 || i >= len(e.eps) {
@@ -235,6 +251,17 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 		if h.add(s.Time, sub, spacing, retain, e.cfg.MaxFrames) {
 			restarted = true
 		}
+	}
+	if snap.HTTP != nil {
+		if ep.http == nil {
+			ep.http = newStatusHistory(e.statusCap())
+		}
+		ep.httpSeen = s.Time
+	} else if ep.http != nil && s.Time.Sub(ep.httpSeen) > retain {
+		ep.http = nil
+	}
+	if ep.http != nil {
+		ep.http.add(s.Time, snap.HTTP, e.statusSpacing(), retain, e.cfg.MaxFrames)
 	}
 	// One restart per scrape, however many signals show it.
 	if restarted {
@@ -306,12 +333,21 @@ func (e *Engine) derive(ep *endpoint, t time.Time) {
 			ep.sp.addGauges(h, sub.cache)
 		}
 	}
+	// The API server's responses are the endpoint's, not a sub-series':
+	// in its acc (and so its model's and the fleet's), never a SubView's.
+	ep.win.addStatus(ep.http, t, e.cfg.Window)
 	if len(ep.subStats) == 1 && len(ep.refs) == 1 {
 		// One sub-series (most endpoints): win is its acc merged into an
 		// empty one, the same numbers, so its stats are the endpoint's.
 		// win's labeled rates still take stats' order: Frame merges win on.
+		// Its one engine is the endpoint: the API server's responses are
+		// its too (a copy of the Stats for them alone cost ~2 KiB an
+		// endpoint, and a frame kept the old one).
 		ep.stats = &ep.subStats[0].Stats
 		ep.win.sortLabeled()
+		if len(ep.win.http) > 0 {
+			ep.win.httpStats(ep.stats)
+		}
 	} else {
 		st := ep.win.stats()
 		ep.stats = &st

@@ -76,7 +76,7 @@ func liveHeap() uint64 {
 // Measured as live heap after GC (no timing), the simulator's own memory
 // subtracted.
 func TestFleetHeap(t *testing.T) {
-	const n, bound = 20, 100 << 10 // bytes per endpoint: 95 KiB at 1f5f991 (16 sparkline series in both rings, 32 KiB of it; the change detection's onset rings, 10 signals × 128 scrapes, 6.5 KiB; 92 at 617b7f2), 73–78 KiB with kmemA and kmemB merged (shared series classes and pooled per-scrape state in sources/; byte-width count rings, 96-byte frames in diagnose/), 114–121 with kmemA alone, 126 with kmemB alone, 167–171 at a7688e5, 219–226 at 53d210e, 402 before the compact history
+	const n, bound = 20, 100 << 10 // bytes per endpoint: 97 KiB with the API server's statuses (an endpoint's own frames, window/8 apart; 103 when they were a sub-series' history at its spacing), 95 KiB at 1f5f991 (16 sparkline series in both rings, 32 KiB of it; the change detection's onset rings, 10 signals × 128 scrapes, 6.5 KiB; 92 at 617b7f2), 73–78 KiB with kmemA and kmemB merged (shared series classes and pooled per-scrape state in sources/; byte-width count rings, 96-byte frames in diagnose/), 114–121 with kmemA alone, 126 with kmemB alone, 167–171 at a7688e5, 219–226 at 53d210e, 402 before the compact history
 	r := newFleetRun(t, n)
 	r.run(90)
 	simOnly := liveHeap()

@@ -45,10 +45,17 @@ var xferLabels = [...]string{"failed", "expired", "offload"}
 const nCounted = len(counted)
 
 // kept is the first of a tracked histogram's cols columns (the buckets,
-// then _count) its count ring keeps: of the prompt and generation lengths
-// only the means are read (_sum over _count), so their buckets are not kept.
+// then _count) its count ring keeps: of the generation lengths only the
+// mean is read (_sum over _count), so their buckets are not kept; of the
+// prompt lengths the mean and the share above the last finite bound
+// (vLLM ends that layout at the largest 1-2-5 value ≤ --max-model-len:
+// prompts there are long for the context the server allows), so the last
+// finite bucket, +Inf's and _count.
 func kept(i, cols int) int {
-	if i == tPromptLen || i == tGenLen {
+	switch {
+	case i == tPromptLen && cols >= 3:
+		return cols - 3
+	case i == tPromptLen || i == tGenLen:
 		return cols - 1
 	}
 	return 0
@@ -130,11 +137,8 @@ type hcorr struct {
 // window fills (and grows after only if polls come faster than the
 // interval), so a full window costs no more memory than the one before.
 type subHistory struct {
-	key      sources.SubKey
-	ring     []frame // capacity = len(ring); frame i (oldest first) is ring[(start+i)%len]
-	start, n int
-	seq0     uint64 // sequence number of frame 0: frames are numbered as they are added
-	full     int    // the ring's size for a whole window, reached by doubling from firstRing
+	key sources.SubKey
+	frameRing
 	counts   [nTracked]countRing
 	totals   countRing // the counted counters, corrected (flat)
 	counters [sources.NumCounters]corr
@@ -151,11 +155,53 @@ type subHistory struct {
 	sleepState    []sources.LabeledValue
 }
 
-func newSubHistory(k sources.SubKey, capacity int) *subHistory {
+// frameRing is a ring of frames numbered as they are added, which a
+// history places its scrapes in: a sub-series' (subHistory), an
+// endpoint's API-server statuses (statusHistory). It doubles to its size
+// for the window while the first window fills.
+type frameRing struct {
+	ring     []frame // capacity = len(ring); frame i (oldest first) is ring[(start+i)%len]
+	start, n int
+	seq0     uint64 // sequence number of frame 0: frames are numbered as they are added
+	full     int    // the ring's size for a whole window, reached by doubling from firstRing
+}
+
+func newFrameRing(capacity int) frameRing {
 	capacity = max(capacity, 2)
-	h := &subHistory{key: k, full: capacity, ring: make([]frame, min(capacity, firstRing))}
+	return frameRing{full: capacity, ring: make([]frame, min(capacity, firstRing))}
+}
+
+func newSubHistory(k sources.SubKey, capacity int) *subHistory {
+	h := &subHistory{key: k, frameRing: newFrameRing(capacity)}
 	h.totals.reset(nCounted, len(h.ring), true)
 	return h
+}
+
+// statusHistory is an endpoint's own history of its API server's
+// responses by status, corrected for resets: frames and that one labeled
+// family (a subHistory's fixed arrays cost ~4 KiB an endpoint).
+type statusHistory struct {
+	frameRing
+	status   labelRing
+	lastSeen time.Time
+}
+
+func newStatusHistory(capacity int) *statusHistory {
+	return &statusHistory{frameRing: newFrameRing(capacity)}
+}
+
+// add appends a scrape (list nil: the scrape had none, so the window
+// ending at it has no rate). A counter reset is the API server
+// restarting, which the engine's own counters already tell.
+func (h *statusHistory) add(t time.Time, list []sources.LabeledValue, spacing, retain time.Duration, maxFrames int) {
+	slot := h.place(t, spacing, retain, maxFrames, h.grow)
+	h.ring[slot] = frame{ns: t.UnixNano()}
+	h.status.put(slot, len(h.ring), h.seq0+uint64(h.n-1), list, h.status.live(&h.frameRing))
+	h.lastSeen = t
+}
+
+func (h *statusHistory) grow(capacity int) {
+	h.status.remap(h.moveTo(capacity), capacity)
 }
 
 // firstRing is the ring a new sub-series starts with: a target that invents
@@ -165,10 +211,10 @@ func newSubHistory(k sources.SubKey, capacity int) *subHistory {
 const firstRing = 8
 
 // slot is the ring index of frame i; at returns it.
-func (h *subHistory) slot(i int) int  { return (h.start + i) % len(h.ring) }
-func (h *subHistory) at(i int) *frame { return &h.ring[h.slot(i)] }
-func (h *subHistory) dropOldest()     { h.start, h.n, h.seq0 = (h.start+1)%len(h.ring), h.n-1, h.seq0+1 }
-func (h *subHistory) newest() *frame  { return h.at(h.n - 1) }
+func (h *frameRing) slot(i int) int  { return (h.start + i) % len(h.ring) }
+func (h *frameRing) at(i int) *frame { return &h.ring[h.slot(i)] }
+func (h *frameRing) dropOldest()     { h.start, h.n, h.seq0 = (h.start+1)%len(h.ring), h.n-1, h.seq0+1 }
+func (h *frameRing) newest() *frame  { return h.at(h.n - 1) }
 
 // add appends a scrape. It reports a counter reset (an engine restart).
 func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Duration, maxFrames int) bool {
@@ -199,9 +245,9 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 		reset = reset || r
 	}
 	seq := h.seq0 + uint64(h.n-1)
-	r1 := h.finished.put(slot, len(h.ring), seq, s.Labeled[sources.LFinished], h.finished.live(h))
-	r2 := h.rejected.put(slot, len(h.ring), seq, s.Labeled[sources.LAdmissionRejected], h.rejected.live(h))
-	r3 := h.specPos.put(slot, len(h.ring), seq, s.Labeled[sources.LSpecAcceptedPos], h.specPos.live(h))
+	r1 := h.finished.put(slot, len(h.ring), seq, s.Labeled[sources.LFinished], h.finished.live(&h.frameRing))
+	r2 := h.rejected.put(slot, len(h.ring), seq, s.Labeled[sources.LAdmissionRejected], h.rejected.live(&h.frameRing))
+	r3 := h.specPos.put(slot, len(h.ring), seq, s.Labeled[sources.LSpecAcceptedPos], h.specPos.live(&h.frameRing))
 	var xfer []sources.LabeledValue
 	for i, c := range xferCounters {
 		if !math.IsNaN(s.Counters[c]) {
@@ -210,7 +256,7 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 	}
 	if xfer != nil || len(h.xfer.labels) > 0 {
 		slices.SortFunc(xfer, func(a, b sources.LabeledValue) int { return strings.Compare(a.Label, b.Label) })
-		reset = h.xfer.put(slot, len(h.ring), seq, xfer, h.xfer.live(h)) || reset
+		reset = h.xfer.put(slot, len(h.ring), seq, xfer, h.xfer.live(&h.frameRing)) || reset
 	}
 	reset = reset || r1 || r2 || r3
 	h.lastSeen = t
@@ -223,6 +269,12 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 // apart; frames older than retain go, keeping one at or before the
 // retention edge as the window anchor.
 func (h *subHistory) place(t time.Time, spacing, retain time.Duration, maxFrames int) int {
+	return h.frameRing.place(t, spacing, retain, maxFrames, h.grow)
+}
+
+// place is subHistory's place for any ring; grow moves the history's
+// rings into a larger one.
+func (h *frameRing) place(t time.Time, spacing, retain time.Duration, maxFrames int, grow func(capacity int)) int {
 	limit := t.Add(-retain)
 	for h.n >= 2 && h.at(1).ns <= limit.UnixNano() {
 		h.dropOldest()
@@ -233,9 +285,9 @@ func (h *subHistory) place(t time.Time, spacing, retain time.Duration, maxFrames
 	if h.n == len(h.ring) {
 		switch {
 		case len(h.ring) < h.full:
-			h.grow(min(2*len(h.ring), h.full))
+			grow(min(2*len(h.ring), h.full))
 		case len(h.ring) < maxFrames:
-			h.grow(min(len(h.ring)+len(h.ring)/4+1, maxFrames))
+			grow(min(len(h.ring)+len(h.ring)/4+1, maxFrames))
 		default:
 			h.dropOldest()
 		}
@@ -247,12 +299,7 @@ func (h *subHistory) place(t time.Time, spacing, retain time.Duration, maxFrames
 // grow moves the ring into a larger one (polls faster than the interval the
 // capacity was sized for, or a longer window).
 func (h *subHistory) grow(capacity int) {
-	ring := make([]frame, capacity)
-	slots := make([]int, h.n)
-	for i := range h.n {
-		slots[i] = h.slot(i)
-		ring[i] = h.ring[slots[i]]
-	}
+	slots := h.moveTo(capacity)
 	for i := range h.counts {
 		h.counts[i].remap(slots, capacity)
 	}
@@ -261,7 +308,19 @@ func (h *subHistory) grow(capacity int) {
 	h.rejected.remap(slots, capacity)
 	h.specPos.remap(slots, capacity)
 	h.xfer.remap(slots, capacity)
+}
+
+// moveTo moves the frames into a ring of capacity, oldest first, and
+// returns the slots they had (what the history's other rings remap).
+func (h *frameRing) moveTo(capacity int) []int {
+	ring := make([]frame, capacity)
+	slots := make([]int, h.n)
+	for i := range h.n {
+		slots[i] = h.slot(i)
+		ring[i] = h.ring[slots[i]]
+	}
 	h.ring, h.start = ring, 0
+	return slots
 }
 
 // addHist stores tracked histogram i of a scrape at ring slot slot.
@@ -343,7 +402,7 @@ func (h *subHistory) inEpoch(j, i int) bool {
 // window returns the frame indexes spanning [now-w, now]: b is the newest
 // frame (which must lie inside the window), a the newest frame at or before
 // the window start, or the oldest frame when history is shorter.
-func (h *subHistory) window(now time.Time, w time.Duration) (a, b int, ok bool) {
+func (h *frameRing) window(now time.Time, w time.Duration) (a, b int, ok bool) {
 	n := h.n
 	if n < 2 {
 		return 0, 0, false

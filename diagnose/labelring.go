@@ -90,7 +90,7 @@ func (r *labelRing) remap(slots []int, capacity int) {
 // addRates adds each label's increase from frame a to frame b of h, per
 // second, into dst (labels in sorted order; a label missing at either end
 // is skipped).
-func (r *labelRing) addRates(dst []labeledRate, h *subHistory, a, b int, secs float64) []labeledRate {
+func (r *labelRing) addRates(dst []labeledRate, h *frameRing, a, b int, secs float64) []labeledRate {
 	if secs <= 0 || len(r.labels) == 0 || !r.has(h, a) {
 		return dst
 	}
@@ -113,12 +113,12 @@ func (r *labelRing) addRates(dst []labeledRate, h *subHistory, a, b int, secs fl
 }
 
 // has reports whether frame j of h has a row.
-func (r *labelRing) has(h *subHistory, j int) bool {
+func (r *labelRing) has(h *frameRing, j int) bool {
 	return r.first != 0 && h.seq0+uint64(j)+1 >= r.first
 }
 
 // live lists the slots of h's frames before the newest that have a row.
-func (r *labelRing) live(h *subHistory) iter.Seq[int] {
+func (r *labelRing) live(h *frameRing) iter.Seq[int] {
 	return func(yield func(int) bool) {
 		for j := range h.n - 1 {
 			if r.has(h, j) && !yield(h.slot(j)) {

@@ -148,6 +148,12 @@ type cusum struct {
 	// NaN: none that scrape), in the ring the state's times index: the
 	// onset is dated on them.
 	recent [shiftRecent]float32
+	// den, for a share of counts (prefix hits of the queried tokens,
+	// aborts of the finished requests), is each recent observation's
+	// denominator, the count it is a share of (NaN: not known): a second
+	// of three queried tokens is not as sure of its share as one of
+	// thousands. nil for other signals.
+	den []float32
 }
 
 // shiftRecent is the scrapes an onset is dated over: the longest hold
@@ -171,7 +177,13 @@ type shiftState struct {
 	shifts   []Shift // oldest first
 }
 
-func newShiftState() shiftState { return shiftState{prevInFl: math.NaN()} }
+func newShiftState() shiftState {
+	s := shiftState{prevInFl: math.NaN()}
+	for _, sig := range [...]Signal{SigPrefixHit, SigAbort} {
+		s.sig[sig].den = make([]float32, shiftRecent)
+	}
+	return s
+}
 
 // observeShifts takes one scrape's observations from the endpoint's
 // history: the increase between its two newest frames, over every
@@ -186,14 +198,14 @@ func (e *Engine) observeShifts(ep *endpoint, t time.Time) {
 		x.addSub(h, h.n-2, h.n-1, sub.cache, shiftHists)
 	}
 	nan := math.NaN()
-	var obs [NumSignals]float64
+	var obs, den [NumSignals]float64
 	for i := range obs {
-		obs[i] = nan
+		obs[i], den[i] = nan, nan
 	}
 	obs[SigGPUClock] = e.busyClock(ep)
 	if x.engines == 0 || x.span <= 0 {
 		ep.shift.prevInFl = nan
-		ep.shift.observe(t, &obs, nan)
+		ep.shift.observe(t, &obs, &den, nan)
 		return
 	}
 	req, abort, _ := x.requestRates()
@@ -214,16 +226,22 @@ func (e *Engine) observeShifts(ep *endpoint, t time.Time) {
 	obs[SigPromptTok] = x.rates[sources.CPromptTokens]
 	obs[SigPromptLen] = x.hists[tPromptLen].mean()
 	obs[SigGenLen] = x.hists[tGenLen].mean()
-	if x.rates[sources.CPrefixQueries] > 0 {
+	if q := x.rates[sources.CPrefixQueries]; q > 0 {
 		obs[SigPrefixHit] = x.prefixHitRatio()
+		if !math.IsNaN(x.rates[sources.CPrefixHits]) {
+			den[SigPrefixHit] = q * x.span.Seconds() // tokens queried
+		}
 	}
 	obs[SigAbort] = abort
+	if !math.IsNaN(abort) {
+		den[SigAbort] = req * x.span.Seconds() // requests finished
+	}
 	if x.running >= 1 {
 		obs[SigDecode] = x.rates[sources.CGenTokens] / x.running
 	}
 	obs[SigTTFT] = x.hists[tTTFT].p95().P95
 	obs[SigITL] = x.hists[tITL].p95().P95
-	ep.shift.observe(t, &obs, x.hists[tE2E].mean())
+	ep.shift.observe(t, &obs, &den, x.hists[tE2E].mean())
 }
 
 // busyClock is the slowest SM clock of the GPUs attributed to the
@@ -256,9 +274,10 @@ const busyUtil = 20
 // shiftHists are the histograms a scrape's observations read.
 const shiftHists = 1<<tE2E | 1<<tTTFT | 1<<tITL | 1<<tPromptLen | 1<<tGenLen
 
-// observe adds one scrape's observations (NaN: none this scrape) and the
-// mean e2e latency of its finished requests, s (NaN: none).
-func (s *shiftState) observe(t time.Time, obs *[NumSignals]float64, lag float64) {
+// observe adds one scrape's observations (NaN: none this scrape), the
+// counts the shares among them are of (NaN: not known) and the mean e2e
+// latency of its finished requests, s (NaN: none).
+func (s *shiftState) observe(t time.Time, obs, den *[NumSignals]float64, lag float64) {
 	var dt time.Duration
 	if !s.last.IsZero() {
 		dt = t.Sub(s.last)
@@ -275,6 +294,9 @@ func (s *shiftState) observe(t time.Time, obs *[NumSignals]float64, lag float64)
 	s.lag[s.pos] = float32(lag)
 	n := len(s.shifts)
 	for i := range s.sig {
+		if d := s.sig[i].den; d != nil {
+			d[s.pos] = float32(den[i])
+		}
 		s.step(Signal(i), t, obs[i], alpha, fast)
 	}
 	if len(s.shifts) > n {
@@ -406,9 +428,6 @@ func (s *shiftState) onset(sig Signal, c *cusum, start int64, post float64) time
 	if start < oldest {
 		return time.Unix(0, start)
 	}
-	if sig != SigArrivals && !lagged(sig) {
-		return s.stepOnset(sig, c, start)
-	}
 	// A change of this signal that ended within the rings bounds this
 	// one: the level before it is not this change's baseline.
 	from := oldest
@@ -417,20 +436,47 @@ func (s *shiftState) onset(sig Signal, c *cusum, start int64, post float64) time
 			from = max(from, sh.Ended.UnixNano())
 		}
 	}
+	if c.den != nil {
+		return s.shareOnset(sig, c, start, from)
+	}
+	if sig != SigArrivals && !lagged(sig) {
+		return s.stepOnset(sig, c, start)
+	}
 	pts := s.points(sig, c, from)
 	if len(pts) < 2*shiftMinSeg {
 		return time.Unix(0, start)
 	}
 	info := &signals[sig]
 	up := post > c.mean
-	segs := partition(pts, sig == SigArrivals, info.ratio)
+	counts := sig == SigArrivals
+	segs := partition(pts, counts, info.ratio)
+	changed := func(lv float64) bool {
+		return up == (lv > c.mean) && clearChange(info, c.mean, lv, 0.5) && math.Abs(lv-c.mean) >= math.Abs(post-c.mean)/3
+	}
 	first := -1
 	for k := len(segs) - 1; k >= 0; k-- {
-		lv := segs[k].level
-		if up != (lv > c.mean) || !clearChange(info, c.mean, lv, 0.5) || math.Abs(lv-c.mean) < math.Abs(post-c.mean)/3 {
+		g := &segs[k]
+		if changed(g.level) {
+			first = g.from
+			continue
+		}
+		// Arrivals come in bursts, more requests for a while, never
+		// fewer: after a fall, a segment back up near the baseline between
+		// two at the fallen level is a burst, not the traffic coming back,
+		// unless follow would have seen the change end over it (the
+		// recent level, shiftFastTau, carried from the segment before it
+		// through this one, within half the least change of the
+		// baseline). After a rise, a segment back down is the baseline's
+		// quiet stretch: the run ends there, and a burst before it is not
+		// the change. Means of lengths have no bursts: the run ends.
+		if !counts || up || first < 0 || k == 0 || !changed(segs[k-1].level) {
 			break
 		}
-		first = segs[k].from
+		d := time.Duration(pts[g.to-1].ns - pts[g.from-1].ns).Seconds()
+		fast := g.level + (segs[k-1].level-g.level)*math.Exp(-d/shiftFastTau.Seconds())
+		if up != (fast > c.mean) || !clearChange(info, c.mean, fast, 0.5) {
+			break
+		}
 	}
 	if first < 0 {
 		// The newest segment is not the change (it came back while the
@@ -491,6 +537,131 @@ func (s *shiftState) stepOnset(sig Signal, c *cusum, start int64) time.Time {
 // shiftLead is how many scrapes before the CUSUM's start stepOnset may
 // place an onset.
 const shiftLead = 4
+
+// shareOnset dates a change of a share of counts as the likeliest
+// boundary between two levels over the recent scrapes since from, each
+// scrape weighed by the count behind it (its denominator), not as one of
+// so many equal ratios: a second of a few queried tokens, or of one
+// finished request, whose share happened to be 0 tells little, and as an
+// equal ratio it pulled the step seconds early. Without the counts,
+// stepOnset dates it.
+//
+// Aborts are of requests, each finished or aborted on its own: the
+// binomial likelihood of the aborted among the finished, one level before
+// the boundary and one after. Prefix hits are of tokens, which come by
+// the prompt (a prompt's thousands of tokens hit or miss together): the
+// share alone cannot tell a second of two long prompts that happened to
+// miss the shared prefix (a share as low as after the change, on a third
+// of the tokens) from the change itself, and the binomial, counting each
+// token as a draw, takes those seconds for the change (3 s early). A
+// share moves because a part of it changed its rate (longer prompts bring
+// more missed tokens at as many hit ones; a prefix made unique turns hits
+// into misses), so the step is fitted to two things at once: the tokens
+// queried (in log space, where a change is a factor) and the share
+// weighed by them, each with its own noise (the profile likelihood of a
+// Gaussian per part: the sum of the logs of their residual squares). Its
+// boundary is sought over every scrape since from, not only near the
+// CUSUM's start as stepOnset's: a sum started again for want of a clear
+// level (a prefix hit rate falling by 0.22, against the 0.2 least change,
+// before the mean since the sum's start had cleared it) starts late, and
+// the onset with it (20 s at 5 s scrapes, 27 s at 1 s).
+func (s *shiftState) shareOnset(sig Signal, c *cusum, start, from int64) time.Time {
+	type share struct {
+		ns   int64
+		k, n float64 // the counted part and the count
+	}
+	pts := make([]share, 0, s.seen)
+	var mean float64 // of the counts
+	for k := s.seen - 1; k >= 0; k-- {
+		i := (s.pos - k + shiftRecent) % shiftRecent
+		v, n := float64(c.recent[i]), float64(c.den[i])
+		if s.times[i] < from || math.IsNaN(v) || !(n > 0) {
+			continue
+		}
+		pts = append(pts, share{s.times[i], min(max(v, 0), 1) * n, n})
+		mean += n
+	}
+	n := len(pts)
+	if n < 2*shiftMinSeg {
+		return s.stepOnset(sig, c, start)
+	}
+	mean /= float64(n)
+	// Prefix sums over the points of: for aborts, the aborted and the
+	// finished; for tokens, ln(1+queried), its square, the weights
+	// (queried over their mean), the weighed share and its square.
+	var sum [5][]float64
+	for p := range sum {
+		sum[p] = make([]float64, n+1)
+	}
+	tokens := sig == SigPrefixHit
+	for i, q := range pts {
+		x := [5]float64{q.k, q.n}
+		if tokens {
+			v, w, r := math.Log1p(q.n), q.n/mean, q.k/q.n
+			x = [5]float64{v, v * v, w, w * r, w * r * r}
+		}
+		for p := range sum {
+			sum[p][i+1] = sum[p][i] + x[p]
+		}
+	}
+	part := func(p, i, j int) float64 { return sum[p][j] - sum[p][i] }
+	cost := func(j int) float64 {
+		if !tokens {
+			c := 0.0
+			for _, r := range [2][2]int{{0, j}, {j, n}} {
+				k, m := part(0, r[0], r[1]), part(1, r[0], r[1])
+				c -= xlogx(k, m) + xlogx(m-k, m)
+			}
+			return c
+		}
+		var vol, shr float64 // residual squares of both sides
+		for _, r := range [2][2]int{{0, j}, {j, n}} {
+			a, m := part(0, r[0], r[1]), float64(r[1]-r[0])
+			vol += math.Max(0, part(1, r[0], r[1])-a*a/m)
+			a, m = part(3, r[0], r[1]), part(2, r[0], r[1])
+			shr += math.Max(0, part(4, r[0], r[1])-a*a/m)
+		}
+		// A tiny floor: a part constant on both sides fits exactly.
+		return math.Log(vol+1e-9) + math.Log(shr+1e-9)
+	}
+	// Aborts come a handful a second: one abort is much of the evidence,
+	// and the likelihood is nearly flat over a quiet stretch before the
+	// first few (queue-backlog's one cancel 25 s before its aborts began
+	// placed the step there). Their boundary lies at most shiftLead scrapes
+	// before the CUSUM's start, as stepOnset's. Tokens, thousands a
+	// second, place it sharply without.
+	lo := int64(math.MinInt64)
+	if !tokens {
+		lo = start
+		for k, lead := 0, 0; k < s.seen; k++ {
+			i := (s.pos - k + shiftRecent) % shiftRecent
+			if s.times[i] < start {
+				if lead++; lead > shiftLead {
+					break
+				}
+				lo = s.times[i]
+			}
+		}
+	}
+	best, bestAt := math.Inf(1), start
+	for j := shiftMinSeg; j <= n-shiftMinSeg; j++ {
+		if pts[j].ns < lo {
+			continue
+		}
+		if c := cost(j); c < best {
+			best, bestAt = c, pts[j].ns
+		}
+	}
+	return time.Unix(0, bestAt)
+}
+
+// xlogx is k ln(k/n), 0 for none: a binomial log-likelihood's term.
+func xlogx(k, n float64) float64 {
+	if k <= 0 {
+		return 0
+	}
+	return k * math.Log(k/n)
+}
 
 // shiftPoint is one observation placed in time for dating an onset: x
 // its value (arrivals: the requests counted), dt the seconds it covers
@@ -554,11 +725,17 @@ type shiftSeg struct {
 const shiftMinSeg = 2
 
 // partition splits pts into segments of constant level minimizing twice
-// the negative log-likelihood plus a penalty per segment (2.5 ln n, a
-// little over BIC's: bursts should not be cut finer than they are), by
-// optimal partitioning. counts: Poisson counts over dt; otherwise
-// Gaussian, its deviation the scrape-to-scrape one (robust: the median
-// absolute successive difference), floored as the baseline's is.
+// the negative log-likelihood plus a penalty per segment, by optimal
+// partitioning. counts: Poisson counts over dt, the penalty BIC's (2 ln n:
+// a level and a boundary per segment), so that a burst is a segment of its
+// own, apart from the baseline's quiet stretch after it (at 2.5 ln n the
+// two were one segment, a baseline a burst had lifted, and the change was
+// dated where the new level cleared it, 7 s late). Otherwise Gaussian,
+// its deviation the scrape-to-scrape one (robust: the median absolute
+// successive difference), floored as the baseline's is, the penalty
+// 2.5 ln n: a scrape's mean is of a few requests, heavier-tailed than the
+// Gaussian the cost assumes, and a lone long prompt must not be cut out as
+// a level.
 func partition(pts []shiftPoint, counts, ratio bool) []shiftSeg {
 	n := len(pts)
 	s1 := make([]float64, n+1) // prefix sums: x (or counts)
@@ -599,6 +776,9 @@ func partition(pts []shiftPoint, counts, ratio bool) []shiftSeg {
 		return (b - a*a/m) * inv
 	}
 	beta := 2.5 * math.Log(float64(n))
+	if counts {
+		beta = 2 * math.Log(float64(n))
+	}
 	best := make([]float64, n+1)
 	prev := make([]int, n+1)
 	for j := 1; j <= n; j++ {

@@ -60,6 +60,10 @@ const (
 	StatSpecAcceptedRate
 	StatErrorShare
 	StatRejectRate
+	StatHTTPRate
+	StatHTTP4xxShare
+	StatPromptLenTop
+	StatPromptOverTop
 	NumStats
 )
 
@@ -106,6 +110,10 @@ var StatFields = [NumStats]StatField{
 	StatSpecAcceptedRate: {"", "", "", "accepted", UnitTokPerSec, func(s *Stats) *float64 { return &s.SpecAcceptedRate }},
 	StatErrorShare:       {"", "", "", "error", UnitRatio, func(s *Stats) *float64 { return &s.ErrorShare }},
 	StatRejectRate:       {"", "", "", "rejected", UnitPerSec, func(s *Stats) *float64 { return &s.RejectRate }},
+	StatHTTPRate:         {"", "", "", "answered", UnitReqPerSec, func(s *Stats) *float64 { return &s.HTTPRate }},
+	StatHTTP4xxShare:     {"", "", "", "answered 4xx", UnitRatio, func(s *Stats) *float64 { return &s.HTTP4xxShare }},
+	StatPromptLenTop:     {"", "", "", "prompt buckets end at", UnitTokens, func(s *Stats) *float64 { return &s.PromptLenTop }},
+	StatPromptOverTop:    {"", "", "", "prompts above it", UnitRatio, func(s *Stats) *float64 { return &s.PromptOverTop }},
 }
 
 // Num is s's number id.

@@ -117,12 +117,12 @@ func (t Text) IsZero() bool { return t.Form == "" && len(t.Args) == 0 }
 
 // Cat is t followed by u.
 func (t Text) Cat(u ...Text) Text {
-	out := Text{Form: t.Form, Args: slices.Clip(t.Args)}
-	for _, x := range u {
-		out.Form += x.Form
-		out.Args = append(out.Args, x.Args...)
-	}
-	return out
+	return catTexts(len(u)+1, func(i int) Text {
+		if i == 0 {
+			return t
+		}
+		return u[i-1]
+	})
 }
 
 // Add is t followed by a sentence in Say's terms.
@@ -130,12 +130,56 @@ func (t Text) Add(form string, args ...any) Text { return t.Cat(Say(form, args..
 
 // Join is parts with sep between them.
 func Join(parts []Text, sep string) Text {
-	var out Text
-	for i, p := range parts {
-		if i > 0 {
-			out = out.Cat(Plain(sep))
+	if len(parts) == 0 {
+		return Text{}
+	}
+	// From the zero Text, as parts were appended to it: a first part's
+	// empty values are not kept.
+	s := Plain(sep)
+	return catTexts(2*len(parts), func(i int) Text {
+		switch {
+		case i == 0:
+			return Text{}
+		case i%2 == 0:
+			return s
 		}
-		out = out.Cat(p)
+		return parts[i/2]
+	})
+}
+
+// catTexts is the n texts at(0)...at(n-1) one after another, their forms
+// and their values each in one allocation: the detector builds its
+// sentences from parts on every evaluation, and appending part by part
+// was a tenth of a 1,000-endpoint fleet's allocations (BENCHMARKS.md,
+// issue 23). The first text's values are shared when no other text has
+// any, as appending to their clipped slice would.
+func catTexts(n int, at func(int) Text) Text {
+	forms, args, nonEmpty := 0, 0, 0
+	var form string
+	for i := range n {
+		x := at(i)
+		forms += len(x.Form)
+		args += len(x.Args)
+		if x.Form != "" {
+			nonEmpty++
+			form = x.Form
+		}
+	}
+	first := at(0)
+	out := Text{Form: form, Args: slices.Clip(first.Args)}
+	if nonEmpty > 1 {
+		var b strings.Builder
+		b.Grow(forms)
+		for i := range n {
+			b.WriteString(at(i).Form)
+		}
+		out.Form = b.String()
+	}
+	if args > len(first.Args) {
+		out.Args = make([]Value, 0, args)
+		for i := range n {
+			out.Args = append(out.Args, at(i).Args...)
+		}
 	}
 	return out
 }

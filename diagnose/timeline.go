@@ -135,15 +135,21 @@ func (s Shift) Words() Text {
 }
 
 // FactorWords is " (×5.4)" or " (÷2.6)", empty for a share.
-func (s Shift) FactorWords() Text {
+func (s Shift) FactorWords() Text { return s.factor(" (×%s)", " (÷%s)") }
+
+// FactorBare is the factor without parentheses (" ×4.2"), for a sentence
+// that already holds the shift in parentheses; empty where unknown.
+func (s Shift) FactorBare() Text { return s.factor(" ×%s", " ÷%s") }
+
+func (s Shift) factor(up, down string) Text {
 	f := s.Factor()
 	switch {
 	case math.IsNaN(f):
 		return Text{}
 	case f >= 1:
-		return Say(" (×%s)", Value{Kind: KindDec, Num: f, Prec: 1})
+		return Say(up, Value{Kind: KindDec, Num: f, Prec: 1})
 	}
-	return Say(" (÷%s)", Value{Kind: KindDec, Num: 1 / f, Prec: 1})
+	return Say(down, Value{Kind: KindDec, Num: 1 / f, Prec: 1})
 }
 
 func shiftValue(v float64, u Unit) Text {

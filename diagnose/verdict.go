@@ -19,7 +19,7 @@ const (
 	LimitSpecDecode  Limit = "spec_decode"  // drafts rejected too often for their number
 	LimitKVTransfer  Limit = "kv_transfer"  // P/D or offload transfers fail or lag
 	LimitStalled     Limit = "stalled"      // no progress with requests held
-	LimitRejecting   Limit = "rejecting"    // admission rejects requests
+	LimitRejecting   Limit = "rejecting"    // requests refused before they run: the API server's 4xx, admission
 	LimitArrivals    Limit = "arrivals"     // arrivals exceed what raising the binding limit could absorb
 	LimitUnexplained Limit = "unexplained"  // a symptom no limit explains
 	LimitMixed       Limit = "mixed"        // a pool or fleet whose members disagree: no clear bottleneck
@@ -61,6 +61,13 @@ type Verdict struct {
 	// the engine serves almost none, so what it completes sizes nothing
 	// (Replicas stays 0). Zero otherwise.
 	GaveUp float64
+	// Refused, under "rejecting" at the API server, is the share of
+	// inference requests it answered 4xx over the window, Status the most
+	// frequent of those statuses ("4xx" where the server groups them,
+	// else a code: "400", "429"). Zero and "" otherwise (the engine's
+	// admission rejections say their rate in Evidence).
+	Refused float64
+	Status  string
 	// Evidence are the numbers behind it; Ruled lists the limits checked
 	// and ruled out (unexplained: what was looked at).
 	Evidence []Evidence

@@ -61,9 +61,14 @@ type Stats struct {
 	Finish           []FinishShare
 	AbortShare       float64
 	AvgPromptLen     float64 // tokens per finished request
-	AvgGenLen        float64
-	MeanIterTokens   float64   // tokens per engine step, a batch-size proxy
-	IterTokens       Quantiles // tokens per engine step (quantiles are token counts, not seconds)
+	// PromptLenTop is the prompt-length histogram's last finite bound:
+	// vLLM ends that 1-2-5 layout at the largest value ≤ --max-model-len,
+	// which so lies in [PromptLenTop, the next 1-2-5 value). PromptOverTop
+	// is the share of finished prompts above it. NaN unknown.
+	PromptLenTop, PromptOverTop float64
+	AvgGenLen                   float64
+	MeanIterTokens              float64   // tokens per engine step, a batch-size proxy
+	IterTokens                  Quantiles // tokens per engine step (quantiles are token counts, not seconds)
 	// IterTokensByToken is the same distribution weighted by the tokens each
 	// step carries: the step size a token experiences. It pairs with the
 	// inter-token histogram, which is observed once per token, where the
@@ -85,6 +90,14 @@ type Stats struct {
 	ErrorShare                                   float64 // finished with reason error (≥0.14), NaN before
 	RejectRate                                   float64 // admission rejections/s (≥0.32), NaN unexposed
 	Rejects                                      []FinishShare
+	// The API server's responses to inference requests (an endpoint's
+	// http_requests_total, no model or engine label): per second, the
+	// share answered 4xx (refused before an engine saw them: a prompt
+	// over --max-model-len, a bad parameter, a rate limit) and each
+	// status ("4xx" grouped, "400" where the server does not group),
+	// most frequent first. NaN/nil where no endpoint counts them.
+	HTTPRate, HTTP4xxShare float64
+	HTTPStatus             []FinishShare
 	// Sleep is what engine_sleep_state says (≥0.11.1): unknown, awake or
 	// asleep (any engine asleep); SleepLevel the deepest level set.
 	Sleep      SleepState

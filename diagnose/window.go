@@ -24,6 +24,7 @@ type acc struct {
 	reject  []labeledRate // admission rejections by reason
 	specPos []labeledRate // speculative tokens accepted by draft position
 	xfer    []labeledRate // xferCounters, by xferLabels
+	http    []labeledRate // the API server's responses by status (endpoints' own)
 	// SGLang's speculative gauges (and V0's acceptance rate): sums and
 	// engines reporting a nonzero value (0: no speculation configured).
 	specRateG, specLenG   float64
@@ -53,6 +54,10 @@ type histRate struct {
 	sum    float64   // rate of _sum
 	count  float64   // rate of _count
 	obs    float64   // observations in the window
+	// top is the last finite bound of a histogram whose buckets are not
+	// all kept (the prompt lengths'), over the rate of observations above
+	// it (NaN: layouts that differ); 0 and 0 where not kept.
+	top, over float64
 }
 
 type labeledRate struct {
@@ -131,10 +136,10 @@ func (x *acc) addSub(h *subHistory, a, b int, cache *sources.CacheConfig, hists 
 			x.hists[i].add(h, a, b, i)
 		}
 	}
-	x.finish = h.finished.addRates(x.finish, h, a, b, secs)
-	x.reject = h.rejected.addRates(x.reject, h, a, b, secs)
-	x.specPos = h.specPos.addRates(x.specPos, h, a, b, secs)
-	x.xfer = h.xfer.addRates(x.xfer, h, a, b, secs)
+	x.finish = h.finished.addRates(x.finish, &h.frameRing, a, b, secs)
+	x.reject = h.rejected.addRates(x.reject, &h.frameRing, a, b, secs)
+	x.specPos = h.specPos.addRates(x.specPos, &h.frameRing, a, b, secs)
+	x.xfer = h.xfer.addRates(x.xfer, &h.frameRing, a, b, secs)
 	x.addGauges(h, cache)
 }
 
@@ -248,15 +253,23 @@ func (r *histRate) add(h *subHistory, a, b, i int) {
 		return
 	}
 	var rates []float64 // nil: the buckets are not kept, only _count
+	var last [2]float64 // the last finite bucket and +Inf's, where kept
+	var dst []float64
 	if from == 0 {
 		rates = make([]float64, len(bounds))
+		dst = rates
+	} else {
+		dst = last[:min(len(bounds)-from, len(last))]
 	}
-	obs := cr.diffs(h.slot(b), h.slot(a), rates)
+	obs := cr.diffs(h.slot(b), h.slot(a), dst)
 	for k := range rates {
 		rates[k] /= secs
 	}
 	other := histRate{bounds: bounds, rates: rates,
 		sum: (fb.hsum[i] - fa.hsum[i]) / secs, count: obs / secs, obs: obs}
+	if from > 0 && len(dst) == 2 {
+		other.top, other.over = bounds[len(bounds)-2], (obs-dst[0])/secs
+	}
 	if r.bounds == nil {
 		*r = other // rates is this call's own: merge would copy it
 		return
@@ -273,7 +286,13 @@ func (r *histRate) merge(o *histRate) {
 	if r.bounds == nil {
 		r.bounds, r.rates = o.bounds, slices.Clone(o.rates)
 		r.sum, r.count, r.obs = o.sum, o.count, o.obs
+		r.top, r.over = o.top, o.over
 		return
+	}
+	if r.top == o.top {
+		r.over += o.over
+	} else {
+		r.over = math.NaN() // above different bounds: not one share
 	}
 	r.sum = nanAdd(r.sum, o.sum)
 	r.count += o.count
@@ -329,6 +348,7 @@ func (x *acc) merge(o *acc) {
 	x.reject = mergeLabeledRates(x.reject, o.reject)
 	x.specPos = mergeLabeledRates(x.specPos, o.specPos)
 	x.xfer = mergeLabeledRates(x.xfer, o.xfer)
+	x.http = mergeLabeledRates(x.http, o.http)
 	x.specRateG += o.specRateG
 	x.specRateGN += o.specRateGN
 	x.specLenG += o.specLenG
@@ -416,6 +436,7 @@ func (x *acc) stats() Stats {
 			s.Rejects = append(s.Rejects, FinishShare{Reason: r.label, PerSec: r.rate})
 		}
 	}
+	x.httpStats(&s)
 	switch {
 	case x.asleep > 0:
 		s.Sleep = SleepAsleep
@@ -441,6 +462,13 @@ func (x *acc) stats() Stats {
 		}
 	}
 	s.AvgPromptLen = x.hists[tPromptLen].mean()
+	s.PromptLenTop, s.PromptOverTop = math.NaN(), math.NaN()
+	if p := &x.hists[tPromptLen]; p.top > 0 {
+		s.PromptLenTop = p.top
+		if p.count > 0 {
+			s.PromptOverTop = p.over / p.count
+		}
+	}
 	s.AvgGenLen = x.hists[tGenLen].mean()
 	s.MeanIterTokens = x.hists[tIter].mean()
 	s.IterTokens = x.hists[tIter].quantiles()
@@ -527,6 +555,58 @@ func (x *acc) requestRates() (reqRate, abortShare, errorShare float64) {
 	return total, abortShare, errorShare
 }
 
+// addStatus folds an endpoint's API-server responses over the window
+// ending at t (h nil: it serves none).
+func (x *acc) addStatus(h *statusHistory, t time.Time, w time.Duration) {
+	if h == nil {
+		return
+	}
+	if a, b, ok := h.window(t, w); ok {
+		secs := time.Duration(h.at(b).ns - h.at(a).ns).Seconds()
+		x.http = h.status.addRates(x.http, &h.frameRing, a, b, secs)
+	}
+}
+
+// httpStats reads the API server's responses: all of them per second, by
+// status, and the share answered 4xx (refused before an engine saw them).
+// NaN where no endpoint counts them over the window.
+func (x *acc) httpStats(s *Stats) {
+	s.HTTPRate, s.HTTP4xxShare, s.HTTPStatus = math.NaN(), math.NaN(), nil
+	if len(x.http) == 0 {
+		return
+	}
+	total, bad := 0.0, 0.0
+	for _, r := range x.http {
+		total += r.rate
+		if strings.HasPrefix(r.label, "4") {
+			bad += r.rate
+		}
+	}
+	s.HTTPRate = total
+	if total > 0 {
+		s.HTTP4xxShare = bad / total
+	}
+	s.HTTPStatus = make([]FinishShare, len(x.http))
+	for i, r := range x.http {
+		share := math.NaN()
+		if total > 0 {
+			share = r.rate / total
+		}
+		s.HTTPStatus[i] = FinishShare{Reason: r.label, PerSec: r.rate, Share: share}
+	}
+	slices.SortStableFunc(s.HTTPStatus, func(a, b FinishShare) int { return cmpRate(b.PerSec, a.PerSec) })
+}
+
+func cmpRate(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
 // xferStats reads the P/D and offload rates (NaN: not exposed).
 func (x *acc) xferStats(s *Stats) {
 	s.KVXferFailRate, s.KVExpiredRate, s.KVOffloadRate = math.NaN(), math.NaN(), math.NaN()
@@ -584,6 +664,7 @@ func cmpPosition(a, b string) int {
 func (x *acc) sortLabeled() {
 	sort.Slice(x.reject, func(i, j int) bool { return x.reject[i].rate > x.reject[j].rate })
 	sort.Slice(x.finish, func(i, j int) bool { return x.finish[i].label < x.finish[j].label })
+	sort.Slice(x.http, func(i, j int) bool { return x.http[i].label < x.http[j].label })
 }
 
 func orNaN(v float64) float64 {

@@ -63,6 +63,8 @@
 //	short-answers         the answer median ÷4 (step-by-step turned off), same request rate
 //	traffic-drop          traffic falls to 1/2.2 (a client moves away)
 //	prompt-over-max-model-len  --max-model-len 8192, then untrimmed 5k-token documents: ~30 % answered 400 (http_requests_total only)
+//	bad-parameter         a fifth of requests carry a parameter the server refuses: answered 400, prompts chat-sized
+//	stray-bad-requests    1.5 % of requests malformed, answered 400 (normal life)
 //	restart               the process restarts: 20 s refusing connections, counters from zero
 //	crash-loop            OOM-killed at its memory limit every 40 s of serving, restarted by its supervisor: a restart a minute
 //	flapping              off the network 20 s of every minute; the engine keeps going

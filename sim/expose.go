@@ -98,7 +98,7 @@ func layoutFor(p *Profile, mp bool, maxModelLen int, opts exposeOpts) *layout {
 	for i := range sources.Metrics {
 		m := &sources.Metrics[i]
 		switch {
-		case m.Role == sources.RoleRouter, m.Optional && !(opts.lora && m.Role == sources.RoleLoraInfo) && !(opts.spec && isSpec(m)) && !(opts.nixl && isNixl(m)), m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
+		case m.Role == sources.RoleRouter, m.Role == sources.RoleHTTP, m.Optional && !(opts.lora && m.Role == sources.RoleLoraInfo) && !(opts.spec && isSpec(m)) && !(opts.nixl && isNixl(m)), m.Server != p.Server, !m.ShownIn(p.Gen, p.Version):
 		case opts.trimmed && m.Role == sources.RoleCounter && sources.Counter(m.ID) == sources.CPreemptions:
 		case m.Role == sources.RoleProc:
 			if !mp {
@@ -412,10 +412,11 @@ func (r *Replica) appendExposition(b []byte, f Format) []byte {
 
 // appendHTTP writes http_requests_total as prometheus-fastapi-instrumentator
 // does in vLLM's API server (0.8.3+, the single-process registry only):
-// the completions handler's responses by status class, 2xx for every
-// request the engines finished other than by an abort, 4xx for the prompts
-// rejected over --max-model-len (a label set appears with its first
-// request, as the instrumentator creates it).
+// the completions handler's responses by status class (or code, with
+// HTTPStatusCodes), 2xx for every request the engines finished other than
+// by an abort, 4xx (400) for the requests the API server rejected (a
+// prompt over --max-model-len, a bad parameter); a label set appears with
+// its first request, as the instrumentator creates it.
 func (r *Replica) appendHTTP(b []byte, om bool) []byte {
 	if r.profile.Server != sources.ServerVLLM || r.profile.Version.Less(sources.V(0, 8, 3)) || !r.lay.created {
 		return b
@@ -431,20 +432,25 @@ func (r *Replica) appendHTTP(b []byte, om bool) []byte {
 	if ok == 0 && r.rejected == 0 {
 		return b
 	}
-	const help = "# HELP http_requests_total Total number of requests by method, status and handler.\n"
+	name := sources.FamilyName(sources.RoleHTTP, 0)
+	help := "Total number of requests by method, status and handler.\n"
 	if om {
-		b = append(b, "# HELP http_requests Total number of requests by method, status and handler.\n# TYPE http_requests counter\n"...)
+		b = append(b, "# HELP "+name+" "+help+"# TYPE "+name+" counter\n"...)
 	} else {
-		b = append(b, help+"# TYPE http_requests_total counter\n"...)
+		b = append(b, "# HELP "+name+"_total "+help+"# TYPE "+name+"_total counter\n"...)
+	}
+	okStatus, badStatus := "2xx", "4xx"
+	if r.cfg.HTTPStatusCodes {
+		okStatus, badStatus = "200", "400"
 	}
 	for _, c := range []struct {
 		status string
 		n      float64
-	}{{"2xx", ok}, {"4xx", r.rejected}} {
+	}{{okStatus, ok}, {badStatus, r.rejected}} {
 		if c.n == 0 {
 			continue
 		}
-		b = append(b, `http_requests_total{handler="/v1/chat/completions",method="POST",status="`+c.status+`"} `...)
+		b = append(b, name+`_total{handler="/v1/chat/completions",method="POST",status="`+c.status+`"} `...)
 		b = appendPyFloat(b, c.n)
 		b = append(b, '\n')
 	}

@@ -40,6 +40,10 @@ type ReplicaConfig struct {
 	// HelpV1 serves V1's HELP texts from a V0 engine (a build with
 	// backported help strings): only the metric names tell the generation.
 	HelpV1 bool
+	// HTTPStatusCodes serves http_requests_total with status codes ("200",
+	// "400"), as prometheus-fastapi-instrumentator does when told not to
+	// group them, instead of classes ("2xx", "4xx").
+	HTTPStatusCodes bool
 	// PDDecode is the decode side of prefill/decode disaggregation
 	// (--kv-transfer-config with NixlConnector, V1): each prompt is
 	// prefilled on a prefill instance and its KV read over NIXL; the

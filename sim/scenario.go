@@ -116,6 +116,10 @@ var Scenarios = []Scenario{
 			l := &r.load
 			l.Untrimmed, l.PromptMedian, l.PromptSigma, l.MaxTokens = true, 5000, 0.6, 1024
 		}},
+	{Name: "bad-parameter", Summary: "a client release sends a sampling parameter this server refuses on a fifth of its requests: the API server answers them 400; prompts stay chat-sized",
+		start: func(r *Replica) { r.load.BadShare = 0.2 }},
+	{Name: "stray-bad-requests", Summary: "normal chat traffic with a client that sends a malformed request now and then: 1.5 % answered 400",
+		start: func(r *Replica) { r.load.BadShare = 0.015 }},
 	{Name: "lora-slots", Summary: "a multi-tenant fine-tune service deployed with --enable-lora --max-loras 2 for its 2 adapters; tenants grow to 8 adapters: requests whose adapter is not loaded wait for a slot while the batch and the KV cache have room",
 		deploy: func(c *ReplicaConfig) { c.MaxLoras = 2 },
 		start: func(r *Replica) {

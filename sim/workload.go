@@ -54,6 +54,10 @@ type Load struct {
 	// the engine sees them; only http_requests_total{status="4xx"}
 	// counts them.
 	Untrimmed bool
+	// BadShare is the share of requests the API server answers 400 for a
+	// bad parameter (a client sending a field this server refuses),
+	// whatever their length; like Untrimmed's, no engine sees them.
+	BadShare float64
 
 	ClientTimeout time.Duration // the client gives up after this (0: never)
 	CancelShare   float64       // users who stop a response within seconds
@@ -160,6 +164,9 @@ func (l *Load) shape(rng *rand.Rand, r *request, now time.Duration, maxModelLen,
 			r.group = zipfIndex(rng, l.PrefixGroups)
 			r.groupTokens = plen
 		}
+	}
+	if l.BadShare > 0 && rng.Float64() < l.BadShare {
+		return false
 	}
 	// vLLM rejects prompt + max_tokens over --max-model-len with a 400
 	// that reaches none of the vllm:* metrics; most clients trim to fit.

@@ -32,7 +32,7 @@ func (n *Normalizer) detectVersion(snap *Snapshot) VersionRange {
 			continue
 		}
 		f := &families[fi]
-		if f.role == RoleProc || f.role == RoleRouter || f.server != ServerVLLM {
+		if f.role == RoleProc || f.role == RoleHTTP || f.role == RoleRouter || f.server != ServerVLLM {
 			continue
 		}
 		var fmin, fmax Version
@@ -88,7 +88,7 @@ func (n *Normalizer) detectVersion(snap *Snapshot) VersionRange {
 func (n *Normalizer) detectServer() Server {
 	var count [NumServers]int
 	for fi, ok := range n.present {
-		if ok && families[fi].role != RoleProc && families[fi].role != RoleRouter {
+		if ok && families[fi].role != RoleProc && families[fi].role != RoleHTTP && families[fi].role != RoleRouter {
 			count[families[fi].server]++
 		}
 	}
@@ -113,7 +113,7 @@ func (n *Normalizer) detectGen() Gen {
 			continue
 		}
 		f := &families[fi]
-		if f.role == RoleProc || f.role == RoleRouter || f.role == RoleCacheInfo || f.role == RoleLoraInfo {
+		if f.role == RoleProc || f.role == RoleHTTP || f.role == RoleRouter || f.role == RoleCacheInfo || f.role == RoleLoraInfo {
 			continue
 		}
 		var gens [3]bool
@@ -284,7 +284,7 @@ func (n *Normalizer) absenceBounds(narrow func(min, max Version)) {
 			continue
 		}
 		f := &families[fi]
-		if f.rank != 0 || f.role == RoleProc || f.role == RoleRouter {
+		if f.rank != 0 || f.role == RoleProc || f.role == RoleHTTP || f.role == RoleRouter {
 			continue
 		}
 		for _, ri := range f.rows {

@@ -61,6 +61,9 @@ func canon(s *Snapshot) string {
 			fmt.Fprintf(&b, "proc %s %g\n", FamilyName(RoleProc, uint8(i)), v)
 		}
 	}
+	for _, h := range s.HTTP {
+		fmt.Fprintf(&b, "http %s %g\n", h.Label, h.Value)
+	}
 	if s.Lora != nil {
 		fmt.Fprintf(&b, "lora max=%d running=%v waiting=%v\n", s.Lora.MaxLora, s.Lora.Running, s.Lora.Waiting)
 	}

@@ -164,7 +164,7 @@ func declaresEngine(name []byte) bool {
 		return false
 	}
 	r := families[fi].role
-	return r != RoleProc && r != RoleRouter
+	return r != RoleProc && r != RoleHTTP && r != RoleRouter
 }
 
 // isRunningFamily reports whether name is vLLM's running gauge in any

@@ -129,7 +129,10 @@ func diffValues(a, b reflect.Value, path string) string {
 func mutate(r *rand.Rand, body []byte) []byte {
 	lines := bytes.Split(body, []byte("\n"))
 	pick := func() int { return r.IntN(len(lines)) }
-	values := []string{"0", "1", "7.0", "12345678", "-1", "1e308", "NaN", "+Inf", "-Inf", "0.5", "x", "1 1700000000000", "2 # {a=\"b\"} 1"}
+	values := []string{"0", "1", "7.0", "12345678", "-1", "1e308", "NaN", "+Inf", "-Inf", "0.5", "x", "1 1700000000000", "2 # {a=\"b\"} 1",
+		// Spellings at the edge of what a changed line's value is read
+		// without the parser for (readChanged): the parser's alone.
+		"0x1p3", "1_000", "Infinity", "nan", "1.5e-3", "-0", ".5", "5.", "+5", " 9", "1\r", "1e", "--1", "1e999"}
 	edits := 1 + r.IntN(4)
 	for e := 0; e < edits; e++ {
 		if len(lines) == 0 {

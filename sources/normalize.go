@@ -74,6 +74,7 @@ type Normalizer struct {
 	other      map[string]int
 	help       Gen // what the HELP of num_requests_running says
 	procs      [NumProcs]float64
+	http       []LabeledValue // inference responses by status, summed over handlers
 	cacheCfgs  []cacheCfgAt
 	lora       *LoraInfo
 	warnings   []string
@@ -98,6 +99,7 @@ const (
 	eCacheInfo
 	eLoraInfo
 	eRouter
+	eHTTP  // the API server's responses to an inference handler (rare.label: the status)
 	eOther // another engine's metric
 )
 
@@ -264,6 +266,7 @@ func (n *Normalizer) begin() {
 	for i := range n.procs {
 		n.procs[i] = math.NaN()
 	}
+	n.http = nil // the snapshot keeps the previous one
 	n.cacheCfgs = n.cacheCfgs[:0]
 	n.lora = nil
 	n.warnings = nil
@@ -401,6 +404,18 @@ func classOf(ls labels.Labels) class {
 	case RoleProc:
 		c.kind = eProc
 		return c
+	case RoleHTTP:
+		// Only inference handlers: /metrics, /health and unmatched paths
+		// ("none") are not requests an engine would have served.
+		if slices.Contains(InferenceHandlers, ls.Get(LabelHandler)) {
+			c.kind = eHTTP
+			if ls.Has(LabelStatus) {
+				c.rare = &entryRare{label: Sanitize(ls.Get(LabelStatus), 16)}
+			} else {
+				c.rare = &entryRare{bad: fmt.Sprintf("%s has a series without its %s label (ignored)", f.name, LabelStatus)}
+			}
+		}
+		return c
 	case RoleCacheInfo:
 		c.kind = eCacheInfo
 		cfg, cfgEn := parseCacheConfig(ls)
@@ -485,6 +500,9 @@ func (n *Normalizer) apply(en *class, v float64) {
 		if en.part == partValue && finite(v) {
 			n.procs[families[en.fam].id] = v
 		}
+		return
+	case eHTTP:
+		n.applyHTTP(en, v)
 		return
 	case eCacheInfo:
 		n.present[en.fam] = true
@@ -703,6 +721,39 @@ func (n *Normalizer) warn(msg string) {
 	n.warnings = append(n.warnings, msg)
 }
 
+// applyHTTP adds one inference handler's count of a status to the
+// endpoint's: the handlers and methods are summed (a rejection is one
+// whichever route refused it). _created is not kept: a sum's creation
+// time means nothing, and a restart shows as the sum falling.
+func (n *Normalizer) applyHTTP(en *class, v float64) {
+	if en.rare.bad != "" {
+		n.warn(en.rare.bad)
+		return
+	}
+	if en.part != partValue {
+		return
+	}
+	f := &families[en.fam]
+	if !validCounter(v) {
+		n.warn(fmt.Sprintf("%s is %v; counters must be finite and ≥0 (ignored)", f.name, v))
+		return
+	}
+	n.present[en.fam] = true
+	for i := range n.http {
+		if n.http[i].Label == en.rare.label {
+			n.http[i].Value += v
+			return
+		}
+	}
+	if len(n.http) < maxStatuses {
+		n.http = append(n.http, LabeledValue{Label: en.rare.label, Value: v, Created: math.NaN()})
+	}
+}
+
+// maxStatuses bounds the statuses one scrape keeps: the grouped form has
+// five, the ungrouped one the codes a server answers (a dozen).
+const maxStatuses = 32
+
 func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 func validCounter(v float64) bool { return finite(v) && v >= 0 }
@@ -715,7 +766,8 @@ func (n *Normalizer) finish() (*Snapshot, error) {
 	if n.overCap > 0 {
 		n.warn(fmt.Sprintf("too many models/engines: %d samples beyond the first %d sub-series ignored", n.overCap, n.MaxSubs))
 	}
-	snap := &Snapshot{Samples: n.samples, Proc: n.procs, Lora: n.lora, Router: n.routerVals}
+	snap := &Snapshot{Samples: n.samples, Proc: n.procs, Lora: n.lora, Router: n.routerVals, HTTP: n.http}
+	slices.SortFunc(snap.HTTP, func(a, b LabeledValue) int { return strings.Compare(a.Label, b.Label) })
 	slices.SortFunc(snap.Router, func(a, b RouterModel) int { return strings.Compare(a.Model, b.Model) })
 	switch {
 	case n.router > 0 && !n.hasEngineCore():

@@ -177,6 +177,10 @@ const (
 	RoleCacheInfo             // vllm:cache_config_info
 	RoleLoraInfo              // vllm:lora_requests_info
 	RoleRouter                // a router's metric (production-stack, Dynamo's frontend): the target is a router, not an engine
+	// RoleHTTP is the API server's responses by status (Label), an
+	// endpoint's own counter with no model or engine label: every
+	// FastAPI app may serve it, so it never marks a target as vLLM.
+	RoleHTTP
 )
 
 // RouterValue is a number a router serves per model (the ID of a
@@ -254,6 +258,8 @@ const (
 	LabelWaitLora    = "waiting_lora_adapters"
 	LabelPosition    = "position"
 	LabelTransfer    = "transfer_type"
+	LabelHandler     = "handler"
+	LabelStatus      = "status"
 	VLLMPrefix       = "vllm:"
 	SGLangPrefix     = "sglang:"
 	helpV1Running    = "Number of requests in model execution batches."
@@ -391,6 +397,14 @@ var Metrics = []Metric{
 	{Name: "process_open_fds", Kind: KindGauge, Role: RoleProc, ID: uint8(POpenFDs), Help: "Number of open file descriptors."},
 	{Name: "process_max_fds", Kind: KindGauge, Role: RoleProc, ID: uint8(PMaxFDs), Help: "Maximum number of open file descriptors."},
 
+	// vLLM's API server (prometheus-fastapi-instrumentator, 0.8.3+ per
+	// CATALOG.md; absent with V0's multiprocess registry): responses by
+	// handler, method and status, the status grouped ("2xx", "4xx") by
+	// default and a code ("400") where the instrumentator is told not to
+	// group. The one place a request refused before the engine (a prompt
+	// over --max-model-len, a bad parameter) is counted.
+	{Name: "http_requests", Kind: KindCounter, Role: RoleHTTP, Label: LabelStatus, Help: "Total number of requests by method, status and handler."},
+
 	// production-stack's router re-uses the vllm: prefix; these names mark it.
 	{Name: "vllm:current_qps", Kind: KindGauge, Role: RoleRouter},
 	{Name: "vllm:healthy_pods_total", Kind: KindGauge, Role: RoleRouter},
@@ -423,6 +437,17 @@ var OtherEngines = []struct{ Prefix, Name string }{
 	{"nv_trt_llm_", "TensorRT-LLM (Triton)"},
 	{"nv_inference_", "NVIDIA Triton"},
 	{"lmcache:", "LMCache"},
+}
+
+// InferenceHandlers are the API server's routes that take inference
+// requests (OpenAI's, the pooling and scoring ones, SageMaker's and the
+// old demo server's): the only ones http_requests counts toward
+// rejections. /metrics, /health, /v1/models and an unmatched path (the
+// instrumentator files it under "none") say nothing about them.
+var InferenceHandlers = []string{
+	"/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/v1/responses",
+	"/v1/audio/transcriptions", "/v1/audio/translations", "/v1/score", "/v1/rerank",
+	"/v2/rerank", "/rerank", "/score", "/pooling", "/classify", "/invocations", "/generate",
 }
 
 // Finish reasons vLLM V1 pre-creates at 0, by release.

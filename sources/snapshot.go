@@ -43,7 +43,11 @@ type Snapshot struct {
 	Version VersionRange
 	Subs    []Sub // one per (model, engine), sorted
 	Proc    [NumProcs]float64
-	Lora    *LoraInfo
+	// HTTP is the API server's responses to inference requests by status
+	// (http_requests_total summed over InferenceHandlers and methods),
+	// sorted by status; nil when the endpoint does not count them.
+	HTTP []LabeledValue
+	Lora *LoraInfo
 	// Router is what a router serves per model (Dynamo's frontend: its
 	// queue), sorted by model; nil for an engine.
 	Router   []RouterModel

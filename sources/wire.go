@@ -22,14 +22,15 @@ func WireFamily(name string) (family, typ string, ok bool) {
 	return f.name, typ, true
 }
 
-// ProcessNames lists the sample names of the process families vtop reads
-// (resident memory, start time, CPU, file descriptors). Every Prometheus
-// client exposes them, so a TSDB holds them for every kind of target: a
-// reader must keep only those of vLLM's targets.
-func ProcessNames() []string {
+// EndpointNames lists the sample names of the endpoint-level families
+// vtop reads: the process ones (resident memory, start time, CPU, file
+// descriptors) and the API server's HTTP responses. Every Prometheus
+// client (every FastAPI app) exposes them, so a TSDB holds them for every
+// kind of target: a reader must keep only those of vLLM's targets.
+func EndpointNames() []string {
 	var out []string
 	for _, f := range families {
-		if f.role != RoleProc {
+		if f.role != RoleProc && f.role != RoleHTTP {
 			continue
 		}
 		if f.kind == KindCounter {

@@ -40,6 +40,11 @@ func TestE2EBrokenFleetVerdicts(t *testing.T) {
 		{"closed-loop-backlog", diagnose.LimitCompute},
 		{"kv-transfer-failing", diagnose.LimitKVTransfer},
 		{"engine-stalled", diagnose.LimitStalled},
+		// Refused by the API server before any engine sees them: only
+		// http_requests_total counts them.
+		{"prompt-over-max-model-len", diagnose.LimitRejecting},
+		{"bad-parameter", diagnose.LimitRejecting},
+		{"stray-bad-requests", ""},
 		{"healthy", ""},
 		{"healthy", ""},
 	}

@@ -56,12 +56,16 @@ func runToEnd(t *testing.T, p *app.Pipeline) *diagnose.Frame {
 }
 
 // The fleet of the agreement test: a healthy replica, one thrashing its KV
-// cache and one missing its prefix cache, so rules have something to say.
+// cache, one missing its prefix cache and one whose API server refuses a
+// third of its requests (400, status codes ungrouped: only
+// http_requests_total, an endpoint's family, counts them), so rules have
+// something to say.
 func agreementFleet() sim.FleetConfig {
 	return sim.FleetConfig{Replicas: []sim.ReplicaConfig{
 		{Name: "healthy", Scenarios: []sim.ScenarioSpec{{Name: "healthy"}}},
 		{Name: "thrashing", Scenarios: []sim.ScenarioSpec{{Name: "kv-thrashing"}}},
 		{Name: "missing", Scenarios: []sim.ScenarioSpec{{Name: "prefix-cache-miss"}}},
+		{Name: "refusing", HTTPStatusCodes: true, Scenarios: []sim.ScenarioSpec{{Name: "prompt-over-max-model-len"}}},
 	}}
 }
 
@@ -138,9 +142,18 @@ func compareFrames(t *testing.T, want, got *diagnose.Frame) {
 			{"prefix hit", ws.PrefixHitRatio, gs.PrefixHitRatio}, {"KV usage", ws.KVUsage, gs.KVUsage},
 			{"running", ws.Running, gs.Running}, {"waiting", ws.Waiting, gs.Waiting},
 			{"resident memory", w.RSS, g.RSS},
+			{"answered/s", ws.HTTPRate, gs.HTTPRate}, {"answered 4xx", ws.HTTP4xxShare, gs.HTTP4xxShare},
+			{"prompts above the buckets", ws.PromptOverTop, gs.PromptOverTop},
 		} {
 			if !within(c.w, c.g, 0.01) {
 				t.Errorf("%s %s: %g through the server, %g direct", w.Name, c.what, c.g, c.w)
+			}
+		}
+	}
+	for _, w := range want.Endpoints {
+		for _, e := range got.Endpoints {
+			if e.Name == w.Name && (e.Verdict.Limit != w.Verdict.Limit || e.Verdict.Status != w.Verdict.Status) {
+				t.Errorf("%s: verdict %s (%s) through the server, %s (%s) direct", w.Name, e.Verdict.Limit, e.Verdict.Status, w.Verdict.Limit, w.Verdict.Status)
 			}
 		}
 	}

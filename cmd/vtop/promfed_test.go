@@ -65,8 +65,8 @@ func TestFederateAgreesWithQueryAPI(t *testing.T) {
 			if !fc.Federates() || qc.Federates() {
 				t.Fatalf("federates: %v and %v, want true and false", fc.Federates(), qc.Federates())
 			}
-			if len(api) != 3 || len(fed) != len(api) {
-				t.Fatalf("%d replicas through /federate, %d through the API, want 3", len(fed), len(api))
+			if n := len(agreementFleet().Replicas); len(api) != n || len(fed) != len(api) {
+				t.Fatalf("%d replicas through /federate, %d through the API, want %d", len(fed), len(api), n)
 			}
 			for name, a := range api {
 				f, ok := fed[name]
@@ -82,6 +82,19 @@ func TestFederateAgreesWithQueryAPI(t *testing.T) {
 				if d := approxDiff(reflect.ValueOf(*f.Data), reflect.ValueOf(*a.Data), "snapshot"); d != "" {
 					t.Errorf("%s: %s", name, d)
 				}
+			}
+			// The API server's responses come through both ways under
+			// their own name: the refusing replica's 400s and 200s.
+			codes := 0
+			for _, a := range api {
+				for _, hv := range a.Data.HTTP {
+					if (hv.Label == "400" || hv.Label == "200") && hv.Value > 0 {
+						codes++
+					}
+				}
+			}
+			if codes != 2 {
+				t.Errorf("%d of the refusing replica's statuses (200, 400) read, want 2", codes)
 			}
 			q, by := fc.Stats()
 			t.Logf("/federate: %d requests, %d bytes; API: see below", q, by)
@@ -110,8 +123,8 @@ func TestNoFederateFallsBack(t *testing.T) {
 	}))
 	defer srv.Close()
 	c, got := oneRefresh(t, promapi.Config{URL: srv.URL, Interval: historyStep})
-	if c.Federates() || len(got) != 3 {
-		t.Errorf("federates %v, %d replicas read, want false and 3", c.Federates(), len(got))
+	if c.Federates() || len(got) != len(agreementFleet().Replicas) {
+		t.Errorf("federates %v, %d replicas read, want false and %d", c.Federates(), len(got), len(agreementFleet().Replicas))
 	}
 }
 

@@ -148,6 +148,7 @@ func recordEvaluations(t *testing.T, args []string, env func(string) string, eno
 	if err := p.StartRecording(o.appConfig(), 0); err != nil {
 		t.Fatal(err)
 	}
+	p.ReadEveryEvaluation()
 	lr := &liveRun{}
 	note := func() { // after every batch: at most one evaluation since the last call
 		if p.Latest() != lr.last {

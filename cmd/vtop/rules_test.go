@@ -219,6 +219,19 @@ func TestRulesPrometheus(t *testing.T) {
 		`      - series: 'vllm:num_requests_swapped{`+v0+`}'`+"\n        values: '3x40'") + "\n    alert_rule_test:\n" +
 		expect("VtopKVCacheThrashing", `severity: warning, vtop_rule: kv_cache_thrashing, job: vllm, instance: "b:8000", model_name: m`) +
 		expect("VtopSwapping", `severity: critical, vtop_rule: swapping, job: vllm, instance: "b:8000", model_name: m`)
+	// The API server answers 10 of every 30 inference requests 4xx (33
+	// %: warning and critical); /metrics' scrapes do not count, nor does
+	// a FastAPI app that is not vLLM with the same counts.
+	httpSeries := func(labels string) string {
+		return fmt.Sprintf(`      - series: 'http_requests_total{%s,handler="/v1/chat/completions",method="POST",status="2xx"}'`+"\n        values: '0+20x40'\n", labels) +
+			fmt.Sprintf(`      - series: 'http_requests_total{%s,handler="/v1/chat/completions",method="POST",status="4xx"}'`+"\n        values: '0+10x40'\n", labels) +
+			fmt.Sprintf(`      - series: 'http_requests_total{%s,handler="/metrics",method="GET",status="2xx"}'`+"\n        values: '0+100x40'", labels)
+	}
+	vllmHTTP, app := `job="vllm",instance="c:8000"`, `job="app",instance="d:8000"`
+	test += "  - interval: 15s\n    input_series:\n" + httpSeries(vllmHTTP) + "\n" + httpSeries(app) + "\n" +
+		`      - series: 'vllm:num_requests_running{` + vllmHTTP + `,model_name="m",engine="0"}'` + "\n        values: '1x40'\n    alert_rule_test:\n" +
+		expect("VtopHttpRejections", `severity: warning, vtop_rule: http_rejections, job: vllm, instance: "c:8000"`) +
+		expect("VtopHttpRejectionsCritical", `severity: critical, vtop_rule: http_rejections, job: vllm, instance: "c:8000"`)
 	testFile := filepath.Join(dir, "test.yml")
 	if err := os.WriteFile(testFile, []byte(test), 0o644); err != nil {
 		t.Fatal(err)

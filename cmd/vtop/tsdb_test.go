@@ -43,8 +43,15 @@ func simHistory(t testing.TB, cfg sim.FleetConfig, epoch time.Time, span, step t
 // configuration. The direct batches say so as discovery would.
 func simHistoryLeaving(t testing.TB, cfg sim.FleetConfig, epoch time.Time, span, step time.Duration, leave map[string]time.Duration) *history {
 	t.Helper()
+	return simHistorySeeded(t, cfg, epoch, span, step, leave, 1)
+}
+
+// simHistorySeeded is simHistoryLeaving with the simulator's seed given
+// (the others take 1): another draw of the same fleet's traffic.
+func simHistorySeeded(t testing.TB, cfg sim.FleetConfig, epoch time.Time, span, step time.Duration, leave map[string]time.Duration, seed uint64) *history {
+	t.Helper()
 	cfg.Epoch = epoch
-	f, err := sim.NewFleet(cfg, 1)
+	f, err := sim.NewFleet(cfg, seed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -195,6 +195,19 @@ func (d *Detector) keepOneScrape(ep *diagnose.EndpointView, v diagnose.Verdict) 
 // states of every scope in the one table, and one sweep resolves or drops
 // the states no evaluation visited.
 func (d *Detector) Evaluate(f *diagnose.Frame) {
+	d.Advance(f)
+	d.collect(f)
+	groupFindings(f)
+	poolVerdicts(f)
+}
+
+// Advance is Evaluate for a frame nobody reads (--once evaluates every
+// interval for the rules' for durations and reads only its last frame):
+// the rules' states move exactly as Evaluate moves them, and the findings
+// are not listed on the frame. Listing, grouping and the pools' verdicts
+// read the states and write only the frame; at 1,000 endpoints they were
+// a twelfth of a headless run's allocations (BENCHMARKS.md, issue 23).
+func (d *Detector) Advance(f *diagnose.Frame) {
 	d.gen++
 	f.SLO = d.slo
 	f.KVBands = d.kv
@@ -210,9 +223,6 @@ func (d *Detector) Evaluate(f *diagnose.Frame) {
 		}
 	}
 	d.sweep(x, f)
-	d.collect(f)
-	groupFindings(f)
-	poolVerdicts(f)
 }
 
 // remember feeds every endpoint to the memories of the rules that keep
@@ -450,38 +460,37 @@ func (d *Detector) collect(f *diagnose.Frame) {
 	}
 	// Sized first, and no closure over a finding: at 1,000 endpoints the
 	// lists' growth and a heap copy of each finding were a fifth of the
-	// process's allocations (BENCHMARKS.md, issue 23).
+	// process's allocations (BENCHMARKS.md, issue 23). The endpoints' lists
+	// are cut from one array each, sized by a first pass too: appended to
+	// one by one they were another twelfth.
 	nAll, nPending := 0, 0
-	for _, st := range d.states {
-		if st.shown && st.firing {
+	epAll, epPending := make([]int, len(f.Endpoints)), make([]int, len(f.Endpoints))
+	d.eachPlace(f, byName, func(st *ruleState, i int) {
+		if i < 0 && st.firing {
 			nAll++
-		} else if st.shown {
+		} else if i < 0 {
 			nPending++
-		}
-	}
-	all, pending := make([]diagnose.Finding, 0, nAll), make([]diagnose.Finding, 0, nPending)
-	for _, st := range d.states {
-		if !st.shown {
-			continue
-		}
-		fd := &st.finding
-		if st.firing {
-			all = append(all, *fd)
+		} else if st.firing {
+			epAll[i]++
 		} else {
-			pending = append(pending, *fd)
+			epPending[i]++
 		}
-		if len(fd.GPUs) > 0 {
-			for i := range f.Endpoints {
-				if slices.Contains(f.Endpoints[i].GPU.GPUs, fd.GPUs[0]) {
-					addFinding(&f.Endpoints[i], fd, st.firing)
-				}
-			}
-			continue
+	})
+	carve(f.Endpoints, epAll, func(ep *diagnose.EndpointView) *[]diagnose.Finding { return &ep.Findings })
+	carve(f.Endpoints, epPending, func(ep *diagnose.EndpointView) *[]diagnose.Finding { return &ep.Pending })
+	all, pending := make([]diagnose.Finding, 0, nAll), make([]diagnose.Finding, 0, nPending)
+	d.eachPlace(f, byName, func(st *ruleState, i int) {
+		switch {
+		case i < 0 && st.firing:
+			all = append(all, st.finding)
+		case i < 0:
+			pending = append(pending, st.finding)
+		case st.firing:
+			f.Endpoints[i].Findings = append(f.Endpoints[i].Findings, st.finding)
+		default:
+			f.Endpoints[i].Pending = append(f.Endpoints[i].Pending, st.finding)
 		}
-		if i, ok := byName[fd.Target]; ok {
-			addFinding(&f.Endpoints[i], fd, st.firing)
-		}
-	}
+	})
 	for i := range f.Endpoints {
 		SortFindings(f.Endpoints[i].Findings)
 		SortFindings(f.Endpoints[i].Pending)
@@ -491,12 +500,46 @@ func (d *Detector) collect(f *diagnose.Frame) {
 	f.Findings, f.Pending = all, pending
 }
 
-// addFinding lists a finding on its endpoint, as firing or pending.
-func addFinding(ep *diagnose.EndpointView, fd *diagnose.Finding, firing bool) {
-	if firing {
-		ep.Findings = append(ep.Findings, *fd)
-	} else {
-		ep.Pending = append(ep.Pending, *fd)
+// eachPlace calls at for every shown finding in the order of d.states:
+// with -1 for the frame's list, then with the index of each endpoint it
+// concerns (by name; a GPU finding, the endpoints holding the device).
+func (d *Detector) eachPlace(f *diagnose.Frame, byName map[string]int, at func(st *ruleState, i int)) {
+	for _, st := range d.states {
+		if !st.shown {
+			continue
+		}
+		at(st, -1)
+		if gpus := st.finding.GPUs; len(gpus) > 0 {
+			for i := range f.Endpoints {
+				if slices.Contains(f.Endpoints[i].GPU.GPUs, gpus[0]) {
+					at(st, i)
+				}
+			}
+			continue
+		}
+		if i, ok := byName[st.finding.Target]; ok {
+			at(st, i)
+		}
+	}
+}
+
+// carve gives each endpoint's list (list(ep)) room for its count of
+// findings, all from one array; a list with none stays nil.
+func carve(eps []diagnose.EndpointView, counts []int, list func(*diagnose.EndpointView) *[]diagnose.Finding) {
+	total := 0
+	for _, c := range counts {
+		total += c
+	}
+	if total == 0 {
+		return
+	}
+	backing := make([]diagnose.Finding, 0, total)
+	at := 0
+	for i, c := range counts {
+		if c > 0 {
+			*list(&eps[i]) = backing[at : at : at+c]
+			at += c
+		}
 	}
 }
 

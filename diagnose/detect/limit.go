@@ -80,6 +80,12 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		// a stalled engine, the first ten seconds said "unexplained").
 		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(len(ep.Spark)), diagnose.UnitCount, 0)}}
 	}
+	// Requests the API server refuses never reach the engine: its queue
+	// and latency can look healthy, or a burst it drained, while a third
+	// of the clients fail. The refusals come first.
+	if r, ok := refusalOf(st); ok && r.refusing() && tr.Points >= minPoints {
+		return rejectingVerdict(st, &r)
+	}
 	if !bad(st.RejectRate) && st.RejectRate > 0 {
 		return diagnose.Verdict{Limit: diagnose.LimitRejecting, Signals: 1, Of: 1,
 			Evidence: []diagnose.Evidence{evNum("rejected", st.RejectRate, diagnose.UnitPerSec, st.Span)}}

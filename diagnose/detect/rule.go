@@ -115,6 +115,7 @@ var ruleTable = []*Rule{
 	ruleEngineResting,
 	ruleRequestErrors,
 	ruleAdmissionRejections,
+	ruleHTTPRejections,
 	ruleMemoryLeak,
 	ruleUnderutil,
 	rulePrefixMiss,

@@ -131,13 +131,15 @@ func perFinished(v float64, w time.Duration) diagnose.Evidence {
 
 func kvEvidence(u *unit, w time.Duration) []diagnose.Evidence {
 	st := u.st
-	out := []diagnose.Evidence{
+	// Room for all eleven at once: described every second on every
+	// endpoint it holds on, appended to it grew twice.
+	out := append(make([]diagnose.Evidence, 0, 11),
 		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0),
 		evNum("preemptions", st.PreemptionsRate, diagnose.UnitPerSec, w),
 		perFinished(preemptShare(st), w),
 		evNum("running", st.Running, diagnose.UnitCount, 0),
 		evNum("waiting", st.Waiting, diagnose.UnitCount, 0),
-	}
+	)
 	if !bad(st.KVCapacityTokens) {
 		out = append(out, evNum("KV blocks", st.NumGPUBlocks, diagnose.UnitCount, 0), evNum("KV block size", st.BlockSize, diagnose.UnitTokens, 0),
 			evNum("KV capacity", st.KVCapacityTokens, diagnose.UnitTokens, 0))
@@ -398,19 +400,36 @@ var (
 		{"hit_clear", 0.20, "ratio", "hit ratio at or above which it clears"},
 		{"min_prompt_rate", 100, "count", "prompt tokens per second below which hit ratios say nothing"},
 		{"min_tokens", 20000, "count", "prompt tokens in the window below which the ratio is noise (a cache still warming up)"},
+		{"matched", 32, "count", "prompt tokens the cache matches per finished request from which a shared prefix does hit (two 16-token blocks)"},
 	}
 	pcHitLow    = pcParams.index("hit_low")
 	pcHitClear  = pcParams.index("hit_clear")
 	pcMinPrompt = pcParams.index("min_prompt_rate")
 	pcMinTokens = pcParams.index("min_tokens")
+	pcMatched   = pcParams.index("matched")
 )
+
+// matchedPerRequest is the prompt tokens the prefix cache matched per
+// finished request over the window (NaN unknown: V0's gauge, no
+// completions). The cache matches whole blocks from the first token: a
+// prefix broken at its top (a request id, a timestamp) matches nothing,
+// under a block or two a request; prompts that share a system prompt and
+// then go their own way (RAG over unique documents) match that prefix on
+// every request and miss the rest, which no cache could give. A low hit
+// ratio is then the workload's shape, not a fault to fix.
+func matchedPerRequest(st *diagnose.Stats) float64 {
+	if bad(st.PrefixHitRatio) || bad(st.PrefixQueryRate) || bad(st.ReqRate) || st.ReqRate <= 0 {
+		return math.NaN()
+	}
+	return st.PrefixHitRatio * st.PrefixQueryRate / st.ReqRate
+}
 
 var rulePrefixMiss = &Rule{
 	ID: "prefix_cache_miss", Title: "Prefix cache misses", Scope: ScopeEngine,
 	Catches:    "Prefix caching is on but almost nothing matches (a per-request id or timestamp at the top of a shared system prompt, prompts routed away from their cache); or caching is off (info: vLLM cannot tell whether prompts would share prefixes).",
 	Needs:      "cache_config_info's enable_prefix_caching; prefix-cache hit and query counters (V1 ≥0.7.3) or V0's hit-rate gauge",
-	Cond:       "caching on, prompt tokens ≥ {min_prompt_rate} tokens/s and ≥ {min_tokens} in the window, and hit ratio < {hit_low}; or caching off (info)",
-	Clear:      "hit ratio ≥ {hit_clear}, or traffic below {min_prompt_rate} tokens/s",
+	Cond:       "caching on, prompt tokens ≥ {min_prompt_rate} tokens/s and ≥ {min_tokens} in the window, hit ratio < {hit_low}, and under {matched} tokens matched per finished request (nothing shared hits; unknown per request: the ratio alone); or caching off (info)",
+	Clear:      "hit ratio ≥ {hit_clear}, traffic below {min_prompt_rate} tokens/s, or {matched} tokens or more matched per request (a shared prefix hits; the rest of the prompts is unique, which no cache can give)",
 	Severity:   "warning; info when caching is off",
 	Action:     "keep the shared part of prompts byte-identical and first, route one prefix to one replica; when off: --enable-prefix-caching (V1 enables it by default: remove --no-enable-prefix-caching)",
 	For:        5 * time.Minute,
@@ -426,6 +445,8 @@ var rulePrefixMiss = &Rule{
 		case bad(hit) || bad(tok):
 			return condUnknown, 0
 		case tok < p[pcMinPrompt] || hit >= p[pcHitClear]:
+			return condClear, 0
+		case matchedPerRequest(st) >= p[pcMatched]:
 			return condClear, 0
 		case tok*st.Span.Seconds() < p[pcMinTokens]:
 			return condHold, 0
@@ -458,6 +479,9 @@ var rulePrefixMiss = &Rule{
 			evQ("TTFT p95", &st.TTFT, st.TTFT.P95, st.Span)}
 		if !bad(st.PrefixQueryRate) {
 			fd.Evidence = append(fd.Evidence, evNum("cache queries", st.PrefixQueryRate, diagnose.UnitTokPerSec, st.Span))
+		}
+		if m := matchedPerRequest(st); !bad(m) {
+			fd.Evidence = append(fd.Evidence, evNum("matched per request", m, diagnose.UnitTokens, st.Span))
 		}
 		fd.Explain = plain("Prefix caching is on, but almost no prompt begins with blocks already in the cache, so every prefill is computed in full. The cache matches whole blocks from the first token: one changing byte near the top (a request id, a timestamp) defeats it for the rest of the prompt.")
 		fd.Action = plain("keep shared system prompts byte-identical and at the very start (move ids and timestamps after them); send requests with the same prefix to the same replica")

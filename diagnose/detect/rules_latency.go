@@ -582,15 +582,33 @@ var ruleSLOBreach = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		w := u.st.Span
 		var parts []diagnose.Text
-		for _, l := range sloLegs(x.slo, u.st) {
+		legs := sloLegs(x.slo, u.st)
+		// Three values a leg, in one allocation (evaluated every second on
+		// every endpoint over its targets).
+		n := 0
+		for _, l := range legs {
+			if !bad(l.q.P95) {
+				n++
+			}
+		}
+		if n > 0 {
+			fd.Evidence = make([]diagnose.Evidence, 0, 3*n)
+		}
+		for _, l := range legs {
 			if bad(l.q.P95) {
 				continue
 			}
 			fd.Evidence = append(fd.Evidence, evQ(l.name+" p95", l.q, l.q.P95, w), evNum(l.name+" target", l.target.Seconds(), diagnose.UnitSeconds, 0),
 				evQ(l.name+" p99", l.q, l.q.P99, w))
 			t := l.target.Seconds()
-			if l.q.P95 > t || (!bad(l.q.P99) && l.q.P99 > 2*t) {
+			switch {
+			case l.q.P95 > t:
 				parts = append(parts, say("%s p95 %s > %s", l.name, qsecs(l.q, l.q.P95), dur(l.target)))
+			case !bad(l.q.P99) && l.q.P99 > 2*t:
+				// The tail alone breaches: its words say the p99 and twice
+				// the target it is held to ("p95 ≤10ms > 50ms" read as a
+				// contradiction when only the p99 was over).
+				parts = append(parts, say("%s p99 %s > %s", l.name, qsecs(l.q, l.q.P99), dur(2*l.target)))
 			}
 		}
 		fd.Summary = diagnose.Join(parts, ", ").Add(" (%s profile)", x.slo.Name)

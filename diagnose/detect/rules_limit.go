@@ -98,8 +98,11 @@ var ruleUnexplained = &Rule{
 		for i, l := range v.Ruled {
 			ruled[i] = string(l)
 		}
-		fd.Evidence = append(append([]diagnose.Evidence{}, v.Evidence...), ev("ruled out", strings.Join(ruled, ", "), u.st.Span))
-		fd.Summary = plain("no limit binds on the evidence; checked and ruled out: " + strings.Join(ruled, ", "))
+		// Sized once: described every second on every endpoint it holds on.
+		out := strings.Join(ruled, ", ")
+		fd.Evidence = append(make([]diagnose.Evidence, 0, len(v.Evidence)+1), v.Evidence...)
+		fd.Evidence = append(fd.Evidence, ev("ruled out", out, u.st.Span))
+		fd.Summary = plain("no limit binds on the evidence; checked and ruled out: " + out)
 		fd.Explain = plain("Something holds requests back, but none of the engine's limits shows it: the batch is not at a plateau, the KV cache and the token budget have room, no adapter waits, drafts are accepted, the GPU is not saturated. vtop does not guess a cause.")
 		fd.Action = plain("compare with a healthy replica of the same model (traffic mix, prompt lengths, version); look outside vLLM: the client, the network, the node")
 	},

@@ -103,7 +103,20 @@ func TestRuleEdges(t *testing.T) {
 		{"slo: critical", "slo_breach", false, func(e *diagnose.EndpointView) { e.Stats.E2E = qs(10, 25, 30, 300) }, true, diagnose.SevCritical},
 		{"slo: too few requests", "slo_breach", false, func(e *diagnose.EndpointView) { e.Stats.TTFT = qs(3, 5, 6, 5) }, false, 0},
 
-		{"prefix: hit ratio just below", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio = 0.099 }, true, diagnose.SevWarning},
+		// Short prompts (150 tokens) whose shared prefix no longer matches:
+		// 9.9 % of 150 is 15 tokens a request, under one 16-token block.
+		{"prefix: hit ratio just below, nothing shared hits", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio, e.Stats.ReqRate = 0.099, 20 }, true, diagnose.SevWarning},
+		// 5 % of 3,000 queried tokens/s over 5 requests/s: 30 tokens a
+		// request, under two blocks; 5.5 %: 33, a shared prefix hits.
+		{"prefix: matched just under two blocks a request", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio = 0.05 }, true, diagnose.SevWarning},
+		{"prefix: matched just over two blocks a request", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio = 0.055 }, false, 0},
+		// RAG over unique documents behind a 512-token system prompt on 60
+		// % of requests: 7 % of 9k tokens/s over 2 requests/s is 315 tokens
+		// a request, the shared prefix hitting; the rest no cache gives.
+		{"prefix: a shared prefix hits, the documents are unique", "prefix_cache_miss", false, func(e *diagnose.EndpointView) {
+			e.Stats.PrefixHitRatio, e.Stats.PrefixQueryRate, e.Stats.PromptTokRate, e.Stats.ReqRate = 0.07, 9000, 9000, 2
+		}, false, 0},
+		{"prefix: per request unknown, the ratio alone", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio, e.Stats.PrefixQueryRate = 0.099, nan }, true, diagnose.SevWarning},
 		{"prefix: hit ratio just above", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio = 0.101 }, false, 0},
 		{"prefix: no traffic", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio, e.Stats.PromptTokRate = 0, 50 }, false, 0},
 		{"prefix: hit ratio unknown", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio = nan }, false, 0},

@@ -44,6 +44,9 @@ type verdictCase struct {
 	// kept is how long the named limit must stay the verdict (0: a
 	// minute), shorter only where the incident itself moves on.
 	kept time.Duration
+	// advise must be in the advice, shun must not (a flag the evidence
+	// does not point at).
+	advise, shun string
 }
 
 func (c *verdictCase) keep() time.Duration {
@@ -107,6 +110,21 @@ func verdictCases() []verdictCase {
 		v("KV transfer, P/D decode side, V1 8B", "kv-transfer-failing", "latest", sim.Model{}, diagnose.LimitKVTransfer),
 		v("KV transfer, P/D decode side, V1 14B", "kv-transfer-failing", "latest", qwen, diagnose.LimitKVTransfer),
 		v("KV transfer, P/D decode side, closed loop", "kv-transfer-failing-closed", "latest", sim.Model{}, diagnose.LimitKVTransfer),
+		// The API server answers prompt + max_tokens over --max-model-len
+		// 400 before any engine sees it: only http_requests_total counts
+		// them, grouped (4xx) by default, codes (400) when told not to.
+		{name: "rejecting, prompts over --max-model-len, 4xx grouped, V1 8B", scenario: "prompt-over-max-model-len",
+			rc: sim.ReplicaConfig{Profile: "latest"}, want: diagnose.LimitRejecting, advise: "--max-model-len (5,000–9,999)"},
+		{name: "rejecting, prompts over --max-model-len, status codes (400), V1 14B", scenario: "prompt-over-max-model-len",
+			rc: sim.ReplicaConfig{Profile: "latest", Model: qwen, HTTPStatusCodes: true}, want: diagnose.LimitRejecting, advise: "--max-model-len (5,000–9,999)"},
+		{name: "rejecting, prompts over --max-model-len, V1 0.10", scenario: "prompt-over-max-model-len",
+			rc: sim.ReplicaConfig{Profile: "v0.10"}, want: diagnose.LimitRejecting, advise: "--max-model-len (5,000–9,999)"},
+		// 400s for a refused parameter on chat-sized prompts: rejecting,
+		// and nothing about --max-model-len.
+		{name: "rejecting, a bad parameter on a fifth of requests, V1 8B", scenario: "bad-parameter",
+			rc: sim.ReplicaConfig{Profile: "latest"}, want: diagnose.LimitRejecting, advise: "read the 4xx responses' message", shun: "--max-model-len"},
+		{name: "rejecting, a bad parameter, status codes (400), V1 14B", scenario: "bad-parameter",
+			rc: sim.ReplicaConfig{Profile: "latest", Model: qwen, HTTPStatusCodes: true}, want: diagnose.LimitRejecting, advise: "read the 400 responses' message", shun: "--max-model-len"},
 		v("stalled engine, V1", "engine-stalled", "latest", sim.Model{}, diagnose.LimitStalled),
 		v("stalled engine, V0", "engine-stalled", "v0.6", sim.Model{}, diagnose.LimitStalled),
 		q("healthy chat, V1", "healthy", "latest", sim.Model{}),
@@ -115,6 +133,9 @@ func verdictCases() []verdictCase {
 		q("P/D decode side, every KV read lands, V1 8B", "pd-decode", "latest", sim.Model{}),
 		q("night trickle, V1", "night-trickle", "latest", sim.Model{}),
 		q("night trickle, V0", "night-trickle", "v0.6", sim.Model{}),
+		q("stray malformed requests (1.5 % answered 400), V1 8B", "stray-bad-requests", "latest", sim.Model{}),
+		{name: "stray malformed requests, status codes, V1 14B", scenario: "stray-bad-requests",
+			rc: sim.ReplicaConfig{Profile: "latest", Model: qwen, HTTPStatusCodes: true}, quiet: true},
 		q("idle, V1", "idle", "latest", sim.Model{}),
 		q("sleeping, V1", "sleeping", "latest", sim.Model{}),
 	}
@@ -130,6 +151,7 @@ var limitRules = map[diagnose.Limit][]string{
 	diagnose.LimitSpecDecode:  {"binding_limit"},
 	diagnose.LimitKVTransfer:  {"binding_limit"},
 	diagnose.LimitStalled:     {"engine_stalled"},
+	diagnose.LimitRejecting:   {"http_rejections", "admission_rejections"},
 }
 
 // verdictResult is what vtop said.
@@ -190,6 +212,11 @@ func runVerdictCase(t *testing.T, c verdictCase) verdictResult {
 				}
 				if best >= 0 {
 					res.advice = fs[best].Title + " (" + fs[best].State.String() + "): " + format.Say(fs[best].Action)
+				}
+				if c.advise != "" && !strings.Contains(res.advice, c.advise) || c.shun != "" && strings.Contains(res.advice, c.shun) {
+					res.ok = false
+					res.problem = fmt.Sprintf("named after %v, advice %q: want %q in it, %q not", res.at, res.advice, c.advise, c.shun)
+					return res
 				}
 				// And kept for the next minute: a verdict that flips
 				// while nothing changed sends the reader two ways.

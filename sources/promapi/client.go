@@ -551,7 +551,7 @@ func (c *Client) discover(ctx context.Context) error {
 	sort.Slice(c.families, func(i, j int) bool { return c.families[i].name < c.families[j].name })
 	// The process families (resident memory for the leak rule, start time
 	// for restarts) in one query.
-	c.families = append(c.families, family{name: "process", typ: "gauge", names: sources.ProcessNames()})
+	c.families = append(c.families, family{name: "process", typ: "gauge", names: sources.EndpointNames()})
 	// HELP texts tell V0 from V1; a server without the metadata API
 	// (some TSDBs) just leaves version detection to the names.
 	c.help = map[string]string{}

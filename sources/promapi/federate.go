@@ -469,7 +469,7 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 			js = append(js, j)
 		}
 		slices.Sort(js)
-		m := strings.TrimSuffix(c.match(sources.ProcessNames()), "}") + `,job=~"` + strings.Join(js, "|") + `"}`
+		m := strings.TrimSuffix(c.match(sources.EndpointNames()), "}") + `,job=~"` + strings.Join(js, "|") + `"}`
 		if err := s.federated(ctx, fed, []string{m}, true); err != nil {
 			return b, err
 		}

@@ -24,7 +24,7 @@ var limitNames = map[diagnose.Limit]string{
 	diagnose.LimitSpecDecode:  "speculative decoding (drafts rejected too often)",
 	diagnose.LimitKVTransfer:  "KV transfer",
 	diagnose.LimitStalled:     "no progress: the engine is stalled",
-	diagnose.LimitRejecting:   "admission rejects requests",
+	diagnose.LimitRejecting:   "rejecting: requests refused before they run",
 	diagnose.LimitArrivals:    "arrivals exceed capacity",
 	diagnose.LimitUnexplained: "unexplained: no limit binds on the evidence",
 	diagnose.LimitMixed:       "no clear bottleneck: members disagree",
@@ -41,6 +41,10 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 		return ""
 	}
 	s := LimitName(v.Limit)
+	if v.Limit == diagnose.LimitRejecting && !pool && v.Refused > 0 {
+		// One signal, the API server's own count: its share says it all.
+		return fmt.Sprintf("bottleneck: rejecting: %s of inference requests answered %s by the API server, before any engine saw them", f.Percent(v.Refused), v.Status)
+	}
 	switch {
 	case pool && v.Of > 0 && (v.Limit.Symptom() || v.Limit == diagnose.LimitIdle):
 		s += fmt.Sprintf(" (%d of %d endpoints)", v.Signals, v.Of)
@@ -86,6 +90,8 @@ type JSONVerdict struct {
 	Now      int            `json:"replicas_now,omitempty"`
 	Gain     *Num           `json:"gain,omitempty"`    // what raising the binding limit adds to capacity (0.05: +5 %)
 	GaveUp   *Num           `json:"gave_up,omitempty"` // arrivals: the share of finished requests whose clients gave up in the queue
+	Refused  *Num           `json:"refused,omitempty"` // rejecting: the share of inference requests the API server answered 4xx
+	Status   string         `json:"status,omitempty"`  // rejecting: the most frequent of those statuses ("4xx", "400", "429")
 	Flag     *JSONFlag      `json:"flag,omitempty"`
 	Evidence []JSONEvidence `json:"evidence"`
 	RuledOut []string       `json:"ruled_out,omitempty"`
@@ -103,6 +109,9 @@ func Verdict(v *diagnose.Verdict, pool bool) *JSONVerdict {
 	}
 	if v.GaveUp > 0 {
 		j.GaveUp = numPtr(v.GaveUp)
+	}
+	if v.Refused > 0 {
+		j.Refused, j.Status = numPtr(v.Refused), v.Status
 	}
 	if v.Flag != nil {
 		j.Flag = &JSONFlag{Flag: v.Flag.Flag, From: f.Value(v.Flag.From), To: f.Value(v.Flag.To), Why: f.Say(v.Flag.Why)}

@@ -94,3 +94,27 @@ func TestConfiguredPoolVerdictLines(t *testing.T) {
 		t.Errorf("JSON lacks %s:\n%s", want, js)
 	}
 }
+
+// Refused at the API server: the line and the JSON say the share and the
+// status; the engine's admission rejections (no share) keep the plain
+// name.
+func TestRejectingVerdict(t *testing.T) {
+	v := diagnose.Verdict{Limit: diagnose.LimitRejecting, Signals: 1, Of: 1, Refused: 0.31, Status: "400"}
+	if got, want := VerdictLine(&v, false), "bottleneck: rejecting: 31% of inference requests answered 400 by the API server, before any engine saw them"; got != want {
+		t.Errorf("line %q, want %q", got, want)
+	}
+	js, err := json.Marshal(Verdict(&v, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"refused":0.31,"status":"400"`) {
+		t.Errorf("JSON %s", js)
+	}
+	adm := diagnose.Verdict{Limit: diagnose.LimitRejecting, Signals: 1, Of: 1}
+	if got := VerdictLine(&adm, false); got != "bottleneck: rejecting: requests refused before they run, 1 of 1 signals agree" {
+		t.Errorf("admission line %q", got)
+	}
+	if js, _ := json.Marshal(Verdict(&adm, false)); strings.Contains(string(js), `"refused":`) {
+		t.Errorf("admission JSON %s", js)
+	}
+}
