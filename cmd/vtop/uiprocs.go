@@ -7,12 +7,12 @@ import "runtime"
 // bubbletea's event loop, its renderer), and at 1,000 endpoints each
 // waited for a P behind the pollers, the detector and the collector's
 // workers, which hold the Ps in stretches of 10–100 ms: a runtime trace of
-// the slow presses had the event loop runnable for up to 163 ms while its
-// own work took under 2 ms. With a P to spare a woken UI goroutine more
+// the slow presses had the event loop runnable for up to 163 ms, its own
+// work 1 ms at the median. With a P to spare a woken UI goroutine more
 // often finds one idle, and the kernel, which favours a thread that slept,
-// runs it soon. One spare halved key-to-screen p50 beside the build
-// without it at no measured CPU cost; two cost 8–15 % more CPU
-// (BENCHMARKS.md, issue 23).
+// runs it soon. With one spare, key-to-screen p99 was lower than without
+// in the same seconds in four runs of four, for 0–11 % more CPU; two
+// spares cost 8–15 % (BENCHMARKS.md, issue 23).
 const uiSpareProcs = 1
 
 // setUIProcs raises GOMAXPROCS for the TUI by uiSpareProcs and returns the
