@@ -11,7 +11,7 @@ import "runtime"
 // work 1 ms at the median. With a P to spare a woken UI goroutine more
 // often finds one idle, and the kernel, which favours a thread that slept,
 // runs it soon. With one spare, key-to-screen p99 was lower than without
-// in the same seconds in four runs of four, for 0–11 % more CPU; two
+// in the same seconds in six runs of six, for 0–11 % more CPU; two
 // spares cost 8–15 % (BENCHMARKS.md, issue 23).
 const uiSpareProcs = 1
 
