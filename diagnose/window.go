@@ -255,10 +255,14 @@ func (r *histRate) add(h *subHistory, a, b, i int) {
 	var rates []float64 // nil: the buckets are not kept, only _count
 	var last [2]float64 // the last finite bucket and +Inf's, where kept
 	var dst []float64
-	if from == 0 {
+	if from == 0 && i != tPromptLen {
 		rates = make([]float64, len(bounds))
 		dst = rates
 	} else {
+		// The prompt lengths' kept columns are the last finite bucket
+		// and +Inf's even where that is every bucket (a layout of one
+		// finite bound): their rates are never whole buckets, so an acc
+		// merging another layout's prompt lengths has none to add.
 		dst = last[:min(len(bounds)-from, len(last))]
 	}
 	obs := cr.diffs(h.slot(b), h.slot(a), dst)
@@ -267,7 +271,7 @@ func (r *histRate) add(h *subHistory, a, b, i int) {
 	}
 	other := histRate{bounds: bounds, rates: rates,
 		sum: (fb.hsum[i] - fa.hsum[i]) / secs, count: obs / secs, obs: obs}
-	if from > 0 && len(dst) == 2 {
+	if rates == nil && len(dst) == 2 {
 		other.top, other.over = bounds[len(bounds)-2], (obs-dst[0])/secs
 	}
 	if r.bounds == nil {
@@ -297,6 +301,9 @@ func (r *histRate) merge(o *histRate) {
 	r.sum = nanAdd(r.sum, o.sum)
 	r.count += o.count
 	r.obs += o.obs
+	if (r.rates == nil) != (o.rates == nil) {
+		r.rates = nil // one has only _count and _sum: so has the sum
+	}
 	if slices.Equal(r.bounds, o.bounds) {
 		for k := range r.rates {
 			r.rates[k] += o.rates[k]
@@ -312,7 +319,7 @@ func (r *histRate) merge(o *histRate) {
 			j++
 		default:
 			nb = append(nb, r.bounds[i])
-			if r.rates != nil { // nil: only _count and _sum kept (kept)
+			if r.rates != nil { // nil: only _count and _sum kept (kept), here or in o
 				nr = append(nr, r.rates[i]+o.rates[j])
 			}
 			i++

@@ -593,6 +593,7 @@ var ruleSLOBreach = &Rule{
 		}
 		if n > 0 {
 			fd.Evidence = make([]diagnose.Evidence, 0, 3*n)
+			parts = make([]diagnose.Text, 0, n)
 		}
 		for _, l := range legs {
 			if bad(l.q.P95) {
