@@ -144,6 +144,9 @@ func run(args []string, stdout, stderr io.Writer, getenv func(string) string) in
 	if o.once || !isTerminal(stdout) {
 		return runOnce(ctx, o, stdout, stderr, logger)
 	}
+	if n := setUIProcs(getenv); n > 0 {
+		logger.Debug("GOMAXPROCS for the screen", "procs", n)
+	}
 	return runTUI(ctx, o, stdout, stderr, logger)
 }
 
