@@ -74,10 +74,16 @@ func refusalEvidence(st *diagnose.Stats, r *refusal) []diagnose.Evidence {
 	w := st.Span
 	out := []diagnose.Evidence{evNum("answered 4xx", r.share, diagnose.UnitRatio, w), evNum("refused", r.rate, diagnose.UnitReqPerSec, w),
 		evNum("answered", r.answered, diagnose.UnitReqPerSec, w)}
+	// Each 4xx status by itself only where there are several: one status
+	// would repeat the refused rate under another name.
+	var each []diagnose.Evidence
 	for _, s := range st.HTTPStatus {
 		if strings.HasPrefix(s.Reason, "4") {
-			out = append(out, evNum("answered "+s.Reason, s.PerSec, diagnose.UnitReqPerSec, w))
+			each = append(each, evNum("answered "+s.Reason, s.PerSec, diagnose.UnitReqPerSec, w))
 		}
+	}
+	if len(each) > 1 {
+		out = append(out, each...)
 	}
 	if !bad(st.PromptOverTop) {
 		out = append(out, evNum("last prompt bucket", st.PromptLenTop, diagnose.UnitTokens, 0),

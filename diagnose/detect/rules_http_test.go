@@ -147,3 +147,29 @@ func TestSLOBreachTailWords(t *testing.T) {
 		t.Errorf("summary %q", s)
 	}
 }
+
+// The refusal's evidence lists each 4xx status only where there are
+// several: with one, its rate is the refused rate under another name.
+func TestRefusalEvidenceStatuses(t *testing.T) {
+	names := func(st diagnose.Stats) []string {
+		r, ok := refusalOf(&st)
+		if !ok {
+			t.Fatal("no refusal read")
+		}
+		var out []string
+		for _, e := range refusalEvidence(&st, &r) {
+			out = append(out, e.Name)
+		}
+		return out
+	}
+	one := names(refusingStats(0.3, "400"))
+	if strings.Contains(strings.Join(one, ","), "answered 400") {
+		t.Errorf("one status repeated as its own line: %v", one)
+	}
+	st := refusingStats(0.3, "400")
+	st.HTTPStatus = append(st.HTTPStatus, diagnose.FinishShare{Reason: "404", PerSec: 0.3, Share: 0.1})
+	two := strings.Join(names(st), ",")
+	if !strings.Contains(two, "answered 400") || !strings.Contains(two, "answered 404") {
+		t.Errorf("two statuses not listed each: %v", two)
+	}
+}
