@@ -136,9 +136,12 @@ const (
 type cusum struct {
 	n        int
 	mean, m2 float64 // the baseline: EWMA of the level and of its squared deviation
-	hi, lo   float64 // the upward and downward sums
-	hiStart  int64   // Unix ns of the scrape each sum last left zero
-	loStart  int64
+	// first is the Unix ns of the first observation: how long the
+	// baseline has been learned.
+	first   int64
+	hi, lo  float64 // the upward and downward sums
+	hiStart int64   // Unix ns of the scrape each sum last left zero
+	loStart int64
 	// post: the level since the onset of the change being followed.
 	postSum float64
 	postN   int
@@ -317,13 +320,10 @@ func (s *shiftState) comoving(t time.Time) {
 			continue
 		}
 		post := c.postSum / float64(c.postN)
-		if !clearChange(info, c.mean, post, 1) {
+		if !clearChange(info, c.mean, post, 1) || c.rebase(c.start(), t, post) {
 			continue
 		}
-		start := c.hiStart
-		if c.lo > c.hi {
-			start = c.loStart
-		}
+		start := c.start()
 		s.open(Shift{Signal: Signal(i), Name: info.Name, Kind: info.Kind, Unit: info.Unit,
 			Onset: s.onset(Signal(i), c, start, post), Detected: t, Before: level(info, c.mean), After: level(info, post)})
 		c.active = len(s.shifts)
@@ -348,7 +348,7 @@ func (s *shiftState) step(sig Signal, t time.Time, v float64, alpha, fast float6
 		x = math.Log(v)
 	}
 	if c.n == 0 {
-		c.mean, c.fast = x, x
+		c.mean, c.fast, c.first = x, x, t.UnixNano()
 	}
 	c.n++
 	c.fast += fast * (x - c.fast)
@@ -399,6 +399,9 @@ func (s *shiftState) step(sig Signal, t time.Time, v float64, alpha, fast float6
 		// Past the threshold but not a clear change of level (a drift,
 		// a baseline learned on a start-up): start again from here.
 		c.hi, c.lo, c.postSum, c.postN = 0, 0, 0, 0
+		return
+	}
+	if c.rebase(start, t, post) {
 		return
 	}
 	s.open(Shift{Signal: sig, Name: info.Name, Kind: info.Kind, Unit: info.Unit,
@@ -827,6 +830,28 @@ func (s *shiftState) follow(sig Signal, c *cusum, t time.Time) {
 		return
 	}
 	c.active, c.hi, c.lo, c.postSum, c.postN = 0, 0, 0, 0, 0
+}
+
+// start is the CUSUM's last departure from zero, of the larger sum.
+func (c *cusum) start() int64 {
+	if c.lo > c.hi {
+		return c.loStart
+	}
+	return c.hiStart
+}
+
+// rebase takes post as the baseline, and reports no change, when the
+// baseline was learned for less time before the change's start than the
+// change has lasted: a level held longer than the one before it is no
+// less the normal (a replica opened inside a start-up burst learned the
+// burst, and its end read as a fall that a later rise only ended).
+func (c *cusum) rebase(start int64, t time.Time, post float64) bool {
+	if start-c.first >= t.UnixNano()-start {
+		return false
+	}
+	c.mean = post
+	c.hi, c.lo, c.postSum, c.postN = 0, 0, 0, 0
+	return true
 }
 
 // learn moves the baseline toward x (aMean for the level, aVar for its spread).
