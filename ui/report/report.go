@@ -196,8 +196,12 @@ func writeEndpoint(b *strings.Builder, fr *diagnose.Frame, e *diagnose.EndpointV
 	if models == "" {
 		models = f.Missing
 	}
-	fmt.Fprintf(b, "  vLLM %s  model %s  engines %d  scrape %s  %d samples\n",
-		e.Version, models, e.Stats.Engines, f.Dur(e.ScrapeDuration), e.Samples)
+	ver := e.Version.String() // another engine names itself ("SGLang"), as on the screen
+	if e.Version.Server == sources.ServerVLLM {
+		ver = "vLLM " + ver
+	}
+	fmt.Fprintf(b, "  %s  model %s  engines %d  scrape %s  %d samples\n",
+		ver, models, e.Stats.Engines, f.Dur(e.ScrapeDuration), e.Samples)
 
 	switch e.Kind {
 	case sources.KindRouter:

@@ -118,3 +118,28 @@ func TestRejectingVerdict(t *testing.T) {
 		t.Errorf("admission JSON %s", js)
 	}
 }
+
+// An endpoint's line names its engine as the screen does: "vLLM" before a
+// vLLM release range only; another engine names itself ("SGLang", never
+// "vLLM SGLang").
+func TestEndpointEngineName(t *testing.T) {
+	now := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
+	ep := func(name string, v sources.VersionRange) diagnose.EndpointView {
+		return diagnose.EndpointView{Name: name, State: diagnose.StateUp, Kind: sources.KindEngine, Models: []string{"m"},
+			LastSuccess: now, Stats: diagnose.UnknownStats(), Version: v}
+	}
+	fr := &diagnose.Frame{Time: now, Window: time.Minute, Interval: time.Second,
+		Endpoints: []diagnose.EndpointView{ep("sg", sources.VersionRange{Server: sources.ServerSGLang}), ep("vl", sources.VersionRange{Server: sources.ServerVLLM})},
+		Fleet:     diagnose.FleetView{Up: 2, Total: 2, Stats: diagnose.UnknownStats()}}
+	var b strings.Builder
+	if err := WriteTextRun(&b, fr, OK, Run{Window: time.Minute, Elapsed: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	text := b.String()
+	if strings.Contains(text, "vLLM SGLang") || !strings.Contains(text, "\n  SGLang  model m") {
+		t.Errorf("SGLang endpoint's line:\n%s", text)
+	}
+	if !strings.Contains(text, "\n  vLLM ") {
+		t.Errorf("vLLM endpoint's line lost its engine name:\n%s", text)
+	}
+}
