@@ -458,15 +458,7 @@ func (x *acc) stats() Stats {
 		s.Paused = sources.TriNo
 	}
 	if len(x.finish) > 0 {
-		total := s.ReqRate
-		s.Finish = make([]FinishShare, len(x.finish))
-		for i, f := range x.finish {
-			share := math.NaN()
-			if total > 0 {
-				share = f.rate / total
-			}
-			s.Finish[i] = FinishShare{Reason: f.label, PerSec: f.rate, Share: share}
-		}
+		s.Finish = shares(x.finish, s.ReqRate)
 	}
 	s.AvgPromptLen = x.hists[tPromptLen].mean()
 	s.PromptLenTop, s.PromptOverTop = math.NaN(), math.NaN()
@@ -593,14 +585,7 @@ func (x *acc) httpStats(s *Stats) {
 	if total > 0 {
 		s.HTTP4xxShare = bad / total
 	}
-	s.HTTPStatus = make([]FinishShare, len(x.http))
-	for i, r := range x.http {
-		share := math.NaN()
-		if total > 0 {
-			share = r.rate / total
-		}
-		s.HTTPStatus[i] = FinishShare{Reason: r.label, PerSec: r.rate, Share: share}
-	}
+	s.HTTPStatus = shares(x.http, total)
 	slices.SortStableFunc(s.HTTPStatus, func(a, b FinishShare) int { return cmpRate(b.PerSec, a.PerSec) })
 }
 
@@ -752,4 +737,18 @@ func (r *histRate) mean() float64 {
 		return math.NaN()
 	}
 	return r.sum / r.count
+}
+
+// shares is each label's rate and its share of total (NaN where total is
+// not positive): the finish reasons' and the HTTP statuses' lists alike.
+func shares(rates []labeledRate, total float64) []FinishShare {
+	out := make([]FinishShare, len(rates))
+	for i, r := range rates {
+		share := math.NaN()
+		if total > 0 {
+			share = r.rate / total
+		}
+		out[i] = FinishShare{Reason: r.label, PerSec: r.rate, Share: share}
+	}
+	return out
 }
