@@ -483,7 +483,8 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 		}
 		r.Fleet.Models = append(r.Fleet.Models, jm)
 	}
-	for _, e := range f.Endpoints {
+	timelines := diagnose.Timelines(f)
+	for i, e := range f.Endpoints {
 		je := JSONEndpoint{
 			Name: e.Name, State: e.State.String(), StateSince: tptr(e.Since), LastError: e.LastError,
 			LastSuccess: tptr(e.LastSuccess), ScrapeSeconds: Num(e.ScrapeDuration.Seconds()),
@@ -520,7 +521,7 @@ func BuildJSONRun(f *diagnose.Frame, vtopVersion string, st Status, run Run) JSO
 		}
 		je.GPU = EndpointGPUJSON(f, &e)
 		je.Restarts, je.Shifts = restartsJSON(e.Restarts), shiftsJSON(e.Shifts)
-		je.Timeline = Timeline(diagnose.Timeline(f, e.Name))
+		je.Timeline = Timeline(timelines[i])
 		r.Endpoints = append(r.Endpoints, je)
 	}
 	r.Timeline = Timeline(diagnose.Timeline(f, ""))
