@@ -85,3 +85,50 @@ func TestShiftBaselineLearnedInStartupBurst(t *testing.T) {
 		t.Errorf("the rise reported on %d of %d draws, want 85 %%", found, seeds)
 	}
 }
+
+// A burst of traffic that outlasts the hold (×2.6 for 50 s on 3
+// requests/s: seed 2's steady replica of cmd/vtop's changesFleet) is
+// reported while it lasts, and forgotten once its level has come back
+// and stayed: a burst is no change of the workload. A rise that stays,
+// found against a baseline that bursts had lifted and ended when the
+// recent level dipped near it, is kept (TestShiftOnsets' seed 11 busy).
+func TestShiftBurstOutlastingTheHoldForgotten(t *testing.T) {
+	const base, burst = 3.0, 2.6
+	const at, long = 3 * time.Minute, 50 * time.Second
+	const seeds = 20
+	seen := 0
+	for seed := uint64(1); seed <= seeds; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 23))
+		s := newShiftState()
+		t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+		nan := math.NaN()
+		during := false
+		for el := time.Duration(0); el <= 7*time.Minute; el += time.Second {
+			mu := base
+			if el >= at && el < at+long {
+				mu *= burst
+			}
+			var obs, den [NumSignals]float64
+			for i := range obs {
+				obs[i], den[i] = nan, nan
+			}
+			obs[SigArrivals] = poisson(rng, mu)
+			s.observe(t0.Add(el), &obs, &den, nan)
+			for _, sh := range s.shifts {
+				during = during || sh.Signal == SigArrivals && sh.After > sh.Before
+			}
+		}
+		if during {
+			seen++
+		}
+		for _, sh := range s.shifts {
+			t.Errorf("seed %d: %s %.3g → %.3g since %v, ended %v: the burst kept as a change", seed, sh.Name, sh.Before, sh.After, sh.Onset.Sub(t0), sh.Ended.Sub(t0))
+		}
+	}
+	// Without the bursts seen as changes while they last, this test
+	// would not be testing their end.
+	t.Logf("the burst reported while it lasted on %d of %d draws", seen, seeds)
+	if seen < seeds/2 {
+		t.Errorf("the burst reported on %d of %d draws while it lasted: not the case this test is about", seen, seeds)
+	}
+}
