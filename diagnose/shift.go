@@ -821,6 +821,9 @@ func (s *shiftState) follow(sig Signal, c *cusum, t time.Time) {
 	sh := &s.shifts[c.active-1]
 	post := c.postSum / float64(c.postN)
 	sh.After = level(info, post)
+	if sig == SigArrivals {
+		s.redate(sig, c, sh, post, t)
+	}
 	switch {
 	case !clearChange(info, c.mean, c.fast, 0.5):
 		// The recent level is back near the baseline.
@@ -832,6 +835,39 @@ func (s *shiftState) follow(sig Signal, c *cusum, t time.Time) {
 		return
 	}
 	c.active, c.hi, c.lo, c.postSum, c.postN = 0, 0, 0, 0, 0
+}
+
+// redate dates an arrivals change again once it has held as long again
+// as it needed to be found (Detected + hold), the level since known
+// better: a change found while a burst on top of it lasted was dated at
+// the burst, its first scrapes (between the baseline and the burst) not
+// a third of the way to a level the burst had lifted (seed 6's busy
+// replica at 5 s scrapes: 6.8 and 4.6/s after the change at 3.9/s, then
+// ×4 for 45 s; dated 15 s late: TestShiftRiseUnderABurstDatedAgain). The onset moves by shiftLead scrapes at
+// most, as stepOnset's before the CUSUM's start: a burst just before the
+// change is a level between as well, and a segment of it joined to the
+// change's (seed 11's busy replica at 1 s: 12 s early), and never after
+// Detected.
+func (s *shiftState) redate(sig Signal, c *cusum, sh *Shift, post float64, t time.Time) {
+	hold := signals[sig].hold
+	prev := time.Unix(0, s.times[(s.pos-1+shiftRecent)%shiftRecent])
+	if t.Sub(sh.Detected) < hold || prev.Sub(sh.Detected) >= hold {
+		return
+	}
+	on := s.onset(sig, c, sh.Onset.UnixNano(), post)
+	if on.After(sh.Detected) {
+		return
+	}
+	lo, hi := min(on.UnixNano(), sh.Onset.UnixNano()), max(on.UnixNano(), sh.Onset.UnixNano())
+	moved := 0
+	for k := range s.seen {
+		if ns := s.times[(s.pos-k+shiftRecent)%shiftRecent]; ns >= lo && ns < hi {
+			moved++
+		}
+	}
+	if moved <= shiftLead {
+		sh.Onset = on
+	}
 }
 
 // shiftBurst: a rise of traffic (arrivals, prompt tokens/s) back at its
