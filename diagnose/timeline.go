@@ -79,6 +79,45 @@ func Timeline(f *Frame, target string) []Event {
 	return out
 }
 
+// Timelines is Timeline(f, e.Name) for each endpoint e of f, in
+// f.Endpoints' order, made in one pass over the frame: asked endpoint by
+// endpoint, each walked every endpoint and the roster for its name (4
+// million name comparisons a report at 2,000 endpoints, a fortieth of
+// the run's CPU). Endpoints that share a name share their slice.
+func Timelines(f *Frame) [][]Event {
+	byName := make(map[string][]Event, len(f.Endpoints))
+	for i := range f.Endpoints {
+		e := &f.Endpoints[i]
+		byName[e.Name] = appendEndpointEvents(byName[e.Name], e)
+	}
+	for _, r := range f.Roster {
+		evs, ok := byName[r.Name]
+		if !ok {
+			continue
+		}
+		k := EventLeft
+		if r.Joined {
+			k = EventJoined
+		}
+		byName[r.Name] = append(evs, Event{Time: r.At, Target: r.Name, Kind: k, Text: Plain(k.String())})
+	}
+	for name, evs := range byName {
+		slices.SortStableFunc(evs, func(a, b Event) int { return a.Time.Compare(b.Time) })
+		if len(evs) > TimelineMax {
+			byName[name] = evs[len(evs)-TimelineMax:]
+		}
+	}
+	out := make([][]Event, len(f.Endpoints))
+	for i := range f.Endpoints {
+		if name := f.Endpoints[i].Name; name == "" {
+			out[i] = Timeline(f, "") // "" asks for the fleet's
+		} else {
+			out[i] = byName[name]
+		}
+	}
+	return out
+}
+
 // fleetOnly says a finding is not any endpoint's (a GPU no endpoint holds,
 // a fleet comparison).
 func fleetOnly(f *Frame, fd *Finding) bool {

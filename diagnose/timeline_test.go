@@ -2,6 +2,8 @@ package diagnose_test
 
 import (
 	"errors"
+	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -83,9 +85,58 @@ func TestTimelineOrdersTheFleet(t *testing.T) {
 			t.Errorf("%q at %v (found %v), want within [%v, %v]", c.key, at, ok, c.from, c.to)
 		}
 	}
+	sameTimelines(t, fr)
 	for _, ev := range diagnose.Timeline(fr, "prompts") {
 		if ev.Target != "prompts" {
 			t.Errorf("prompts' timeline holds %s's %s", ev.Target, ev.Kind)
 		}
 	}
+}
+
+// sameTimelines checks Timelines against Timeline asked endpoint by
+// endpoint, the way the JSON report asked before.
+func sameTimelines(t *testing.T, fr *diagnose.Frame) {
+	t.Helper()
+	got := diagnose.Timelines(fr)
+	if len(got) != len(fr.Endpoints) {
+		t.Fatalf("%d timelines for %d endpoints", len(got), len(fr.Endpoints))
+	}
+	for i := range fr.Endpoints {
+		if want := diagnose.Timeline(fr, fr.Endpoints[i].Name); !reflect.DeepEqual(got[i], want) {
+			t.Errorf("endpoint %d (%q): Timelines gives %v, Timeline %v", i, fr.Endpoints[i].Name, got[i], want)
+		}
+	}
+}
+
+// Timelines agrees with Timeline on what the simulated fleet seldom
+// makes: a name held by two endpoints, roster events of names no endpoint
+// has, more events than TimelineMax, equal times (the stable order), an
+// endpoint named "" (Timeline's word for the fleet).
+func TestTimelinesMatchTimeline(t *testing.T) {
+	t0 := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
+	restarts := func(n int, step time.Duration) []diagnose.Restart {
+		var out []diagnose.Restart
+		for i := range n {
+			out = append(out, diagnose.Restart{At: t0.Add(time.Duration(n-i) * step), RSSBefore: math.NaN(), RSSAfter: math.NaN(),
+				GPUMemBefore: math.NaN(), GPUMemAfter: math.NaN()})
+		}
+		return out
+	}
+	fr := &diagnose.Frame{
+		Endpoints: []diagnose.EndpointView{
+			{Name: "a", Restarts: restarts(3, time.Minute)},
+			{Name: "b", Restarts: restarts(50, time.Second)},
+			{Name: "a", Restarts: restarts(40, 2*time.Second)},
+			{Name: "c"},
+			{Name: "", Restarts: restarts(2, time.Second)},
+		},
+		Roster: []diagnose.RosterEvent{
+			{Name: "b", Joined: true, At: t0.Add(10 * time.Second)},
+			{Name: "gone", At: t0.Add(5 * time.Second)},
+			{Name: "c", Joined: true, At: t0},
+			{Name: "a", At: t0.Add(time.Minute)},
+			{Name: "b", At: t0.Add(20 * time.Second)},
+		},
+	}
+	sameTimelines(t, fr)
 }

@@ -156,8 +156,7 @@ func (f *federation) read(r io.Reader, gen uint64, known bool) error {
 // sample files one sample line under its target.
 func (f *federation) sample(line []byte, gen uint64, known bool) error {
 	open := bytes.IndexByte(line, '{')
-	sp := bytes.IndexByte(line, ' ')
-	if open < 0 || (sp >= 0 && sp < open) {
+	if open < 0 || bytes.IndexByte(line[:open], ' ') >= 0 {
 		return nil // no labels: no target to file it under
 	}
 	name := line[:open]
@@ -168,20 +167,29 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 	var vals [5][]byte
 	ser := append(append(f.line[:0], name...), '{')
 	n := 0
-	end, err := eachLabel(line[open+1:], func(l, raw []byte) {
-		if i := isID(l); i >= 0 {
-			vals[i] = raw
+	lb := line[open+1:]
+	end := 0
+	for i := 0; ; {
+		l, raw, whole, next, err := nextLabel(lb, i)
+		if err != nil {
+			return fmt.Errorf("federate: %v in %q", err, sources.Sanitize(string(line), 120))
 		}
-		if !isTarget(l) {
+		if l == nil {
+			end = next
+			break
+		}
+		id, target := labelKind(l)
+		if id >= 0 {
+			vals[id] = raw
+		}
+		if !target {
 			if n > 0 {
 				ser = append(ser, ',')
 			}
-			ser = append(append(append(append(ser, l...), '=', '"'), raw...), '"')
+			ser = append(ser, whole...)
 			n++
 		}
-	})
-	if err != nil {
-		return fmt.Errorf("federate: %v in %q", err, sources.Sanitize(string(line), 120))
+		i = next
 	}
 	ser = append(ser, '}', ' ')
 	f.line = ser
@@ -324,6 +332,26 @@ func (f *federation) release() {
 	f.ids, f.series, f.idsGen = map[string]uint32{}, nil, 0
 }
 
+// labelKind is isID and isTarget in one look at the name: the split asks
+// both of every label of every line.
+func labelKind(l []byte) (id int, target bool) {
+	switch string(l) {
+	case "cluster":
+		return 0, true
+	case "namespace":
+		return 1, true
+	case "pod":
+		return 2, true
+	case "job":
+		return 3, true
+	case "instance":
+		return 4, true
+	case "__name__", "container", "service", "endpoint", "node", "prometheus", "prometheus_replica":
+		return -1, true
+	}
+	return -1, false
+}
+
 // isTarget reports whether a label is one a server adds to every series
 // of a target, never vLLM's own.
 func isTarget(l []byte) bool {
@@ -382,7 +410,7 @@ func eachLabel(lb []byte, fn func(name, raw []byte)) (int, error) {
 		}
 		eq := bytes.IndexByte(lb[i:], '=')
 		if eq < 0 || i+eq+1 >= len(lb) || lb[i+eq+1] != '"' {
-			return 0, errors.New("bad label")
+			return 0, errBadLabel
 		}
 		name := lb[i : i+eq]
 		j := i + eq + 2
@@ -394,12 +422,54 @@ func eachLabel(lb []byte, fn func(name, raw []byte)) (int, error) {
 			j++
 		}
 		if j >= len(lb) {
-			return 0, errors.New("unterminated label value")
+			return 0, errUnterminated
 		}
 		fn(name, lb[start:j])
 		i = j + 1
 	}
 }
+
+// nextLabel reads the label at lb[i:] of a block `a="x",b="y"}` as
+// eachLabel walks it: its name, raw (still escaped) value and whole text
+// (`a="x"`), and where the next begins; at the block's end name is nil
+// and next is just past the '}'. The split reads every label of ~650,000
+// lines a 2,000-replica refresh: this finds a value's end with IndexByte
+// rather than a byte at a time, and takes no closure call per label.
+func nextLabel(lb []byte, i int) (name, raw, whole []byte, next int, err error) {
+	for i < len(lb) && (lb[i] == ',' || lb[i] == ' ') {
+		i++
+	}
+	if i < len(lb) && lb[i] == '}' {
+		return nil, nil, nil, i + 1, nil
+	}
+	eq := bytes.IndexByte(lb[i:], '=')
+	if eq < 0 || i+eq+1 >= len(lb) || lb[i+eq+1] != '"' {
+		return nil, nil, nil, 0, errBadLabel
+	}
+	start := i + eq + 2
+	j := start
+	for {
+		q := bytes.IndexByte(lb[j:], '"')
+		if q < 0 {
+			return nil, nil, nil, 0, errUnterminated
+		}
+		bs := bytes.IndexByte(lb[j:j+q], '\\')
+		if bs < 0 {
+			j += q
+			break
+		}
+		j += bs + 2 // a backslash takes the byte after it, a quote too
+		if j > len(lb) {
+			return nil, nil, nil, 0, errUnterminated
+		}
+	}
+	return lb[i : i+eq], lb[start:j], lb[i : j+1], j + 1, nil
+}
+
+var (
+	errBadLabel     = errors.New("bad label")
+	errUnterminated = errors.New("unterminated label value")
+)
 
 // fedGroups splits vLLM's names into up to maxParallel /federate requests
 // of about equal size (a bucket name counts as the ~20 series it holds),

@@ -2,6 +2,7 @@ package promapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"regexp"
 	"slices"
@@ -126,6 +127,51 @@ vllm:num_requests_waiting{instance="a:1",job="vllm",model_name="m",namespace="ll
 		// (the parser also takes a leading space, labels without commas).
 		if len(left) > 0 && canonical(in) {
 			t.Fatalf("the splitter lost %q", left)
+		}
+	})
+}
+
+// FuzzNextLabel: the split's label walk (nextLabel) reads any label block
+// as eachLabel does: the same names and raw values in order, each label's
+// whole text its name, `="`, its value and `"`, the same end, the same
+// error.
+func FuzzNextLabel(f *testing.F) {
+	for _, s := range []string{`}`, `a="x"}`, `instance="replica-0001:8000",job="vllm",le="0.5",model_name="m"} 3 1000`,
+		`a="\"q\\",b="x\n"}`, `a="x\`, `a="x\"`, `a="x`, `a=x}`, `="v"}`, `, a="1" ,b="2",}`, `a="é"}`, `a`, ``, `a="\\"}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		lb := []byte(in)
+		type label struct{ name, raw string }
+		var want []label
+		wantEnd, wantErr := eachLabel(lb, func(name, raw []byte) { want = append(want, label{string(name), string(raw)}) })
+		var got []label
+		gotEnd := 0
+		var gotErr error
+		for i := 0; ; {
+			name, raw, whole, next, err := nextLabel(lb, i)
+			if err != nil {
+				gotErr = err
+				break
+			}
+			if name == nil {
+				gotEnd = next
+				break
+			}
+			if w := string(name) + `="` + string(raw) + `"`; string(whole) != w {
+				t.Fatalf("whole %q, want %q", whole, w)
+			}
+			got = append(got, label{string(name), string(raw)})
+			i = next
+		}
+		if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+			t.Fatalf("%q: nextLabel says %v, eachLabel %v", in, gotErr, wantErr)
+		}
+		if wantErr != nil {
+			return // eachLabel's labels before the error are not used
+		}
+		if gotEnd != wantEnd || !slices.Equal(got, want) {
+			t.Fatalf("%q: nextLabel reads %q to %d, eachLabel %q to %d", in, got, gotEnd, want, wantEnd)
 		}
 	})
 }

@@ -3,6 +3,8 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -58,6 +60,40 @@ func TestAppendIndentMatchesEncodingJSON(t *testing.T) {
 			if got := appendIndent(nil, b, pi[0], pi[1]); !bytes.Equal(got, want) {
 				t.Errorf("%s with %q, %q:\n%s\nwant\n%s", b, pi[0], pi[1], got, want)
 			}
+		}
+	}
+}
+
+// JSONQuantiles' own MarshalJSON writes what encoding/json writes for its
+// fields without it (each Num through Num.MarshalJSON), for numbers of
+// every kind a quantile row holds or could: unknown (NaN, ±Inf), zero and
+// negative zero, integers, fractions, the very large and the very small.
+func TestQuantilesMarshalAsFields(t *testing.T) {
+	type fields JSONQuantiles // the same members, without the method
+	r := rand.New(rand.NewPCG(23, 5))
+	special := []float64{math.NaN(), math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), 1, 1e21, 1e-7, 123456789, 0.1, -2.5,
+		math.MaxFloat64, math.SmallestNonzeroFloat64}
+	num := func() Num {
+		switch r.IntN(3) {
+		case 0:
+			return Num(special[r.IntN(len(special))])
+		case 1:
+			return Num(r.NormFloat64() * math.Pow(10, float64(r.IntN(40)-20)))
+		}
+		return Num(r.IntN(100000))
+	}
+	for range 2000 {
+		q := JSONQuantiles{num(), num(), num(), num(), num(), num(), num(), num()}
+		got, err := json.Marshal(q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(fields(q))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%v:\n%s\nwant\n%s", q, got, want)
 		}
 	}
 }
