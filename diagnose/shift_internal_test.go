@@ -85,3 +85,98 @@ func TestShiftBaselineLearnedInStartupBurst(t *testing.T) {
 		t.Errorf("the rise reported on %d of %d draws, want 85 %%", found, seeds)
 	}
 }
+
+// A burst of traffic that outlasts the hold (×2.6 for 50 s on 3
+// requests/s: seed 2's steady replica of cmd/vtop's changesFleet) is
+// reported while it lasts, and forgotten once its level has come back
+// and stayed: a burst is no change of the workload. A rise that stays,
+// found against a baseline that bursts had lifted and ended when the
+// recent level dipped near it, is kept (TestShiftOnsets' seed 11 busy).
+func TestShiftBurstOutlastingTheHoldForgotten(t *testing.T) {
+	const base, burst = 3.0, 2.6
+	const at, long = 3 * time.Minute, 50 * time.Second
+	const seeds = 20
+	seen := 0
+	for seed := uint64(1); seed <= seeds; seed++ {
+		rng := rand.New(rand.NewPCG(seed, 23))
+		s := newShiftState()
+		t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+		nan := math.NaN()
+		during := false
+		for el := time.Duration(0); el <= 7*time.Minute; el += time.Second {
+			mu := base
+			if el >= at && el < at+long {
+				mu *= burst
+			}
+			var obs, den [NumSignals]float64
+			for i := range obs {
+				obs[i], den[i] = nan, nan
+			}
+			obs[SigArrivals] = poisson(rng, mu)
+			s.observe(t0.Add(el), &obs, &den, nan)
+			for _, sh := range s.shifts {
+				during = during || sh.Signal == SigArrivals && sh.After > sh.Before
+			}
+		}
+		if during {
+			seen++
+		}
+		for _, sh := range s.shifts {
+			t.Errorf("seed %d: %s %.3g → %.3g since %v, ended %v: the burst kept as a change", seed, sh.Name, sh.Before, sh.After, sh.Onset.Sub(t0), sh.Ended.Sub(t0))
+		}
+	}
+	// Without the bursts seen as changes while they last, this test
+	// would not be testing their end.
+	t.Logf("the burst reported while it lasted on %d of %d draws", seen, seeds)
+	if seen < seeds/2 {
+		t.Errorf("the burst reported on %d of %d draws while it lasted: not the case this test is about", seen, seeds)
+	}
+}
+
+// A rise of arrivals with a burst on top of it from its third scrape is
+// found during the burst, whose level the change's first scrapes are not
+// a third of the way to; dated again once it has held as long again, its
+// level known better, it is dated within two scrapes of the change. The
+// arrivals as vtop read them, every 5 s, from seed 6's busy replica of
+// cmd/vtop's changesFleet (×2.2 at 4 min on 3.9/s: 6.8 and 4.6/s, then
+// a burst at ×4 for 45 s; the first scrape has no increase to read, the
+// second no running count before it); dated 4m15s, 15 s late, when not
+// dated again.
+func TestShiftRiseUnderABurstDatedAgain(t *testing.T) {
+	const change, step = 4 * time.Minute, 5 * time.Second
+	arrivals := []float64{
+		math.NaN(), math.NaN(), 3.4, 2.4, 3.6, 4.6, 4.4, 2.6, 3.2, 3.6, 1.8, 3.2, 4,
+		2.6, 3.6, 3.2, 3.8, 4.8, 2, 3.4, 3.6, 2.8, 6.8, 7, 7.2,
+		8.2, 10.2, 4.8, 3.2, 3.6, 3.4, 3.4, 2.8, 3.2, 2.4, 3.2, 4.2,
+		3.6, 7.4, 4.8, 3.4, 2, 3.4, 3.6, 3.2, 3.4, 2.8, 2.8, 6.8,
+		4.6, 14.2, 15, 16.4, 18, 19.2, 15.6, 16.2, 17.4, 14.4, 6.6, 9.2,
+		8.4, 7, 7.6, 6.2, 7, 9.8, 6.2, 7.2, 6.8, 5.4, 7.8, 8.2,
+		5, 4.4, 6.2, 6.6, 6.4, 5.4, 8.4, 7.4, 6.4, 7.6, 6.6, 7.4,
+		7, 8, 5.4, 8.6, 7.2, 7, 4.8, 8.4, 16.4, 16.8, 15,
+	}
+	s := newShiftState()
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	nan := math.NaN()
+	for i, v := range arrivals {
+		var obs, den [NumSignals]float64
+		for k := range obs {
+			obs[k], den[k] = nan, nan
+		}
+		obs[SigArrivals] = v
+		s.observe(t0.Add(time.Duration(i+1)*step), &obs, &den, nan)
+	}
+	var up *Shift
+	for i, sh := range s.shifts {
+		if sh.Signal == SigArrivals && sh.After > sh.Before && up == nil {
+			up = &s.shifts[i]
+		}
+	}
+	if up == nil {
+		t.Fatalf("the rise not found: %+v", s.shifts)
+	}
+	on := up.Onset.Sub(t0)
+	t.Logf("%.3g → %.3g since %v (seen %v)", up.Before, up.After, on, up.Detected.Sub(t0))
+	if on < change-2*step || on > change+2*step {
+		t.Errorf("the rise dated %v, it came at %v", on, change)
+	}
+}

@@ -114,7 +114,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		}
 		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 	}
-	if drainedBurst(tr) && !(st.PreemptionsRate > 0) && !losing {
+	if drainedBurst(tr) && !(st.PreemptionsRate > 0) && !losing && !steadyWait(x, ep) {
 		// The queue emptied within the window and whatever waits now has
 		// waited less than a burst lasts: a burst the engine drains; no
 		// limit binds.
@@ -173,6 +173,37 @@ func givingUp(st *diagnose.Stats, tr *diagnose.Trend) bool {
 	return !bad(st.AbortShare) && st.AbortShare >= givenUp && !bad(tr.WaitMin) && tr.WaitMin >= 1 &&
 		st.Queue.Count >= minObs && !bad(st.Queue.P95) && st.Queue.P95 >= patience.Seconds()
 }
+
+// steadyWait: at nearly every point of the window, requests waited in
+// the queue longer than the SLO's whole TTFT target, though the queue
+// emptied in between. A burst queues requests behind one another and is
+// drained: its waits are long only around it. Waits long at every point,
+// with nobody ahead of them, are a hold outside the engine's capacity (a
+// remote prefill's KV that does not arrive; vLLM before 0.11.1 exports no
+// NIXL counters), not a burst.
+func steadyWait(x *evalCtx, ep *diagnose.EndpointView) bool {
+	from := x.f.Time.Add(-x.f.Window).UnixMilli()
+	known, long := 0, 0
+	for i := range ep.Spark {
+		p := &ep.Spark[i]
+		if p.UnixMilli < from {
+			continue
+		}
+		q := float64(p.V[diagnose.SpQueue])
+		if math.IsNaN(q) {
+			continue
+		}
+		known++
+		if q > x.slo.TTFT.Seconds() {
+			long++
+		}
+	}
+	return known >= minPoints && float64(long) >= steadyShare*float64(known)
+}
+
+// steadyShare is the share of a window's points whose queue wait must be
+// long for the wait to be steady rather than a burst's.
+const steadyShare = 0.9
 
 // over reports a percentile known over enough observations and above
 // target.
@@ -340,7 +371,12 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	// is already compute-bound (pinned above saturatingStep tokens).
 	util := endpointGPUUtil(x.f, ep, x.f.Window)
 	busy := !bad(util) && util >= busyGPU
-	if kvRoom && !flat && (busy || pinned && ceil > saturatingStep) {
+	// A slow step lengthens every request; it holds none in the queue
+	// (with batch, KV and budget room the scheduler admits a waiting
+	// request at the next step): steady waits with steps within target
+	// are not compute's.
+	held := steadyWait(x, ep) && !over(&st.ITL, x.slo.ITL, 0.5)
+	if kvRoom && !flat && !held && (busy || pinned && ceil > saturatingStep) {
 		n := 2 // KV room, batch below a cap
 		if busy {
 			n++

@@ -619,6 +619,13 @@ var ruleSLOBreach = &Rule{
 			fd.Action = plain("none: a burst that drains; watch the queue if bursts grow")
 			return
 		}
+		if u.ep.Verdict.Limit == diagnose.LimitUnexplained && steadyWait(x, u.ep) {
+			// Held in the queue with room everywhere: not capacity.
+			fd.Summary = fd.Summary.Cat(say(", requests waiting %s (queue p95) at nearly every point with room in batch and KV cache", qsecs(&u.st.Queue, u.st.Queue.P95)))
+			fd.Explain = plain("Requests wait in the queue a long time at nearly every point, though the queue empties and batch, KV cache and token budget have room: vLLM's scheduler would admit them at the next step, so something outside this engine's capacity holds them. More replicas would not shorten it.")
+			fd.Action = plain("not this engine's capacity (adding replicas will not help): find what holds admitted requests: on a P/D decode instance the KV reads from the prefill side (vLLM from 0.11.1 counts failed NIXL transfers; check the UCX/NIXL logs), a LoRA adapter loading, or a scheduler stall")
+			return
+		}
 		fd.Explain = say("Latency users feel is above the %s profile's targets (%s). No more specific rule explains it right now.", x.slo.Name, x.slo.Desc)
 		fd.Action = plain("check running vs waiting and KV usage for the cause; add capacity if the engine is simply saturated")
 	},

@@ -28,14 +28,14 @@ var ruleWorkloadShift = &Rule{
 	ID: "workload_shift", Title: "Workload changed", Scope: ScopeEndpoint,
 	Catches:  "What clients send changed against its baseline: the arrival rate, prompt or answer lengths, the prefix-cache hit rate, the abort share. The first question of an incident call: what changed, by how much, and when.",
 	Needs:    "request counters and the prompt/generation length histograms, one observation a scrape",
-	Cond:     "a workload signal moved from its baseline by its least change and held (arrivals, prompt tokens/s: ×1.8 for 45 s; prompt and output means: ×1.6 for 20 s; prefix hit rate 20 points, abort share 15 points, for 30 s)",
+	Cond:     "a workload signal moved from its baseline by its least change and held (arrivals, prompt tokens/s: ×1.8 for 45 s; prompt and output means: ×1.6 for 20 s; prefix hit rate 20 points, abort share 15 points, for 30 s); not counted: the abort share rising while requests wait past a client's patience (30 s) all window, and the output mean moving with it or by no more than the abort share explains (clients giving up, not changing what they send)",
 	Clear:    "every changed workload signal is back near its baseline, or has been the new level for 10 minutes",
 	Severity: "info: a traffic question, not a fault",
 	Action:   "find the client or feature that changed and when (the onset); size the deployment for the new traffic or route it separately",
 	For:      0, ResolveFor: 30 * time.Second,
 	Params: shParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
-		lead := firstOpen(u.ep.Shifts, diagnose.ShiftWorkload)
+		lead := firstOpen(trafficShifts(u), diagnose.ShiftWorkload)
 		if lead == nil {
 			return condClear, 0
 		}
@@ -43,12 +43,13 @@ var ruleWorkloadShift = &Rule{
 		return condMet, diagnose.SevInfo
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
-		lead := firstOpen(u.ep.Shifts, diagnose.ShiftWorkload)
-		if lead = orLatest(u.ep.Shifts, lead, diagnose.ShiftWorkload); lead == nil {
+		ss := trafficShifts(u)
+		lead := firstOpen(ss, diagnose.ShiftWorkload)
+		if lead = orLatest(ss, lead, diagnose.ShiftWorkload); lead == nil {
 			fd.Summary = plain("the workload is back at its baseline")
 			return
 		}
-		fd.Summary, fd.Evidence = shiftWords(u.ep.Shifts, lead, seconds(p[shTie]))
+		fd.Summary, fd.Evidence = shiftWords(ss, lead, seconds(p[shTie]))
 		fd.Explain = say("The traffic this endpoint serves is not what it was: %s moved first. Latency and queueing that follow are the server meeting different work, not a fault; a flag sized for the old traffic may be wrong for the new.", lead.Name)
 		fd.Action = say("a traffic question: find the client or feature that changed at %s (%s%s); size the deployment for it or route it separately", clock(lead.Onset), lead.Name, lead.FactorBare())
 	},
@@ -106,6 +107,65 @@ func rateOver(id sources.Counter, by, w, off string) string {
 	return alt(sources.FamilyNames(sources.RoleCounter, uint8(id)), func(n string) string {
 		return fmt.Sprintf("sum by (%s) (rate(%s_total[%s]%s))", by, n, w, off)
 	})
+}
+
+// trafficShifts is the endpoint's shifts less the workload signals that
+// moved by the server's doing, not the clients' (the shifts themselves
+// are kept: the timeline says what the numbers did):
+//   - the abort share rising while requests wait past a client's patience
+//     the whole window: clients give up in the queue (the queue backlog
+//     and abort findings say so), they did not change what they send;
+//     and the output mean moving with it: aborted requests end early, and
+//     of the rest only those short enough to end before the clients'
+//     timeout complete at all;
+//   - elsewhere, the output mean moving with the abort share, by no more than the
+//     aborts explain: an aborted request ends early, so finished requests'
+//     mean output M with a share a aborted bounds the completed ones'
+//     between M and M ÷ (1 − a); ranges that overlap before and after
+//     leave no evidence the answers clients asked for changed.
+func trafficShifts(u *unit) []diagnose.Shift {
+	ss := u.ep.Shifts
+	var aborts *diagnose.Shift
+	for i := range ss {
+		if ss[i].Signal == diagnose.SigAbort && ss[i].Ended.IsZero() {
+			aborts = &ss[i]
+		}
+	}
+	queued := givingUpWait(u.st, &u.ep.Trend)
+	var out []diagnose.Shift
+	for _, s := range ss {
+		switch {
+		case s.Signal == diagnose.SigAbort && s.After > s.Before && queued:
+			continue
+		case s.Signal == diagnose.SigGenLen && (queued && aborts != nil && aborts.After > aborts.Before || abortsExplain(s, aborts, u.st.AbortShare)):
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// givingUpWait: requests waited the whole window and the queue time p95
+// is past a client's patience, whatever share gave up yet.
+func givingUpWait(st *diagnose.Stats, tr *diagnose.Trend) bool {
+	return !bad(tr.WaitMin) && tr.WaitMin >= 1 && st.Queue.Count >= minObs && !bad(st.Queue.P95) && st.Queue.P95 >= patience.Seconds()
+}
+
+// abortsExplain says a change of the output mean lies within what the
+// abort share's own change (or, without one, its level now) explains.
+func abortsExplain(s diagnose.Shift, aborts *diagnose.Shift, share float64) bool {
+	before, after := share, share
+	if aborts != nil {
+		before, after = aborts.Before, aborts.After
+	}
+	if bad(before) || bad(after) || before >= 1 || after >= 1 || !(s.Before > 0) || !(s.After > 0) {
+		return false
+	}
+	// Completed answers' mean: at least the finished mean (aborts end
+	// early), at most all of it over the completed share.
+	loB, hiB := s.Before, s.Before/(1-before)
+	loA, hiA := s.After, s.After/(1-after)
+	return loB <= hiA && loA <= hiB
 }
 
 // firstOpen is the earliest open shift of the kind, nil when none.

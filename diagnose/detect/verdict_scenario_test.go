@@ -110,6 +110,12 @@ func verdictCases() []verdictCase {
 		v("KV transfer, P/D decode side, V1 8B", "kv-transfer-failing", "latest", sim.Model{}, diagnose.LimitKVTransfer),
 		v("KV transfer, P/D decode side, V1 14B", "kv-transfer-failing", "latest", qwen, diagnose.LimitKVTransfer),
 		v("KV transfer, P/D decode side, closed loop", "kv-transfer-failing-closed", "latest", sim.Model{}, diagnose.LimitKVTransfer),
+		// vLLM 0.10 exports no NIXL counters (from 0.11.1): the failed
+		// reads are unseen. Requests wait a second and more at every
+		// point while batch and KV have room: no limit of this engine
+		// binds, and no burst drained; the evidence names none.
+		v("KV transfer, P/D decode side, vLLM 0.10 (no NIXL counters)", "kv-transfer-failing", "v0.10", sim.Model{}, diagnose.LimitUnexplained),
+		v("KV transfer, P/D decode side, vLLM 0.10, 14B", "kv-transfer-failing", "v0.10", qwen, diagnose.LimitUnexplained),
 		// The API server answers prompt + max_tokens over --max-model-len
 		// 400 before any engine sees it: only http_requests_total counts
 		// them, grouped (4xx) by default, codes (400) when told not to.

@@ -632,7 +632,7 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 			continue
 		}
 		at := time.UnixMilli(t.stamp)
-		if t.stamp == 0 || at.Before(gone) {
+		if t.stamp == 0 || !s.within(at, gone) {
 			continue // no running gauge (not an engine), or departed
 		}
 		r, added := s.fleet.get(t.m)
@@ -653,7 +653,9 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 		todo = append(todo, j)
 	}
 	b.Scrapes = s.normalizeAll(todo, b.Scrapes)
-	s.departed(ctx, &b, now.Add(-lag), gone)
+	if err := s.departed(ctx, &b, now.Add(-lag), gone); err != nil {
+		return b, err
+	}
 	dropped := 0
 	for _, f := range s.feds {
 		dropped += f.dropped

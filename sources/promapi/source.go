@@ -42,9 +42,16 @@ type Source struct {
 	// per worker.
 	classes []*sources.SeriesClasses
 	gen     uint64
-	failing bool        // the last refresh failed: its Problem is up
-	grace   time.Time   // until then no replica departs: the server just came back
-	names   []labelPair // scratch for label sorting
+	failing bool      // the last refresh failed: its Problem is up
+	grace   time.Time // until then no replica departs: the server just came back
+	// fresh counts the replicas this refresh saw scraped since cut (the
+	// horizon outside any grace); newestOld is the newest sample of those
+	// older than that. Nothing fresh and something old: the server is
+	// behind, grace or not.
+	fresh     int
+	newestOld time.Time
+	cut       time.Time
+	names     []labelPair // scratch for label sorting
 	// boundText is the replica bound's Problem as last said.
 	boundText string
 }
@@ -149,7 +156,7 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 		if at.After(ts) {
 			at = ts
 		}
-		if at.Before(gone) {
+		if !s.within(at, gone) {
 			continue
 		}
 		if s.fleet.byKey[keyOf(smp.Metric)] == nil && len(s.fleet.byKey) >= c.maxReplicas() {
@@ -163,7 +170,9 @@ func (s *Source) refresh(ctx context.Context, now time.Time) (sources.Batch, err
 		r.seen = s.gen
 		stamps[r] = at
 	}
-	s.departed(ctx, &b, ts, gone)
+	if err := s.departed(ctx, &b, ts, gone); err != nil {
+		return b, err
+	}
 	s.bounded(&b, dropped)
 	vecs, err := queryAll(c.families, func(f family) (model.Value, error) { return c.query(ctx, c.selectFamily(f), ts) })
 	if err != nil {
@@ -293,7 +302,23 @@ func (s *Source) stampQuery() string {
 // and keeps, failing, those Prometheus still scrapes: a replica without
 // vLLM series whose up is fresh is down or restarting, not gone (a crash
 // loop read as leaving and joining again, never as down or restarting).
-func (s *Source) departed(ctx context.Context, b *sources.Batch, ts, gone time.Time) {
+// A server that scrapes nothing (no replica fresh, no target's up fresh,
+// yet old samples answered) is behind, not its fleet gone: that is its
+// error, and nobody departs. It is what a Prometheus just continued
+// after a stop answers until its scrape loops run again (the replicas
+// left and joined again), and what a server whose clock lags this host's
+// answers.
+func (s *Source) departed(ctx context.Context, b *sources.Batch, ts, gone time.Time) error {
+	var tried map[string]time.Time
+	asked := false
+	if s.fresh == 0 && !s.newestOld.IsZero() {
+		// Checked whether or not anyone is missing: in the grace after an
+		// outage nobody is, and the server may still be behind.
+		tried, asked = s.stillScraped(ctx, ts, s.cut), true
+		if len(tried) == 0 {
+			return &behindError{newest: s.newestOld, at: ts}
+		}
+	}
 	var missing []*replica
 	for _, r := range s.fleet.byKey {
 		if r.seen != s.gen {
@@ -301,9 +326,11 @@ func (s *Source) departed(ctx context.Context, b *sources.Batch, ts, gone time.T
 		}
 	}
 	if len(missing) == 0 {
-		return
+		return nil
 	}
-	tried := s.stillScraped(ctx, ts, gone)
+	if !asked || !gone.Equal(s.cut) {
+		tried = s.stillScraped(ctx, ts, gone)
+	}
 	slices.SortFunc(missing, func(a, b *replica) int { return strings.Compare(a.key, b.key) })
 	for _, r := range missing {
 		if at, ok := tried[r.key]; ok {
@@ -314,6 +341,30 @@ func (s *Source) departed(ctx context.Context, b *sources.Batch, ts, gone time.T
 		b.Departed = append(b.Departed, r.name)
 		s.fleet.drop(r)
 	}
+	return nil
+}
+
+// behindError is a server whose newest sample of every replica is older
+// than the horizon while it answers: it is not scraping.
+type behindError struct{ newest, at time.Time }
+
+func (e *behindError) Error() string {
+	return fmt.Sprintf("answers, but its newest sample is %s old (%s): it is not scraping (stopped, overloaded or just restarted), or its clock lags this host's",
+		e.at.Sub(e.newest).Round(time.Second), e.newest.UTC().Format(time.TimeOnly))
+}
+
+// within says whether a replica's newest sample at is inside the
+// horizon gone, and notes for departed whether it is fresh or the newest
+// of the old.
+func (s *Source) within(at, gone time.Time) bool {
+	if at.Before(s.cut) {
+		if at.After(s.newestOld) {
+			s.newestOld = at
+		}
+	} else {
+		s.fresh++
+	}
+	return !at.Before(gone)
 }
 
 // errScrapeFails is a replica's error while Prometheus still scrapes it
@@ -715,8 +766,11 @@ func lastIndex(p []bool) int {
 // freeze until its next scrapes land, and its replicas have not gone.
 func (s *Source) horizon(ts time.Time) time.Time {
 	quiet := max(3*s.c.interval, 5*time.Second)
+	s.fresh, s.newestOld, s.cut = 0, time.Time{}, ts.Add(-quiet)
 	if s.failing {
-		s.grace = ts.Add(quiet)
+		// From when the server answers again, not from ts: a query sent
+		// while it was stopped is answered only when it continues.
+		s.grace = s.c.cfg.Clock().Add(-lag + quiet)
 	}
 	if ts.Before(s.grace) {
 		return time.Time{}
