@@ -196,11 +196,13 @@ func kvAdvice(u *unit, headroom float64) ([]diagnose.FlagChange, diagnose.Text) 
 	} else {
 		out = diagnose.Join(action, "; ")
 	}
-	if u.ep.Verdict.Limit == diagnose.LimitSpecDecode {
+	if v := &u.ep.Verdict; v.Limit == diagnose.LimitSpecDecode && v.Flag != nil {
 		// The verdict found the drafts binding before the cache: a slower
 		// decode holds every sequence, and its blocks, longer. The cache's
-		// flags are sized for today's slow decode: the drafts come first.
-		out = plain("first the drafts (the binding limit: speculative decoding, see its finding): a decode slowed by rejected drafts holds every sequence and its blocks longer; then, if it still preempts: ").Cat(out)
+		// flags are sized for today's slow decode: the drafts' flag is
+		// the one to apply; the cache's are said, not advised, for after.
+		out = plain("first the drafts (the binding limit: speculative decoding, see its finding): a decode slowed by rejected drafts holds every sequence and its blocks longer; then recompute if it still preempts (at today's slow decode: ").Cat(out).Cat(plain(")"))
+		return []diagnose.FlagChange{*v.Flag}, out
 	}
 	return flags, out
 }

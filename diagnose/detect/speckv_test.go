@@ -14,8 +14,8 @@ import (
 // sequence holds its KV blocks longer and a cache that fit the traffic
 // thrashes. On the 14B model (fewer blocks) the spec-decode-low-accept
 // replica's cache thrashes as well: the verdict names the drafts, and the
-// thrashing finding's advice says the drafts come first, its
-// --max-num-seqs (sized for today's slow decode) only after. Before, the
+// thrashing finding's flag is the drafts' own; its --max-num-seqs (sized
+// for today's slow decode) is said for after, not advised. Before, the
 // screen's first finding advised --max-num-seqs alone while the verdict
 // line named speculative decoding.
 func TestThrashingUnderRejectedDraftsSaysDraftsFirst(t *testing.T) {
@@ -36,6 +36,10 @@ func TestThrashingUnderRejectedDraftsSaysDraftsFirst(t *testing.T) {
 				seen = true
 				if a := format.Say(fd.Action); !strings.HasPrefix(a, "first the drafts") {
 					t.Fatalf("%s: thrashing under rejected drafts advises %q", p.fleet.Elapsed(), a)
+				}
+				// The flag shown on the list is the drafts' own.
+				if len(fd.Flags) != 1 || !strings.Contains(fd.Flags[0].Flag, "--speculative-config") {
+					t.Fatalf("%s: thrashing under rejected drafts shows flags %+v", p.fleet.Elapsed(), fd.Flags)
 				}
 			}
 		}
