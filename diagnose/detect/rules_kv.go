@@ -190,10 +190,21 @@ func kvAdvice(u *unit, headroom float64) ([]diagnose.FlagChange, diagnose.Text) 
 		action = append(action, plain("--kv-cache-dtype fp8 for about twice the KV blocks"))
 		alts++
 	}
+	var out diagnose.Text
 	if alts > 0 && len(action) > 1 {
-		return flags, diagnose.Join(action, ", or ").Cat(plain(": apply one, then recompute (each changes the KV capacity the others were computed for)"))
+		out = diagnose.Join(action, ", or ").Cat(plain(": apply one, then recompute (each changes the KV capacity the others were computed for)"))
+	} else {
+		out = diagnose.Join(action, "; ")
 	}
-	return flags, diagnose.Join(action, "; ")
+	if v := &u.ep.Verdict; v.Limit == diagnose.LimitSpecDecode && v.Flag != nil {
+		// The verdict found the drafts binding before the cache: a slower
+		// decode holds every sequence, and its blocks, longer. The cache's
+		// flags are sized for today's slow decode: the drafts' flag is
+		// the one to apply; the cache's are said, not advised, for after.
+		out = plain("first the drafts (the binding limit: speculative decoding, see its finding): a decode slowed by rejected drafts holds every sequence and its blocks longer; then recompute if it still preempts (at today's slow decode: ").Cat(out).Cat(plain(")"))
+		return []diagnose.FlagChange{*v.Flag}, out
+	}
+	return flags, out
 }
 
 // preemption parameters, looked up by name: a check indexes its values
