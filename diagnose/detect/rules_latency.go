@@ -547,7 +547,7 @@ var ruleSLOBreach = &Rule{
 	Needs:      "TTFT, inter-token and E2E histograms",
 	Cond:       "any of TTFT / inter-token / E2E: p95 above the profile's target, or p99 above twice it, over ≥ {min_requests} observations",
 	Clear:      "every percentile within target",
-	Severity:   "warning; critical when a p95 is ≥ {critical} its target; info during a transient burst that drains (the queue emptied within the window)",
+	Severity:   "warning; critical when a p95 is ≥ {critical} its target; info during a transient burst that drains (the queue emptied within the window), and when only E2E is over while TTFT and inter-token latency are within target (long answers: the length asked for, not the engine)",
 	Action:     "follow the more specific finding if there is one (it is shown instead); otherwise add capacity",
 	For:        5 * time.Minute,
 	ResolveFor: 2 * time.Minute,
@@ -572,6 +572,8 @@ var ruleSLOBreach = &Rule{
 			return condUnknown, 0
 		case breach && u.ep.Verdict.Limit == diagnose.LimitBurst:
 			return condMet, diagnose.SevInfo // a transient burst: said so, never an alarm
+		case breach && longAnswers(x.slo, u.st, p[sbMinReq]):
+			return condMet, diagnose.SevInfo // the answers' length, not the engine: said, never an alarm
 		case crit:
 			return condMet, diagnose.SevCritical
 		case breach:
@@ -619,6 +621,17 @@ var ruleSLOBreach = &Rule{
 			fd.Action = plain("none: a burst that drains; watch the queue if bursts grow")
 			return
 		}
+		if longAnswers(x.slo, u.st, p[sbMinReq]) {
+			st := u.st
+			// No product of the two: a mean length times the median gap
+			// is not the p95 beside it, and the reader would check one
+			// against the other.
+			fd.Summary = fd.Summary.Cat(say(" with TTFT p95 %s and inter-token p95 %s within target: long answers (%s tokens on average)",
+				qsecs(&st.TTFT, st.TTFT.P95), qsecs(&st.ITL, st.ITL.P95), grouped(st.AvgGenLen)))
+			fd.Explain = plain("Each request waits little for its first token and gets its tokens at the target pace; it takes long because it asks for many tokens. The engine is not slow: more replicas would not shorten an answer.")
+			fd.Action = plain("not capacity (adding replicas will not shorten it): the answers are long; cap max_tokens where clients allow it, stream the answer, or hold this traffic to an SLO profile whose E2E target fits its length")
+			return
+		}
 		if u.ep.Verdict.Limit == diagnose.LimitUnexplained && steadyWait(x, u.ep) {
 			// Held in the queue with room everywhere: not capacity.
 			fd.Summary = fd.Summary.Cat(say(", requests waiting %s (queue p95) at nearly every point with room in batch and KV cache", qsecs(&u.st.Queue, u.st.Queue.P95)))
@@ -651,6 +664,30 @@ type sloLeg struct {
 	name   string
 	q      *diagnose.Quantiles
 	target time.Duration
+}
+
+// longAnswers: E2E is over its target while TTFT and inter-token latency
+// are within theirs (p95, and p99 within twice): every request gets its
+// first token and then its tokens at the target pace, and is long because
+// it asks for many tokens. Inter-token latency is held to enough
+// observations; TTFT only to being known: long answers finish many
+// requests whose first token came before the window (an E2E count of 22
+// beside a TTFT count of 10 at opening), and an E2E breach said critical
+// until TTFT had its twenty would stay critical through the hysteresis.
+func longAnswers(s *diagnose.SLO, st *diagnose.Stats, minReq float64) bool {
+	legs := sloLegs(s, st)
+	for i, l := range legs[:2] {
+		need := minReq
+		if i == 0 {
+			need = 1
+		}
+		if bad(l.q.P95) || l.q.Count < need || l.q.P95 > l.target.Seconds() || !bad(l.q.P99) && l.q.P99 > 2*l.target.Seconds() {
+			return false
+		}
+	}
+	e := legs[2]
+	return !bad(e.q.P95) && e.q.Count >= minReq && !bad(st.AvgGenLen) && !bad(st.ITL.P50) &&
+		(e.q.P95 > e.target.Seconds() || !bad(e.q.P99) && e.q.P99 > 2*e.target.Seconds())
 }
 
 func sloLegs(s *diagnose.SLO, st *diagnose.Stats) [3]sloLeg {
