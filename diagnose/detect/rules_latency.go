@@ -3,6 +3,7 @@ package detect
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -643,19 +644,23 @@ var ruleSLOBreach = &Rule{
 		fd.Action = plain("check running vs waiting and KV usage for the cause; add capacity if the engine is simply saturated")
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
-		var legs []string
-		var crit []string
-		for _, l := range []struct {
+		// E2E alone over, with TTFT and inter-token latency within target,
+		// is long answers: info, as the detector says it; with either of
+		// them over it counts as theirs does.
+		var legs, crit [3][]string
+		for i, l := range []struct {
 			h sources.Hist
 			t time.Duration
 		}{{sources.HTTFT, g.slo.TTFT}, {sources.HITL, g.slo.ITL}, {sources.HE2E, g.slo.E2E}} {
-			legs = append(legs, fmt.Sprintf("%s > %s", g.quantile(0.95, l.h, byEndpoint), g.num(l.t.Seconds())),
-				fmt.Sprintf("%s > %s", g.quantile(0.99, l.h, byEndpoint), g.num(2*l.t.Seconds())))
-			crit = append(crit, fmt.Sprintf("%s >= %s", g.quantile(0.95, l.h, byEndpoint), g.num(p[sbCritical]*l.t.Seconds())))
+			legs[i] = []string{fmt.Sprintf("%s > %s", g.quantile(0.95, l.h, byEndpoint), g.num(l.t.Seconds())),
+				fmt.Sprintf("%s > %s", g.quantile(0.99, l.h, byEndpoint), g.num(2*l.t.Seconds()))}
+			crit[i] = []string{fmt.Sprintf("%s >= %s", g.quantile(0.95, l.h, byEndpoint), g.num(p[sbCritical]*l.t.Seconds()))}
 		}
+		steps := strings.Join(append(slices.Clone(legs[0]), legs[1]...), " or ")
 		return []promAlert{
-			{Severity: "warning", Expr: strings.Join(legs, " or ")},
-			{Severity: "critical", Expr: strings.Join(crit, " or ")},
+			{Severity: "info", Expr: strings.Join(legs[2], " or ")},
+			{Severity: "warning", Expr: steps},
+			{Severity: "critical", Expr: strings.Join(append(slices.Clone(crit[0]), crit[1]...), " or ") + " or ((" + crit[2][0] + ") and (" + steps + "))"},
 		}
 	},
 }
