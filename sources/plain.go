@@ -240,6 +240,9 @@ func plainValue(val []byte) (float64, bool) {
 			return 0, false // what the lexer or parseFloat take otherwise
 		}
 	}
+	if v, ok := shortDecimal(val); ok {
+		return v, true
+	}
 	v, err := strconv.ParseFloat(string(val), 64)
 	if err != nil {
 		return 0, false
@@ -249,6 +252,43 @@ func plainValue(val []byte) (float64, bool) {
 	}
 	return v, true
 }
+
+// shortDecimal reads digits with at most one '.' among them, 15 digits at
+// most, as strconv.ParseFloat does: the digits make an integer below 2^53
+// and the point a power of ten up to 1e15, both exact in a float64, so
+// their quotient, rounded once, is the correctly rounded value ParseFloat
+// gives (its own exact path, without its general reader). A counter's or
+// a bucket's value is most often such a number; ParseFloat was a quarter
+// of normalizing a 2,000-replica /federate refresh. ok is false for
+// anything else (a sign, an exponent, more digits), which ParseFloat reads.
+func shortDecimal(val []byte) (float64, bool) {
+	var m uint64
+	digits, frac := 0, -1
+	for _, c := range val {
+		switch {
+		case c >= '0' && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+			if frac >= 0 {
+				frac++
+			}
+		case c == '.' && frac < 0:
+			frac = 0
+		default:
+			return 0, false
+		}
+	}
+	if digits == 0 || digits > 15 {
+		return 0, false
+	}
+	if frac <= 0 {
+		return float64(m), true
+	}
+	return float64(m) / pow10[frac], true
+}
+
+// pow10 are the powers of ten shortDecimal divides by, each exact.
+var pow10 = [...]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15}
 
 // plainHelp reads `# HELP name text`: the generation the running gauge's
 // help says (GenUnknown for another family's). A help with an escape,

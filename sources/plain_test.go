@@ -3,8 +3,11 @@ package sources
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -267,4 +270,48 @@ func headFirst(b []byte) []byte {
 		}
 	}
 	return append(head, rest...)
+}
+
+// shortDecimal gives what strconv.ParseFloat gives, bit for bit, for
+// every value it reads, and reads the short decimals counters and buckets
+// hold.
+func FuzzShortDecimal(f *testing.F) {
+	for _, s := range []string{"0", "0.0", "253731.45", "1.", ".5", ".", "", "123456789012345", "1234567890123456",
+		"0.000000000000001", "999999999999999", "9007199254740993", "1.5e3", "-1", "+1", "1..2", "0x10", "1_000", "Inf", "00000000000000.1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := shortDecimal([]byte(s))
+		want, err := strconv.ParseFloat(s, 64)
+		if !ok {
+			if len(s) > 0 && len(s) <= 16 && strings.Count(s, ".") <= 1 && strings.Trim(s, "0123456789.") == "" && strings.Trim(s, ".") != "" && len(strings.ReplaceAll(s, ".", "")) <= 15 {
+				t.Fatalf("%q: not read", s)
+			}
+			return
+		}
+		if err != nil || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("%q: %v (%x), ParseFloat %v (%x) %v", s, got, math.Float64bits(got), want, math.Float64bits(want), err)
+		}
+	})
+}
+
+// Random short decimals, every digit count and point place: shortDecimal
+// reads each, bit for bit as strconv.ParseFloat.
+func TestShortDecimalRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 15))
+	for range 200000 {
+		n := 1 + r.IntN(15)
+		b := make([]byte, 0, n+1)
+		for range n {
+			b = append(b, byte('0'+r.IntN(10)))
+		}
+		if p := r.IntN(n + 2); p <= n {
+			b = append(b[:p], append([]byte{'.'}, b[p:]...)...)
+		}
+		got, ok := shortDecimal(b)
+		want, err := strconv.ParseFloat(string(b), 64)
+		if !ok || err != nil || math.Float64bits(got) != math.Float64bits(want) {
+			t.Fatalf("%q: %v %v, ParseFloat %v %v", b, got, ok, want, err)
+		}
+	}
 }

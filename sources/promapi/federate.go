@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -97,6 +98,16 @@ type federation struct {
 	// is refused. 0: none.
 	maxTargets, maxSeries int
 	dropped               int
+	// The last line's label walk (walk): its text through the '}', the
+	// state after each label, which label set each identifying value and
+	// where that value lies; dupID: one was set twice. noReuse walks
+	// every line whole (tests compare the two).
+	prev    []byte
+	marks   []walkMark
+	idAt    [5]int
+	idPos   [5][2]int
+	dupID   bool
+	noReuse bool
 }
 
 // maxFedLine bounds one line of a /federate answer: a vLLM series with
@@ -164,32 +175,9 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 	// the target exposed it (without the labels the server added, a third
 	// of the bytes, and without the timestamp: the text the query API
 	// path rebuilds).
-	var vals [5][]byte
-	ser := append(append(f.line[:0], name...), '{')
-	n := 0
-	lb := line[open+1:]
-	end := 0
-	for i := 0; ; {
-		l, raw, whole, next, err := nextLabel(lb, i)
-		if err != nil {
-			return fmt.Errorf("federate: %v in %q", err, sources.Sanitize(string(line), 120))
-		}
-		if l == nil {
-			end = next
-			break
-		}
-		id, target := labelKind(l)
-		if id >= 0 {
-			vals[id] = raw
-		}
-		if !target {
-			if n > 0 {
-				ser = append(ser, ',')
-			}
-			ser = append(ser, whole...)
-			n++
-		}
-		i = next
+	vals, ser, end, err := f.walk(line, open)
+	if err != nil {
+		return fmt.Errorf("federate: %v in %q", err, sources.Sanitize(string(line), 120))
 	}
 	ser = append(ser, '}', ' ')
 	f.line = ser
@@ -266,6 +254,89 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 	t.recs = binary.AppendUvarint(t.recs, uint64(len(val)))
 	t.recs = append(t.recs, val...)
 	return nil
+}
+
+// walk reads the labels of a line whose '{' is at open: the identifying
+// labels' raw values, the series text without the target's labels (in
+// f.line's storage, up to the '}' it lacks) and the index in
+// line[open+1:] just past the '}'. The labels the line shares with the
+// last line walked, byte for byte from its start, are not walked again:
+// a target's histogram buckets come one after another, alike up to le,
+// and most of a 2,000-replica answer's ~650,000 lines are buckets.
+func (f *federation) walk(line []byte, open int) (vals [5][]byte, ser []byte, end int, err error) {
+	lb := line[open+1:]
+	i, n, k := 0, 0, 0
+	if !f.noReuse && !f.dupID && len(f.marks) > 0 {
+		c := commonPrefix(line, f.prev) - (open + 1)
+		for k < len(f.marks) && f.marks[k].end <= c {
+			k++
+		}
+	}
+	if k > 0 {
+		m := f.marks[k-1]
+		i, n, ser = m.end, m.n, f.line[:m.serLen]
+		for id, at := range f.idAt {
+			if at >= 0 && at < k {
+				vals[id] = lb[f.idPos[id][0]:f.idPos[id][1]]
+			} else {
+				f.idAt[id] = -1
+			}
+		}
+	} else {
+		ser = append(append(f.line[:0], line[:open]...), '{')
+		f.idAt = [5]int{-1, -1, -1, -1, -1}
+	}
+	f.marks, f.dupID = f.marks[:k], false
+	for {
+		l, raw, whole, next, err := nextLabel(lb, i)
+		if err != nil {
+			f.marks = f.marks[:0] // the next line is walked whole
+			return vals, ser, 0, err
+		}
+		if l == nil {
+			end = next
+			break
+		}
+		id, target := labelKind(l)
+		if id >= 0 {
+			if f.idAt[id] >= 0 {
+				f.dupID = true // which of the two counts is not a prefix's to say
+			}
+			vals[id] = raw
+			f.idAt[id], f.idPos[id] = len(f.marks), [2]int{next - 1 - len(raw), next - 1}
+		}
+		if !target {
+			if n > 0 {
+				ser = append(ser, ',')
+			}
+			ser = append(ser, whole...)
+			n++
+		}
+		f.marks = append(f.marks, walkMark{end: next, serLen: len(ser), n: n})
+		i = next
+	}
+	f.prev = append(f.prev[:0], line[:open+1+end]...)
+	return vals, ser, end, nil
+}
+
+// walkMark is the walk's state just past one label of the last line: the
+// index after the label in its label block, the series text's length and
+// how many labels it held.
+type walkMark struct{ end, serLen, n int }
+
+// commonPrefix is how many bytes a and b share from their start.
+func commonPrefix(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		if x := binary.LittleEndian.Uint64(a[i:]) ^ binary.LittleEndian.Uint64(b[i:]); x != 0 {
+			return i + bits.TrailingZeros64(x)/8
+		}
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
 }
 
 // isRunning reports whether a family is the running gauge.

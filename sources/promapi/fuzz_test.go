@@ -3,6 +3,7 @@ package promapi
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -174,6 +175,73 @@ func FuzzNextLabel(f *testing.F) {
 			t.Fatalf("%q: nextLabel reads %q to %d, eachLabel %q to %d", in, got, gotEnd, want, wantEnd)
 		}
 	})
+}
+
+// FuzzSplitReuse: the split reads an answer the same whether each line's
+// labels are walked whole or from where the last line's differ (walk):
+// the same targets, identities, records, stamps and series, or the same
+// error. The seeds are answers as servers write them, buckets one after
+// another, and lines alike up to a point inside a label.
+func FuzzSplitReuse(f *testing.F) {
+	f.Add(fleetAnswer(3, 4))
+	f.Add(`a{instance="x:1",job="j",le="1"} 1
+a{instance="x:1",job="j",le="10"} 2
+a{instance="x:1",job="j",le="10",le="2"} 3
+a{instance="x:1",job="j",job="k"} 4
+a{instance="x:1",job="j",job="k2"} 5
+a{instance="x:1",job="j",le="1\"} 6
+a{instance="x:1",job="j",le="1\""} 7
+ab{instance="x:1",job="j"} 8
+a{instance="x:12",job="j"} 9
+a{instance="x:1",job="j",le="1",namespace="n"} 10
+a{instance="x:1",job="j",le="1",namespace="m"} 11
+a{cluster="c",instance="x:1",job="j",le="1"} 12
+a{instance="x:1",job="j",le="1" } 13
+a{instance="x:1",job="j",le="1"}14
+`)
+	f.Fuzz(func(t *testing.T, in string) {
+		var got [2]string
+		for i, noReuse := range []bool{false, true} {
+			fed := newFederation([]string{"vllm:num_requests_running"}, nil)
+			fed.now, fed.noReuse = 5000, noReuse
+			err := fed.read(strings.NewReader(in), 1, false)
+			var b strings.Builder
+			fmt.Fprintf(&b, "err %v\nseries %q\n", err, fed.series)
+			keys := slices.Sorted(maps.Keys(fed.byKey))
+			for _, k := range keys {
+				tg := fed.byKey[k]
+				fmt.Fprintf(&b, "%q %v stamp %d next %d recs %x\n", k, tg.m, tg.stamp, tg.next, tg.recs)
+			}
+			got[i] = b.String()
+		}
+		if got[0] != got[1] {
+			t.Fatalf("walked from the last line's labels:\n%s\nwalked whole:\n%s", got[0], got[1])
+		}
+	})
+}
+
+// fleetAnswer is a /federate answer as Prometheus writes one: families in
+// name order, each family's series in label order, every replica's
+// buckets one after another.
+func fleetAnswer(replicas, buckets int) string {
+	var b strings.Builder
+	for _, fam := range []string{"vllm:e2e_request_latency_seconds_bucket", "vllm:num_requests_running", "vllm:prompt_tokens_total"} {
+		fmt.Fprintf(&b, "# TYPE %s untyped\n", fam)
+		for r := range replicas {
+			n := 1
+			if strings.HasSuffix(fam, "_bucket") {
+				n = buckets
+			}
+			for le := range n {
+				extra := ""
+				if n > 1 {
+					extra = fmt.Sprintf(`,le="%d"`, le)
+				}
+				fmt.Fprintf(&b, `%s{engine="0",instance="replica-%04d:8000",job="vllm"%s,model_name="m"} %d.5 %d`+"\n", fam, r, extra, r*10+le, 4000+r)
+			}
+		}
+	}
+	return b.String()
 }
 
 // canonLine is a sample line as Prometheus and VictoriaMetrics write one.

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"math"
@@ -636,10 +637,16 @@ func writeIndented(w *bufio.Writer, f reflect.Value) error {
 func appendIndent(dst, src []byte, prefix, indent string) []byte {
 	depth := 0
 	open := false // after '{' or '[': an empty one stays "{}" or "[]"
+	// A new line and its indentation, for depths up to 16 without a loop
+	// (the report's deepest is 7).
+	nl := []byte("\n" + prefix + strings.Repeat(indent, 16))
 	newline := func() {
-		dst = append(dst, '\n')
-		dst = append(dst, prefix...)
-		for range depth {
+		if depth <= 16 {
+			dst = append(dst, nl[:1+len(prefix)+depth*len(indent)]...)
+			return
+		}
+		dst = append(dst, nl...)
+		for range depth - 16 {
 			dst = append(dst, indent...)
 		}
 	}
@@ -655,11 +662,18 @@ func appendIndent(dst, src []byte, prefix, indent string) []byte {
 			// The string whole, to its closing quote; an escape's next
 			// byte is never that quote.
 			j := i + 1
-			for j < len(src) && src[j] != '"' {
-				if src[j] == '\\' {
-					j++
+			for {
+				q := bytes.IndexByte(src[j:], '"')
+				if q < 0 {
+					j = len(src)
+					break
 				}
-				j++
+				if b := bytes.IndexByte(src[j:j+q], '\\'); b >= 0 {
+					j += b + 2
+					continue
+				}
+				j += q
+				break
 			}
 			dst = append(dst, src[i:min(j+1, len(src))]...)
 			i = j
@@ -680,8 +694,17 @@ func appendIndent(dst, src []byte, prefix, indent string) []byte {
 			}
 			dst = append(dst, c)
 		default:
-			dst = append(dst, c)
+			// A number or a literal, to the next structural byte.
+			j := i + 1
+			for j < len(src) && !jsonStructural[src[j]] {
+				j++
+			}
+			dst = append(dst, src[i:j]...)
+			i = j - 1
 		}
 	}
 	return dst
 }
+
+// jsonStructural marks the bytes appendIndent acts on outside strings.
+var jsonStructural = [256]bool{'"': true, '{': true, '[': true, '}': true, ']': true, ',': true, ':': true}

@@ -50,6 +50,13 @@ func TestAppendIndentMatchesEncodingJSON(t *testing.T) {
 		inner{A: []int{1, 2}, M: map[string]any{"k": []string{`a"b`, `c\d`, "{[,:]}", "\n\t<&>", "é\u2028"}}, S: `\"`,
 			P: &inner{L: []map[string]int{{}, {"z": 1}}}},
 	}
+	// Deeper than appendIndent's prepared indentation (16 levels), and a
+	// string ending in an escaped backslash before its quote.
+	var deep any = map[string]any{"k": []any{1.5, "\\", `a\"b`}}
+	for range 20 {
+		deep = []any{1, map[string]any{"x": deep}}
+	}
+	values = append(values, deep)
 	for _, v := range values {
 		b, err := json.Marshal(v)
 		if err != nil {
