@@ -633,6 +633,14 @@ var ruleSLOBreach = &Rule{
 			fd.Action = plain("not capacity (adding replicas will not shorten it): the answers are long; cap max_tokens where clients allow it, stream the answer, or hold this traffic to an SLO profile whose E2E target fits its length")
 			return
 		}
+		if itlTailOnly(x.slo, u.st, p[sbMinReq]) {
+			// Only the slowest gaps: the median and p95 stream at pace.
+			st := u.st
+			fd.Summary = fd.Summary.Cat(say("; the slowest gaps only (inter-token p50 %s, p95 %s within target)", qsecs(&st.ITL, st.ITL.P50), qsecs(&st.ITL, st.ITL.P95)))
+			fd.Explain = plain("Most tokens stream at the target pace; now and then a step that carries prefill work (a new prompt, or a chunk of one) stalls every running stream for its length. That is the step size, not a lack of capacity.")
+			fd.Action = plain("not capacity: the steps that carry prefill stall the streams; if the stalls matter to users, smaller prefill steps (a lower --max-num-batched-tokens; V0: --enable-chunked-prefill) trade them for a longer TTFT of long prompts")
+			return
+		}
 		if u.ep.Verdict.Limit == diagnose.LimitUnexplained && steadyWait(x, u.ep) {
 			// Held in the queue with room everywhere: not capacity.
 			fd.Summary = fd.Summary.Cat(say(", requests waiting %s (queue p95) at nearly every point with room in batch and KV cache", qsecs(&u.st.Queue, u.st.Queue.P95)))
@@ -693,6 +701,25 @@ func longAnswers(s *diagnose.SLO, st *diagnose.Stats, minReq float64) bool {
 	e := legs[2]
 	return !bad(e.q.P95) && e.q.Count >= minReq && !bad(st.AvgGenLen) && !bad(st.ITL.P50) &&
 		(e.q.P95 > e.target.Seconds() || !bad(e.q.P99) && e.q.P99 > 2*e.target.Seconds())
+}
+
+// itlTailOnly: the only breach is the inter-token p99 over twice its
+// target, every other leg (and the inter-token p50 and p95) within.
+func itlTailOnly(s *diagnose.SLO, st *diagnose.Stats, minReq float64) bool {
+	legs := sloLegs(s, st)
+	itl := legs[1]
+	if bad(itl.q.P99) || bad(itl.q.P50) || itl.q.Count < minReq || itl.q.P99 <= 2*itl.target.Seconds() ||
+		itl.q.P95 > itl.target.Seconds() || itl.q.P50 > itl.target.Seconds() {
+		return false
+	}
+	for _, l := range []sloLeg{legs[0], legs[2]} {
+		// As the summary lists them: any leg known and over, however few
+		// its observations.
+		if !bad(l.q.P95) && (l.q.P95 > l.target.Seconds() || !bad(l.q.P99) && l.q.P99 > 2*l.target.Seconds()) {
+			return false
+		}
+	}
+	return true
 }
 
 func sloLegs(s *diagnose.SLO, st *diagnose.Stats) [3]sloLeg {
