@@ -232,6 +232,28 @@ func TestRulesPrometheus(t *testing.T) {
 		`      - series: 'vllm:num_requests_running{` + vllmHTTP + `,model_name="m",engine="0"}'` + "\n        values: '1x40'\n    alert_rule_test:\n" +
 		expect("VtopHttpRejections", `severity: warning, vtop_rule: http_rejections, job: vllm, instance: "c:8000"`) +
 		expect("VtopHttpRejectionsCritical", `severity: critical, vtop_rule: http_rejections, job: vllm, instance: "c:8000"`)
+	// Long answers: E2E p95 ≈ 29 s (chat target 10 s) while TTFT and
+	// inter-token latency are well within theirs: the info alert only,
+	// neither the warning nor the critical one, as the detector says it.
+	long := `job="vllm",instance="e:8000",model_name="m"`
+	hist := func(name string, les ...[2]string) string {
+		var out []string
+		for _, le := range les {
+			out = append(out, fmt.Sprintf(`      - series: '%s_bucket{%s,le="%s"}'`+"\n        values: '0+%sx60'", name, long, le[0], le[1]))
+		}
+		return strings.Join(out, "\n")
+	}
+	longAt := func(alert, sev string) string {
+		if sev == "" {
+			return "      - eval_time: 10m\n        alertname: " + alert + "\n        exp_alerts: []\n"
+		}
+		return strings.Replace(expect(alert, `severity: `+sev+`, vtop_rule: slo_breach, job: vllm, instance: "e:8000", model_name: m`), "eval_time: 5m", "eval_time: 10m", 1)
+	}
+	test += "  - interval: 15s\n    input_series:\n" +
+		hist("vllm:e2e_request_latency_seconds", [2]string{"10", "0"}, [2]string{"30", "30"}, [2]string{"+Inf", "30"}) + "\n" +
+		hist("vllm:time_to_first_token_seconds", [2]string{"0.1", "30"}, [2]string{"+Inf", "30"}) + "\n" +
+		hist("vllm:inter_token_latency_seconds", [2]string{"0.025", "3000"}, [2]string{"+Inf", "3000"}) + "\n    alert_rule_test:\n" +
+		longAt("VtopSLOBreachInfo", "info") + longAt("VtopSLOBreach", "") + longAt("VtopSLOBreachCritical", "")
 	testFile := filepath.Join(dir, "test.yml")
 	if err := os.WriteFile(testFile, []byte(test), 0o644); err != nil {
 		t.Fatal(err)

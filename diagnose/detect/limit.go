@@ -295,12 +295,7 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 		if k >= 2 {
 			n++
 		}
-		var from diagnose.Value
-		if !bad(k) {
-			from = dec(k, 1)
-		}
-		fc := &diagnose.FlagChange{Flag: "--speculative-config num_speculative_tokens", From: from, To: specTokens(acc, k),
-			Why: say("accepted %s of drafted tokens; a draft pays for itself above about %s%s", pct(acc), pct(draftCost), specTokensWhy(acc, k))}
+		fc := specFlag(acc, k)
 		return diagnose.Verdict{Limit: diagnose.LimitSpecDecode, Signals: n, Of: 3, Flag: fc, Evidence: []diagnose.Evidence{
 			evNum("acceptance", acc, diagnose.UnitRatio, w), evNum("tokens drafted per step", k, diagnose.UnitNumber, w),
 			evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
@@ -395,6 +390,17 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView) diagnose.Verdict {
 	return diagnose.Verdict{Limit: diagnose.LimitUnexplained, Ruled: ruled, Evidence: []diagnose.Evidence{
 		evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evNum("running", st.Running, diagnose.UnitCount, 0),
 		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
+}
+
+// specFlag is the drafts' flag change at acceptance acc of k drafted
+// tokens a step (k NaN: unknown).
+func specFlag(acc, k float64) *diagnose.FlagChange {
+	var from diagnose.Value
+	if !bad(k) {
+		from = dec(k, 1)
+	}
+	return &diagnose.FlagChange{Flag: "--speculative-config num_speculative_tokens", From: from, To: specTokens(acc, k),
+		Why: say("accepted %s of drafted tokens; a draft pays for itself above about %s%s", pct(acc), pct(draftCost), specTokensWhy(acc, k))}
 }
 
 // kvState says whether the KV cache binds, and whether it has room (known

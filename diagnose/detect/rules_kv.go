@@ -196,15 +196,32 @@ func kvAdvice(u *unit, headroom float64) ([]diagnose.FlagChange, diagnose.Text) 
 	} else {
 		out = diagnose.Join(action, "; ")
 	}
-	if v := &u.ep.Verdict; v.Limit == diagnose.LimitSpecDecode && v.Flag != nil {
-		// The verdict found the drafts binding before the cache: a slower
-		// decode holds every sequence, and its blocks, longer. The cache's
-		// flags are sized for today's slow decode: the drafts' flag is
-		// the one to apply; the cache's are said, not advised, for after.
+	if fc := draftsFirst(u); fc != nil {
+		// The drafts bind before the cache: a slower decode holds every
+		// sequence, and its blocks, longer. The cache's flags are sized
+		// for today's slow decode: the drafts' flag is the one to apply;
+		// the cache's are said, not advised, for after.
 		out = plain("first the drafts (the binding limit: speculative decoding, see its finding): a decode slowed by rejected drafts holds every sequence and its blocks longer; then recompute if it still preempts (at today's slow decode: ").Cat(out).Cat(plain(")"))
-		return []diagnose.FlagChange{*v.Flag}, out
+		return []diagnose.FlagChange{*fc}, out
 	}
 	return flags, out
+}
+
+// draftsFirst is the drafts' flag change when they bind before the
+// cache: the verdict names them, or, in its first seconds (too few points
+// for a verdict), the acceptance the verdict will read is already below
+// what a draft costs (the flag said at 10 s was --max-num-seqs, at 40 s
+// the drafts'). Nil otherwise.
+func draftsFirst(u *unit) *diagnose.FlagChange {
+	switch v := &u.ep.Verdict; v.Limit {
+	case diagnose.LimitSpecDecode:
+		return v.Flag
+	case diagnose.LimitFewData, diagnose.LimitNone:
+		if acc, k := specAcceptance(u.st); !bad(acc) && acc < draftCost {
+			return specFlag(acc, k)
+		}
+	}
+	return nil
 }
 
 // preemption parameters, looked up by name: a check indexes its values

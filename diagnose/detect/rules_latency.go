@@ -3,6 +3,7 @@ package detect
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -547,7 +548,7 @@ var ruleSLOBreach = &Rule{
 	Needs:      "TTFT, inter-token and E2E histograms",
 	Cond:       "any of TTFT / inter-token / E2E: p95 above the profile's target, or p99 above twice it, over ≥ {min_requests} observations",
 	Clear:      "every percentile within target",
-	Severity:   "warning; critical when a p95 is ≥ {critical} its target; info during a transient burst that drains (the queue emptied within the window)",
+	Severity:   "warning; critical when a p95 is ≥ {critical} its target; info during a transient burst that drains (the queue emptied within the window), and when only E2E is over while TTFT and inter-token latency are within target (long answers: the length asked for, not the engine)",
 	Action:     "follow the more specific finding if there is one (it is shown instead); otherwise add capacity",
 	For:        5 * time.Minute,
 	ResolveFor: 2 * time.Minute,
@@ -572,6 +573,8 @@ var ruleSLOBreach = &Rule{
 			return condUnknown, 0
 		case breach && u.ep.Verdict.Limit == diagnose.LimitBurst:
 			return condMet, diagnose.SevInfo // a transient burst: said so, never an alarm
+		case breach && longAnswers(x.slo, u.st, p[sbMinReq]):
+			return condMet, diagnose.SevInfo // the answers' length, not the engine: said, never an alarm
 		case crit:
 			return condMet, diagnose.SevCritical
 		case breach:
@@ -619,6 +622,25 @@ var ruleSLOBreach = &Rule{
 			fd.Action = plain("none: a burst that drains; watch the queue if bursts grow")
 			return
 		}
+		if longAnswers(x.slo, u.st, p[sbMinReq]) {
+			st := u.st
+			// No product of the two: a mean length times the median gap
+			// is not the p95 beside it, and the reader would check one
+			// against the other.
+			fd.Summary = fd.Summary.Cat(say(" with TTFT p95 %s and inter-token p95 %s within target: long answers (%s tokens on average)",
+				qsecs(&st.TTFT, st.TTFT.P95), qsecs(&st.ITL, st.ITL.P95), grouped(st.AvgGenLen)))
+			fd.Explain = plain("Each request waits little for its first token and gets its tokens at the target pace; it takes long because it asks for many tokens. The engine is not slow: more replicas would not shorten an answer.")
+			fd.Action = plain("not capacity (adding replicas will not shorten it): the answers are long; cap max_tokens where clients allow it, stream the answer, or hold this traffic to an SLO profile whose E2E target fits its length")
+			return
+		}
+		if itlTailOnly(x.slo, u.st, p[sbMinReq]) {
+			// Only the slowest gaps: the median and p95 stream at pace.
+			st := u.st
+			fd.Summary = fd.Summary.Cat(say("; the slowest gaps only (inter-token p50 %s, p95 %s within target)", qsecs(&st.ITL, st.ITL.P50), qsecs(&st.ITL, st.ITL.P95)))
+			fd.Explain = plain("Most tokens stream at the target pace; now and then a step that carries prefill work (a new prompt, or a chunk of one) stalls every running stream for its length. That is the step size, not a lack of capacity.")
+			fd.Action = plain("not capacity: the steps that carry prefill stall the streams; if the stalls matter to users, smaller prefill steps (a lower --max-num-batched-tokens; V0: --enable-chunked-prefill) trade them for a longer TTFT of long prompts")
+			return
+		}
 		if u.ep.Verdict.Limit == diagnose.LimitUnexplained && steadyWait(x, u.ep) {
 			// Held in the queue with room everywhere: not capacity.
 			fd.Summary = fd.Summary.Cat(say(", requests waiting %s (queue p95) at nearly every point with room in batch and KV cache", qsecs(&u.st.Queue, u.st.Queue.P95)))
@@ -630,19 +652,23 @@ var ruleSLOBreach = &Rule{
 		fd.Action = plain("check running vs waiting and KV usage for the cause; add capacity if the engine is simply saturated")
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
-		var legs []string
-		var crit []string
-		for _, l := range []struct {
+		// E2E alone over, with TTFT and inter-token latency within target,
+		// is long answers: info, as the detector says it; with either of
+		// them over it counts as theirs does.
+		var legs, crit [3][]string
+		for i, l := range []struct {
 			h sources.Hist
 			t time.Duration
 		}{{sources.HTTFT, g.slo.TTFT}, {sources.HITL, g.slo.ITL}, {sources.HE2E, g.slo.E2E}} {
-			legs = append(legs, fmt.Sprintf("%s > %s", g.quantile(0.95, l.h, byEndpoint), g.num(l.t.Seconds())),
-				fmt.Sprintf("%s > %s", g.quantile(0.99, l.h, byEndpoint), g.num(2*l.t.Seconds())))
-			crit = append(crit, fmt.Sprintf("%s >= %s", g.quantile(0.95, l.h, byEndpoint), g.num(p[sbCritical]*l.t.Seconds())))
+			legs[i] = []string{fmt.Sprintf("%s > %s", g.quantile(0.95, l.h, byEndpoint), g.num(l.t.Seconds())),
+				fmt.Sprintf("%s > %s", g.quantile(0.99, l.h, byEndpoint), g.num(2*l.t.Seconds()))}
+			crit[i] = []string{fmt.Sprintf("%s >= %s", g.quantile(0.95, l.h, byEndpoint), g.num(p[sbCritical]*l.t.Seconds()))}
 		}
+		steps := strings.Join(append(slices.Clone(legs[0]), legs[1]...), " or ")
 		return []promAlert{
-			{Severity: "warning", Expr: strings.Join(legs, " or ")},
-			{Severity: "critical", Expr: strings.Join(crit, " or ")},
+			{Severity: "info", Expr: strings.Join(legs[2], " or ")},
+			{Severity: "warning", Expr: steps},
+			{Severity: "critical", Expr: strings.Join(append(slices.Clone(crit[0]), crit[1]...), " or ") + " or ((" + crit[2][0] + ") and (" + steps + "))"},
 		}
 	},
 }
@@ -651,6 +677,49 @@ type sloLeg struct {
 	name   string
 	q      *diagnose.Quantiles
 	target time.Duration
+}
+
+// longAnswers: E2E is over its target while TTFT and inter-token latency
+// are within theirs (p95, and p99 within twice): every request gets its
+// first token and then its tokens at the target pace, and is long because
+// it asks for many tokens. Inter-token latency is held to enough
+// observations; TTFT only to being known: long answers finish many
+// requests whose first token came before the window (an E2E count of 22
+// beside a TTFT count of 10 at opening), and an E2E breach said critical
+// until TTFT had its twenty would stay critical through the hysteresis.
+func longAnswers(s *diagnose.SLO, st *diagnose.Stats, minReq float64) bool {
+	legs := sloLegs(s, st)
+	for i, l := range legs[:2] {
+		need := minReq
+		if i == 0 {
+			need = 1
+		}
+		if bad(l.q.P95) || l.q.Count < need || l.q.P95 > l.target.Seconds() || !bad(l.q.P99) && l.q.P99 > 2*l.target.Seconds() {
+			return false
+		}
+	}
+	e := legs[2]
+	return !bad(e.q.P95) && e.q.Count >= minReq && !bad(st.AvgGenLen) && !bad(st.ITL.P50) &&
+		(e.q.P95 > e.target.Seconds() || !bad(e.q.P99) && e.q.P99 > 2*e.target.Seconds())
+}
+
+// itlTailOnly: the only breach is the inter-token p99 over twice its
+// target, every other leg (and the inter-token p50 and p95) within.
+func itlTailOnly(s *diagnose.SLO, st *diagnose.Stats, minReq float64) bool {
+	legs := sloLegs(s, st)
+	itl := legs[1]
+	if bad(itl.q.P99) || bad(itl.q.P50) || itl.q.Count < minReq || itl.q.P99 <= 2*itl.target.Seconds() ||
+		itl.q.P95 > itl.target.Seconds() || itl.q.P50 > itl.target.Seconds() {
+		return false
+	}
+	for _, l := range []sloLeg{legs[0], legs[2]} {
+		// As the summary lists them: any leg known and over, however few
+		// its observations.
+		if !bad(l.q.P95) && (l.q.P95 > l.target.Seconds() || !bad(l.q.P99) && l.q.P99 > 2*l.target.Seconds()) {
+			return false
+		}
+	}
+	return true
 }
 
 func sloLegs(s *diagnose.SLO, st *diagnose.Stats) [3]sloLeg {

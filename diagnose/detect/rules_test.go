@@ -99,8 +99,16 @@ func TestRuleEdges(t *testing.T) {
 
 		{"slo: TTFT p95 just above", "slo_breach", false, func(e *diagnose.EndpointView) { e.Stats.TTFT = qs(0.3, 0.51, 0.8, 300) }, true, diagnose.SevWarning},
 		{"slo: TTFT p95 just below", "slo_breach", false, func(e *diagnose.EndpointView) { e.Stats.TTFT = qs(0.3, 0.49, 0.8, 300) }, false, 0},
-		{"slo: E2E p99 over twice the target", "slo_breach", false, func(e *diagnose.EndpointView) { e.Stats.E2E = qs(4, 9, 21, 300) }, true, diagnose.SevWarning},
-		{"slo: critical", "slo_breach", false, func(e *diagnose.EndpointView) { e.Stats.E2E = qs(10, 25, 30, 300) }, true, diagnose.SevCritical},
+		// E2E's thresholds, with the first token late too (E2E alone over while
+		// TTFT and inter-token latency are within target is long answers:
+		// info, below).
+		{"slo: E2E p99 over twice the target", "slo_breach", false, func(e *diagnose.EndpointView) {
+			e.Stats.E2E, e.Stats.TTFT = qs(4, 9, 21, 300), qs(0.3, 0.6, 0.8, 300)
+		}, true, diagnose.SevWarning},
+		{"slo: critical", "slo_breach", false, func(e *diagnose.EndpointView) {
+			e.Stats.E2E, e.Stats.TTFT = qs(10, 25, 30, 300), qs(0.3, 0.6, 0.8, 300)
+		}, true, diagnose.SevCritical},
+		{"slo: E2E alone over, first token and pace within target: long answers", "slo_breach", false, func(e *diagnose.EndpointView) { e.Stats.E2E = qs(10, 25, 30, 300) }, true, diagnose.SevInfo},
 		{"slo: too few requests", "slo_breach", false, func(e *diagnose.EndpointView) { e.Stats.TTFT = qs(3, 5, 6, 5) }, false, 0},
 
 		// Short prompts (150 tokens) whose shared prefix no longer matches:

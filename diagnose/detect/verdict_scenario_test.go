@@ -142,6 +142,12 @@ func verdictCases() []verdictCase {
 		q("stray malformed requests (1.5 % answered 400), V1 8B", "stray-bad-requests", "latest", sim.Model{}),
 		{name: "stray malformed requests, status codes, V1 14B", scenario: "stray-bad-requests",
 			rc: sim.ReplicaConfig{Profile: "latest", Model: qwen, HTTPStatusCodes: true}, quiet: true},
+		// Answers four times longer at the same rate: E2E is over the
+		// chat target while TTFT and inter-token latency are within
+		// theirs; the engine is not slow, and more replicas would not
+		// shorten an answer. Said as info, never as "add capacity".
+		q("answers ×4 (reasoning turned on), E2E over target, V1 8B", "long-answers", "latest", sim.Model{}),
+		q("answers ×4 (reasoning turned on), E2E over target, V1 14B on 0.10", "long-answers", "v0.10", qwen),
 		q("idle, V1", "idle", "latest", sim.Model{}),
 		q("sleeping, V1", "sleeping", "latest", sim.Model{}),
 	}
