@@ -85,14 +85,16 @@ vllm:num_requests_waiting{instance="a:1",job="vllm",model_name="m",namespace="ll
 		fed.now = 5000
 		ferr := fed.read(strings.NewReader(in), 1, false)
 		want, ok := textSamples([]byte(in), true)
-		if !ok || strings.Contains(in, "\x00") || rawNewlineInQuotes(in) || quotedName(in) {
+		if !ok || strings.Contains(in, "\x00") || rawNewlineInQuotes(in) || quotedName(in) || blankAtEquals(in) {
 			// Refused; or read up to a NUL, which the parser takes for
 			// the end (at a line's start, or after its leading blanks);
 			// or a label value with a raw
 			// newline, which the text format forbids and no Prometheus
 			// writes (it escapes it); or Prometheus 3's quoted metric name
-			// ({"name", ...}), which the splitter does not read yet. The
-			// splitter refuses all of these, naming the line.
+			// ({"name", ...}), which the splitter does not read yet; or a
+			// blank beside a label's "=" (`{a= "x"}`), which the parser
+			// skips and no server writes. The splitter refuses all of
+			// these, naming the line.
 			return
 		}
 		if ferr != nil {
@@ -403,6 +405,23 @@ func rawNewlineInQuotes(in string) bool {
 
 // quotedName says whether a sample line opens with '{': the quoted-name
 // form of UTF-8 metric names.
+// blankAtEquals reports a blank (space or tab) before or after a label's
+// "=" inside a label block.
+func blankAtEquals(in string) bool {
+	for _, line := range strings.Split(in, "\n") {
+		_, rest, ok := strings.Cut(line, "{")
+		if !ok {
+			continue
+		}
+		for i := 0; i < len(rest); i++ {
+			if rest[i] == '=' && (i > 0 && (rest[i-1] == ' ' || rest[i-1] == '\t') || i+1 < len(rest) && (rest[i+1] == ' ' || rest[i+1] == '\t')) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func quotedName(in string) bool {
 	for _, line := range strings.Split(in, "\n") {
 		if strings.HasPrefix(strings.TrimLeft(line, " \t"), "{") {
