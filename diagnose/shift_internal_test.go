@@ -36,7 +36,6 @@ func TestShiftBaselineLearnedInStartupBurst(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 19))
 		s := newShiftState()
 		t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-		nan := math.NaN()
 		for el := time.Duration(0); el <= 6*time.Minute; el += time.Second {
 			mu := base
 			switch {
@@ -45,12 +44,7 @@ func TestShiftBaselineLearnedInStartupBurst(t *testing.T) {
 			case el >= change:
 				mu *= rise
 			}
-			var obs, den [NumSignals]float64
-			for i := range obs {
-				obs[i], den[i] = nan, nan
-			}
-			obs[SigArrivals] = poisson(rng, mu)
-			s.observe(t0.Add(el), &obs, &den, nan)
+			observeArrivals(&s, t0.Add(el), poisson(rng, mu))
 		}
 		var up *Shift
 		for i, sh := range s.shifts {
@@ -101,19 +95,13 @@ func TestShiftBurstOutlastingTheHoldForgotten(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 23))
 		s := newShiftState()
 		t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-		nan := math.NaN()
 		during := false
 		for el := time.Duration(0); el <= 7*time.Minute; el += time.Second {
 			mu := base
 			if el >= at && el < at+long {
 				mu *= burst
 			}
-			var obs, den [NumSignals]float64
-			for i := range obs {
-				obs[i], den[i] = nan, nan
-			}
-			obs[SigArrivals] = poisson(rng, mu)
-			s.observe(t0.Add(el), &obs, &den, nan)
+			observeArrivals(&s, t0.Add(el), poisson(rng, mu))
 			for _, sh := range s.shifts {
 				during = during || sh.Signal == SigArrivals && sh.After > sh.Before
 			}
@@ -156,14 +144,8 @@ func TestShiftRiseUnderABurstDatedAgain(t *testing.T) {
 	}
 	s := newShiftState()
 	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	nan := math.NaN()
 	for i, v := range arrivals {
-		var obs, den [NumSignals]float64
-		for k := range obs {
-			obs[k], den[k] = nan, nan
-		}
-		obs[SigArrivals] = v
-		s.observe(t0.Add(time.Duration(i+1)*step), &obs, &den, nan)
+		observeArrivals(&s, t0.Add(time.Duration(i+1)*step), v)
 	}
 	var up *Shift
 	for i, sh := range s.shifts {
@@ -179,4 +161,15 @@ func TestShiftRiseUnderABurstDatedAgain(t *testing.T) {
 	if on < change-2*step || on > change+2*step {
 		t.Errorf("the rise dated %v, it came at %v", on, change)
 	}
+}
+
+// observeArrivals feeds one scrape whose only observation is n arrivals.
+func observeArrivals(s *shiftState, t time.Time, n float64) {
+	nan := math.NaN()
+	var obs, den [NumSignals]float64
+	for i := range obs {
+		obs[i], den[i] = nan, nan
+	}
+	obs[SigArrivals] = n
+	s.observe(t, &obs, &den, nan)
 }
