@@ -132,15 +132,24 @@ func trafficShifts(u *unit) []diagnose.Shift {
 		}
 	}
 	queued := givingUpWait(u.st, &u.ep.Trend)
+	// The endpoint's own slice unless a shift is left out: checked every
+	// evaluation on every endpoint, most with nothing to leave out.
 	var out []diagnose.Shift
-	for _, s := range ss {
+	for i, s := range ss {
 		switch {
-		case s.Signal == diagnose.SigAbort && s.After > s.Before && queued:
-			continue
-		case s.Signal == diagnose.SigGenLen && (queued && aborts != nil && aborts.After > aborts.Before || abortsExplain(s, aborts, u.st.AbortShare)):
-			continue
+		case s.Signal == diagnose.SigAbort && s.After > s.Before && queued,
+			s.Signal == diagnose.SigGenLen && (queued && aborts != nil && aborts.After > aborts.Before || abortsExplain(s, aborts, u.st.AbortShare)):
+			if out == nil {
+				out = append(make([]diagnose.Shift, 0, len(ss)-1), ss[:i]...)
+			}
+		default:
+			if out != nil {
+				out = append(out, s)
+			}
 		}
-		out = append(out, s)
+	}
+	if out == nil {
+		return ss
 	}
 	return out
 }
