@@ -148,6 +148,9 @@ func verdictCases() []verdictCase {
 		// shorten an answer. Said as info, never as "add capacity".
 		q("answers ×4 (reasoning turned on), E2E over target, V1 8B", "long-answers", "latest", sim.Model{}),
 		q("answers ×4 (reasoning turned on), E2E over target, V1 14B on 0.10", "long-answers", "v0.10", qwen),
+		// SGLang exposes no output-length histogram: said without the
+		// mean length, still info.
+		q("answers ×4 (reasoning turned on), E2E over target, SGLang", "long-answers", "sglang", sim.Model{}),
 		q("idle, V1", "idle", "latest", sim.Model{}),
 		q("sleeping, V1", "sleeping", "latest", sim.Model{}),
 	}
