@@ -68,6 +68,15 @@ type Verdict struct {
 	// admission rejections say their rate in Evidence).
 	Refused float64
 	Status  string
+	// PaceOver, on a healthy verdict (nothing waits), says the
+	// inter-token p95 is over the SLO's target all the same: the pace,
+	// not a queue (a throttled GPU, prefill steps stalling the streams).
+	PaceOver bool
+	// Drained, on a healthy verdict, says requests queued within the
+	// window and the engine drained them: said as the burst it was, so
+	// the line does not change with each scrape that catches the tail
+	// of one.
+	Drained bool
 	// Evidence are the numbers behind it; Ruled lists the limits checked
 	// and ruled out (unexplained: what was looked at).
 	Evidence []Evidence

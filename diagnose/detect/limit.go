@@ -59,9 +59,14 @@ const (
 	saturatingStep = 2048
 )
 
-// classify is the verdict on one endpoint; drafts says the previous
-// evaluation named speculative decoding.
-func classify(x *evalCtx, ep *diagnose.EndpointView, drafts bool) diagnose.Verdict {
+// verdictMemo is what the next evaluation needs of an endpoint's verdict.
+type verdictMemo struct {
+	limit    diagnose.Limit
+	paceOver bool
+}
+
+// classify is the verdict on one endpoint; prev is its previous one.
+func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.Verdict {
 	st, tr := &ep.Stats, &ep.Trend
 	switch {
 	case !upEngine(ep):
@@ -104,19 +109,24 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, drafts bool) diagnose.Verdi
 	// what binds it (two data-parallel engines sharing a load had no
 	// queue, inter-token p95 65 ms over 50 ms at 2 % accepted, and read
 	// "nothing waits, latency within target").
-	// Once named, the drafts stay the verdict while the pace stays
-	// within a fifth of the target (at 2 % accepted the p95 hovered about
-	// 50 ms, and the verdict flipped 23 times in four minutes).
+	// Once said, a slow pace stays said while the inter-token p95 stays
+	// within a fifth of the target (at 2 % of drafts accepted the p95
+	// hovered about 50 ms, and the verdict flipped 23 times in four
+	// minutes).
 	pace := x.slo.ITL
-	if drafts {
+	if prev.limit == diagnose.LimitSpecDecode || prev.paceOver {
 		pace = pace * 4 / 5
 	}
-	draftsSlow := over(&st.ITL, pace, 0.95) && wastedDrafts(st)
+	paceOver := over(&st.ITL, pace, 0.95)
+	draftsSlow := paceOver && wastedDrafts(st)
 	if !queued && !slow && !losing && !draftsSlow {
 		if (bad(st.ReqRate) || st.ReqRate == 0) && (bad(st.Running) || st.Running == 0) {
 			return diagnose.Verdict{Limit: diagnose.LimitIdle}
 		}
-		return diagnose.Verdict{Limit: diagnose.LimitHealthy}
+		// "Latency within target" would be untrue while the pace is over
+		// it (a thermally throttled 14B: inter-token p95 90 ms against
+		// 50 ms, nothing waiting).
+		return diagnose.Verdict{Limit: diagnose.LimitHealthy, PaceOver: paceOver, Drained: drainedBurst(tr)}
 	}
 	if tr.Points < minPoints {
 		// Adapters listed waiting while every --max-loras slot is taken
@@ -133,7 +143,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, drafts bool) diagnose.Verdi
 		// The queue emptied within the window and whatever waits now has
 		// waited less than a burst lasts: a burst the engine drains; no
 		// limit binds.
-		return diagnose.Verdict{Limit: diagnose.LimitBurst, Evidence: []diagnose.Evidence{
+		return diagnose.Verdict{Limit: diagnose.LimitBurst, PaceOver: paceOver, Evidence: []diagnose.Evidence{
 			evNum("waiting without a break", tr.WaitFor.Seconds(), diagnose.UnitSeconds, 0), evNum("most waiting", tr.WaitMax, diagnose.UnitCount, tr.Span),
 			evNum("waiting", st.Waiting, diagnose.UnitCount, 0)}}
 	}
