@@ -1,5 +1,7 @@
 package diagnose
 
+import "github.com/vtop-dev/vtop/sources"
+
 // Limit names what holds an engine's work back: one of the engine's
 // limits, or why none does. The names are the JSON report's.
 type Limit string
@@ -77,6 +79,9 @@ type Verdict struct {
 	// the line does not change with each scrape that catches the tail
 	// of one.
 	Drained bool
+	// Server is the engine whose flags the line names (an endpoint's;
+	// zero, vLLM's, for a pool or the fleet).
+	Server sources.Server
 	// Evidence are the numbers behind it; Ruled lists the limits checked
 	// and ruled out (unexplained: what was looked at).
 	Evidence []Evidence

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	f "github.com/vtop-dev/vtop/ui/format"
 )
 
@@ -95,7 +96,9 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 		}
 		s += "; ruled out: " + strings.Join(names, ", ")
 	}
-	return "bottleneck: " + s
+	// The limits' names carry vLLM's flags: an SGLang replica's batch cap
+	// read "--max-num-seqs".
+	return "bottleneck: " + detect.InEngineTerms(s, v.Server)
 }
 
 // JSONVerdict is the assessment line of an endpoint, a model pool or the
