@@ -58,10 +58,10 @@ func TestShiftBaselineLearnedInStartupBurst(t *testing.T) {
 			up = &s.shifts[i]
 		}
 		if up == nil {
-			// The fall from the burst never detected: the baseline's
-			// spread, learned over the burst, is wider than a second's
-			// count at ~3/s moves it, and the baseline drifts down only
-			// at its time constant (2 of these 20 draws).
+			// The rise never found: a second's count at ~3/s is as noisy
+			// as a ×2.2 change is large (2 of these 20 draws before
+			// arrivals were also judged over blocks of scrapes, none
+			// since).
 			t.Logf("seed %d: the ×%g rise at %v not reported", seed, rise, change)
 			continue
 		}
