@@ -1,11 +1,13 @@
 package detect_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/ui/format"
 )
 
 // TestThrashingHoldsWhileClientsGiveUp: ten times the traffic on a 14B
@@ -55,4 +57,37 @@ func TestThrashingHoldsWhileClientsGiveUp(t *testing.T) {
 		t.Fatalf("fired %v, readings under 80 %% while it held: %d: the case tests nothing", fired, low)
 	}
 	t.Logf("%d readings under 80 %% while the thrashing finding held", low)
+}
+
+// TestThrottledGPUNamedInSeconds: opened on a GPU past its slowdown
+// temperature (clocks halved for three minutes already), every reading
+// says a thermal slowdown: it is named pending within seconds, over the
+// span it has seen, and the SLO breach it causes follows it rather than
+// advising capacity. It took 31 s (half the 1-minute window), and the
+// breach said "add capacity if the engine is simply saturated" meanwhile.
+func TestThrottledGPUNamedInSeconds(t *testing.T) {
+	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Scenarios: []sim.ScenarioSpec{{Name: "thermal-throttle"}}})
+	for p.fleet.Elapsed() < 3*time.Minute {
+		p.fleet.Advance(time.Second)
+	}
+	for k := 1; k <= 5; k++ {
+		f := p.step()
+		for _, fd := range append(f.Findings, f.Pending...) {
+			if fd.Rule != "gpu_throttling" {
+				continue
+			}
+			s := format.Say(fd.Summary)
+			if !strings.Contains(s, "thermal slowdown") || strings.Contains(s, "of 1m") {
+				t.Fatalf("at %ds: %s", k, s)
+			}
+			for _, sym := range append(f.Findings, f.Pending...) {
+				if sym.Rule == "slo_breach" && sym.Cause != fd.ID() {
+					t.Errorf("at %ds the SLO breach does not follow the throttled GPU: %s", k, format.Say(sym.Action))
+				}
+			}
+			t.Logf("named at %ds: %s", k, s)
+			return
+		}
+	}
+	t.Fatal("the throttled GPU was not named within 5 s of opening")
 }
