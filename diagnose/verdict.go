@@ -1,5 +1,7 @@
 package diagnose
 
+import "github.com/vtop-dev/vtop/sources"
+
 // Limit names what holds an engine's work back: one of the engine's
 // limits, or why none does. The names are the JSON report's.
 type Limit string
@@ -51,6 +53,9 @@ type Verdict struct {
 	// Replicas is how many replicas of the model serve the arrivals
 	// (Little's law), with Now today's; 0 when not sized.
 	Replicas, Now int
+	// ReplicasAt is the unrounded count Replicas was computed from (a
+	// held count: the one it was first shown at).
+	ReplicasAt float64
 	// Flag is the change that moves the binding limit, when one does.
 	Flag *FlagChange
 	// Gain is how much raising the binding limit as far as the evidence
@@ -68,6 +73,18 @@ type Verdict struct {
 	// admission rejections say their rate in Evidence).
 	Refused float64
 	Status  string
+	// PaceOver, on a healthy verdict (nothing waits), says the
+	// inter-token p95 is over the SLO's target all the same: the pace,
+	// not a queue (a throttled GPU, prefill steps stalling the streams).
+	PaceOver bool
+	// Drained, on a healthy verdict, says requests queued within the
+	// window and the engine drained them: said as the burst it was, so
+	// the line does not change with each scrape that catches the tail
+	// of one.
+	Drained bool
+	// Server is the engine whose flags the line names (an endpoint's;
+	// zero, vLLM's, for a pool or the fleet).
+	Server sources.Server
 	// Evidence are the numbers behind it; Ruled lists the limits checked
 	// and ruled out (unexplained: what was looked at).
 	Evidence []Evidence

@@ -33,7 +33,10 @@ type Detector struct {
 	// oneScrape is, by endpoint, a limit named from one scrape's gauges
 	// before the window has the points to judge (keepOneScrape).
 	oneScrape map[string]diagnose.Verdict
-	gen       uint32
+	// prev is each endpoint's last verdict, for the verdicts whose
+	// threshold to stay is lower than the one to be named (hysteresis).
+	prev map[string]verdictMemo
+	gen  uint32
 	// live marks, per endpoint and rule, a state that fires (and does not
 	// resolve) or is shown pending this evaluation: what supersession reads.
 	live   map[liveKey]liveMark
@@ -98,7 +101,7 @@ func NewDetector(cfg RulesConfig) (*Detector, error) {
 	}
 	d := &Detector{rules: rules, slo: slo, forCap: cfg.ForCap, states: map[stateKey]*ruleState{},
 		live: map[liveKey]liveMark{}, supers: make([][]int, len(rules)), under: make([][]int, len(rules)),
-		shownTo: map[string]map[string]shownFlag{}, nstates: make([]int, len(rules)), oneScrape: map[string]diagnose.Verdict{}}
+		shownTo: map[string]map[string]shownFlag{}, nstates: make([]int, len(rules)), oneScrape: map[string]diagnose.Verdict{}, prev: map[string]verdictMemo{}}
 	for i, r := range rules {
 		if r.memory != nil {
 			d.stateful = append(d.stateful, i)
@@ -215,7 +218,10 @@ func (d *Detector) Advance(f *diagnose.Frame) {
 	x := &evalCtx{f: f, now: f.Time, slo: &d.slo, shownTo: d.shownTo}
 	d.remember(f)
 	for i := range f.Endpoints {
-		f.Endpoints[i].Verdict = d.keepOneScrape(&f.Endpoints[i], classify(x, &f.Endpoints[i]))
+		ep := &f.Endpoints[i]
+		prev := d.prev[ep.Name]
+		ep.Verdict = d.keepOneScrape(ep, classify(x, ep, prev))
+		d.prev[ep.Name] = memo(&ep.Verdict)
 		verdictInEngineTerms(&f.Endpoints[i].Verdict, &f.Endpoints[i])
 	}
 	for ri := range d.rules {

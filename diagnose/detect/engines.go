@@ -77,8 +77,18 @@ func sglangFlagChange(fc *diagnose.FlagChange) bool {
 	return true
 }
 
+// InEngineTerms tells a line written in vLLM's terms (a verdict's, whose
+// limit names carry vLLM's flags) in those of server.
+func InEngineTerms(s string, server sources.Server) string {
+	if server != sources.ServerSGLang {
+		return s
+	}
+	return sglangWords.Replace(s)
+}
+
 // verdictInEngineTerms is inEngineTerms for the binding-limit verdict.
 func verdictInEngineTerms(v *diagnose.Verdict, ep *diagnose.EndpointView) {
+	v.Server = ep.Version.Server
 	if v.Flag == nil || ep.Version.Server != sources.ServerSGLang {
 		return
 	}

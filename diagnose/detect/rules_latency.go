@@ -643,7 +643,14 @@ var ruleSLOBreach = &Rule{
 			st := u.st
 			fd.Summary = fd.Summary.Cat(say("; the slowest gaps only (inter-token p50 %s, p95 %s within target)", qsecs(&st.ITL, st.ITL.P50), qsecs(&st.ITL, st.ITL.P95)))
 			fd.Explain = plain("Most tokens stream at the target pace; now and then a step that carries prefill work (a new prompt, or a chunk of one) stalls every running stream for its length. That is the step size, not a lack of capacity.")
-			fd.Action = plain("not capacity: the steps that carry prefill stall the streams; if the stalls matter to users, smaller prefill steps (a lower --max-num-batched-tokens; V0: --enable-chunked-prefill) trade them for a longer TTFT of long prompts")
+			// V0 prefills whole prompts unless told to chunk them; V1
+			// and SGLang chunk by default (an SGLang replica read "V0:
+			// (no SGLang flag: …)").
+			smaller := "a lower --max-num-batched-tokens"
+			if u.ep.Version.Gen == sources.GenV0 {
+				smaller = "--enable-chunked-prefill, or a lower --max-num-batched-tokens with it"
+			}
+			fd.Action = say("not capacity: the steps that carry prefill stall the streams; if the stalls matter to users, smaller prefill steps (%s) trade them for a longer TTFT of long prompts", smaller)
 			return
 		}
 		if u.ep.Verdict.Limit == diagnose.LimitUnexplained && steadyWait(x, u.ep) {

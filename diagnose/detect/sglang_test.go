@@ -9,6 +9,7 @@ import (
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/ui/format"
+	"github.com/vtop-dev/vtop/ui/report"
 )
 
 // vllmOnly are flags an SGLang server does not take: none may reach an
@@ -93,5 +94,43 @@ func TestSGLangFullPoolNamedWithItsFlags(t *testing.T) {
 	}
 	if !thrashing {
 		t.Error("kv_cache_thrashing never fired on the retracting replica")
+	}
+}
+
+// Every scenario the simulator can serve as SGLang, opened three minutes
+// in and read for two: no verdict line and no finding names a flag SGLang
+// lacks. The verdict's limit names carry vLLM's flags: a batch-capped
+// SGLang replica read "batch cap (--max-num-seqs)", and a tail-only SLO
+// breach "V0: (no SGLang flag: …)".
+func TestSGLangEveryScenarioInItsTerms(t *testing.T) {
+	for _, sc := range sim.Scenarios {
+		rc := sim.ReplicaConfig{Name: "sgl-0", Profile: "sglang", Scenarios: []sim.ScenarioSpec{{Name: sc.Name}}}
+		if _, err := sim.NewFleet(sim.FleetConfig{Replicas: []sim.ReplicaConfig{rc}}, seed); err != nil {
+			continue // V0-only, or P/D disaggregation (vLLM's NixlConnector)
+		}
+		t.Run(sc.Name, func(t *testing.T) {
+			t.Parallel()
+			p := newScenarioPipeline(t, rc)
+			for p.fleet.Elapsed() < 3*time.Minute {
+				p.fleet.Advance(time.Second)
+			}
+			for p.fleet.Elapsed() < 5*time.Minute {
+				f := p.step()
+				line := report.VerdictLine(&f.Endpoints[0].Verdict, false)
+				for _, fl := range vllmOnly {
+					if strings.Contains(line, fl) {
+						t.Fatalf("at %v the verdict names %s: %s", p.fleet.Elapsed(), fl, line)
+					}
+				}
+				for _, fd := range append(f.Findings, f.Pending...) {
+					if w := vllmFlagIn(&fd); w != "" {
+						t.Fatalf("at %v %s names a vLLM flag: %s", p.fleet.Elapsed(), fd.Rule, w)
+					}
+					if a := format.Say(fd.Action); strings.Contains(a, "V0:") || strings.Contains(a, "V0 ") {
+						t.Fatalf("at %v %s advises for vLLM V0: %s", p.fleet.Elapsed(), fd.Rule, a)
+					}
+				}
+			}
+		})
 	}
 }

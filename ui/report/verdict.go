@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/vtop-dev/vtop/diagnose"
+	"github.com/vtop-dev/vtop/diagnose/detect"
 	f "github.com/vtop-dev/vtop/ui/format"
 )
 
@@ -30,6 +31,23 @@ var limitNames = map[diagnose.Limit]string{
 	diagnose.LimitMixed:       "no clear bottleneck: members disagree",
 }
 
+// quietLine words an endpoint's verdict when nothing binds: whether a
+// queue formed and drained within the window, and whether tokens stream
+// at the target pace all the same.
+func quietLine(v *diagnose.Verdict) string {
+	queue := "nothing waits"
+	if v.Limit == diagnose.LimitBurst || v.Drained {
+		queue = "a burst the engine drained"
+	}
+	switch {
+	case v.PaceOver:
+		return "no bottleneck in the queue: " + queue + ", but tokens stream slower than target (inter-token p95; see the SLO finding)"
+	case v.Limit == diagnose.LimitBurst || v.Drained:
+		return "no bottleneck: " + queue
+	}
+	return LimitName(v.Limit)
+}
+
 // LimitName words a limit.
 func LimitName(l diagnose.Limit) string { return limitNames[l] }
 
@@ -41,6 +59,9 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 		return ""
 	}
 	s := LimitName(v.Limit)
+	if (v.Limit == diagnose.LimitHealthy || v.Limit == diagnose.LimitBurst) && !pool {
+		s = quietLine(v)
+	}
 	if v.Limit == diagnose.LimitRejecting && !pool && v.Refused > 0 {
 		// One signal, the API server's own count: its share says it all.
 		return fmt.Sprintf("bottleneck: rejecting: %s of inference requests answered %s by the API server, before any engine saw them", f.Percent(v.Refused), v.Status)
@@ -75,7 +96,9 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 		}
 		s += "; ruled out: " + strings.Join(names, ", ")
 	}
-	return "bottleneck: " + s
+	// The limits' names carry vLLM's flags: an SGLang replica's batch cap
+	// read "--max-num-seqs".
+	return "bottleneck: " + detect.InEngineTerms(s, v.Server)
 }
 
 // JSONVerdict is the assessment line of an endpoint, a model pool or the
