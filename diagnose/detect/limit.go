@@ -432,10 +432,17 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 			evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window), evNum("step tokens p95", st.IterTokens.P95, diagnose.UnitTokens, w), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0),
 			evNum("mean running", tr.RunMean, diagnose.UnitCount, tr.Span), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
 	}
-	ruled = append(ruled, diagnose.LimitCompute)
+	if !bad(util) || pinned && ceil > saturatingStep {
+		// Ruled out only where measured: without the endpoint's GPUs
+		// (dcgm GPUs joined by a host several replicas share) nothing
+		// says the GPU is not saturated (a 10× queue on two engines read
+		// "ruled out: … compute" and "adding replicas will not help").
+		ruled = append(ruled, diagnose.LimitCompute)
+	}
 	return diagnose.Verdict{Limit: diagnose.LimitUnexplained, Ruled: ruled, Evidence: []diagnose.Evidence{
 		evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evNum("running", st.Running, diagnose.UnitCount, 0),
-		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
+		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w),
+		evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window)}}
 }
 
 // wastedDrafts: drafts are accepted less often than a draft costs.

@@ -653,7 +653,8 @@ var ruleSLOBreach = &Rule{
 			fd.Action = say("not capacity: the steps that carry prefill stall the streams; if the stalls matter to users, smaller prefill steps (%s) trade them for a longer TTFT of long prompts", smaller)
 			return
 		}
-		if u.ep.Verdict.Limit == diagnose.LimitUnexplained && steadyWait(x, u.ep) {
+		if u.ep.Verdict.Limit == diagnose.LimitUnexplained && slices.Contains(u.ep.Verdict.Ruled, diagnose.LimitCompute) && steadyWait(x, u.ep) {
+			// (Not capacity only where the GPU was measured not busy.)
 			// Held in the queue with room everywhere: not capacity.
 			fd.Summary = fd.Summary.Cat(say(", requests waiting %s (queue p95) at nearly every point with room in batch and KV cache", qsecs(&u.st.Queue, u.st.Queue.P95)))
 			fd.Explain = plain("Requests wait in the queue a long time at nearly every point, though the queue empties and batch, KV cache and token budget have room: vLLM's scheduler would admit them at the next step, so something outside this engine's capacity holds them. More replicas would not shorten it.")
