@@ -569,7 +569,13 @@ var ruleSLOBreach = &Rule{
 			}
 		}
 		switch {
-		case !known || u.ep.Verdict.Limit == diagnose.LimitFewData:
+		case !known || u.ep.Verdict.Limit == diagnose.LimitFewData || u.ep.Trend.Points < minPoints:
+			// A second or two of histograms is one or two steps: a prefill
+			// that stalled every stream once read as inter-token p95
+			// 51-245 ms on busy, healthy and long-answer replicas just
+			// opened ("add capacity"), gone a scrape later. Judged from
+			// the verdict's points on (a Prometheus backfill has them at
+			// once).
 			return condUnknown, 0
 		case breach && u.ep.Verdict.Limit == diagnose.LimitBurst:
 			return condMet, diagnose.SevInfo // a transient burst: said so, never an alarm
