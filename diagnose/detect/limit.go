@@ -124,7 +124,10 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 	if prev.limit == diagnose.LimitSpecDecode || prev.paceOver {
 		pace = pace * 4 / 5
 	}
-	paceOver := over(&st.ITL, pace, 0.95)
+	// Judged from the verdict's points on, as the SLO breach is: the
+	// first second's histogram is a step or two (a busy 14B read "tokens
+	// stream slower than target" at 2 s and "within target" at 3 s).
+	paceOver := over(&st.ITL, pace, 0.95) && tr.Points >= minPoints
 	draftsSlow := paceOver && wastedDrafts(st)
 	if !queued && !slow && !losing && !draftsSlow {
 		if (bad(st.ReqRate) || st.ReqRate == 0) && (bad(st.Running) || st.Running == 0) {
@@ -132,7 +135,10 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 		}
 		// "Latency within target" would be untrue while the pace is over
 		// it (a thermally throttled 14B: inter-token p95 90 ms against
-		// 50 ms, nothing waiting).
+		// 50 ms, nothing waiting); in the first seconds it is not known.
+		if tr.Points < minPoints && over(&st.ITL, pace, 0.95) {
+			return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
+		}
 		return diagnose.Verdict{Limit: diagnose.LimitHealthy, PaceOver: paceOver, Drained: drainedBurst(tr)}
 	}
 	if tr.Points < minPoints {
