@@ -483,10 +483,10 @@ const (
 // scrape: at a scrape's worth of expected arrivals the scrape CUSUM alone
 // judges, as before. Rises only: a fall found so could not be dated
 // (traffic-drop's ÷2.2 on 3/s at 1 s scrapes: 14 more of 30 draws found,
-// 7 of them dated 3 to 37 s from the change, either way), since a burst at the fallen
-// level (×2.5) is the old level again and the counts do not say when the
-// traffic fell; the scrape CUSUM finds the clear falls, dated within two
-// scrapes.
+// 7 of them dated 3 to 37 s from the change, either way), since a burst
+// at the fallen level (×2.5) is the old level again and the counts do
+// not say when the traffic fell; the scrape CUSUM finds the clear falls,
+// dated within two scrapes.
 func (s *shiftState) stepBlock(sig Signal, b *countBlocks, t time.Time, v float64) {
 	c := &s.sig[sig]
 	if s.seen < 2 {
