@@ -53,6 +53,9 @@ type Verdict struct {
 	// Replicas is how many replicas of the model serve the arrivals
 	// (Little's law), with Now today's; 0 when not sized.
 	Replicas, Now int
+	// ReplicasAt is the unrounded count Replicas was computed from (a
+	// held count: the one it was first shown at).
+	ReplicasAt float64
 	// Flag is the change that moves the binding limit, when one does.
 	Flag *FlagChange
 	// Gain is how much raising the binding limit as far as the evidence

@@ -1,8 +1,10 @@
 package sources
 
 import (
+	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -67,6 +69,15 @@ func (f *Fetcher) OriginClient(origin *url.URL, extra map[string]string, headerT
 		// took 28,547 read calls with the default 4 KiB buffer, 8 % of
 		// its CPU; 1,480 with this one.
 		t.ReadBufferSize = 256 << 10
+		if dial := t.DialContext; dial != nil {
+			t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dial(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return newPacedConn(c), nil
+			}
+		}
 		next = t
 	}
 	return &http.Client{Transport: &originTransport{f: f, origin: origin, extra: extra, next: next}, CheckRedirect: checkRedirect}

@@ -221,7 +221,7 @@ func (d *Detector) Advance(f *diagnose.Frame) {
 		ep := &f.Endpoints[i]
 		prev := d.prev[ep.Name]
 		ep.Verdict = d.keepOneScrape(ep, classify(x, ep, prev))
-		d.prev[ep.Name] = verdictMemo{limit: ep.Verdict.Limit, under: ep.Verdict.Under, paceOver: ep.Verdict.PaceOver}
+		d.prev[ep.Name] = memo(&ep.Verdict)
 		verdictInEngineTerms(&f.Endpoints[i].Verdict, &f.Endpoints[i])
 	}
 	for ri := range d.rules {

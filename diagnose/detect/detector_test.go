@@ -59,9 +59,11 @@ func TestHysteresis(t *testing.T) {
 	if !last.FirstSeen.Equal(t0) {
 		t.Errorf("first seen moved to %v", last.FirstSeen)
 	}
-	// Clear (KV 70%): resolves after resolve_for (2m), not before.
+	// Clear (the preemptions stop, KV 70%): resolves after resolve_for
+	// (2m), not before. (KV 70% alone does not clear it while it still
+	// preempts: a preemption is a step that found the cache full.)
 	start = start.Add(5*time.Minute + time.Second)
-	frames = w.run(start, 3*time.Minute, time.Second, set(22, 0.70))
+	frames = w.run(start, 3*time.Minute, time.Second, set(0, 0.70))
 	var gone time.Time
 	for _, f := range frames {
 		if findingOf(f, "kv_cache_thrashing") == nil && gone.IsZero() {

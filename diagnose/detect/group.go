@@ -129,7 +129,11 @@ func groupFindings(f *diagnose.Frame) {
 func causeOf(all []*diagnose.Finding, causes []string) *diagnose.Finding {
 	var best *diagnose.Finding
 	for _, c := range all {
-		if c.State == diagnose.FindingResolving || !slices.Contains(causes, c.Rule) {
+		if c.State == diagnose.FindingResolving || c.Severity <= diagnose.SevInfo || !slices.Contains(causes, c.Rule) {
+			// An info finding is normal life said (a busy GPU at its
+			// power cap): no symptom follows it (a thrashing 14B's queue,
+			// aborts and stutter were told to "follow the cause: GPU
+			// throttling", power cap, info).
 			continue
 		}
 		if best == nil || (c.State == diagnose.FindingFiring) != (best.State == diagnose.FindingFiring) && c.State == diagnose.FindingFiring ||

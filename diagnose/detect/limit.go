@@ -63,6 +63,13 @@ const (
 type verdictMemo struct {
 	limit, under diagnose.Limit
 	paceOver     bool
+	replicas     int     // the replicas shown
+	replicasAt   float64 // the unrounded count they were computed from
+}
+
+// memo is what the next evaluation keeps of v.
+func memo(v *diagnose.Verdict) verdictMemo {
+	return verdictMemo{limit: v.Limit, under: v.Under, paceOver: v.PaceOver, replicas: v.Replicas, replicasAt: v.ReplicasAt}
 }
 
 // classify is the verdict on one endpoint; prev is its previous one.
@@ -165,7 +172,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 		v.Evidence = append(v.Evidence, evNum("aborted", st.AbortShare, diagnose.UnitRatio, st.Span), evQ("queue time p95", &st.Queue, st.Queue.P95, st.Span),
 			evNum("finished", st.ReqRate, diagnose.UnitReqPerSec, st.Span), evNum("fewest waiting", tr.WaitMin, diagnose.UnitCount, tr.Span))
 	case v.Limit.Symptom() && v.Limit != diagnose.LimitUnexplained:
-		arrivals(x, ep, &v)
+		arrivals(x, ep, &v, prev)
 	}
 	return v
 }
@@ -589,7 +596,7 @@ func stepCeiling(q *diagnose.Quantiles) (float64, bool) {
 // far as the evidence allows cannot absorb the arrival rate, the verdict is
 // "arrivals exceed capacity", in replicas by Little's law, with the flag as
 // the smaller part.
-func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict) {
+func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict, prev verdictMemo) {
 	st, tr := &ep.Stats, &ep.Trend
 	// Only a queue that keeps growing says arrivals outrun completions; a
 	// standing queue is served at the rate it arrives and drains once the
@@ -651,7 +658,14 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict) {
 		}
 	}
 	v.Under, v.Limit = v.Limit, diagnose.LimitArrivals
-	v.Now, v.Replicas = reps, max(reps+1, int(math.Ceil(float64(reps)*need/(1+gain)-1e-9)))
+	at := float64(reps) * need / (1 + gain)
+	v.Now, v.Replicas, v.ReplicasAt = reps, max(reps+1, int(math.Ceil(at-1e-9))), at
+	if prev.replicas > 0 && prev.replicas != v.Replicas && math.Abs(at-prev.replicasAt) <= flagMargin*prev.replicasAt {
+		// Held where it was shown until the evidence moves by more than
+		// a recommended flag must: a need of 1.9 to 2.1 replicas read "2"
+		// and "3" in turn, 9 times in a minute.
+		v.Replicas, v.ReplicasAt = prev.replicas, prev.replicasAt
+	}
 	v.Evidence = append(v.Evidence, evNum("arrivals ÷ served", need, diagnose.UnitNumber, st.Span), evNum("raising the limit adds", gain, diagnose.UnitRatio, 0),
 		evNum("queue growth", tr.WaitSlope, diagnose.UnitReqPerSec, tr.Span), evNum("served", done, diagnose.UnitReqPerSec, st.Span))
 }

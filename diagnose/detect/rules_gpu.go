@@ -33,7 +33,7 @@ var ruleGPUThrottling = &Rule{
 	ID: "gpu_throttling", Title: "GPU throttling", Scope: ScopeGPU,
 	Catches:  "A GPU held below its clocks by a thermal, power or hardware slowdown for most of a window: every step takes longer, so inter-token latency and throughput suffer while vLLM's own numbers look merely slow.",
 	Needs:    "the GPU's clock-event reasons (NVML); vtop on the node",
-	Cond:     "thermal, power-brake or hardware slowdown reasons in ≥ {share} of the readings over {window} (a software power cap alone is info: a busy GPU at its power limit)",
+	Cond:     "thermal, power-brake or hardware slowdown reasons in ≥ {share} of the readings over {window} (a software power cap alone is info: a busy GPU at its power limit); with less than half the window seen (just opened), in every one of at least 3 readings",
 	Clear:    "slowdown in < {clear} of the readings over {window}",
 	Severity: "warning; critical when the slowdown is hardware-asserted (hardware slowdown, hardware thermal, power brake); info for the power cap alone",
 	Action:   "thermal: cooling (fans, airflow, inlet temperature); power brake or hardware slowdown: the node's power delivery and BMC log, drain and service; power cap: check the configured power limit",
@@ -42,7 +42,13 @@ var ruleGPUThrottling = &Rule{
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		t := throttleOf(x, u, seconds(p[gtWindow]))
 		switch {
-		case t.n < 3 || t.span < seconds(p[gtWindow])/2:
+		case t.n < 3:
+			return condUnknown, 0
+		case t.span < seconds(p[gtWindow])/2 && (t.share < 1 || t.reasons&^sources.ClockSWPowerCap == 0):
+			// Less than half the window: known only when every reading
+			// says a slowdown that is not the power cap's (opened on a GPU
+			// past its slowdown temperature, the first 30 s said nothing
+			// of it, and the SLO breach it causes advised "add capacity").
 			return condUnknown, 0
 		case t.share < p[gtClear]:
 			return condClear, 0
@@ -60,7 +66,11 @@ var ruleGPUThrottling = &Rule{
 		t := throttleOf(x, u, w)
 		g := &x.f.GPU.GPUs[u.gpu]
 		why := strings.Join((t.reasons & sources.ClockThrottle).Words(), ", ")
-		fd.Summary = say("%s %s for %s of %s: %s", g.Where(), "throttled", pct(t.share), dur(w), why)
+		seen := w
+		if t.span < w {
+			seen = t.span // opened moments ago: the readings it has
+		}
+		fd.Summary = say("%s %s for %s of %s: %s", g.Where(), "throttled", pct(t.share), dur(seen), why)
 		fd.Evidence = []diagnose.Evidence{evNum("throttled readings", t.share, diagnose.UnitRatio, w), ev("reasons", why, w),
 			evNum("temperature", g.TempC, diagnose.UnitCelsius, 0), evNum("slowdown temperature", g.TempSlowdownC, diagnose.UnitCelsius, 0),
 			evNum("power", g.PowerW, diagnose.UnitWatts, 0), evNum("power limit", g.PowerLimitW, diagnose.UnitWatts, 0), evNum("SM clock", g.SMClockMHz, diagnose.UnitMHz, 0),

@@ -60,7 +60,7 @@ func TestResolvingWithholdsAction(t *testing.T) {
 		t.Fatalf("not firing with advice: %+v", fd)
 	}
 	clear := t0.Add(31 * time.Second)
-	frames = w.run(clear, 60*time.Second, time.Second, thrashAt(22, 0.70))
+	frames = w.run(clear, 60*time.Second, time.Second, thrashAt(0, 0.70))
 	fd := findingOf(frames[len(frames)-1], "kv_cache_thrashing")
 	if fd == nil || fd.State != diagnose.FindingResolving || !fd.ResolvingSince.Equal(clear) {
 		t.Fatalf("want resolving since %v: %+v", clear, fd)

@@ -61,3 +61,39 @@ func TestQuietVerdictSaysThePace(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicasHeldWithinTheMargin: a batch client's long generations fill
+// a 14B's --max-num-seqs 48 and the queue grows; the arrivals need about
+// two replicas, the estimate wandering between 1.9 and 2.2 with the
+// minute's counts. The count shown moves only when the evidence moves by
+// more than a recommended flag must (15 %): it read "about 2 replicas" and
+// "about 3" in turn, 9 times in a minute.
+func TestReplicasHeldWithinTheMargin(t *testing.T) {
+	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "v0.11",
+		Model: sim.LookupModel("Qwen/Qwen2.5-14B-Instruct"), Scenarios: []sim.ScenarioSpec{{Name: "prefill-starvation"}}})
+	for p.fleet.Elapsed() < 3*time.Minute {
+		p.fleet.Advance(time.Second)
+	}
+	sized, changes := 0, 0
+	var last diagnose.Verdict
+	for p.fleet.Elapsed() < 6*time.Minute {
+		f := p.step()
+		v := f.Endpoints[0].Verdict
+		if v.Limit != diagnose.LimitArrivals || v.Replicas == 0 {
+			continue
+		}
+		sized++
+		if last.Replicas > 0 && v.Replicas != last.Replicas {
+			changes++
+			if d := v.ReplicasAt/last.ReplicasAt - 1; d > -0.15 && d < 0.15 {
+				t.Errorf("at %v about %d replicas, then %d at a need of %.2f (shown at %.2f): within the margin",
+					p.fleet.Elapsed(), last.Replicas, v.Replicas, v.ReplicasAt, last.ReplicasAt)
+			}
+		}
+		last = v
+	}
+	if sized < 30 {
+		t.Fatalf("sized in replicas at %d evaluations: the case tests nothing", sized)
+	}
+	t.Logf("sized at %d evaluations, the count changed %d times", sized, changes)
+}
