@@ -182,8 +182,9 @@ func observeArrivals(s *shiftState, t time.Time, n float64) {
 // within 2 s). Over blocks of 30 expected arrivals the change is 4 of
 // their deviations: found on 35, dated on the scrapes within 2 s of the
 // change on 23 (a second holds one or two arrivals: the counts date it
-// no closer on the others). Poisson arrivals, no bursts, drawn afresh for
-// each seed.
+// no closer on the others); on all 40, 25 within 2 s, since the blocks'
+// baseline learns a block only a hold after it. Poisson arrivals, no
+// bursts, drawn afresh for each seed.
 func TestShiftRiseAtFewArrivalsAScrape(t *testing.T) {
 	const base, rise = 1.5, 2.2
 	const change = 4 * time.Minute
@@ -218,7 +219,7 @@ func TestShiftRiseAtFewArrivalsAScrape(t *testing.T) {
 		}
 	}
 	t.Logf("the rise found on %d of %d draws, %d dated within 2 s", found, seeds, near)
-	if found < seeds*3/4 || near < seeds/2 {
-		t.Errorf("the rise found on %d of %d draws, %d dated within 2 s: want %d and %d", found, seeds, near, seeds*3/4, seeds/2)
+	if found < seeds*9/10 || near < seeds/2 {
+		t.Errorf("the rise found on %d of %d draws, %d dated within 2 s: want %d and %d", found, seeds, near, seeds*9/10, seeds/2)
 	}
 }

@@ -1,6 +1,7 @@
 package detect_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,4 +91,44 @@ func TestThrottledGPUNamedInSeconds(t *testing.T) {
 		}
 	}
 	t.Fatal("the throttled GPU was not named within 5 s of opening")
+}
+
+// TestComputeNotRuledOutUnmeasured: ten times the traffic on two
+// data-parallel engines, read without the replica's GPUs (dcgm-exporter's
+// GPUs joined by a host that six replicas share are attributed to none).
+// Nothing says the GPU is not saturated, so compute is never "ruled out",
+// and no SLO breach says the queue is not this engine's capacity: it read
+// "ruled out: … compute" and "adding replicas will not help" on a replica
+// whose batch was near its cap and whose steps carried 44k prompt
+// tokens/s.
+func TestComputeNotRuledOutUnmeasured(t *testing.T) {
+	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", DP: 2, Scenarios: []sim.ScenarioSpec{{Name: "queue-backlog"}}})
+	for p.fleet.Elapsed() < 3*time.Minute {
+		p.fleet.Advance(time.Second)
+	}
+	unexplained := 0
+	for p.fleet.Elapsed() < 6*time.Minute {
+		p.fleet.Advance(time.Second)
+		for i, r := range p.fleet.Replicas() {
+			p.engine.Ingest(i, r.Scrape(p.norms[i], sim.FormatOpenMetrics))
+		}
+		f := p.engine.Frame(p.fleet.Now())
+		p.det.Evaluate(f)
+		v := &f.Endpoints[0].Verdict
+		if v.Limit == diagnose.LimitUnexplained {
+			unexplained++
+			if slices.Contains(v.Ruled, diagnose.LimitCompute) {
+				t.Fatalf("at %v compute ruled out with no GPU reading: %v", p.fleet.Elapsed(), v.Ruled)
+			}
+		}
+		for _, fd := range append(f.Findings, f.Pending...) {
+			if a := format.Say(fd.Action); strings.Contains(a, "adding replicas will not help") {
+				t.Fatalf("at %v %s: %s → %s", p.fleet.Elapsed(), fd.Rule, format.Say(fd.Summary), a)
+			}
+		}
+	}
+	if unexplained == 0 {
+		t.Fatal("never unexplained: the case tests nothing")
+	}
+	t.Logf("unexplained at %d evaluations", unexplained)
 }

@@ -124,7 +124,10 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 	if prev.limit == diagnose.LimitSpecDecode || prev.paceOver {
 		pace = pace * 4 / 5
 	}
-	paceOver := over(&st.ITL, pace, 0.95)
+	// Judged from the verdict's points on, as the SLO breach is: the
+	// first second's histogram is a step or two (a busy 14B read "tokens
+	// stream slower than target" at 2 s and "within target" at 3 s).
+	paceOver := over(&st.ITL, pace, 0.95) && tr.Points >= minPoints
 	draftsSlow := paceOver && wastedDrafts(st)
 	if !queued && !slow && !losing && !draftsSlow {
 		if (bad(st.ReqRate) || st.ReqRate == 0) && (bad(st.Running) || st.Running == 0) {
@@ -132,7 +135,10 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 		}
 		// "Latency within target" would be untrue while the pace is over
 		// it (a thermally throttled 14B: inter-token p95 90 ms against
-		// 50 ms, nothing waiting).
+		// 50 ms, nothing waiting); in the first seconds it is not known.
+		if tr.Points < minPoints && over(&st.ITL, pace, 0.95) {
+			return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
+		}
 		return diagnose.Verdict{Limit: diagnose.LimitHealthy, PaceOver: paceOver, Drained: drainedBurst(tr)}
 	}
 	if tr.Points < minPoints {
@@ -432,10 +438,17 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 			evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window), evNum("step tokens p95", st.IterTokens.P95, diagnose.UnitTokens, w), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0),
 			evNum("mean running", tr.RunMean, diagnose.UnitCount, tr.Span), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
 	}
-	ruled = append(ruled, diagnose.LimitCompute)
+	if !bad(util) || pinned && ceil > saturatingStep {
+		// Ruled out only where measured: without the endpoint's GPUs
+		// (dcgm GPUs joined by a host several replicas share) nothing
+		// says the GPU is not saturated (a 10× queue on two engines read
+		// "ruled out: … compute" and "adding replicas will not help").
+		ruled = append(ruled, diagnose.LimitCompute)
+	}
 	return diagnose.Verdict{Limit: diagnose.LimitUnexplained, Ruled: ruled, Evidence: []diagnose.Evidence{
 		evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evNum("running", st.Running, diagnose.UnitCount, 0),
-		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
+		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w),
+		evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window)}}
 }
 
 // wastedDrafts: drafts are accepted less often than a draft costs.

@@ -338,9 +338,17 @@ func arrivalsWords(v *diagnose.Verdict, st *diagnose.Stats, tr *diagnose.Trend) 
 	// Sized from this replica's load: the pool's count scales with it only
 	// if its other replicas carry as much (the pool's own verdict sums them).
 	if v.Now > 1 {
-		return s.Add(": about %d replicas of this model instead of %d if the others are as loaded (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
+		s = s.Add(": about %d replicas of this model instead of %d if the others are as loaded (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
+	} else {
+		s = s.Add(": about %d replicas of this model instead of %d (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
 	}
-	return s.Add(": about %d replicas of this model instead of %d (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
+	if today := float64(v.Now) * need / (1 + v.Gain); v.Replicas != max(v.Now+1, int(math.Ceil(today-1e-9))) {
+		// Held where it was shown (arrivals): the arithmetic above is
+		// today's, the count the one it gave when shown.
+		s = s.Add("; shown as %d until the need moves by more than %s from the %s replicas it was computed at (now %s)",
+			v.Replicas, pct(flagMargin), dec(v.ReplicasAt, 2), dec(today, 2))
+	}
+	return s
 }
 
 // replicasNeeded words capacityNeed: the Little's-law arithmetic and the
@@ -569,7 +577,13 @@ var ruleSLOBreach = &Rule{
 			}
 		}
 		switch {
-		case !known || u.ep.Verdict.Limit == diagnose.LimitFewData:
+		case !known || u.ep.Verdict.Limit == diagnose.LimitFewData || u.ep.Trend.Points < minPoints:
+			// A second or two of histograms is one or two steps: a prefill
+			// that stalled every stream once read as inter-token p95
+			// 51-245 ms on busy, healthy and long-answer replicas just
+			// opened ("add capacity"), gone a scrape later. Judged from
+			// the verdict's points on (a Prometheus backfill has them at
+			// once).
 			return condUnknown, 0
 		case breach && u.ep.Verdict.Limit == diagnose.LimitBurst:
 			return condMet, diagnose.SevInfo // a transient burst: said so, never an alarm
@@ -653,7 +667,8 @@ var ruleSLOBreach = &Rule{
 			fd.Action = say("not capacity: the steps that carry prefill stall the streams; if the stalls matter to users, smaller prefill steps (%s) trade them for a longer TTFT of long prompts", smaller)
 			return
 		}
-		if u.ep.Verdict.Limit == diagnose.LimitUnexplained && steadyWait(x, u.ep) {
+		if u.ep.Verdict.Limit == diagnose.LimitUnexplained && slices.Contains(u.ep.Verdict.Ruled, diagnose.LimitCompute) && steadyWait(x, u.ep) {
+			// (Not capacity only where the GPU was measured not busy.)
 			// Held in the queue with room everywhere: not capacity.
 			fd.Summary = fd.Summary.Cat(say(", requests waiting %s (queue p95) at nearly every point with room in batch and KV cache", qsecs(&u.st.Queue, u.st.Queue.P95)))
 			fd.Explain = plain("Requests wait in the queue a long time at nearly every point, though the queue empties and batch, KV cache and token budget have room: vLLM's scheduler would admit them at the next step, so something outside this engine's capacity holds them. More replicas would not shorten it.")

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,5 +106,11 @@ var ruleUnexplained = &Rule{
 		fd.Summary = plain("no limit binds on the evidence; checked and ruled out: " + out)
 		fd.Explain = plain("Something holds requests back, but none of the engine's limits shows it: the batch is not at a plateau, the KV cache and the token budget have room, no adapter waits, drafts are accepted, the GPU is not saturated. vtop does not guess a cause.")
 		fd.Action = plain("compare with a healthy replica of the same model (traffic mix, prompt lengths, version); look outside vLLM: the client, the network, the node")
+		if !slices.Contains(v.Ruled, diagnose.LimitCompute) {
+			// No GPU attributed to the endpoint: compute is not ruled out.
+			fd.Summary = fd.Summary.Cat(plain("; compute not measured (no GPU attributed to this endpoint)"))
+			fd.Explain = plain("Something holds requests back, and none of the limits vtop can see shows it: the batch is not at a plateau, the KV cache and the token budget have room, no adapter waits, drafts are accepted. Whether the GPU is saturated is not known: no GPU reading is attributed to this endpoint (GPUs of a host several replicas share are not). vtop does not guess a cause.")
+			fd.Action = plain("read this endpoint's GPUs (nvidia-smi on its node, or dcgm-exporter with pod labels the targets match): a saturated GPU makes this compute, sized in replicas; else compare with a healthy replica of the same model and look outside vLLM")
+		}
 	},
 }
