@@ -338,9 +338,17 @@ func arrivalsWords(v *diagnose.Verdict, st *diagnose.Stats, tr *diagnose.Trend) 
 	// Sized from this replica's load: the pool's count scales with it only
 	// if its other replicas carry as much (the pool's own verdict sums them).
 	if v.Now > 1 {
-		return s.Add(": about %d replicas of this model instead of %d if the others are as loaded (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
+		s = s.Add(": about %d replicas of this model instead of %d if the others are as loaded (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
+	} else {
+		s = s.Add(": about %d replicas of this model instead of %d (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
 	}
-	return s.Add(": about %d replicas of this model instead of %d (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
+	if today := float64(v.Now) * need / (1 + v.Gain); v.Replicas != max(v.Now+1, int(math.Ceil(today-1e-9))) {
+		// Held where it was shown (arrivals): the arithmetic above is
+		// today's, the count the one it gave when shown.
+		s = s.Add("; shown as %d until the need moves by more than %s from the %s replicas it was computed at (now %s)",
+			v.Replicas, pct(flagMargin), dec(v.ReplicasAt, 2), dec(today, 2))
+	}
+	return s
 }
 
 // replicasNeeded words capacityNeed: the Little's-law arithmetic and the

@@ -1,14 +1,21 @@
 package detect_test
 
 import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/ui/format"
 	"github.com/vtop-dev/vtop/ui/report"
 )
+
+var replicasWords = regexp.MustCompile(`= ([0-9.]+)× what this replica serves(?:, ÷ ([0-9.]+) for)?.*about (\d+) replicas of this model instead of (\d+)`)
 
 // TestQuietVerdictSaysThePace: a GPU past its slowdown temperature halves
 // its clocks, so every step takes twice as long: with the traffic the
@@ -83,6 +90,25 @@ func TestReplicasHeldWithinTheMargin(t *testing.T) {
 			continue
 		}
 		sized++
+		// The finding's arithmetic and its count agree, or it says the
+		// count is held.
+		for _, fd := range append(f.Findings, f.Pending...) {
+			a := format.Say(fd.Action)
+			m := replicasWords.FindStringSubmatch(a)
+			if fd.Rule != "queue_backlog" || m == nil {
+				continue
+			}
+			need, _ := strconv.ParseFloat(m[1], 64)
+			div := 1.0
+			if m[2] != "" {
+				div, _ = strconv.ParseFloat(m[2], 64)
+			}
+			n, _ := strconv.Atoi(m[3])
+			now, _ := strconv.Atoi(m[4])
+			if want := max(now+1, int(math.Ceil(float64(now)*need/div-1e-9))); want != n && !strings.Contains(a, fmt.Sprintf("shown as %d until", n)) {
+				t.Errorf("at %v %s: %d replicas by its own arithmetic, not said held", p.fleet.Elapsed(), a, want)
+			}
+		}
 		if last.Replicas > 0 && v.Replicas != last.Replicas {
 			changes++
 			if d := v.ReplicasAt/last.ReplicasAt - 1; d > -0.15 && d < 0.15 {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"math"
 	"time"
 
@@ -60,7 +59,7 @@ type JSONGPU struct {
 // clock_events (always written).
 func (j JSONGPU) MarshalJSON() ([]byte, error) {
 	type members JSONGPU
-	b, err := json.Marshal(members(j))
+	b, err := jsonc.Marshal(members(j))
 	if err != nil {
 		return nil, err
 	}

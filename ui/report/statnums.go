@@ -1,7 +1,6 @@
 package report
 
 import (
-	"encoding/json"
 	"math"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -85,7 +84,7 @@ func (n StatNums) Get(id diagnose.StatID) Num {
 // marshal writes members (the other members of group's object) with n
 // spliced in; a zero StatNums writes every number null.
 func (n StatNums) marshal(group string, members any) ([]byte, error) {
-	b, err := json.Marshal(members)
+	b, err := jsonc.Marshal(members)
 	if err != nil {
 		return nil, err
 	}
