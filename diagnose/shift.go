@@ -1155,10 +1155,11 @@ const shiftSettle = 30 * time.Second
 // arrivals goes as the arrivals go: a second's prompt tokens are a sum
 // of lengths spread over a factor of ten, whose segments are no sure
 // level (judged on its own, TestShiftOnsets' seed 11 busy lost its rise
-// of arrivals with the prompt tokens/s found with it). The mean since the end was the level before: a batch
-// job's next burst within the 30 s (8x for 4 s) lifts it by a clear
-// factor, and the rise was kept. The times of the bursts' detection are
-// kept (shiftBurstKeep) for the changes found with them that end later.
+// of arrivals with the prompt tokens/s found with it). The level since
+// the end was its mean, which a batch job's next burst within the 30 s
+// (8x for 4 s) lifts by a clear factor: the rise was kept. The times of
+// the bursts' detection are kept (shiftBurstKeep) for the changes found
+// with them that end later.
 func (s *shiftState) dropBursts(t time.Time, dt time.Duration) {
 	short := func(sh *Shift) bool {
 		return !sh.Ended.IsZero() && !sh.Accepted && sh.Ended.Sub(sh.Onset) < shiftBurst
@@ -1421,21 +1422,22 @@ func (s *shiftState) levelOf(sig Signal, pts []shiftPoint) float64 {
 // traffic says the signal is what clients send, which comes in bursts.
 func traffic(sig Signal) bool { return sig == SigArrivals || sig == SigPromptTok }
 
-// draining says the finished requests' means are no level now: the arrivals' recent level (shiftFastTau) was more than 1.5 times
-// their least change above the baseline (x2.4) within the last
-// shiftSettle, no change of theirs open for shiftBurst (a burst is
-// reported while it lasts; a change that holds is the level). Such a
-// burst queues, and of its requests the short ones finish first, the
-// long ones seconds later as the queue drains: a batch job's burst of
-// 20 s at 8x (batch-job-bursts, seed 3 at 1 s scrapes: the requests' e2e
-// latency 2 s before it, 13 s after) read as output mean 205 -> 121
-// tokens for 30 s, dated at the burst. A change of lengths holds past
-// the drain. (The abort share moves so too, the requests users stop
-// within seconds finishing before the rest: 0.15-0.17 for 20 s on seeds
-// 2, 11, 12 and 19 of 20 over 30 min; gated so, abort-storm's aborts
-// were found on 26 draws of 30, not 30.) Chat traffic's bursts (2.5x) do not
-// reach it: gated on the arrivals' sum past its threshold instead, a
-// longer answers' change under one was found later and dated 3.3 s late
+// draining says the finished requests' means are no level now: the
+// arrivals' recent level (shiftFastTau) was more than 1.5 times their
+// least change above the baseline (x2.4) within the last shiftSettle, no
+// change of theirs open for shiftBurst (a burst is reported while it
+// lasts; a change that holds is the level). Such a burst queues, and of
+// its requests the short ones finish first, the long ones seconds later
+// as the queue drains: a batch job's burst of 20 s at 8x (batch-job-
+// bursts, seed 3 at 1 s scrapes: the requests' e2e latency 2 s before
+// it, 13 s after) read as output mean 205 -> 121 tokens for 30 s, dated
+// at the burst. A change of lengths holds past the drain. The abort
+// share moves so too (the requests users stop within seconds finish
+// before the rest: 0.15-0.17 for 20 s on 4 of 20 seeds over 30 min), but
+// gated so, abort-storm's aborts, with its retries' arrivals, were found
+// on 26 draws of 30, not 30. Chat traffic's bursts (2.5x) do not reach
+// the gate: on the arrivals' sum past its threshold instead, a longer
+// answers' change under one was found later and dated 3.3 s late
 // (changesFleet seed 6 at 1 s).
 func (s *shiftState) draining(sig Signal) bool {
 	return lagged(sig) && !s.last.After(s.drainUntil)
