@@ -153,3 +153,102 @@ func TestShiftOnsetsWithinTwoScrapes(t *testing.T) {
 		}
 	}
 }
+
+// runReplica runs one replica with the scenarios specs, scraped every
+// step through the whole path (sim → normalizer → engine) for d, and
+// returns the last frame and the fleet's start time.
+func runReplica(t *testing.T, specs []sim.ScenarioSpec, step, d time.Duration, seed uint64) (*diagnose.Frame, time.Time) {
+	t.Helper()
+	f, err := sim.NewFleet(sim.FleetConfig{Replicas: []sim.ReplicaConfig{{Name: "r", Scenarios: specs}}}, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := f.Now()
+	norm := sources.NewNormalizer()
+	eng := diagnose.New(diagnose.Config{}, []diagnose.TargetInfo{{Name: "r"}})
+	for f.Elapsed() < d {
+		f.Advance(step)
+		eng.Ingest(0, f.Replicas()[0].Scrape(norm, sim.FormatOpenMetrics))
+		eng.IngestGPU(f.GPUs().Sample(context.Background()))
+	}
+	return eng.Frame(f.Now()), t0
+}
+
+// Scenarios where the workload does not change keep no change of the
+// workload at the end of 15 minutes, over 10 seeds at 1 s and 5 s
+// scrapes: chat traffic's bursts (healthy), a request every ten seconds,
+// a few bad requests, and a periodic batch job's bursts on top of chat
+// traffic (batch-job-bursts: 8x for about 4 s, about every 40 s, now and
+// then for 20 s). The batch job kept 17 at 1 s and 6 at 5 s: bursts
+// close together kept as rises (the mean of the 30 s after one ended
+// lifted by the next), one abort among a second's few finished requests
+// opened with the TTFT a burst lifted, and the output mean of the
+// requests finishing while a burst drained (the short ones first). A
+// rise of traffic is reported while it lasts (TestShiftBurstOutlasting-
+// TheHoldForgotten): one open, or ended and not yet judged (shiftSettle
+// after its end), is logged, not counted (seed 7's burst at 14m24s at
+// both intervals, as before).
+func TestShiftQuietScenariosStayQuiet(t *testing.T) {
+	const d, seeds = 15 * time.Minute, 10
+	for _, sc := range []string{"healthy", "batch-job-bursts", "night-trickle", "stray-bad-requests"} {
+		for _, step := range []time.Duration{time.Second, 5 * time.Second} {
+			kept, pending := 0, 0
+			for seed := uint64(1); seed <= seeds; seed++ {
+				fr, t0 := runReplica(t, []sim.ScenarioSpec{{Name: sc}}, step, d, seed)
+				for _, s := range fr.Endpoints[0].Shifts {
+					if s.Kind != diagnose.ShiftWorkload {
+						continue
+					}
+					what := fmt.Sprintf("%s %v seed %d: %s %.3g → %.3g since %v, ended %v", sc, step, seed, s.Name, s.Before, s.After, s.Onset.Sub(t0), s.Ended.Sub(t0))
+					if rise := (s.Signal == diagnose.SigArrivals || s.Signal == diagnose.SigPromptTok) && s.After > s.Before; rise &&
+						(s.Ended.IsZero() || fr.Time.Sub(s.Ended) <= 30*time.Second) {
+						pending++
+						t.Logf("%s: reported while it lasts", what)
+						continue
+					}
+					kept++
+					t.Errorf("%s: kept as a change of the workload", what)
+				}
+			}
+			t.Logf("%s at %v: %d workload changes kept over %d seeds, %d rises not yet judged", sc, step, kept, seeds, pending)
+		}
+	}
+}
+
+// A x2.2 rise of the chat traffic under a periodic batch job's bursts
+// (batch-job-bursts, then busy at 4 min) is found as often and dated as
+// well as before the bursts were judged by the level between them: a
+// bound against regression, not a gain. It is found on half the seeds,
+// most of them a minute or more late: the baseline learned over 8x
+// bursts has a spread (about 0.85 in log space at 1 s) above the change
+// itself (0.79), so the scrape sum hardly gains on it while the baseline
+// drifts up to the new level (seed 2 at 1 s: 3.2/s at the change, 4.7/s
+// 2m20s later), and the blocks' baseline, lifted by the bursts to 4.2/s,
+// is within the least change (x1.8) of the new 6.6/s.
+func TestShiftRiseUnderRecurringBursts(t *testing.T) {
+	const change, seeds = 4 * time.Minute, 10
+	for _, step := range []time.Duration{time.Second, 5 * time.Second} {
+		found, near := 0, 0
+		var offs []string
+		for seed := uint64(1); seed <= seeds; seed++ {
+			fr, t0 := runReplica(t, []sim.ScenarioSpec{{Name: "batch-job-bursts"}, {Name: "busy", Delay: change}}, step, change+3*time.Minute, seed)
+			for _, s := range fr.Endpoints[0].Shifts {
+				if s.Signal != diagnose.SigArrivals || !(s.After > s.Before) || s.Detected.Before(t0.Add(change)) {
+					continue
+				}
+				found++
+				off := s.Onset.Sub(t0.Add(change))
+				offs = append(offs, fmt.Sprintf("%.0f", off.Seconds()))
+				if off.Abs() <= 2*step {
+					near++
+				}
+				break
+			}
+		}
+		t.Logf("%v: the rise found on %d of %d seeds, %d within two scrapes; onsets less the change, s: %s", step, found, seeds, near, strings.Join(offs, " "))
+		// Before: 5 found at each interval, 1 of them within two scrapes.
+		if found < seeds/2 || near < 1 {
+			t.Errorf("%v: the x2.2 rise under the bursts found on %d of %d seeds, %d within two scrapes: want 5 and 1", step, found, seeds, near)
+		}
+	}
+}
