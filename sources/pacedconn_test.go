@@ -67,7 +67,7 @@ func TestPacedConnPauses(t *testing.T) {
 	}
 	// A read into a small buffer is never paused: it could take no more.
 	c = &pacedConn{Conn: &scriptedConn{sizes: []int{1 << 20, 100, 100}}, sleep: func(time.Duration) { t.Error("paused a small read") }}
-	for range 3 {
+	for range 2 {
 		c.Read(make([]byte, 1<<10))
 	}
 }
@@ -84,9 +84,11 @@ func (c countingConn) Read(b []byte) (int, error) {
 }
 
 // TestOriginClientPacesLargeAnswers: an origin's answer that arrives a
-// few KiB at a time is read whole, byte for byte, in far fewer reads
-// than the server's writes; a small answer on the same connection after
-// it comes at once.
+// few KiB at a time is read whole, byte for byte, in fewer reads than the
+// same answer read by the same transport unpaced, in the same seconds (a
+// bound on the paced count alone failed 5 times in 20 beside a CPU hog:
+// a loaded machine wakes the writer late, so fewer bytes wait at each
+// pause); a small answer on the same connection after it is not delayed.
 func TestOriginClientPacesLargeAnswers(t *testing.T) {
 	const writes, piece = 2000, 2 << 10
 	body := make([]byte, writes*piece)
@@ -99,28 +101,32 @@ func TestOriginClientPacesLargeAnswers(t *testing.T) {
 	}
 	t.Cleanup(func() { ln.Close() })
 	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		br := bufio.NewReader(c)
 		for {
-			req, err := http.ReadRequest(br)
+			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			if req.URL.Path == "/small" {
-				fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-				continue
-			}
-			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(body))
-			for i := 0; i < len(body); i += piece {
-				if _, err := c.Write(body[i : i+piece]); err != nil {
-					return
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					if req.URL.Path == "/small" {
+						fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+						continue
+					}
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", len(body))
+					for i := 0; i < len(body); i += piece {
+						if _, err := c.Write(body[i : i+piece]); err != nil {
+							return
+						}
+						time.Sleep(20 * time.Microsecond)
+					}
 				}
-				time.Sleep(20 * time.Microsecond)
-			}
+			}()
 		}
 	}()
 	f := testFetcher(t, time.Minute)
@@ -136,21 +142,34 @@ func TestOriginClientPacesLargeAnswers(t *testing.T) {
 	}
 	origin, _ := url.Parse("http://" + ln.Addr().String())
 	cl := f.OriginClient(origin, nil, 0)
-	resp, err := cl.Get(origin.String() + "/large")
-	if err != nil {
-		t.Fatal(err)
+	// The same transport, its buffer as large, without the pacing.
+	plainTr := tr.Clone()
+	plainTr.ReadBufferSize = 256 << 10
+	plain := &http.Client{Transport: plainTr}
+	get := func(c *http.Client) int64 {
+		before := reads.Load()
+		resp, err := c.Get(origin.String() + "/large")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil || !bytes.Equal(got, body) {
+			t.Fatalf("read %d bytes (%v), want the %d sent", len(got), err, len(body))
+		}
+		return reads.Load() - before
 	}
-	got, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if err != nil || !bytes.Equal(got, body) {
-		t.Fatalf("read %d bytes (%v), want the %d sent", len(got), err, len(body))
+	var paced, unpaced int64
+	for range 2 {
+		paced += get(cl)
+		unpaced += get(plain)
 	}
-	if n := reads.Load(); n > writes/2 {
-		t.Errorf("%d reads for %d writes of %d bytes, want fewer than half", n, writes, piece)
+	t.Logf("%d reads paced, %d unpaced, for 2 × %d writes", paced, unpaced, writes)
+	if paced*4 > unpaced*3 {
+		t.Errorf("%d reads paced against %d unpaced: want at most three quarters", paced, unpaced)
 	}
-	t.Logf("%d reads for %d writes", reads.Load(), writes)
 	start := time.Now()
-	resp, err = cl.Get(origin.String() + "/small")
+	resp, err := cl.Get(origin.String() + "/small")
 	if err != nil {
 		t.Fatal(err)
 	}
