@@ -127,7 +127,8 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 	// Judged from the verdict's points on, as the SLO breach is: the
 	// first second's histogram is a step or two (a busy 14B read "tokens
 	// stream slower than target" at 2 s and "within target" at 3 s).
-	paceOver := over(&st.ITL, pace, 0.95) && tr.Points >= minPoints
+	slowPace := over(&st.ITL, pace, 0.95)
+	paceOver := slowPace && tr.Points >= minPoints
 	draftsSlow := paceOver && wastedDrafts(st)
 	if !queued && !slow && !losing && !draftsSlow {
 		if (bad(st.ReqRate) || st.ReqRate == 0) && (bad(st.Running) || st.Running == 0) {
@@ -136,7 +137,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 		// "Latency within target" would be untrue while the pace is over
 		// it (a thermally throttled 14B: inter-token p95 90 ms against
 		// 50 ms, nothing waiting); in the first seconds it is not known.
-		if tr.Points < minPoints && over(&st.ITL, pace, 0.95) {
+		if slowPace && !paceOver {
 			return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 		}
 		return diagnose.Verdict{Limit: diagnose.LimitHealthy, PaceOver: paceOver, Drained: drainedBurst(tr)}
@@ -672,7 +673,7 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict, prev v
 	}
 	v.Under, v.Limit = v.Limit, diagnose.LimitArrivals
 	at := float64(reps) * need / (1 + gain)
-	v.Now, v.Replicas, v.ReplicasAt = reps, max(reps+1, int(math.Ceil(at-1e-9))), at
+	v.Now, v.Replicas, v.ReplicasAt = reps, replicaCount(reps, at), at
 	if prev.replicas > 0 && prev.replicas != v.Replicas && math.Abs(at-prev.replicasAt) <= flagMargin*prev.replicasAt {
 		// Held where it was shown until the evidence moves by more than
 		// a recommended flag must: a need of 1.9 to 2.1 replicas read "2"
@@ -681,6 +682,12 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict, prev v
 	}
 	v.Evidence = append(v.Evidence, evNum("arrivals ÷ served", need, diagnose.UnitNumber, st.Span), evNum("raising the limit adds", gain, diagnose.UnitRatio, 0),
 		evNum("queue growth", tr.WaitSlope, diagnose.UnitReqPerSec, tr.Span), evNum("served", done, diagnose.UnitReqPerSec, st.Span))
+}
+
+// replicaCount is the replicas a need of at (in replicas, unrounded)
+// asks for, one more than today's at least.
+func replicaCount(now int, at float64) int {
+	return max(now+1, int(math.Ceil(at-1e-9)))
 }
 
 // currentMaxNumSeqs is --max-num-seqs per engine: the configured value, or

@@ -342,7 +342,7 @@ func arrivalsWords(v *diagnose.Verdict, st *diagnose.Stats, tr *diagnose.Trend) 
 	} else {
 		s = s.Add(": about %d replicas of this model instead of %d (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
 	}
-	if today := float64(v.Now) * need / (1 + v.Gain); v.Replicas != max(v.Now+1, int(math.Ceil(today-1e-9))) {
+	if today := float64(v.Now) * need / (1 + v.Gain); v.Replicas != replicaCount(v.Now, today) {
 		// Held where it was shown (arrivals): the arithmetic above is
 		// today's, the count the one it gave when shown.
 		s = s.Add("; shown as %d until the need moves by more than %s from the %s replicas it was computed at (now %s)",
@@ -668,8 +668,8 @@ var ruleSLOBreach = &Rule{
 			return
 		}
 		if u.ep.Verdict.Limit == diagnose.LimitUnexplained && slices.Contains(u.ep.Verdict.Ruled, diagnose.LimitCompute) && steadyWait(x, u.ep) {
-			// (Not capacity only where the GPU was measured not busy.)
-			// Held in the queue with room everywhere: not capacity.
+			// Held in the queue with room everywhere, the GPU measured
+			// not busy: not capacity.
 			fd.Summary = fd.Summary.Cat(say(", requests waiting %s (queue p95) at nearly every point with room in batch and KV cache", qsecs(&u.st.Queue, u.st.Queue.P95)))
 			fd.Explain = plain("Requests wait in the queue a long time at nearly every point, though the queue empties and batch, KV cache and token budget have room: vLLM's scheduler would admit them at the next step, so something outside this engine's capacity holds them. More replicas would not shorten it.")
 			fd.Action = plain("not this engine's capacity (adding replicas will not help): find what holds admitted requests: on a P/D decode instance the KV reads from the prefill side (vLLM from 0.11.1 counts failed NIXL transfers; check the UCX/NIXL logs), a LoRA adapter loading, or a scheduler stall")
