@@ -65,11 +65,33 @@ type verdictMemo struct {
 	paceOver     bool
 	replicas     int     // the replicas shown
 	replicasAt   float64 // the unrounded count they were computed from
+	signals, of  int     // the signals shown
+	signalsAt    time.Time
 }
 
-// memo is what the next evaluation keeps of v.
-func memo(v *diagnose.Verdict) verdictMemo {
-	return verdictMemo{limit: v.Limit, under: v.Under, paceOver: v.PaceOver, replicas: v.Replicas, replicasAt: v.ReplicasAt}
+// signalHold is how long a verdict's count of agreeing signals is shown at
+// its highest while the limit stays: one signal is a gauge read at the
+// scrape (requests waiting for KV capacity, the queue at this instant),
+// and a cache thrashing all along read "3 of 4" and "2 of 4" by turns,
+// six times in fifteen seconds.
+const signalHold = 30 * time.Second
+
+// memo is what the next evaluation keeps of v, shown at now.
+func memo(v *diagnose.Verdict, now time.Time) verdictMemo {
+	return verdictMemo{limit: v.Limit, under: v.Under, paceOver: v.PaceOver, replicas: v.Replicas, replicasAt: v.ReplicasAt,
+		signals: v.Signals, of: v.Of, signalsAt: now}
+}
+
+// holdSignals shows v's count of agreeing signals at the most that agreed
+// within signalHold while the same limit held, and returns what the next
+// evaluation keeps.
+func holdSignals(v *diagnose.Verdict, prev verdictMemo, now time.Time) verdictMemo {
+	m := memo(v, now)
+	if v.Limit == prev.limit && v.Under == prev.under && v.Of == prev.of && v.Signals < prev.signals && now.Sub(prev.signalsAt) < signalHold {
+		v.Signals = prev.signals
+		m.signals, m.signalsAt = prev.signals, prev.signalsAt
+	}
+	return m
 }
 
 // classify is the verdict on one endpoint; prev is its previous one.
