@@ -343,7 +343,7 @@ func (s *shiftState) comoving(t time.Time) {
 			continue
 		}
 		post := c.post()
-		if !clearChange(info, c.mean, post, 1) || s.burstsOnly(Signal(i), c, c.start(), post) || s.draining(Signal(i)) ||
+		if !clearChange(info, c.mean, post, 1) || s.burstsOnly(Signal(i), c, c.start(), post) || s.draining(Signal(i)) || c.fewEvents() ||
 			c.den != nil && t.Sub(time.Unix(0, c.start())) < info.hold/2 || c.rebase(c.start(), t, post) {
 			continue
 		}
@@ -439,7 +439,7 @@ func (s *shiftState) stepScrape(sig Signal, t time.Time, v float64, alpha, fast 
 		c.restart()
 		return
 	}
-	if s.burstsOnly(sig, c, start, post) || s.draining(sig) {
+	if s.burstsOnly(sig, c, start, post) || s.draining(sig) || c.fewEvents() {
 		return
 	}
 	if c.rebase(start, t, post) {
@@ -1471,6 +1471,20 @@ func traffic(sig Signal) bool { return sig == SigArrivals || sig == SigPromptTok
 // (changesFleet seed 6 at 1 s).
 func (s *shiftState) draining(sig Signal) bool {
 	return lagged(sig) && !s.last.After(s.drainUntil)
+}
+
+// shiftMinEvents is the fewest counted events (aborts, hit tokens) a
+// change of a share rests on beyond what its baseline expects: a Poisson
+// count of three where a handful of a hundredth is expected is no chance;
+// one is (night-trickle, a request every ten seconds, 1 % of them stopped
+// by their user: seed 13 at both intervals, one abort among the four
+// requests finished in 35 s, a share of 0.25, opened as a change).
+const shiftMinEvents = 3
+
+// fewEvents says a share of counts moved on fewer than shiftMinEvents
+// counted events beyond those its baseline expects.
+func (c *cusum) fewEvents() bool {
+	return c.den != nil && c.postDen > 0 && math.Abs(c.postK-c.mean*c.postDen) < shiftMinEvents
 }
 
 // markDrain notes a burst of arrivals that queues (see draining).
