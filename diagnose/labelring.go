@@ -88,8 +88,13 @@ func (r *labelRing) remap(slots []int, capacity int) {
 }
 
 // addRates adds each label's increase from frame a to frame b of h, per
-// second, into dst (labels in sorted order; a label missing at either end
-// is skipped).
+// second, into dst (labels in sorted order; a label missing at b, or
+// missing at a after a frame that had it, is skipped). A label the family
+// first shows after frame a was born there: exporters create a label's
+// series at its first event (prometheus-fastapi-instrumentator a status's
+// at its first response, V0 a finish reason's at its first finish), so it
+// counted from zero, and its whole value is the window's increase. Skipped,
+// a wave of 400s from a client release stayed invisible for a window.
 func (r *labelRing) addRates(dst []labeledRate, h *frameRing, a, b int, secs float64) []labeledRate {
 	if secs <= 0 || len(r.labels) == 0 || !r.has(h, a) {
 		return dst
@@ -99,6 +104,9 @@ func (r *labelRing) addRates(dst []labeledRate, h *frameRing, a, b int, secs flo
 	r.vals.flatDiffs(h.slot(b), h.slot(a), diffs)
 	for k, label := range r.labels {
 		d := diffs[k]
+		if math.IsNaN(d) {
+			d = r.bornAfter(h, k, a, b)
+		}
 		if math.IsNaN(d) {
 			continue
 		}
@@ -110,6 +118,23 @@ func (r *labelRing) addRates(dst []labeledRate, h *frameRing, a, b int, secs flo
 		dst[i].rate += d / secs
 	}
 	return dst
+}
+
+// bornAfter is column k's value at frame b when the label is missing from
+// every frame of the family up to a (NaN otherwise): only a float64 ring
+// holds a missing value.
+func (r *labelRing) bornAfter(h *frameRing, k, a, b int) float64 {
+	c := &r.vals
+	if c.wide == nil {
+		return math.NaN()
+	}
+	st := int(c.stride)
+	for j := 0; j <= a; j++ {
+		if r.has(h, j) && !math.IsNaN(c.wide[h.slot(j)*st+k]) {
+			return math.NaN()
+		}
+	}
+	return c.wide[h.slot(b)*st+k]
 }
 
 // has reports whether frame j of h has a row.

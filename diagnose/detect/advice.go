@@ -272,7 +272,7 @@ func maxNumSeqsChange(u *unit, headroom float64, lower bool) (fc diagnose.FlagCh
 	}
 	if cur > 0 && u.ep.MaxNumSeqs <= 0 {
 		p, _ := plateau(u.ep)
-		why = append(why, say("current value from the plateau: %s running per engine throughout %s with requests waiting and KV at %s", grouped(p), dur(u.ep.Trend.Span), pct(u.st.KVUsage)))
+		why = append(why, say("current value from the plateau: %s running per engine throughout %s with requests waiting and KV at %s", grouped(p.per), dur(p.span), pct(u.st.KVUsage)))
 	}
 	if n < 1 {
 		to := "cannot compute: " + miss

@@ -65,11 +65,33 @@ type verdictMemo struct {
 	paceOver     bool
 	replicas     int     // the replicas shown
 	replicasAt   float64 // the unrounded count they were computed from
+	signals, of  int     // the signals shown
+	signalsAt    time.Time
 }
 
-// memo is what the next evaluation keeps of v.
-func memo(v *diagnose.Verdict) verdictMemo {
-	return verdictMemo{limit: v.Limit, under: v.Under, paceOver: v.PaceOver, replicas: v.Replicas, replicasAt: v.ReplicasAt}
+// signalHold is how long a verdict's count of agreeing signals is shown at
+// its highest while the limit stays: one signal is a gauge read at the
+// scrape (requests waiting for KV capacity, the queue at this instant),
+// and a cache thrashing all along read "3 of 4" and "2 of 4" by turns,
+// six times in fifteen seconds.
+const signalHold = 30 * time.Second
+
+// memo is what the next evaluation keeps of v, shown at now.
+func memo(v *diagnose.Verdict, now time.Time) verdictMemo {
+	return verdictMemo{limit: v.Limit, under: v.Under, paceOver: v.PaceOver, replicas: v.Replicas, replicasAt: v.ReplicasAt,
+		signals: v.Signals, of: v.Of, signalsAt: now}
+}
+
+// holdSignals shows v's count of agreeing signals at the most that agreed
+// within signalHold while the same limit held, and returns what the next
+// evaluation keeps.
+func holdSignals(v *diagnose.Verdict, prev verdictMemo, now time.Time) verdictMemo {
+	m := memo(v, now)
+	if v.Limit == prev.limit && v.Under == prev.under && v.Of == prev.of && v.Signals < prev.signals && now.Sub(prev.signalsAt) < signalHold {
+		v.Signals = prev.signals
+		m.signals, m.signalsAt = prev.signals, prev.signalsAt
+	}
+	return m
 }
 
 // classify is the verdict on one endpoint; prev is its previous one.
@@ -306,6 +328,11 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 		kvBound, kvRoom = true, false
 	}
 	plat, flat := plateau(ep)
+	// Running at the configured cap with requests waiting is the cap
+	// binding at this scrape, before the plateau has its points (a queue
+	// that formed seconds ago read "compute: batch has room" at 256 of 256).
+	atCap := ep.MaxNumSeqs > 0 && !bad(st.Running) && !bad(st.Waiting) && st.Waiting >= 1 &&
+		st.Running >= (1-flatRun)*float64(ep.MaxNumSeqs*max(1, st.Engines))
 
 	// KV transfer (P/D disaggregation): the decode instance reads each
 	// prompt's KV from its prefill instance; a read that fails (or whose
@@ -376,16 +403,20 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 	// The batch cap: running flat at one value with requests waiting the
 	// whole window and the KV cache with room; the plateau is the current
 	// --max-num-seqs.
-	if flat && kvRoom {
+	if (flat || atCap) && kvRoom {
 		n := 3 // plateau, waiting throughout, KV room
-		if ep.MaxNumSeqs > 0 && plat >= float64(ep.MaxNumSeqs)*0.95 {
+		if !flat {
+			n = 1 // KV room
+			plat = batchPlateau{per: st.Running / float64(max(1, st.Engines)), waitMin: st.Waiting}
+		}
+		if ep.MaxNumSeqs > 0 && plat.per >= float64(ep.MaxNumSeqs)*0.95 {
 			n++
 		}
 		if !bad(st.WaitingCapacity) && st.WaitingCapacity > 0 {
 			n++
 		}
 		return diagnose.Verdict{Limit: diagnose.LimitBatchCap, Signals: n, Of: 5, Evidence: []diagnose.Evidence{
-			evNum("running plateau", plat, diagnose.UnitCount, tr.Span), evNum("fewest waiting", tr.WaitMin, diagnose.UnitCount, tr.Span),
+			evNum("running plateau", plat.per, diagnose.UnitCount, plat.span), evNum("fewest waiting", plat.waitMin, diagnose.UnitCount, plat.span),
 			evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0)}}
 	}
 	ruled = append(ruled, diagnose.LimitBatchCap)
@@ -424,7 +455,7 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 	// request at the next step): steady waits with steps within target
 	// are not compute's.
 	held := steadyWait(x, ep) && !over(&st.ITL, x.slo.ITL, 0.5)
-	if kvRoom && !flat && !held && (busy || pinned && ceil > saturatingStep) {
+	if kvRoom && !flat && !atCap && !held && (busy || pinned && ceil > saturatingStep) {
 		n := 2 // KV room, batch below a cap
 		if busy {
 			n++
@@ -537,21 +568,50 @@ func xferLoss(st *diagnose.Stats) (lost, share float64, ok bool) {
 	return lost, share, share >= xferLossShare
 }
 
-// plateau is the running count (per engine) the batch sat at over the
-// window while requests waited throughout, and whether it did.
-func plateau(ep *diagnose.EndpointView) (float64, bool) {
+// batchPlateau is where the batch has sat with requests waiting: the
+// running count per engine, for how long, and the fewest waiting then.
+type batchPlateau struct {
+	per     float64
+	span    time.Duration
+	waitMin float64
+}
+
+// plateau is the newest stretch of the window's points (minPoints of them
+// at least) at which requests waited at every point and the batch's
+// running count stayed within flatRun of one value: the cap binding now.
+// Judged over the whole window, a queue that formed within it read as no
+// plateau until the window no longer reached back before it (ten times
+// the traffic on an 8B: running 256 of 256 with thousands waiting read
+// "compute: batch and KV have room" for a minute, then "unexplained").
+func plateau(ep *diagnose.EndpointView) (batchPlateau, bool) {
 	tr := &ep.Trend
-	if bad(tr.RunMax) || bad(tr.RunMin) || bad(tr.WaitMin) || tr.WaitMin < 1 || tr.RunMax < 1 || tr.Points < minPoints {
-		return math.NaN(), false
+	if tr.Points < minPoints || len(ep.Spark) == 0 {
+		return batchPlateau{per: math.NaN(), waitMin: math.NaN()}, false
 	}
-	if tr.RunMax-tr.RunMin > max(1, flatRun*tr.RunMax) {
-		return math.NaN(), false
+	newest := ep.Spark[len(ep.Spark)-1].UnixMilli
+	from := newest - tr.Span.Milliseconds()
+	lo, hi, waitMin := math.Inf(1), math.Inf(-1), math.Inf(1)
+	n, oldest := 0, newest
+	for i := len(ep.Spark) - 1; i >= 0; i-- {
+		pt := &ep.Spark[i]
+		r, w := float64(pt.V[diagnose.SpRunning]), float64(pt.V[diagnose.SpWaiting])
+		if pt.UnixMilli < from || bad(r) || bad(w) || w < 1 || r < 1 {
+			break
+		}
+		l, h := min(lo, r), max(hi, r)
+		if h-l > max(1, flatRun*h) {
+			break
+		}
+		lo, hi, waitMin, n, oldest = l, h, min(waitMin, w), n+1, pt.UnixMilli
 	}
-	p := math.Round(tr.RunMax / float64(max(1, ep.Stats.Engines)))
-	if ep.MaxNumSeqs > 0 && p < 0.9*float64(ep.MaxNumSeqs) {
-		return math.NaN(), false // flat well below the configured cap: something else holds it
+	if n < minPoints {
+		return batchPlateau{per: math.NaN(), waitMin: math.NaN()}, false
 	}
-	return p, true
+	b := batchPlateau{per: math.Round(hi / float64(max(1, ep.Stats.Engines))), span: time.Duration(newest-oldest) * time.Millisecond, waitMin: waitMin}
+	if ep.MaxNumSeqs > 0 && b.per < 0.9*float64(ep.MaxNumSeqs) {
+		return b, false // flat well below the configured cap: something else holds it
+	}
+	return b, true
 }
 
 // specAcceptance is the share of drafted tokens accepted and the tokens
@@ -699,7 +759,7 @@ func currentMaxNumSeqs(ep *diagnose.EndpointView) int {
 		return ep.MaxNumSeqs
 	}
 	if p, ok := plateau(ep); ok && !bad(ep.Stats.KVUsage) && ep.Stats.KVUsage < kvFull {
-		return int(p)
+		return int(p.per)
 	}
 	return 0
 }

@@ -57,7 +57,7 @@ var ruleKVThrashing = &Rule{
 	Cond:     "KV usage ≥ {kv_high}, preemptions ≥ {min_rate} and ≥ {share} of finished requests over the window, and TTFT p95 above the SLO profile's TTFT target",
 	Clear:    "preemptions < {share_clear} of finished requests, or KV usage < {kv_clear} with preemptions below {min_rate} (a cache that still preempts is full at those steps, whatever one reading says)",
 	Severity: "warning; critical at preemptions ≥ {critical} of finished requests",
-	Action:   "lower --max-num-seqs to what the KV cache holds at the measured average sequence length with {headroom} headroom (computed from cache_config_info's num_gpu_blocks × block_size); more KV: --gpu-memory-utilization up to vLLM's default 0.90 when deployed below it, --kv-cache-dtype fp8",
+	Action:   "lower --max-num-seqs to what the KV cache holds at the measured average sequence length with {headroom} headroom (computed from cache_config_info's num_gpu_blocks × block_size); more KV: --gpu-memory-utilization up to vLLM's default 0.90 when deployed below it, --kv-cache-dtype fp8; first, when the prefix-cache hit rate fell to matching nothing shared before the cache filled (a workload change), restore the shared prefix: each request now holds its own copy of it",
 	For:      2 * time.Minute, ResolveFor: 2 * time.Minute,
 	Params: kvtParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
@@ -89,7 +89,7 @@ var ruleKVThrashing = &Rule{
 		fd.Evidence = append(fd.Evidence, evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w))
 		fd.Explain = plain("The engine runs more sequences than its KV cache holds. " + preemptWords(u.ep.Version) +
 			" Each preemption throws away computed KV and redoes the prefill later, so GPU time goes to recomputation and new requests wait longer for their first token.")
-		fd.Flags, fd.Action = kvAdvice(u, p[kvtHeadroom])
+		fd.Flags, fd.Action = kvAdvice(u, p[kvtHeadroom], pressureSince(x, fd))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		pre := g.rate(sources.CPreemptions, byEngine)
@@ -155,8 +155,9 @@ func kvEvidence(u *unit, w time.Duration) []diagnose.Evidence {
 	return out
 }
 
-// kvAdvice is the shared advice of the KV-pressure rules.
-func kvAdvice(u *unit, headroom float64) ([]diagnose.FlagChange, diagnose.Text) {
+// kvAdvice is the shared advice of the KV-pressure rules, whose pressure
+// began at since (the finding's first evaluation that met its condition).
+func kvAdvice(u *unit, headroom float64, since time.Time) ([]diagnose.FlagChange, diagnose.Text) {
 	var flags []diagnose.FlagChange
 	var action []diagnose.Text
 	fc, n, lever := maxNumSeqsChange(u, headroom, true)
@@ -200,6 +201,16 @@ func kvAdvice(u *unit, headroom float64) ([]diagnose.FlagChange, diagnose.Text) 
 	} else {
 		out = diagnose.Join(action, "; ")
 	}
+	if s := prefixLost(u, since); s != nil {
+		// With prefix caching a shared prefix's blocks are held once,
+		// by reference, for every running request that begins with it;
+		// once prompts stop matching (a request id at the top of the
+		// system prompt), each request holds its own copy, and the same
+		// cache fits fewer sequences. The cache's flags are sized for
+		// the unshared prompts: a stopgap, not the fix.
+		out = say("first the prefix cache: its hit rate fell %s → %s at %s, before the cache filled, so each request holds its own copy of the prefix the requests shared (held once for all while it matched) and the cache fits fewer sequences; restore the shared prefix (what changed in the clients' prompts at %s: see the workload change); until then, sized for today's unshared prompts: ",
+			pct(s.Before), pct(s.After), clock(s.Onset), clock(s.Onset)).Cat(out)
+	}
 	if fc := draftsFirst(u); fc != nil {
 		// The drafts bind before the cache: a slower decode holds every
 		// sequence, and its blocks, longer. The cache's flags are sized
@@ -210,6 +221,51 @@ func kvAdvice(u *unit, headroom float64) ([]diagnose.FlagChange, diagnose.Text) 
 	}
 	return flags, out
 }
+
+// prefixLost is the fall of the prefix-cache hit rate, by its least change
+// at least, that began before the cache's pressure did (since) and has
+// not come back, to a level at which the cache matches nothing a request
+// shares (under prefix_cache_miss's matched tokens per request): nil
+// otherwise. The
+// rate alone falls when prompts grow around the same shared system prompt
+// (documents in every prompt), which still matches and is still held
+// once. A fall that follows the pressure is its consequence (a full cache
+// evicts the cached prefixes no request holds), not its cause.
+func prefixLost(u *unit, since time.Time) *diagnose.Shift {
+	st := u.st
+	if bad(st.PrefixQueryRate) || bad(st.ReqRate) || st.ReqRate <= 0 {
+		return nil
+	}
+	for i := range u.ep.Shifts {
+		s := &u.ep.Shifts[i]
+		if s.Signal != diagnose.SigPrefixHit || !(s.Before-s.After >= prefixLostBy) || !s.Ended.IsZero() && !s.Accepted {
+			continue
+		}
+		// Matched per request at the level since the fall (the window's
+		// ratio still holds the hits before it for a window).
+		if s.After*st.PrefixQueryRate/st.ReqRate >= pcParams[pcMatched].Default {
+			continue
+		}
+		if s.Onset.After(since) {
+			continue
+		}
+		return s
+	}
+	return nil
+}
+
+// pressureSince is when a KV-pressure finding's condition first held: its
+// first sighting, or now for one described before it has one.
+func pressureSince(x *evalCtx, fd *diagnose.Finding) time.Time {
+	if fd.FirstSeen.IsZero() {
+		return x.now
+	}
+	return fd.FirstSeen
+}
+
+// prefixLostBy is the fall of the prefix-cache hit rate (points) that
+// loses the sharing, the shift's own least change.
+const prefixLostBy = 0.2
 
 // draftsFirst is the drafts' flag change when they bind before the
 // cache: the verdict names them, or, in its first seconds (too few points
@@ -252,7 +308,7 @@ var rulePreemption = &Rule{
 	Cond:       "preemptions ≥ {min_rate} and ≥ {share} of finished requests over the window",
 	Clear:      "preemptions < {share_clear} of finished requests",
 	Severity:   "warning; critical at ≥ {critical} of finished requests",
-	Action:     "the --max-num-seqs that fits the KV cache with {headroom} headroom (computed), or more KV capacity",
+	Action:     "the --max-num-seqs that fits the KV cache with {headroom} headroom (computed), or more KV capacity; first, when the prefix-cache hit rate fell to matching nothing shared before the cache filled (a workload change), restore the shared prefix: each request now holds its own copy of it",
 	For:        5 * time.Minute,
 	ResolveFor: 2 * time.Minute,
 	Params:     prParams,
@@ -277,7 +333,7 @@ var rulePreemption = &Rule{
 		fd.Summary = say("preemptions %s/s (%s per finished request) at KV %s", num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage))
 		fd.Evidence = kvEvidence(u, st.Span)
 		fd.Explain = plain(preemptWords(u.ep.Version) + " A steady rate means the KV cache is too small for the concurrency it is asked to run; every preemption repeats a prefill.")
-		fd.Flags, fd.Action = kvAdvice(u, p[prHeadroom])
+		fd.Flags, fd.Action = kvAdvice(u, p[prHeadroom], pressureSince(x, fd))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		r := g.rate(sources.CPreemptions, byEngine)
@@ -327,7 +383,7 @@ var ruleSwapping = &Rule{
 		fd.Evidence = append([]diagnose.Evidence{evNum("swapped, most", most, diagnose.UnitCount, x.f.Window), evNum("swapped now", st.Swapped, diagnose.UnitCount, 0),
 			evNum("CPU KV usage", st.CPUKVUsage, diagnose.UnitRatio, 0)}, kvEvidence(u, st.Span)...)
 		fd.Explain = plain("The V0 scheduler ran out of GPU KV blocks and moved preempted sequence groups (those with several sequences: n>1, beam search) to CPU memory. They stall until swapped back, and every swap crosses PCIe.")
-		fd.Flags, fd.Action = kvAdvice(u, p[swHeadroom])
+		fd.Flags, fd.Action = kvAdvice(u, p[swHeadroom], pressureSince(x, fd))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		return []promAlert{{Severity: "critical", Expr: fmt.Sprintf("max_over_time((%s)[%s:]) >= 1 or %s >= %s",

@@ -35,7 +35,7 @@ var ruleKVSaturated = &Rule{
 	Cond:       "KV usage ≥ {kv_high} with at least one request waiting",
 	Clear:      "KV usage < {kv_clear}, or nothing waiting",
 	Severity:   "warning; critical when as many requests wait as run",
-	Action:     "more KV capacity (--kv-cache-dtype fp8, --gpu-memory-utilization up to 0.90) or another replica; the --max-num-seqs that fits with {headroom} headroom (computed from the cache config and from what running sequences hold now)",
+	Action:     "more KV capacity (--kv-cache-dtype fp8, --gpu-memory-utilization up to 0.90) or another replica; the --max-num-seqs that fits with {headroom} headroom (computed from the cache config and from what running sequences hold now); first, when the prefix-cache hit rate fell to matching nothing shared before the cache filled (a workload change), restore the shared prefix: each request now holds its own copy of it",
 	For:        time.Minute,
 	ResolveFor: time.Minute,
 	Params:     ksParams,
@@ -60,7 +60,7 @@ var ruleKVSaturated = &Rule{
 		fd.Summary = say("KV %s with %s running and %s waiting", pct(st.KVUsage), num(st.Running), num(st.Waiting))
 		fd.Evidence = kvEvidence(u, st.Span)
 		fd.Explain = plain("Every KV block is in use and requests wait for blocks to free up: the cache bounds how many sequences run, so queued requests wait for running ones to finish (and, with a preemption counter, you would see running ones evicted). New capacity or shorter sequences are what help.")
-		fd.Flags, fd.Action = kvAdvice(u, p[ksHeadroom])
+		fd.Flags, fd.Action = kvAdvice(u, p[ksHeadroom], pressureSince(x, fd))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf("%s >= %s and %s >= 1",

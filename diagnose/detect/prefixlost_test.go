@@ -1,0 +1,71 @@
+package detect_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/ui/format"
+)
+
+// TestKVAdviceNamesTheLostPrefix: a client change puts a request id at
+// the top of a busy 14B's 2k-token shared system prompt a minute after
+// vtop opened. With prefix caching the prompt's blocks were held once
+// for every running request; now each holds its own copy, the cache
+// fills and the engine preempts. The KV findings said only "lower
+// --max-num-seqs 256 → 64": a flag that trades away three quarters of the
+// batch for what a prompt fix gives back. They now say the prefix cache
+// first, with the hit rate's fall and when. Prompts ×8 (long-prompts)
+// fill the same cache with the prefix still matching: no such clause
+// there (a rate that falls while the prefix still matches:
+// TestPrefixLostOnlyWhenNothingMatches).
+func TestKVAdviceNamesTheLostPrefix(t *testing.T) {
+	qwen := sim.LookupModel("Qwen/Qwen2.5-14B-Instruct")
+	for _, c := range []struct {
+		scenario string
+		want     bool
+	}{{"prefix-cache-miss", true}, {"long-prompts", false}} {
+		t.Run(c.scenario, func(t *testing.T) {
+			const onset = 4 * time.Minute
+			p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "v0.11", Model: qwen,
+				Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: c.scenario, Delay: onset}}})
+			for p.fleet.Elapsed() < 3*time.Minute {
+				p.fleet.Advance(time.Second)
+			}
+			epoch := p.fleet.Now().Add(-p.fleet.Elapsed())
+			kv, said := 0, 0
+			for p.fleet.Elapsed() < onset+4*time.Minute {
+				f := p.step()
+				for _, fd := range append(f.Findings, f.Pending...) {
+					switch fd.Rule {
+					case "kv_cache_thrashing", "kv_cache_saturated", "preemption":
+					default:
+						continue
+					}
+					kv++
+					a := format.Say(fd.Action)
+					if !strings.HasPrefix(a, "first the prefix cache: its hit rate fell") {
+						continue
+					}
+					said++
+					if !c.want {
+						t.Fatalf("at %v: %s", p.fleet.Elapsed()-onset, a)
+					}
+					at := epoch.Add(onset).UTC()
+					if !strings.Contains(a, at.Format("15:04:05")) && !strings.Contains(a, at.Add(time.Second).Format("15:04:05")) &&
+						!strings.Contains(a, at.Add(2*time.Second).Format("15:04:05")) {
+						t.Errorf("the fall is not dated at the change (%s): %s", at.Format("15:04:05"), a)
+					}
+				}
+			}
+			if kv == 0 {
+				t.Fatal("no KV finding")
+			}
+			if c.want && said < kv/2 {
+				t.Errorf("the lost prefix was said in %d of %d KV findings", said, kv)
+			}
+			t.Logf("%d of %d KV findings name the lost prefix", said, kv)
+		})
+	}
+}
