@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -322,6 +323,44 @@ func TestShiftRecurringBurstsAreNotAChange(t *testing.T) {
 		// new level's rate, dates it so much later or earlier).
 		if found < seeds*8/10 || near < found/2 {
 			t.Errorf("%v: the x%g rise under the bursts found on %d of %d draws, %d dated within two scrapes", step, rise, found, seeds, near)
+		}
+	}
+}
+
+// A change of a share rests on a few counted events, not on one: at a
+// request every ten seconds (night-trickle), one request stopped by its
+// user among the few finished in the abort share's hold is a share of a
+// quarter, and was opened as a change (seed 13 at 1 s and 5 s scrapes);
+// three aborts among as few requests are one. Each finished request is a
+// scrape of its own: aborted (a share of 1) or not.
+func TestShiftOneAbortIsNoChange(t *testing.T) {
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	const at = 20 * time.Minute
+	for _, aborts := range []int{1, 3} {
+		s := newShiftState()
+		nan := math.NaN()
+		finished := 0
+		for el := time.Second; el <= 30*time.Minute; el += time.Second {
+			var obs, den [NumSignals]float64
+			for i := range obs {
+				obs[i], den[i] = nan, nan
+			}
+			if el%(10*time.Second) == 0 {
+				obs[SigAbort], den[SigAbort] = 0, 1
+				if el >= at && finished < aborts {
+					obs[SigAbort] = 1
+					finished++
+				}
+			}
+			s.observe(t0.Add(el), &obs, &den, nan)
+		}
+		var found []string
+		for _, sh := range s.shifts {
+			found = append(found, fmt.Sprintf("%s %.3g → %.3g since %v", sh.Name, sh.Before, sh.After, sh.Onset.Sub(t0)))
+		}
+		t.Logf("%d aborts from %v, one request every 10 s: %v", aborts, at, found)
+		if got := len(found) > 0; got != (aborts >= shiftMinEvents) {
+			t.Errorf("%d aborts among requests every 10 s: changes %v", aborts, found)
 		}
 	}
 }

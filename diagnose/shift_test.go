@@ -176,42 +176,60 @@ func runReplica(t *testing.T, specs []sim.ScenarioSpec, step, d time.Duration, s
 
 // Scenarios where the workload does not change keep no change of the
 // workload at the end of 15 minutes, over 10 seeds at 1 s and 5 s
-// scrapes: chat traffic's bursts (healthy), a request every ten seconds,
-// a few bad requests, and a periodic batch job's bursts on top of chat
-// traffic (batch-job-bursts: 8x for about 4 s, about every 40 s, now and
-// then for 20 s). The batch job kept 17 at 1 s and 6 at 5 s: bursts
-// close together kept as rises (the mean of the 30 s after one ended
-// lifted by the next), one abort among a second's few finished requests
-// opened with the TTFT a burst lifted, and the output mean of the
-// requests finishing while a burst drained (the short ones first). A
-// rise of traffic is reported while it lasts (TestShiftBurstOutlasting-
-// TheHoldForgotten): one open, or ended and not yet judged (shiftSettle
-// after its end), is logged, not counted (seed 7's burst at 14m24s at
-// both intervals, as before).
+// scrapes: chat traffic's bursts (healthy), a request every ten seconds
+// and a few bad requests; a periodic batch job's bursts over longer
+// (TestShiftBatchJobStaysQuiet).
 func TestShiftQuietScenariosStayQuiet(t *testing.T) {
-	const d, seeds = 15 * time.Minute, 10
-	for _, sc := range []string{"healthy", "batch-job-bursts", "night-trickle", "stray-bad-requests"} {
-		for _, step := range []time.Duration{time.Second, 5 * time.Second} {
-			kept, pending := 0, 0
-			for seed := uint64(1); seed <= seeds; seed++ {
-				fr, t0 := runReplica(t, []sim.ScenarioSpec{{Name: sc}}, step, d, seed)
-				for _, s := range fr.Endpoints[0].Shifts {
-					if s.Kind != diagnose.ShiftWorkload {
-						continue
-					}
-					what := fmt.Sprintf("%s %v seed %d: %s %.3g → %.3g since %v, ended %v", sc, step, seed, s.Name, s.Before, s.After, s.Onset.Sub(t0), s.Ended.Sub(t0))
-					if rise := (s.Signal == diagnose.SigArrivals || s.Signal == diagnose.SigPromptTok) && s.After > s.Before; rise &&
-						(s.Ended.IsZero() || fr.Time.Sub(s.Ended) <= 30*time.Second) {
-						pending++
-						t.Logf("%s: reported while it lasts", what)
-						continue
-					}
-					kept++
-					t.Errorf("%s: kept as a change of the workload", what)
+	for _, sc := range []string{"healthy", "night-trickle", "stray-bad-requests"} {
+		quietScenario(t, sc, 15*time.Minute, 10)
+	}
+}
+
+// A periodic batch job on top of chat traffic (batch-job-bursts: 8x for
+// about 4 s, about every 40 s, now and then for 20 s; a healthy fleet)
+// keeps no change of the workload, over 20 seeds x 30 min at 1 s and 5 s
+// scrapes: what an on-call engineer sees every night. Before, 6 were
+// kept at 1 s and 5 at 5 s: the abort share of the few requests finished
+// while a burst queued (those stopped by their users finish first: one
+// of one a scrape), bursts close together read as a level since a rise
+// ended (30 s is a handful of levels between bursts), and the output
+// mean of the one request finished in a scrape a burst drained. Under
+// the race detector, 10 seeds (20 took 92 s).
+func TestShiftBatchJobStaysQuiet(t *testing.T) {
+	seeds := uint64(20)
+	if raceOn {
+		seeds = 10
+	}
+	quietScenario(t, "batch-job-bursts", 30*time.Minute, seeds)
+}
+
+// quietScenario runs scenario sc for d over seeds draws at 1 s and 5 s
+// scrapes and fails on every change of the workload kept at the end. A
+// rise of traffic is reported while it lasts (TestShiftBurstOutlasting-
+// TheHoldForgotten): one open, or ended and not yet judged (twice
+// shiftSettle after its end), is logged, not counted.
+func quietScenario(t *testing.T, sc string, d time.Duration, seeds uint64) {
+	t.Helper()
+	for _, step := range []time.Duration{time.Second, 5 * time.Second} {
+		kept, pending := 0, 0
+		for seed := uint64(1); seed <= seeds; seed++ {
+			fr, t0 := runReplica(t, []sim.ScenarioSpec{{Name: sc}}, step, d, seed)
+			for _, s := range fr.Endpoints[0].Shifts {
+				if s.Kind != diagnose.ShiftWorkload {
+					continue
 				}
+				what := fmt.Sprintf("%s %v seed %d: %s %.3g → %.3g since %v, ended %v", sc, step, seed, s.Name, s.Before, s.After, s.Onset.Sub(t0), s.Ended.Sub(t0))
+				if rise := (s.Signal == diagnose.SigArrivals || s.Signal == diagnose.SigPromptTok) && s.After > s.Before; rise &&
+					(s.Ended.IsZero() || fr.Time.Sub(s.Ended) <= time.Minute) {
+					pending++
+					t.Logf("%s: reported while it lasts", what)
+					continue
+				}
+				kept++
+				t.Errorf("%s: kept as a change of the workload", what)
 			}
-			t.Logf("%s at %v: %d workload changes kept over %d seeds, %d rises not yet judged", sc, step, kept, seeds, pending)
 		}
+		t.Logf("%s at %v: %d workload changes kept over %d seeds x %v, %d rises not yet judged", sc, step, kept, seeds, d, pending)
 	}
 }
 
