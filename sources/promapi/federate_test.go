@@ -151,3 +151,26 @@ func TestIsID(t *testing.T) {
 		}
 	}
 }
+
+// Lines are read by their series' shape (fedShape) once a series has one:
+// in the second refresh of an answer as servers write it, every line but
+// none of the first target's, both with vLLM's labels after the server's
+// and with the server's on both sides of them; the records are the
+// walked ones (FuzzSplitReuse compares them on any answer).
+func TestSplitReadsByShape(t *testing.T) {
+	for name, in := range map[string]string{"plain": fleetAnswer(20, 10), "kubernetes": k8sAnswer(20, 10, false)} {
+		lines := strings.Count(in, "\n") - strings.Count(in, "# ")
+		fed := newFederation([]string{"vllm:num_requests_running"}, nil)
+		fed.now = 5000
+		for gen := uint64(1); gen <= 2; gen++ {
+			fed.byShape = 0
+			if err := fed.read(strings.NewReader(in), gen, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The first line of each series is walked: it makes the shape.
+		if want := lines - len(fed.series); fed.byShape != want {
+			t.Errorf("%s: %d of %d lines read by shape, want %d", name, fed.byShape, lines, want)
+		}
+	}
+}
