@@ -77,8 +77,10 @@ type fedTarget struct {
 	key  []byte // its key in byKey
 	// nextT is the target whose line followed its last: a server lists
 	// a family's series in label order, so the targets come in the same
-	// order in every family.
+	// order in every family. gone: forgotten (no longer in byKey), its
+	// lines are not to be filed under it again.
 	nextT *fedTarget
+	gone  bool
 	// tok is the labels a server added to its lines (isTarget), as its
 	// last line not read by a shape carried them, joined by ','; tokEnd[i]
 	// is where the i-th ends in it.
@@ -419,7 +421,7 @@ func (f *federation) predicted(line []byte, gen uint64) (*fedTarget, uint32, int
 		return nil, 0, 0, false
 	}
 	for _, t := range [2]*fedTarget{f.lastT, f.lastT.nextT} {
-		if t == nil {
+		if t == nil || t.gone {
 			continue
 		}
 		id := t.next
@@ -574,6 +576,13 @@ func (f *federation) text(b []byte, t *fedTarget) []byte {
 		r = r[l:]
 	}
 	return b
+}
+
+// forget drops target t (key k): a target that comes back is a new one.
+// Another's nextT may still lead to t; gone keeps its lines off it.
+func (f *federation) forget(k string, t *fedTarget) {
+	delete(f.byKey, k)
+	t.gone, t.nextT = true, nil
 }
 
 // release drops what the refresh's answers left: the targets' lines and
@@ -800,7 +809,7 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 	for _, f := range s.feds[1:] {
 		for k, t := range f.byKey {
 			if t.gen != s.gen {
-				delete(f.byKey, k)
+				f.forget(k, t)
 			}
 		}
 	}
@@ -810,7 +819,7 @@ func (s *Source) refreshFederated(ctx context.Context, now time.Time) (sources.B
 	var todo []normJob
 	for k, t := range fed.byKey {
 		if t.gen != s.gen {
-			delete(fed.byKey, k) // not in the answer any more
+			fed.forget(k, t) // not in the answer any more
 			continue
 		}
 		at := time.UnixMilli(t.stamp)

@@ -174,3 +174,40 @@ func TestSplitReadsByShape(t *testing.T) {
 		}
 	}
 }
+
+// A target forgotten (gone from an answer) and back later is filed under
+// its new entry, not the old one another target's order still leads to:
+// here r0's line was the answer's last when r1 left, so r0 still names r1
+// as the target after it.
+func TestSplitForgottenTargetReturns(t *testing.T) {
+	line := func(r int) string {
+		return fmt.Sprintf(`vllm:num_requests_running{instance="r%d:8000",job="vllm",model_name="m"} %d 1000`+"\n", r, r)
+	}
+	fed := newFederation([]string{"vllm:num_requests_running"}, nil)
+	fed.now = 5000
+	read := func(gen uint64, rs ...int) {
+		var b strings.Builder
+		for _, r := range rs {
+			b.WriteString(line(r))
+		}
+		if err := fed.read(strings.NewReader(b.String()), gen, false); err != nil {
+			t.Fatal(err)
+		}
+		for k, tg := range fed.byKey {
+			if tg.gen != gen {
+				fed.forget(k, tg)
+			}
+		}
+	}
+	read(1, 2, 0, 1)
+	read(2, 2, 0) // r1 forgotten; r0 last
+	read(3, 2, 0, 1)
+	if len(fed.byKey) != 3 {
+		t.Fatalf("%d targets, want 3", len(fed.byKey))
+	}
+	for _, tg := range fed.byKey {
+		if tg.gen != 3 || len(tg.recs) == 0 {
+			t.Errorf("%v: gen %d, %d bytes of records; want gen 3 and its line", tg.m, tg.gen, len(tg.recs))
+		}
+	}
+}
