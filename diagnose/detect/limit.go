@@ -67,6 +67,7 @@ type verdictMemo struct {
 	replicasAt   float64 // the unrounded count they were computed from
 	signals, of  int     // the signals shown
 	signalsAt    time.Time
+	throttled    bool
 }
 
 // signalHold is how long a verdict's count of agreeing signals is shown at
@@ -79,7 +80,7 @@ const signalHold = 30 * time.Second
 // memo is what the next evaluation keeps of v, shown at now.
 func memo(v *diagnose.Verdict, now time.Time) verdictMemo {
 	return verdictMemo{limit: v.Limit, under: v.Under, paceOver: v.PaceOver, replicas: v.Replicas, replicasAt: v.ReplicasAt,
-		signals: v.Signals, of: v.Of, signalsAt: now}
+		signals: v.Signals, of: v.Of, signalsAt: now, throttled: v.Throttled}
 }
 
 // holdSignals shows v's count of agreeing signals at the most that agreed
@@ -143,7 +144,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 	// hovered about 50 ms, and the verdict flipped 23 times in four
 	// minutes).
 	pace := x.slo.ITL
-	if prev.limit == diagnose.LimitSpecDecode || prev.paceOver {
+	if prev.limit == diagnose.LimitSpecDecode || prev.paceOver || prev.throttled {
 		pace = pace * 4 / 5
 	}
 	// Judged from the verdict's points on, as the SLO breach is: the
@@ -152,7 +153,12 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 	slowPace := over(&st.ITL, pace, 0.95)
 	paceOver := slowPace && tr.Points >= minPoints
 	draftsSlow := paceOver && wastedDrafts(st)
-	if !queued && !slow && !losing && !draftsSlow {
+	// A GPU slowed by heat or its hardware makes every step slower, queue
+	// or not: with the pace over target it is what binds (a V0 8B past its
+	// slowdown temperature read "unexplained" and "a burst the engine
+	// drained, but tokens stream slower" by turns, 15 times in 4 minutes).
+	gpuSlow := paceOver && slowedGPU(x, ep)
+	if !queued && !slow && !losing && !draftsSlow && !gpuSlow {
 		if (bad(st.ReqRate) || st.ReqRate == 0) && (bad(st.Running) || st.Running == 0) {
 			return diagnose.Verdict{Limit: diagnose.LimitIdle}
 		}
@@ -175,7 +181,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 		}
 		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 	}
-	if drainedBurst(tr) && !(st.PreemptionsRate > 0) && !losing && !draftsSlow && !steadyWait(x, ep) {
+	if drainedBurst(tr) && !(st.PreemptionsRate > 0) && !losing && !draftsSlow && !gpuSlow && !steadyWait(x, ep) {
 		// The queue emptied within the window and whatever waits now has
 		// waited less than a burst lasts: a burst the engine drains; no
 		// limit binds.
@@ -450,14 +456,15 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 	// is already compute-bound (pinned above saturatingStep tokens).
 	util := endpointGPUUtil(x.f, ep, x.f.Window)
 	busy := !bad(util) && util >= busyGPU
+	throttled := slowedGPU(x, ep) // every step slower, prefills too: the waits are its own
 	// A slow step lengthens every request; it holds none in the queue
 	// (with batch, KV and budget room the scheduler admits a waiting
 	// request at the next step): steady waits with steps within target
 	// are not compute's.
-	held := steadyWait(x, ep) && !over(&st.ITL, x.slo.ITL, 0.5)
-	if kvRoom && !flat && !atCap && !held && (busy || pinned && ceil > saturatingStep) {
+	held := steadyWait(x, ep) && !over(&st.ITL, x.slo.ITL, 0.5) && !throttled
+	if kvRoom && !flat && !atCap && !held && (busy || throttled || pinned && ceil > saturatingStep) {
 		n := 2 // KV room, batch below a cap
-		if busy {
+		if busy || throttled {
 			n++
 		}
 		if pinned && ceil > saturatingStep {
@@ -466,9 +473,13 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 		if over(&st.ITL, x.slo.ITL, 0.5) {
 			n++
 		}
-		return diagnose.Verdict{Limit: diagnose.LimitCompute, Signals: n, Of: 5, Evidence: []diagnose.Evidence{
+		v := diagnose.Verdict{Limit: diagnose.LimitCompute, Signals: n, Of: 5, Throttled: throttled, Evidence: []diagnose.Evidence{
 			evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window), evNum("step tokens p95", st.IterTokens.P95, diagnose.UnitTokens, w), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0),
 			evNum("mean running", tr.RunMean, diagnose.UnitCount, tr.Span), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
+		if throttled {
+			v.Evidence = append(v.Evidence, evNum("readings slowed by heat or hardware", slowedShare(x, ep), diagnose.UnitRatio, x.f.Window))
+		}
+		return v
 	}
 	if !bad(util) || pinned && ceil > saturatingStep {
 		// Ruled out only where measured: without the endpoint's GPUs
@@ -481,6 +492,35 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 		evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evNum("running", st.Running, diagnose.UnitCount, 0),
 		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w),
 		evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window)}}
+}
+
+// slowedGPU: most readings of the endpoint's own GPUs over the window show
+// a thermal or hardware slowdown (a power cap alone is a busy GPU's normal
+// life: it is not counted).
+func slowedGPU(x *evalCtx, ep *diagnose.EndpointView) bool {
+	return slowedShare(x, ep) >= 0.5
+}
+
+// slowedShare is the share of the window's readings of the endpoint's
+// GPUs slowed by heat or hardware (0 without readings).
+func slowedShare(x *evalCtx, ep *diagnose.EndpointView) float64 {
+	if len(ep.GPU.GPUs) == 0 || ep.GPU.Stale {
+		return 0
+	}
+	n, slowed := 0, 0
+	for _, p := range diagnose.GPUWindow(ep.GPU.Hist, x.f.Time, x.f.Window) {
+		if p.Lost {
+			continue
+		}
+		n++
+		if p.ClockEvents&(sources.ClockThermal|sources.ClockHardware) != 0 {
+			slowed++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(slowed) / float64(n)
 }
 
 // wastedDrafts: drafts are accepted less often than a draft costs.
