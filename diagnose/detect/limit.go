@@ -220,7 +220,9 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 // lever, and the aborts follow from it.
 func capacityUnder(v *diagnose.Verdict, st *diagnose.Stats) bool {
 	switch v.Limit {
-	case diagnose.LimitBatchCap, diagnose.LimitTokenBudget, diagnose.LimitCompute, diagnose.LimitUnexplained:
+	case diagnose.LimitCompute:
+		return !v.Throttled // a throttled GPU withholds capacity: its cooling is the lever
+	case diagnose.LimitBatchCap, diagnose.LimitTokenBudget, diagnose.LimitUnexplained:
 		return true
 	case diagnose.LimitKVCache:
 		return !bad(st.PreemptionsRate) && st.PreemptionsRate <= 0.05*served(st)
@@ -744,7 +746,11 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict, prev v
 			v.Flag = &fc
 		}
 	case diagnose.LimitCompute:
-		// No flag adds compute.
+		// No flag adds compute. A throttled GPU is not sized in
+		// replicas: its clocks come back once it is cooled.
+		if v.Throttled {
+			return
+		}
 	case diagnose.LimitKVCache:
 		// A cache full of useful work (few preemptions) is capacity; one
 		// that thrashes wastes capacity its own flags win back first, by
