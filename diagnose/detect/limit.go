@@ -127,7 +127,16 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 			Evidence: []diagnose.Evidence{evNum("rejected", st.RejectRate, diagnose.UnitPerSec, st.Span)}}
 	}
 	queued := !bad(st.Waiting) && st.Waiting >= 1 || !bad(tr.WaitMean) && tr.WaitMean >= 1
-	slow := over(&st.TTFT, x.slo.TTFT, 0.95) || over(&st.ITL, x.slo.ITL, 0.5)
+	// Once a limit is named for latency over target, it stays named
+	// while the latency stays within a fifth of it: a 14B computing
+	// every prompt in full read TTFT p95 about the 500 ms target, and the
+	// verdict went from "compute" to "nothing waits, latency within
+	// target" and back 10 times in 30 s.
+	ttftT, itlT := x.slo.TTFT, x.slo.ITL
+	if prev.limit.Symptom() {
+		ttftT, itlT = ttftT*4/5, itlT*4/5
+	}
+	slow := over(&st.TTFT, ttftT, 0.95) || over(&st.ITL, itlT, 0.5)
 	// Failed or expired KV transfers are a symptom of their own: each
 	// such request is recomputed here or lost, whether or not a queue
 	// stands at this instant (a decode instance losing 40 % of its reads
@@ -164,8 +173,12 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 		}
 		// "Latency within target" would be untrue while the pace is over
 		// it (a thermally throttled 14B: inter-token p95 90 ms against
-		// 50 ms, nothing waiting); in the first seconds it is not known.
-		if slowPace && !paceOver {
+		// 50 ms, nothing waiting); in the first seconds it is not known,
+		// and once said so it stays unknown until the points are there
+		// (a 14B's first seconds' p95 crossed the target by turns: "too
+		// few observations" and "latency within target" alternated four
+		// times in eight seconds).
+		if !paceOver && (slowPace || prev.limit == diagnose.LimitFewData && tr.Points < minPoints) {
 			return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 		}
 		return diagnose.Verdict{Limit: diagnose.LimitHealthy, PaceOver: paceOver, Drained: drainedBurst(tr)}
