@@ -168,3 +168,33 @@ func TestThrottledGPUIsTheComputeThatBinds(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowPaceAdviceReadsTheGPU: the throttled GPU read without its GPUs
+// (dcgm-exporter's GPUs on a host six replicas share are attributed to
+// none): nothing waits and tokens stream slowly, so the SLO breach says
+// the steps are slow and where to look, not "add capacity if the engine
+// is simply saturated".
+func TestSlowPaceAdviceReadsTheGPU(t *testing.T) {
+	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "v0.11", Scenarios: []sim.ScenarioSpec{{Name: "thermal-throttle"}}})
+	for p.fleet.Elapsed() < 3*time.Minute {
+		p.fleet.Advance(time.Second)
+	}
+	seen := 0
+	for k := 1; k <= 120; k++ {
+		f := p.stepWithoutGPUs()
+		ep := &f.Endpoints[0]
+		for _, fd := range append(append([]diagnose.Finding{}, ep.Findings...), ep.Pending...) {
+			if fd.Rule != "slo_breach" || !ep.Verdict.PaceOver {
+				continue
+			}
+			seen++
+			a := format.Say(fd.Action)
+			if strings.Contains(a, "add capacity") || !strings.Contains(a, "no GPU is attributed to this endpoint") {
+				t.Fatalf("at %ds: %s", k, a)
+			}
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no SLO breach beside a slow pace: the case tests nothing")
+	}
+}
