@@ -315,3 +315,31 @@ func TestShortDecimalRandom(t *testing.T) {
 		}
 	}
 }
+
+// keySet finds a key shown twice as a map would, body after body (its
+// slots are not cleared between them), keys colliding in the table
+// included.
+func TestKeySetAsMap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var s keySet
+	for body := range 300 {
+		n := rng.IntN(200)
+		s.reset(n)
+		want := map[uint64]bool{}
+		for range n {
+			k := rng.Uint64N(uint64(n/2+1)) << (rng.IntN(3) * 20) // few distinct keys, shared low bits
+			if got := s.add(k); got != want[k] {
+				t.Fatalf("body %d: key %x shown before: %v, want %v", body, k, got, want[k])
+			}
+			want[k] = true
+		}
+	}
+	var u keySet
+	u.reset(4) // epoch 1
+	u.add(7)
+	u.epoch = ^uint32(0) // the next body wraps the epoch to 1 again
+	u.reset(4)
+	if u.add(7) || !u.add(7) {
+		t.Fatal("after the epoch wrapped, a key of the body with the same epoch read as shown, or a second showing not")
+	}
+}

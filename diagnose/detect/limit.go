@@ -67,6 +67,7 @@ type verdictMemo struct {
 	replicasAt   float64 // the unrounded count they were computed from
 	signals, of  int     // the signals shown
 	signalsAt    time.Time
+	throttled    bool
 }
 
 // signalHold is how long a verdict's count of agreeing signals is shown at
@@ -79,7 +80,7 @@ const signalHold = 30 * time.Second
 // memo is what the next evaluation keeps of v, shown at now.
 func memo(v *diagnose.Verdict, now time.Time) verdictMemo {
 	return verdictMemo{limit: v.Limit, under: v.Under, paceOver: v.PaceOver, replicas: v.Replicas, replicasAt: v.ReplicasAt,
-		signals: v.Signals, of: v.Of, signalsAt: now}
+		signals: v.Signals, of: v.Of, signalsAt: now, throttled: v.Throttled}
 }
 
 // holdSignals shows v's count of agreeing signals at the most that agreed
@@ -126,7 +127,16 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 			Evidence: []diagnose.Evidence{evNum("rejected", st.RejectRate, diagnose.UnitPerSec, st.Span)}}
 	}
 	queued := !bad(st.Waiting) && st.Waiting >= 1 || !bad(tr.WaitMean) && tr.WaitMean >= 1
-	slow := over(&st.TTFT, x.slo.TTFT, 0.95) || over(&st.ITL, x.slo.ITL, 0.5)
+	// Once a limit is named for latency over target, it stays named
+	// while the latency stays within a fifth of it: a 14B computing
+	// every prompt in full read TTFT p95 about the 500 ms target, and the
+	// verdict went from "compute" to "nothing waits, latency within
+	// target" and back 10 times in 30 s.
+	ttftT, itlT := x.slo.TTFT, x.slo.ITL
+	if prev.limit.Symptom() {
+		ttftT, itlT = ttftT*4/5, itlT*4/5
+	}
+	slow := over(&st.TTFT, ttftT, 0.95) || over(&st.ITL, itlT, 0.5)
 	// Failed or expired KV transfers are a symptom of their own: each
 	// such request is recomputed here or lost, whether or not a queue
 	// stands at this instant (a decode instance losing 40 % of its reads
@@ -143,7 +153,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 	// hovered about 50 ms, and the verdict flipped 23 times in four
 	// minutes).
 	pace := x.slo.ITL
-	if prev.limit == diagnose.LimitSpecDecode || prev.paceOver {
+	if prev.limit == diagnose.LimitSpecDecode || prev.paceOver || prev.throttled {
 		pace = pace * 4 / 5
 	}
 	// Judged from the verdict's points on, as the SLO breach is: the
@@ -152,14 +162,23 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 	slowPace := over(&st.ITL, pace, 0.95)
 	paceOver := slowPace && tr.Points >= minPoints
 	draftsSlow := paceOver && wastedDrafts(st)
-	if !queued && !slow && !losing && !draftsSlow {
+	// A GPU slowed by heat or its hardware makes every step slower, queue
+	// or not: with the pace over target it is what binds (a V0 8B past its
+	// slowdown temperature read "unexplained" and "a burst the engine
+	// drained, but tokens stream slower" by turns, 15 times in 4 minutes).
+	gpuSlow := paceOver && slowedGPU(x, ep)
+	if !queued && !slow && !losing && !draftsSlow && !gpuSlow {
 		if (bad(st.ReqRate) || st.ReqRate == 0) && (bad(st.Running) || st.Running == 0) {
 			return diagnose.Verdict{Limit: diagnose.LimitIdle}
 		}
 		// "Latency within target" would be untrue while the pace is over
 		// it (a thermally throttled 14B: inter-token p95 90 ms against
-		// 50 ms, nothing waiting); in the first seconds it is not known.
-		if slowPace && !paceOver {
+		// 50 ms, nothing waiting); in the first seconds it is not known,
+		// and once said so it stays unknown until the points are there
+		// (a 14B's first seconds' p95 crossed the target by turns: "too
+		// few observations" and "latency within target" alternated four
+		// times in eight seconds).
+		if !paceOver && (slowPace || prev.limit == diagnose.LimitFewData && tr.Points < minPoints) {
 			return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 		}
 		return diagnose.Verdict{Limit: diagnose.LimitHealthy, PaceOver: paceOver, Drained: drainedBurst(tr)}
@@ -175,7 +194,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 		}
 		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 	}
-	if drainedBurst(tr) && !(st.PreemptionsRate > 0) && !losing && !draftsSlow && !steadyWait(x, ep) {
+	if drainedBurst(tr) && !(st.PreemptionsRate > 0) && !losing && !draftsSlow && !gpuSlow && !steadyWait(x, ep) {
 		// The queue emptied within the window and whatever waits now has
 		// waited less than a burst lasts: a burst the engine drains; no
 		// limit binds.
@@ -214,7 +233,9 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 // lever, and the aborts follow from it.
 func capacityUnder(v *diagnose.Verdict, st *diagnose.Stats) bool {
 	switch v.Limit {
-	case diagnose.LimitBatchCap, diagnose.LimitTokenBudget, diagnose.LimitCompute, diagnose.LimitUnexplained:
+	case diagnose.LimitCompute:
+		return !v.Throttled // a throttled GPU withholds capacity: its cooling is the lever
+	case diagnose.LimitBatchCap, diagnose.LimitTokenBudget, diagnose.LimitUnexplained:
 		return true
 	case diagnose.LimitKVCache:
 		return !bad(st.PreemptionsRate) && st.PreemptionsRate <= 0.05*served(st)
@@ -450,14 +471,15 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 	// is already compute-bound (pinned above saturatingStep tokens).
 	util := endpointGPUUtil(x.f, ep, x.f.Window)
 	busy := !bad(util) && util >= busyGPU
+	throttled := slowedGPU(x, ep) // every step slower, prefills too: the waits are its own
 	// A slow step lengthens every request; it holds none in the queue
 	// (with batch, KV and budget room the scheduler admits a waiting
 	// request at the next step): steady waits with steps within target
 	// are not compute's.
-	held := steadyWait(x, ep) && !over(&st.ITL, x.slo.ITL, 0.5)
-	if kvRoom && !flat && !atCap && !held && (busy || pinned && ceil > saturatingStep) {
+	held := steadyWait(x, ep) && !over(&st.ITL, x.slo.ITL, 0.5) && !throttled
+	if kvRoom && !flat && !atCap && !held && (busy || throttled || pinned && ceil > saturatingStep) {
 		n := 2 // KV room, batch below a cap
-		if busy {
+		if busy || throttled {
 			n++
 		}
 		if pinned && ceil > saturatingStep {
@@ -466,9 +488,13 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 		if over(&st.ITL, x.slo.ITL, 0.5) {
 			n++
 		}
-		return diagnose.Verdict{Limit: diagnose.LimitCompute, Signals: n, Of: 5, Evidence: []diagnose.Evidence{
+		v := diagnose.Verdict{Limit: diagnose.LimitCompute, Signals: n, Of: 5, Throttled: throttled, Evidence: []diagnose.Evidence{
 			evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window), evNum("step tokens p95", st.IterTokens.P95, diagnose.UnitTokens, w), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0),
 			evNum("mean running", tr.RunMean, diagnose.UnitCount, tr.Span), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
+		if throttled {
+			v.Evidence = append(v.Evidence, evNum("readings slowed by heat or hardware", slowedShare(x, ep), diagnose.UnitRatio, x.f.Window))
+		}
+		return v
 	}
 	if !bad(util) || pinned && ceil > saturatingStep {
 		// Ruled out only where measured: without the endpoint's GPUs
@@ -481,6 +507,35 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 		evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evNum("running", st.Running, diagnose.UnitCount, 0),
 		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w),
 		evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window)}}
+}
+
+// slowedGPU: most readings of the endpoint's own GPUs over the window show
+// a thermal or hardware slowdown (a power cap alone is a busy GPU's normal
+// life: it is not counted).
+func slowedGPU(x *evalCtx, ep *diagnose.EndpointView) bool {
+	return slowedShare(x, ep) >= 0.5
+}
+
+// slowedShare is the share of the window's readings of the endpoint's
+// GPUs slowed by heat or hardware (0 without readings).
+func slowedShare(x *evalCtx, ep *diagnose.EndpointView) float64 {
+	if len(ep.GPU.GPUs) == 0 || ep.GPU.Stale {
+		return 0
+	}
+	n, slowed := 0, 0
+	for _, p := range diagnose.GPUWindow(ep.GPU.Hist, x.f.Time, x.f.Window) {
+		if p.Lost {
+			continue
+		}
+		n++
+		if p.ClockEvents&(sources.ClockThermal|sources.ClockHardware) != 0 {
+			slowed++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(slowed) / float64(n)
 }
 
 // wastedDrafts: drafts are accepted less often than a draft costs.
@@ -704,7 +759,11 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict, prev v
 			v.Flag = &fc
 		}
 	case diagnose.LimitCompute:
-		// No flag adds compute.
+		// No flag adds compute. A throttled GPU is not sized in
+		// replicas: its clocks come back once it is cooled.
+		if v.Throttled {
+			return
+		}
 	case diagnose.LimitKVCache:
 		// A cache full of useful work (few preemptions) is capacity; one
 		// that thrashes wastes capacity its own flags win back first, by

@@ -34,10 +34,14 @@ func TestRuleMemoryPerEndpoint(t *testing.T) {
 	for _, es := range w.d.eps {
 		for ri, m := range es.mem {
 			id := w.d.rules[ri].ID
-			switch _, isDown := m.(*downHistory); {
+			_, isDown := m.(*downHistory)
+			_, isPrefix := m.(*prefixSeen)
+			switch {
 			case id == "endpoint_down" && !isDown:
 				t.Errorf("%s: endpoint_down's memory is %T", es.name, m)
-			case id != "endpoint_down" && m != nil:
+			case id == "prefix_cache_miss" && !isPrefix:
+				t.Errorf("%s: prefix_cache_miss's memory is %T", es.name, m)
+			case id != "endpoint_down" && id != "prefix_cache_miss" && m != nil:
 				t.Errorf("%s: %s (disabled or stateless) keeps %T", es.name, id, m)
 			}
 		}

@@ -84,7 +84,7 @@ var ruleKVThrashing = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st, w := u.st, u.st.Span
 		fd.Summary = say("preemptions %s/s (%s per finished request), KV %s, TTFT p95 %s (%s target %s)",
-			num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage), qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT))
+			num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage), qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT)).Cat(afterWorkload(u, pressureSince(x, fd)))
 		fd.Evidence = kvEvidence(u, w)
 		fd.Evidence = append(fd.Evidence, evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w))
 		fd.Explain = plain("The engine runs more sequences than its KV cache holds. " + preemptWords(u.ep.Version) +
@@ -254,6 +254,45 @@ func prefixLost(u *unit, since time.Time) *diagnose.Shift {
 	return nil
 }
 
+// afterWorkload says the change of traffic that began before a finding's
+// pressure did (since), within workloadLead of it, and is still open:
+// "; after prompt mean 940 → 6.1k tokens (×6.5) at 14:02:01", empty when
+// none. What changed, in the cause's own line: the flags beside it are
+// sized for the new traffic.
+func afterWorkload(u *unit, since time.Time) diagnose.Text {
+	var lead *diagnose.Shift
+	for _, s := range trafficShifts(u) {
+		if s.Kind != diagnose.ShiftWorkload || !s.Ended.IsZero() || s.Onset.After(since) || since.Sub(s.Onset) > workloadLead || !fillsCache(&s) {
+			continue
+		}
+		if lead == nil || s.Onset.Before(lead.Onset) {
+			lead = &s
+		}
+	}
+	if lead == nil {
+		return diagnose.Text{}
+	}
+	return say("; after %s at %s", lead.Words(), clock(lead.Onset))
+}
+
+// fillsCache: a change of traffic that asks more of the KV cache: more
+// arrivals or prompt tokens, longer prompts or answers, fewer prefix
+// matches. Falls of the others (fewer, shorter requests) and the abort
+// share do not fill it.
+func fillsCache(s *diagnose.Shift) bool {
+	switch s.Signal {
+	case diagnose.SigArrivals, diagnose.SigPromptTok, diagnose.SigPromptLen, diagnose.SigGenLen:
+		return s.After > s.Before
+	case diagnose.SigPrefixHit:
+		return s.After < s.Before
+	}
+	return false
+}
+
+// workloadLead bounds how long before a finding's pressure a change of
+// traffic is said as what preceded it.
+const workloadLead = 10 * time.Minute
+
 // pressureSince is when a KV-pressure finding's condition first held: its
 // first sighting, or now for one described before it has one.
 func pressureSince(x *evalCtx, fd *diagnose.Finding) time.Time {
@@ -330,7 +369,7 @@ var rulePreemption = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st := u.st
-		fd.Summary = say("preemptions %s/s (%s per finished request) at KV %s", num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage))
+		fd.Summary = say("preemptions %s/s (%s per finished request) at KV %s", num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage)).Cat(afterWorkload(u, pressureSince(x, fd)))
 		fd.Evidence = kvEvidence(u, st.Span)
 		fd.Explain = plain(preemptWords(u.ep.Version) + " A steady rate means the KV cache is too small for the concurrency it is asked to run; every preemption repeats a prefill.")
 		fd.Flags, fd.Action = kvAdvice(u, p[prHeadroom], pressureSince(x, fd))
@@ -512,13 +551,46 @@ func matchedPerRequest(st *diagnose.Stats) float64 {
 	return st.PrefixHitRatio * st.PrefixQueryRate / st.ReqRate
 }
 
+// prefixSeen remembers the last time an endpoint's prefix cache matched
+// (hit ratio at hit_clear's default or above, with traffic): a cache that
+// matched and stopped is broken; one never seen matching may serve
+// prompts that share nothing.
+type prefixSeen struct {
+	at  time.Time
+	hit float64
+}
+
+func (m *prefixSeen) observe(ep *diagnose.EndpointView, now time.Time) {
+	st := &ep.Stats
+	if !bad(st.PrefixHitRatio) && !bad(st.PromptTokRate) && st.PrefixHitRatio >= pcParams[pcHitClear].Default && st.PromptTokRate >= pcParams[pcMinPrompt].Default {
+		m.at, m.hit = now, st.PrefixHitRatio
+	}
+}
+
+// prefixFell is when and from what the endpoint's prefix cache last
+// matched: the onset and level of a fall of its hit rate (a Prometheus
+// backfill's history dates it), else the last reading that matched (zero
+// time: never seen matching).
+func prefixFell(u *unit) (time.Time, float64) {
+	for i := range u.ep.Shifts {
+		if s := &u.ep.Shifts[i]; s.Signal == diagnose.SigPrefixHit && s.Before-s.After >= prefixLostBy && (s.Ended.IsZero() || s.Accepted) {
+			return s.Onset, s.Before
+		}
+	}
+	if m := memoryOf[*prefixSeen](u); !m.at.IsZero() {
+		return m.at, m.hit
+	}
+	return time.Time{}, math.NaN()
+}
+
 var rulePrefixMiss = &Rule{
 	ID: "prefix_cache_miss", Title: "Prefix cache misses", Scope: ScopeEngine,
+	memory:     func() ruleMemory { return &prefixSeen{} },
 	Catches:    "Prefix caching is on but almost nothing matches (a per-request id or timestamp at the top of a shared system prompt, prompts routed away from their cache); or caching is off (info: vLLM cannot tell whether prompts would share prefixes).",
 	Needs:      "cache_config_info's enable_prefix_caching; prefix-cache hit and query counters (V1 ≥0.7.3) or V0's hit-rate gauge",
 	Cond:       "caching on, prompt tokens ≥ {min_prompt_rate} tokens/s and ≥ {min_tokens} in the window, hit ratio < {hit_low}, and under {matched} tokens matched per finished request (nothing shared hits; unknown per request: the ratio alone); or caching off (info)",
 	Clear:      "hit ratio ≥ {hit_clear}, traffic below {min_prompt_rate} tokens/s, or {matched} tokens or more matched per request (a shared prefix hits; the rest of the prompts is unique, which no cache can give)",
-	Severity:   "warning; info when caching is off",
+	Severity:   "warning once the cache was seen matching (a hit ratio ≥ {hit_clear} before, or a fall in the history read); info when never seen matching (prompts that share nothing read the same) or caching is off",
 	Action:     "keep the shared part of prompts byte-identical and first, route one prefix to one replica; when off: --enable-prefix-caching (V1 enables it by default: remove --no-enable-prefix-caching)",
 	For:        5 * time.Minute,
 	ResolveFor: 5 * time.Minute,
@@ -539,6 +611,9 @@ var rulePrefixMiss = &Rule{
 		case tok*st.Span.Seconds() < p[pcMinTokens]:
 			return condHold, 0
 		case hit < p[pcHitLow]:
+			if at, _ := prefixFell(u); at.IsZero() {
+				return condMet, diagnose.SevInfo
+			}
 			return condMet, diagnose.SevWarning
 		}
 		return condHold, 0
@@ -562,7 +637,11 @@ var rulePrefixMiss = &Rule{
 			fd.Action = plain("if prompts share prefixes, turn prefix caching on (" + why[strings.LastIndex(why, ": ")+2:] + ")")
 			return
 		}
+		at, was := prefixFell(u)
 		fd.Summary = say("prefix-cache hit %s of %s prompt tokens/s, caching on", pct(st.PrefixHitRatio), num(st.PromptTokRate))
+		if at.IsZero() {
+			fd.Summary = say("prefix-cache hit %s of %s prompt tokens/s, caching on, never seen matching", pct(st.PrefixHitRatio), num(st.PromptTokRate))
+		}
 		fd.Evidence = []diagnose.Evidence{evNum("hit ratio", st.PrefixHitRatio, diagnose.UnitRatio, st.Span), evNum("prompt tokens", st.PromptTokRate, diagnose.UnitPerSec, st.Span),
 			evQ("TTFT p95", &st.TTFT, st.TTFT.P95, st.Span)}
 		if !bad(st.PrefixQueryRate) {
@@ -571,15 +650,28 @@ var rulePrefixMiss = &Rule{
 		if m := matchedPerRequest(st); !bad(m) {
 			fd.Evidence = append(fd.Evidence, evNum("matched per request", m, diagnose.UnitTokens, st.Span))
 		}
-		fd.Explain = plain("Prefix caching is on, but almost no prompt begins with blocks already in the cache, so every prefill is computed in full. The cache matches whole blocks from the first token: one changing byte near the top (a request id, a timestamp) defeats it for the rest of the prompt.")
-		fd.Action = plain("keep shared system prompts byte-identical and at the very start (move ids and timestamps after them); send requests with the same prefix to the same replica")
+		if at.IsZero() {
+			// Nothing says these prompts ever shared a prefix: a question
+			// for the operator, not a fault (a P/D decode instance of
+			// unique documents, a benchmark harness read the same).
+			fd.Explain = plain("Prefix caching is on and almost nothing matches, and vtop has not seen it match on this endpoint. Prompts that share no prefix (unique documents, a benchmark, the decode side of a prefill/decode pair) read exactly like a shared prefix broken at its top (a request id, a timestamp), and no counter tells them apart.")
+			fd.Action = plain("if these prompts should share a prefix (a system prompt, earlier chat turns), check that it is byte-identical and first in each; if they share none, nothing to do")
+			return
+		}
+		fd.Evidence = append(fd.Evidence, evNum("hit ratio when it matched", was, diagnose.UnitRatio, 0), ev("matched until", clock(at), 0))
+		fd.Explain = plain("Prefix caching is on and matched before, but almost no prompt now begins with blocks already in the cache, so every prefill is computed in full. The cache matches whole blocks from the first token: one changing byte near the top (a request id, a timestamp) defeats it for the rest of the prompt.")
+		fd.Action = say("find what changed in the prompts at %s (it matched %s before): keep shared system prompts byte-identical and at the very start (move ids and timestamps after them); send requests with the same prefix to the same replica", clock(at), pct(was))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		hits := g.rate(sources.CPrefixHits, byEngine)
 		q := g.rate(sources.CPrefixQueries, byEngine)
 		prompt := g.rate(sources.CPromptTokens, byEngine)
-		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf("(%s) / (%s) < %s and %s >= %s and %s * %s >= %s",
-			hits, q, g.num(p[pcHitLow]), prompt, g.num(p[pcMinPrompt]), prompt, g.num(g.rangeSeconds()), g.num(p[pcMinTokens]))}}
+		base := fmt.Sprintf("(%s) / (%s) < %s and %s >= %s and %s * %s >= %s",
+			hits, q, g.num(p[pcHitLow]), prompt, g.num(p[pcMinPrompt]), prompt, g.num(g.rangeSeconds()), g.num(p[pcMinTokens]))
+		// A warning once the cache matched within the hour: the
+		// nearest a rule without state gets to "seen matching".
+		seen := fmt.Sprintf("max_over_time(((%s) / (%s))[1h:1m]) >= %s", hits, q, g.num(p[pcHitClear]))
+		return []promAlert{{Severity: "info", Expr: base}, {Severity: "warning", Expr: base + " and " + seen}}
 	},
 }
 

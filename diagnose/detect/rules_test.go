@@ -113,10 +113,17 @@ func TestRuleEdges(t *testing.T) {
 
 		// Short prompts (150 tokens) whose shared prefix no longer matches:
 		// 9.9 % of 150 is 15 tokens a request, under one 16-token block.
-		{"prefix: hit ratio just below, nothing shared hits", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio, e.Stats.ReqRate = 0.099, 20 }, true, diagnose.SevWarning},
+		// A warning where the cache was seen matching (its hit rate fell,
+		// here 60 % → 5 % a minute before), info where it never was
+		// (prompts that share nothing read the same).
+		{"prefix: hit ratio just below, nothing shared hits", "prefix_cache_miss", false, func(e *diagnose.EndpointView) {
+			e.Stats.PrefixHitRatio, e.Stats.ReqRate = 0.099, 20
+			prefixFellBefore(e)
+		}, true, diagnose.SevWarning},
+		{"prefix: hit ratio just below, never seen matching", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio, e.Stats.ReqRate = 0.099, 20 }, true, diagnose.SevInfo},
 		// 5 % of 3,000 queried tokens/s over 5 requests/s: 30 tokens a
 		// request, under two blocks; 5.5 %: 33, a shared prefix hits.
-		{"prefix: matched just under two blocks a request", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio = 0.05 }, true, diagnose.SevWarning},
+		{"prefix: matched just under two blocks a request", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio = 0.05; prefixFellBefore(e) }, true, diagnose.SevWarning},
 		{"prefix: matched just over two blocks a request", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio = 0.055 }, false, 0},
 		// RAG over unique documents behind a 512-token system prompt on 60
 		// % of requests: 7 % of 9k tokens/s over 2 requests/s is 315 tokens
@@ -124,7 +131,10 @@ func TestRuleEdges(t *testing.T) {
 		{"prefix: a shared prefix hits, the documents are unique", "prefix_cache_miss", false, func(e *diagnose.EndpointView) {
 			e.Stats.PrefixHitRatio, e.Stats.PrefixQueryRate, e.Stats.PromptTokRate, e.Stats.ReqRate = 0.07, 9000, 9000, 2
 		}, false, 0},
-		{"prefix: per request unknown, the ratio alone", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio, e.Stats.PrefixQueryRate = 0.099, nan }, true, diagnose.SevWarning},
+		{"prefix: per request unknown, the ratio alone", "prefix_cache_miss", false, func(e *diagnose.EndpointView) {
+			e.Stats.PrefixHitRatio, e.Stats.PrefixQueryRate = 0.099, nan
+			prefixFellBefore(e)
+		}, true, diagnose.SevWarning},
 		{"prefix: hit ratio just above", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio = 0.101 }, false, 0},
 		{"prefix: no traffic", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio, e.Stats.PromptTokRate = 0, 50 }, false, 0},
 		{"prefix: hit ratio unknown", "prefix_cache_miss", false, func(e *diagnose.EndpointView) { e.Stats.PrefixHitRatio = nan }, false, 0},
@@ -188,4 +198,11 @@ func TestRuleEdges(t *testing.T) {
 			}
 		})
 	}
+}
+
+// prefixFellBefore gives e a fall of its prefix-cache hit rate, 60 % → 5 %,
+// a minute before t0: the cache was seen matching.
+func prefixFellBefore(e *diagnose.EndpointView) {
+	e.Shifts = []diagnose.Shift{{Signal: diagnose.SigPrefixHit, Name: "prefix hit rate", Kind: diagnose.ShiftWorkload, Unit: diagnose.UnitRatio,
+		Onset: t0.Add(-time.Minute), Detected: t0.Add(-30 * time.Second), Before: 0.6, After: 0.05}}
 }

@@ -151,3 +151,63 @@ func TestIsID(t *testing.T) {
 		}
 	}
 }
+
+// Lines are read by their series' shape (fedShape) once a series has one:
+// in the second refresh of an answer as servers write it, every line but
+// none of the first target's, both with vLLM's labels after the server's
+// and with the server's on both sides of them; the records are the
+// walked ones (FuzzSplitReuse compares them on any answer).
+func TestSplitReadsByShape(t *testing.T) {
+	for name, in := range map[string]string{"plain": fleetAnswer(20, 10), "kubernetes": k8sAnswer(20, 10, false)} {
+		lines := strings.Count(in, "\n") - strings.Count(in, "# ")
+		fed := newFederation([]string{"vllm:num_requests_running"}, nil)
+		fed.now = 5000
+		for gen := uint64(1); gen <= 2; gen++ {
+			fed.byShape = 0
+			if err := fed.read(strings.NewReader(in), gen, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The first line of each series is walked: it makes the shape.
+		if want := lines - len(fed.series); fed.byShape != want {
+			t.Errorf("%s: %d of %d lines read by shape, want %d", name, fed.byShape, lines, want)
+		}
+	}
+}
+
+// A target forgotten (gone from an answer) and back later is filed under
+// its new entry, not the old one another target's order still leads to:
+// here r0's line was the answer's last when r1 left, so r0 still names r1
+// as the target after it.
+func TestSplitForgottenTargetReturns(t *testing.T) {
+	line := func(r int) string {
+		return fmt.Sprintf(`vllm:num_requests_running{instance="r%d:8000",job="vllm",model_name="m"} %d 1000`+"\n", r, r)
+	}
+	fed := newFederation([]string{"vllm:num_requests_running"}, nil)
+	fed.now = 5000
+	read := func(gen uint64, rs ...int) {
+		var b strings.Builder
+		for _, r := range rs {
+			b.WriteString(line(r))
+		}
+		if err := fed.read(strings.NewReader(b.String()), gen, false); err != nil {
+			t.Fatal(err)
+		}
+		for k, tg := range fed.byKey {
+			if tg.gen != gen {
+				fed.forget(k, tg)
+			}
+		}
+	}
+	read(1, 2, 0, 1)
+	read(2, 2, 0) // r1 forgotten; r0 last
+	read(3, 2, 0, 1)
+	if len(fed.byKey) != 3 {
+		t.Fatalf("%d targets, want 3", len(fed.byKey))
+	}
+	for _, tg := range fed.byKey {
+		if tg.gen != 3 || len(tg.recs) == 0 {
+			t.Errorf("%v: gen %d, %d bytes of records; want gen 3 and its line", tg.m, tg.gen, len(tg.recs))
+		}
+	}
+}

@@ -201,23 +201,29 @@ a{cluster="c",instance="x:1",job="j",le="1"} 12
 a{instance="x:1",job="j",le="1" } 13
 a{instance="x:1",job="j",le="1"}14
 `)
+	f.Add(k8sAnswer(3, 4, false))
+	f.Add(k8sAnswer(3, 4, true))
 	f.Fuzz(func(t *testing.T, in string) {
 		var got [2]string
 		for i, noReuse := range []bool{false, true} {
 			fed := newFederation([]string{"vllm:num_requests_running"}, nil)
 			fed.now, fed.noReuse = 5000, noReuse
-			err := fed.read(strings.NewReader(in), 1, false)
 			var b strings.Builder
-			fmt.Fprintf(&b, "err %v\nseries %q\n", err, fed.series)
-			keys := slices.Sorted(maps.Keys(fed.byKey))
-			for _, k := range keys {
-				tg := fed.byKey[k]
-				fmt.Fprintf(&b, "%q %v stamp %d next %d recs %x\n", k, tg.m, tg.stamp, tg.next, tg.recs)
+			// Twice, as two refreshes: the second reads by the shapes
+			// and the targets' order the first left.
+			for gen := range uint64(2) {
+				err := fed.read(strings.NewReader(in), gen+1, false)
+				fmt.Fprintf(&b, "err %v\nseries %q\n", err, fed.series)
+				keys := slices.Sorted(maps.Keys(fed.byKey))
+				for _, k := range keys {
+					tg := fed.byKey[k]
+					fmt.Fprintf(&b, "%q %v gen %d stamp %d next %d recs %x\n", k, tg.m, tg.gen, tg.stamp, tg.next, tg.recs)
+				}
 			}
 			got[i] = b.String()
 		}
 		if got[0] != got[1] {
-			t.Fatalf("walked from the last line's labels:\n%s\nwalked whole:\n%s", got[0], got[1])
+			t.Fatalf("walked from the last line's labels, or read by shape:\n%s\nwalked whole:\n%s", got[0], got[1])
 		}
 	})
 }
@@ -240,6 +246,43 @@ func fleetAnswer(replicas, buckets int) string {
 					extra = fmt.Sprintf(`,le="%d"`, le)
 				}
 				fmt.Fprintf(&b, `%s{engine="0",instance="replica-%04d:8000",job="vllm"%s,model_name="m"} %d.5 %d`+"\n", fam, r, extra, r*10+le, 4000+r)
+			}
+		}
+	}
+	return b.String()
+}
+
+// k8sAnswer is a /federate answer with the labels a Kubernetes scrape
+// adds, which fall on both sides of vLLM's own (engine between endpoint
+// and instance). With odd, one replica's lines alternate between two
+// container labels, and every third line of each replica lacks its pod
+// label, the last of the target's (another target's line, alike but
+// for a label left out).
+func k8sAnswer(replicas, buckets int, odd bool) string {
+	var b strings.Builder
+	for _, fam := range []string{"vllm:e2e_request_latency_seconds_bucket", "vllm:num_requests_running"} {
+		for r := range replicas {
+			n := 1
+			if strings.HasSuffix(fam, "_bucket") {
+				n = buckets
+			}
+			for le := range n {
+				extra := ""
+				if n > 1 {
+					extra = fmt.Sprintf(`,le="%d"`, le)
+				}
+				ctr, tail := "vllm", fmt.Sprintf(`,pod="vllm-%d",service="vllm"`, r)
+				if odd {
+					tail = fmt.Sprintf(`,pod="vllm-%d"`, r)
+					if r == 1 {
+						ctr = fmt.Sprintf("vllm-%d", le%2)
+					}
+					if le%3 == 0 {
+						tail = ""
+					}
+				}
+				fmt.Fprintf(&b, `%s{container=%q,endpoint="http",engine="0",instance="10.0.0.%d:8000",job="vllm"%s,model_name="m",namespace="llm"%s} %d 4000`+"\n",
+					fam, ctr, r, extra, tail, r*10+le)
 			}
 		}
 	}
