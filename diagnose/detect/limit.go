@@ -631,38 +631,49 @@ type batchPlateau struct {
 	waitMin float64
 }
 
-// plateau is the newest stretch of the window's points (minPoints of them
-// at least) at which requests waited at every point and the batch's
-// running count stayed within flatRun of one value: the cap binding now.
-// Judged over the whole window, a queue that formed within it read as no
-// plateau until the window no longer reached back before it (ten times
-// the traffic on an 8B: running 256 of 256 with thousands waiting read
-// "compute: batch and KV have room" for a minute, then "unexplained").
+// plateau is the newest stretch of the window's points at which requests
+// waited at every point (minPoints of them at least), when the batch's
+// running count sat within flatRun of its highest at four in five of
+// them: the cap binding now. Judged over the whole window, a queue that
+// formed within it read as no plateau until the window no longer reached
+// back before it (ten times the traffic on an 8B: running 256 of 256 with
+// thousands waiting read "compute: batch and KV have room" for a minute,
+// then "unexplained"). A scrape that catches the batch a few short (a
+// client's abort frees a seat the next step refills from the queue) does
+// not end it (a 14B at --max-num-seqs 48 whose clients began to give up
+// read "unexplained" and "batch cap" by turns).
 func plateau(ep *diagnose.EndpointView) (batchPlateau, bool) {
 	tr := &ep.Trend
+	none := batchPlateau{per: math.NaN(), waitMin: math.NaN()}
 	if tr.Points < minPoints || len(ep.Spark) == 0 {
-		return batchPlateau{per: math.NaN(), waitMin: math.NaN()}, false
+		return none, false
 	}
 	newest := ep.Spark[len(ep.Spark)-1].UnixMilli
 	from := newest - tr.Span.Milliseconds()
-	lo, hi, waitMin := math.Inf(1), math.Inf(-1), math.Inf(1)
-	n, oldest := 0, newest
+	hi, waitMin := math.Inf(-1), math.Inf(1)
+	first := len(ep.Spark)
 	for i := len(ep.Spark) - 1; i >= 0; i-- {
 		pt := &ep.Spark[i]
 		r, w := float64(pt.V[diagnose.SpRunning]), float64(pt.V[diagnose.SpWaiting])
 		if pt.UnixMilli < from || bad(r) || bad(w) || w < 1 || r < 1 {
 			break
 		}
-		l, h := min(lo, r), max(hi, r)
-		if h-l > max(1, flatRun*h) {
-			break
-		}
-		lo, hi, waitMin, n, oldest = l, h, min(waitMin, w), n+1, pt.UnixMilli
+		hi, waitMin, first = max(hi, r), min(waitMin, w), i
 	}
+	n := len(ep.Spark) - first
 	if n < minPoints {
-		return batchPlateau{per: math.NaN(), waitMin: math.NaN()}, false
+		return none, false
 	}
-	b := batchPlateau{per: math.Round(hi / float64(max(1, ep.Stats.Engines))), span: time.Duration(newest-oldest) * time.Millisecond, waitMin: waitMin}
+	at := 0
+	for _, pt := range ep.Spark[first:] {
+		if hi-float64(pt.V[diagnose.SpRunning]) <= max(1, flatRun*hi) {
+			at++
+		}
+	}
+	if at < minPoints || 5*at < 4*n {
+		return none, false
+	}
+	b := batchPlateau{per: math.Round(hi / float64(max(1, ep.Stats.Engines))), span: time.Duration(newest-ep.Spark[first].UnixMilli) * time.Millisecond, waitMin: waitMin}
 	if ep.MaxNumSeqs > 0 && b.per < 0.9*float64(ep.MaxNumSeqs) {
 		return b, false // flat well below the configured cap: something else holds it
 	}
