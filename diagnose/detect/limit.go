@@ -68,6 +68,8 @@ type verdictMemo struct {
 	signals, of  int     // the signals shown
 	signalsAt    time.Time
 	throttled    bool
+	loraFlag     *diagnose.FlagChange // the --max-loras shown, and when it was computed
+	loraAt       time.Time
 }
 
 // signalHold is how long a verdict's count of agreeing signals is shown at
@@ -92,6 +94,23 @@ func holdSignals(v *diagnose.Verdict, prev verdictMemo, now time.Time) verdictMe
 		v.Signals = prev.signals
 		m.signals, m.signalsAt = prev.signals, prev.signalsAt
 	}
+	// The adapter slots advised are a slot for each adapter waiting, a
+	// gauge that moves by one as requests come and go: shown at the most
+	// of the last signalHold, as the signals are (two data-parallel
+	// engines read "--max-loras 2 → 3" and "→ 4" by turns, 13 times in
+	// four minutes).
+	if v.Limit != diagnose.LimitLoRASlots || v.Flag == nil || !v.Flag.To.Numeric() {
+		return m
+	}
+	if p := prev.loraFlag; prev.limit == v.Limit && p != nil && p.To.Num > v.Flag.To.Num && now.Sub(prev.loraAt) < signalHold {
+		fc := *p
+		fc.Why = p.Why.Add("; the most of the last %s (now %s)", dur(signalHold), v.Flag.To)
+		v.Flag = &fc
+		m.loraFlag, m.loraAt = p, prev.loraAt
+		return m
+	}
+	fc := *v.Flag
+	m.loraFlag, m.loraAt = &fc, now
 	return m
 }
 
@@ -380,6 +399,18 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 
 	if v, ok := loraSlots(st, ep.Lora, kvRoom); ok {
 		return v
+	}
+	// Once named, the slots bind while requests waited within the
+	// window, though one scrape lists no adapter waiting (the queue of
+	// one adapter's requests drained for a moment: two engines read
+	// "unexplained" for two seconds between minutes of LoRA slots; the
+	// waits the window's latency holds were the slots').
+	if l := ep.Lora; prev.limit == diagnose.LimitLoRASlots && l != nil && l.MaxLora > 0 && !bad(tr.WaitMean) && tr.WaitMean >= 1 {
+		return diagnose.Verdict{Limit: diagnose.LimitLoRASlots, Signals: 1, Of: 4,
+			Flag: &diagnose.FlagChange{Flag: "--max-loras", From: intv(l.MaxLora), To: intv(l.MaxLora),
+				Why: say("no adapter waits at this scrape (%d running, --max-loras %d); requests waited for slots within the window", len(l.Running), l.MaxLora)},
+			Evidence: []diagnose.Evidence{evNum("adapters waiting", 0, diagnose.UnitCount, 0), evNum("adapters running", float64(len(l.Running)), diagnose.UnitCount, 0),
+				evNum("max_loras", float64(l.MaxLora), diagnose.UnitCount, 0), evNum("waiting", st.Waiting, diagnose.UnitCount, 0)}}
 	}
 	ruled = append(ruled, diagnose.LimitLoRASlots)
 
