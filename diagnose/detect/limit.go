@@ -70,6 +70,7 @@ type verdictMemo struct {
 	throttled    bool
 	loraFlag     *diagnose.FlagChange // the --max-loras shown, and when it was computed
 	loraAt       time.Time
+	paceAt       time.Time // when the pace was last read over target
 }
 
 // signalHold is how long a verdict's count of agreeing signals is shown at
@@ -90,6 +91,17 @@ func memo(v *diagnose.Verdict, now time.Time) verdictMemo {
 // evaluation keeps.
 func holdSignals(v *diagnose.Verdict, prev verdictMemo, now time.Time) verdictMemo {
 	m := memo(v, now)
+	// A slow pace on a quiet verdict is said for signalHold after it was
+	// last read: bursts move the inter-token p95 about the target, and a
+	// 14B's line gained and lost "but tokens stream slower than target"
+	// 8 times in 20 s.
+	quiet := v.Limit == diagnose.LimitHealthy || v.Limit == diagnose.LimitBurst
+	switch {
+	case v.PaceOver:
+		m.paceAt = now
+	case quiet && prev.paceOver && now.Sub(prev.paceAt) < signalHold:
+		v.PaceOver, m.paceOver, m.paceAt = true, true, prev.paceAt
+	}
 	if v.Limit == prev.limit && v.Under == prev.under && v.Of == prev.of && v.Signals < prev.signals && now.Sub(prev.signalsAt) < signalHold {
 		v.Signals = prev.signals
 		m.signals, m.signalsAt = prev.signals, prev.signalsAt
