@@ -82,6 +82,11 @@ type Verdict struct {
 	// the line does not change with each scrape that catches the tail
 	// of one.
 	Drained bool
+	// Throttled, on a compute verdict, says the endpoint's GPUs run
+	// below their clocks for heat or hardware (not their power cap) at
+	// most readings of the window: the compute that binds is a slowed
+	// GPU, whatever its utilization reads.
+	Throttled bool
 	// Server is the engine whose flags the line names (an endpoint's;
 	// zero, vLLM's, for a pool or the fleet).
 	Server sources.Server

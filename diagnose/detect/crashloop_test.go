@@ -14,9 +14,10 @@ import (
 // The simulator's crash loop (an OOM kill at the memory limit after 40 s
 // of serving, 20 s of model loading, again) through the whole path: each
 // restart is counted at the new process's first scrape with the memory the
-// old one held just before, and the third within the window is a critical
-// crash_loop with its interval and the OOM suspicion, standing in for the
-// flapping and restarted findings it explains.
+// old one held just before, and the second within the window, memory
+// having climbed to the limit before both, is a critical crash_loop with
+// its interval and the OOM suspicion, standing in for the flapping and
+// restarted findings it explains (it waited for a third, a minute later).
 func TestCrashLoop(t *testing.T) {
 	t.Parallel()
 	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3",
@@ -65,8 +66,8 @@ func TestCrashLoop(t *testing.T) {
 	if fired == nil {
 		t.Fatal("no crash_loop")
 	}
-	if lag := firedAt - want[2]; lag < 0 || lag > 2*time.Second {
-		t.Errorf("crash_loop fired at %v, the third restart serves at %v", firedAt, want[2])
+	if lag := firedAt - want[1]; lag < 0 || lag > 2*time.Second {
+		t.Errorf("crash_loop fired at %v, the second restart serves at %v", firedAt, want[1])
 	}
 	t.Logf("%s: %s → %s", fired.Severity, format.Say(fired.Summary), format.Say(fired.Action))
 	if fired.Severity != diagnose.SevCritical || !strings.Contains(format.Say(fired.Summary), "every 1m") ||

@@ -67,6 +67,13 @@ type verdictMemo struct {
 	replicasAt   float64 // the unrounded count they were computed from
 	signals, of  int     // the signals shown
 	signalsAt    time.Time
+	throttled    bool
+	loraFlag     *diagnose.FlagChange // the --max-loras shown, and when it was computed
+	loraAt       time.Time
+	paceAt       time.Time            // when the pace was last read over target
+	capFlag      *diagnose.FlagChange // the raise of the cap under arrivals, its gain, and when
+	capGain      float64
+	capAt        time.Time
 }
 
 // signalHold is how long a verdict's count of agreeing signals is shown at
@@ -79,7 +86,7 @@ const signalHold = 30 * time.Second
 // memo is what the next evaluation keeps of v, shown at now.
 func memo(v *diagnose.Verdict, now time.Time) verdictMemo {
 	return verdictMemo{limit: v.Limit, under: v.Under, paceOver: v.PaceOver, replicas: v.Replicas, replicasAt: v.ReplicasAt,
-		signals: v.Signals, of: v.Of, signalsAt: now}
+		signals: v.Signals, of: v.Of, signalsAt: now, throttled: v.Throttled}
 }
 
 // holdSignals shows v's count of agreeing signals at the most that agreed
@@ -87,10 +94,52 @@ func memo(v *diagnose.Verdict, now time.Time) verdictMemo {
 // evaluation keeps.
 func holdSignals(v *diagnose.Verdict, prev verdictMemo, now time.Time) verdictMemo {
 	m := memo(v, now)
+	// A slow pace on a quiet verdict is said for signalHold after it was
+	// last read: bursts move the inter-token p95 about the target, and a
+	// 14B's line gained and lost "but tokens stream slower than target"
+	// 8 times in 20 s.
+	quiet := v.Limit == diagnose.LimitHealthy || v.Limit == diagnose.LimitBurst
+	switch {
+	case v.PaceOver:
+		m.paceAt = now
+	case quiet && prev.paceOver && now.Sub(prev.paceAt) < signalHold:
+		v.PaceOver, m.paceOver, m.paceAt = true, true, prev.paceAt
+	}
 	if v.Limit == prev.limit && v.Under == prev.under && v.Of == prev.of && v.Signals < prev.signals && now.Sub(prev.signalsAt) < signalHold {
 		v.Signals = prev.signals
 		m.signals, m.signalsAt = prev.signals, prev.signalsAt
 	}
+	// The raise of the batch cap said as the smaller part under arrivals
+	// is said while the same limits bind, for signalHold after it was
+	// last computed: whether the cache fits more than today's cap moves
+	// with the window's mean sequence, and a V0 8B's line gained and lost
+	// "--max-num-seqs 256 → 280 adds 9.4%" 6 times in 20 s.
+	if v.Limit == diagnose.LimitArrivals && v.Under == diagnose.LimitBatchCap {
+		switch {
+		case v.Flag != nil:
+			m.capFlag, m.capGain, m.capAt = v.Flag, v.Gain, now
+		case prev.limit == v.Limit && prev.under == v.Under && prev.capFlag != nil && now.Sub(prev.capAt) < signalHold:
+			v.Flag, v.Gain = prev.capFlag, prev.capGain
+			m.capFlag, m.capGain, m.capAt = prev.capFlag, prev.capGain, prev.capAt
+		}
+	}
+	// The adapter slots advised are a slot for each adapter waiting, a
+	// gauge that moves by one as requests come and go: shown at the most
+	// of the last signalHold, as the signals are (two data-parallel
+	// engines read "--max-loras 2 → 3" and "→ 4" by turns, 13 times in
+	// four minutes).
+	if v.Limit != diagnose.LimitLoRASlots || v.Flag == nil || !v.Flag.To.Numeric() {
+		return m
+	}
+	if p := prev.loraFlag; prev.limit == v.Limit && p != nil && p.To.Num > v.Flag.To.Num && now.Sub(prev.loraAt) < signalHold {
+		fc := *p
+		fc.Why = p.Why.Add("; the most of the last %s (now %s)", dur(signalHold), v.Flag.To)
+		v.Flag = &fc
+		m.loraFlag, m.loraAt = p, prev.loraAt
+		return m
+	}
+	fc := *v.Flag
+	m.loraFlag, m.loraAt = &fc, now
 	return m
 }
 
@@ -126,7 +175,16 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 			Evidence: []diagnose.Evidence{evNum("rejected", st.RejectRate, diagnose.UnitPerSec, st.Span)}}
 	}
 	queued := !bad(st.Waiting) && st.Waiting >= 1 || !bad(tr.WaitMean) && tr.WaitMean >= 1
-	slow := over(&st.TTFT, x.slo.TTFT, 0.95) || over(&st.ITL, x.slo.ITL, 0.5)
+	// Once a limit is named for latency over target, it stays named
+	// while the latency stays within a fifth of it: a 14B computing
+	// every prompt in full read TTFT p95 about the 500 ms target, and the
+	// verdict went from "compute" to "nothing waits, latency within
+	// target" and back 10 times in 30 s.
+	ttftT, itlT := x.slo.TTFT, x.slo.ITL
+	if prev.limit.Symptom() {
+		ttftT, itlT = ttftT*4/5, itlT*4/5
+	}
+	slow := over(&st.TTFT, ttftT, 0.95) || over(&st.ITL, itlT, 0.5)
 	// Failed or expired KV transfers are a symptom of their own: each
 	// such request is recomputed here or lost, whether or not a queue
 	// stands at this instant (a decode instance losing 40 % of its reads
@@ -143,7 +201,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 	// hovered about 50 ms, and the verdict flipped 23 times in four
 	// minutes).
 	pace := x.slo.ITL
-	if prev.limit == diagnose.LimitSpecDecode || prev.paceOver {
+	if prev.limit == diagnose.LimitSpecDecode || prev.paceOver || prev.throttled {
 		pace = pace * 4 / 5
 	}
 	// Judged from the verdict's points on, as the SLO breach is: the
@@ -152,14 +210,23 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 	slowPace := over(&st.ITL, pace, 0.95)
 	paceOver := slowPace && tr.Points >= minPoints
 	draftsSlow := paceOver && wastedDrafts(st)
-	if !queued && !slow && !losing && !draftsSlow {
+	// A GPU slowed by heat or its hardware makes every step slower, queue
+	// or not: with the pace over target it is what binds (a V0 8B past its
+	// slowdown temperature read "unexplained" and "a burst the engine
+	// drained, but tokens stream slower" by turns, 15 times in 4 minutes).
+	gpuSlow := paceOver && slowedGPU(x, ep)
+	if !queued && !slow && !losing && !draftsSlow && !gpuSlow {
 		if (bad(st.ReqRate) || st.ReqRate == 0) && (bad(st.Running) || st.Running == 0) {
 			return diagnose.Verdict{Limit: diagnose.LimitIdle}
 		}
 		// "Latency within target" would be untrue while the pace is over
 		// it (a thermally throttled 14B: inter-token p95 90 ms against
-		// 50 ms, nothing waiting); in the first seconds it is not known.
-		if slowPace && !paceOver {
+		// 50 ms, nothing waiting); in the first seconds it is not known,
+		// and once said so it stays unknown until the points are there
+		// (a 14B's first seconds' p95 crossed the target by turns: "too
+		// few observations" and "latency within target" alternated four
+		// times in eight seconds).
+		if !paceOver && (slowPace || prev.limit == diagnose.LimitFewData && tr.Points < minPoints) {
 			return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 		}
 		return diagnose.Verdict{Limit: diagnose.LimitHealthy, PaceOver: paceOver, Drained: drainedBurst(tr)}
@@ -175,7 +242,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 		}
 		return diagnose.Verdict{Limit: diagnose.LimitFewData, Evidence: []diagnose.Evidence{evNum("points", float64(tr.Points), diagnose.UnitCount, tr.Span)}}
 	}
-	if drainedBurst(tr) && !(st.PreemptionsRate > 0) && !losing && !draftsSlow && !steadyWait(x, ep) {
+	if drainedBurst(tr) && !(st.PreemptionsRate > 0) && !losing && !draftsSlow && !gpuSlow && !steadyWait(x, ep) {
 		// The queue emptied within the window and whatever waits now has
 		// waited less than a burst lasts: a burst the engine drains; no
 		// limit binds.
@@ -214,7 +281,9 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 // lever, and the aborts follow from it.
 func capacityUnder(v *diagnose.Verdict, st *diagnose.Stats) bool {
 	switch v.Limit {
-	case diagnose.LimitBatchCap, diagnose.LimitTokenBudget, diagnose.LimitCompute, diagnose.LimitUnexplained:
+	case diagnose.LimitCompute:
+		return !v.Throttled // a throttled GPU withholds capacity: its cooling is the lever
+	case diagnose.LimitBatchCap, diagnose.LimitTokenBudget, diagnose.LimitUnexplained:
 		return true
 	case diagnose.LimitKVCache:
 		return !bad(st.PreemptionsRate) && st.PreemptionsRate <= 0.05*served(st)
@@ -360,6 +429,18 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 	if v, ok := loraSlots(st, ep.Lora, kvRoom); ok {
 		return v
 	}
+	// Once named, the slots bind while requests waited within the
+	// window, though one scrape lists no adapter waiting (the queue of
+	// one adapter's requests drained for a moment: two engines read
+	// "unexplained" for two seconds between minutes of LoRA slots; the
+	// waits the window's latency holds were the slots').
+	if l := ep.Lora; prev.limit == diagnose.LimitLoRASlots && l != nil && l.MaxLora > 0 && !bad(tr.WaitMean) && tr.WaitMean >= 1 {
+		return diagnose.Verdict{Limit: diagnose.LimitLoRASlots, Signals: 1, Of: 4,
+			Flag: &diagnose.FlagChange{Flag: "--max-loras", From: intv(l.MaxLora), To: intv(l.MaxLora),
+				Why: say("no adapter waits at this scrape (%d running, --max-loras %d); requests waited for slots within the window", len(l.Running), l.MaxLora)},
+			Evidence: []diagnose.Evidence{evNum("adapters waiting", 0, diagnose.UnitCount, 0), evNum("adapters running", float64(len(l.Running)), diagnose.UnitCount, 0),
+				evNum("max_loras", float64(l.MaxLora), diagnose.UnitCount, 0), evNum("waiting", st.Waiting, diagnose.UnitCount, 0)}}
+	}
 	ruled = append(ruled, diagnose.LimitLoRASlots)
 
 	// Speculative decoding: each step verifies k drafted tokens; when few
@@ -450,14 +531,15 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 	// is already compute-bound (pinned above saturatingStep tokens).
 	util := endpointGPUUtil(x.f, ep, x.f.Window)
 	busy := !bad(util) && util >= busyGPU
+	throttled := slowedGPU(x, ep) // every step slower, prefills too: the waits are its own
 	// A slow step lengthens every request; it holds none in the queue
 	// (with batch, KV and budget room the scheduler admits a waiting
 	// request at the next step): steady waits with steps within target
 	// are not compute's.
-	held := steadyWait(x, ep) && !over(&st.ITL, x.slo.ITL, 0.5)
-	if kvRoom && !flat && !atCap && !held && (busy || pinned && ceil > saturatingStep) {
+	held := steadyWait(x, ep) && !over(&st.ITL, x.slo.ITL, 0.5) && !throttled
+	if kvRoom && !flat && !atCap && !held && (busy || throttled || pinned && ceil > saturatingStep) {
 		n := 2 // KV room, batch below a cap
-		if busy {
+		if busy || throttled {
 			n++
 		}
 		if pinned && ceil > saturatingStep {
@@ -466,9 +548,13 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 		if over(&st.ITL, x.slo.ITL, 0.5) {
 			n++
 		}
-		return diagnose.Verdict{Limit: diagnose.LimitCompute, Signals: n, Of: 5, Evidence: []diagnose.Evidence{
+		v := diagnose.Verdict{Limit: diagnose.LimitCompute, Signals: n, Of: 5, Throttled: throttled, Evidence: []diagnose.Evidence{
 			evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window), evNum("step tokens p95", st.IterTokens.P95, diagnose.UnitTokens, w), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0),
 			evNum("mean running", tr.RunMean, diagnose.UnitCount, tr.Span), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
+		if throttled {
+			v.Evidence = append(v.Evidence, evNum("readings slowed by heat or hardware", slowedShare(x, ep), diagnose.UnitRatio, x.f.Window))
+		}
+		return v
 	}
 	if !bad(util) || pinned && ceil > saturatingStep {
 		// Ruled out only where measured: without the endpoint's GPUs
@@ -481,6 +567,35 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 		evNum("waiting", st.Waiting, diagnose.UnitCount, 0), evNum("running", st.Running, diagnose.UnitCount, 0),
 		evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0), evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w), evQ("inter-token p50", &st.ITL, st.ITL.P50, w),
 		evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window)}}
+}
+
+// slowedGPU: most readings of the endpoint's own GPUs over the window show
+// a thermal or hardware slowdown (a power cap alone is a busy GPU's normal
+// life: it is not counted).
+func slowedGPU(x *evalCtx, ep *diagnose.EndpointView) bool {
+	return slowedShare(x, ep) >= 0.5
+}
+
+// slowedShare is the share of the window's readings of the endpoint's
+// GPUs slowed by heat or hardware (0 without readings).
+func slowedShare(x *evalCtx, ep *diagnose.EndpointView) float64 {
+	if len(ep.GPU.GPUs) == 0 || ep.GPU.Stale {
+		return 0
+	}
+	n, slowed := 0, 0
+	for _, p := range diagnose.GPUWindow(ep.GPU.Hist, x.f.Time, x.f.Window) {
+		if p.Lost {
+			continue
+		}
+		n++
+		if p.ClockEvents&(sources.ClockThermal|sources.ClockHardware) != 0 {
+			slowed++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(slowed) / float64(n)
 }
 
 // wastedDrafts: drafts are accepted less often than a draft costs.
@@ -576,38 +691,49 @@ type batchPlateau struct {
 	waitMin float64
 }
 
-// plateau is the newest stretch of the window's points (minPoints of them
-// at least) at which requests waited at every point and the batch's
-// running count stayed within flatRun of one value: the cap binding now.
-// Judged over the whole window, a queue that formed within it read as no
-// plateau until the window no longer reached back before it (ten times
-// the traffic on an 8B: running 256 of 256 with thousands waiting read
-// "compute: batch and KV have room" for a minute, then "unexplained").
+// plateau is the newest stretch of the window's points at which requests
+// waited at every point (minPoints of them at least), when the batch's
+// running count sat within flatRun of its highest at four in five of
+// them: the cap binding now. Judged over the whole window, a queue that
+// formed within it read as no plateau until the window no longer reached
+// back before it (ten times the traffic on an 8B: running 256 of 256 with
+// thousands waiting read "compute: batch and KV have room" for a minute,
+// then "unexplained"). A scrape that catches the batch a few short (a
+// client's abort frees a seat the next step refills from the queue) does
+// not end it (a 14B at --max-num-seqs 48 whose clients began to give up
+// read "unexplained" and "batch cap" by turns).
 func plateau(ep *diagnose.EndpointView) (batchPlateau, bool) {
 	tr := &ep.Trend
+	none := batchPlateau{per: math.NaN(), waitMin: math.NaN()}
 	if tr.Points < minPoints || len(ep.Spark) == 0 {
-		return batchPlateau{per: math.NaN(), waitMin: math.NaN()}, false
+		return none, false
 	}
 	newest := ep.Spark[len(ep.Spark)-1].UnixMilli
 	from := newest - tr.Span.Milliseconds()
-	lo, hi, waitMin := math.Inf(1), math.Inf(-1), math.Inf(1)
-	n, oldest := 0, newest
+	hi, waitMin := math.Inf(-1), math.Inf(1)
+	first := len(ep.Spark)
 	for i := len(ep.Spark) - 1; i >= 0; i-- {
 		pt := &ep.Spark[i]
 		r, w := float64(pt.V[diagnose.SpRunning]), float64(pt.V[diagnose.SpWaiting])
 		if pt.UnixMilli < from || bad(r) || bad(w) || w < 1 || r < 1 {
 			break
 		}
-		l, h := min(lo, r), max(hi, r)
-		if h-l > max(1, flatRun*h) {
-			break
-		}
-		lo, hi, waitMin, n, oldest = l, h, min(waitMin, w), n+1, pt.UnixMilli
+		hi, waitMin, first = max(hi, r), min(waitMin, w), i
 	}
+	n := len(ep.Spark) - first
 	if n < minPoints {
-		return batchPlateau{per: math.NaN(), waitMin: math.NaN()}, false
+		return none, false
 	}
-	b := batchPlateau{per: math.Round(hi / float64(max(1, ep.Stats.Engines))), span: time.Duration(newest-oldest) * time.Millisecond, waitMin: waitMin}
+	at := 0
+	for _, pt := range ep.Spark[first:] {
+		if hi-float64(pt.V[diagnose.SpRunning]) <= max(1, flatRun*hi) {
+			at++
+		}
+	}
+	if at < minPoints || 5*at < 4*n {
+		return none, false
+	}
+	b := batchPlateau{per: math.Round(hi / float64(max(1, ep.Stats.Engines))), span: time.Duration(newest-ep.Spark[first].UnixMilli) * time.Millisecond, waitMin: waitMin}
 	if ep.MaxNumSeqs > 0 && b.per < 0.9*float64(ep.MaxNumSeqs) {
 		return b, false // flat well below the configured cap: something else holds it
 	}
@@ -704,7 +830,11 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict, prev v
 			v.Flag = &fc
 		}
 	case diagnose.LimitCompute:
-		// No flag adds compute.
+		// No flag adds compute. A throttled GPU is not sized in
+		// replicas: its clocks come back once it is cooled.
+		if v.Throttled {
+			return
+		}
 	case diagnose.LimitKVCache:
 		// A cache full of useful work (few preemptions) is capacity; one
 		// that thrashes wastes capacity its own flags win back first, by

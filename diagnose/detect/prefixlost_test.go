@@ -69,3 +69,52 @@ func TestKVAdviceNamesTheLostPrefix(t *testing.T) {
 		})
 	}
 }
+
+// TestKVFindingSaysWhatChanged: prompts ×8 on a busy 14B a minute after
+// vtop opened fill its KV cache. The cache's findings say, in their own
+// line, the change of traffic that came before the pressure and when
+// ("; after prompt mean 940 → 4.4k tokens (×4.6) at 14:04:00"): the
+// flags beside them are sized for the new traffic. A fall of traffic
+// (fewer or shorter requests) is never said as what filled it.
+func TestKVFindingSaysWhatChanged(t *testing.T) {
+	qwen := sim.LookupModel("Qwen/Qwen2.5-14B-Instruct")
+	const onset = 4 * time.Minute
+	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "v0.11", Model: qwen,
+		Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: "long-prompts", Delay: onset}}})
+	for p.fleet.Elapsed() < 3*time.Minute {
+		p.fleet.Advance(time.Second)
+	}
+	epoch := p.fleet.Now().Add(-p.fleet.Elapsed())
+	kv, said := 0, 0
+	for p.fleet.Elapsed() < onset+3*time.Minute {
+		f := p.step()
+		for _, fd := range append(f.Findings, f.Pending...) {
+			switch fd.Rule {
+			case "kv_cache_thrashing", "kv_cache_saturated", "preemption":
+			default:
+				continue
+			}
+			kv++
+			s := format.Say(fd.Summary)
+			i := strings.Index(s, "; after ")
+			if i < 0 {
+				continue
+			}
+			said++
+			after := s[i:]
+			if !strings.Contains(after, "prompt mean") && !strings.Contains(after, "prompt tokens/s") {
+				t.Fatalf("at %v: %s", p.fleet.Elapsed()-onset, s)
+			}
+			ok := false
+			for d := -3; d <= 3; d++ {
+				ok = ok || strings.HasSuffix(after, epoch.Add(onset+time.Duration(d)*time.Second).UTC().Format("15:04:05"))
+			}
+			if !ok {
+				t.Errorf("at %v the change is not dated at %s: %s", p.fleet.Elapsed()-onset, epoch.Add(onset).UTC().Format("15:04:05"), s)
+			}
+		}
+	}
+	if kv == 0 || said < kv/2 {
+		t.Errorf("the change was said in %d of %d KV findings", said, kv)
+	}
+}

@@ -84,7 +84,7 @@ var ruleKVThrashing = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st, w := u.st, u.st.Span
 		fd.Summary = say("preemptions %s/s (%s per finished request), KV %s, TTFT p95 %s (%s target %s)",
-			num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage), qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT))
+			num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage), qsecs(&st.TTFT, st.TTFT.P95), x.slo.Name, dur(x.slo.TTFT)).Cat(afterWorkload(u, pressureSince(x, fd)))
 		fd.Evidence = kvEvidence(u, w)
 		fd.Evidence = append(fd.Evidence, evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w))
 		fd.Explain = plain("The engine runs more sequences than its KV cache holds. " + preemptWords(u.ep.Version) +
@@ -254,6 +254,45 @@ func prefixLost(u *unit, since time.Time) *diagnose.Shift {
 	return nil
 }
 
+// afterWorkload says the change of traffic that began before a finding's
+// pressure did (since), within workloadLead of it, and is still open:
+// "; after prompt mean 940 → 6.1k tokens (×6.5) at 14:02:01", empty when
+// none. What changed, in the cause's own line: the flags beside it are
+// sized for the new traffic.
+func afterWorkload(u *unit, since time.Time) diagnose.Text {
+	var lead *diagnose.Shift
+	for _, s := range trafficShifts(u) {
+		if s.Kind != diagnose.ShiftWorkload || !s.Ended.IsZero() || s.Onset.After(since) || since.Sub(s.Onset) > workloadLead || !fillsCache(&s) {
+			continue
+		}
+		if lead == nil || s.Onset.Before(lead.Onset) {
+			lead = &s
+		}
+	}
+	if lead == nil {
+		return diagnose.Text{}
+	}
+	return say("; after %s at %s", lead.Words(), clock(lead.Onset))
+}
+
+// fillsCache: a change of traffic that asks more of the KV cache: more
+// arrivals or prompt tokens, longer prompts or answers, fewer prefix
+// matches. Falls of the others (fewer, shorter requests) and the abort
+// share do not fill it.
+func fillsCache(s *diagnose.Shift) bool {
+	switch s.Signal {
+	case diagnose.SigArrivals, diagnose.SigPromptTok, diagnose.SigPromptLen, diagnose.SigGenLen:
+		return s.After > s.Before
+	case diagnose.SigPrefixHit:
+		return s.After < s.Before
+	}
+	return false
+}
+
+// workloadLead bounds how long before a finding's pressure a change of
+// traffic is said as what preceded it.
+const workloadLead = 10 * time.Minute
+
 // pressureSince is when a KV-pressure finding's condition first held: its
 // first sighting, or now for one described before it has one.
 func pressureSince(x *evalCtx, fd *diagnose.Finding) time.Time {
@@ -330,7 +369,7 @@ var rulePreemption = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st := u.st
-		fd.Summary = say("preemptions %s/s (%s per finished request) at KV %s", num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage))
+		fd.Summary = say("preemptions %s/s (%s per finished request) at KV %s", num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage)).Cat(afterWorkload(u, pressureSince(x, fd)))
 		fd.Evidence = kvEvidence(u, st.Span)
 		fd.Explain = plain(preemptWords(u.ep.Version) + " A steady rate means the KV cache is too small for the concurrency it is asked to run; every preemption repeats a prefill.")
 		fd.Flags, fd.Action = kvAdvice(u, p[prHeadroom], pressureSince(x, fd))

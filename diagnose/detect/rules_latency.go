@@ -630,7 +630,9 @@ var ruleSLOBreach = &Rule{
 			}
 		}
 		fd.Summary = diagnose.Join(parts, ", ").Add(" (%s profile)", x.slo.Name)
-		if u.ep.Verdict.Limit == diagnose.LimitBurst {
+		// A burst explains the queue's latency, not a slow pace: with the
+		// inter-token p95 over target the steps are slow (below).
+		if u.ep.Verdict.Limit == diagnose.LimitBurst && !u.ep.Verdict.PaceOver {
 			fd.Summary = fd.Summary.Cat(plain(" during a transient burst the engine drained"))
 			fd.Explain = plain("Latency rose while a burst of requests queued; the queue emptied within the window and is not growing, so no limit of the engine binds. Nothing to change unless bursts grow.")
 			fd.Action = plain("none: a burst that drains; watch the queue if bursts grow")
@@ -673,6 +675,24 @@ var ruleSLOBreach = &Rule{
 			fd.Summary = fd.Summary.Cat(say(", requests waiting %s (queue p95) at nearly every point with room in batch and KV cache", qsecs(&u.st.Queue, u.st.Queue.P95)))
 			fd.Explain = plain("Requests wait in the queue a long time at nearly every point, though the queue empties and batch, KV cache and token budget have room: vLLM's scheduler would admit them at the next step, so something outside this engine's capacity holds them. More replicas would not shorten it.")
 			fd.Action = plain("not this engine's capacity (adding replicas will not help): find what holds admitted requests: on a P/D decode instance the KV reads from the prefill side (vLLM from 0.11.1 counts failed NIXL transfers; check the UCX/NIXL logs), a LoRA adapter loading, or a scheduler stall")
+			return
+		}
+		if v := &u.ep.Verdict; v.PaceOver {
+			// Nothing waits, yet tokens stream slower than target: each
+			// step is slow. A GPU below its clocks (heat, a power brake)
+			// or shared with other work slows every step; at its clocks,
+			// the batch it runs sets the pace. Six replicas on one host's
+			// GPUs, none attributed, read "add capacity" beside a GPU
+			// the node's findings showed throttled.
+			fd.Explain = plain("Nothing waits, yet tokens stream slower than the target pace: each step of the engine takes long. A GPU running below its clocks (heat, a power brake) or shared with other work slows every step; a GPU at its clocks is slowed by the size of the batch it runs, since each decode step reads every running sequence's KV cache.")
+			gpu := plain("its GPU shows no slowdown over the window")
+			switch {
+			case len(u.ep.GPU.GPUs) == 0:
+				gpu = plain("no GPU is attributed to this endpoint: check the one it runs on for throttling or sharing (the node's GPU findings, nvidia-smi -q -d PERFORMANCE on its host)")
+			case slowedShare(x, u.ep) > 0:
+				gpu = say("its GPU was slowed by heat or hardware at %s of the window's readings: check its clocks and throttle reasons (nvidia-smi -q -d PERFORMANCE)", pct(slowedShare(x, u.ep)))
+			}
+			fd.Action = plain("the steps are slow, not the queue: ").Cat(gpu).Cat(say("; at full clocks the batch sets the pace (%s running): a lower --max-num-seqs trades throughput for pace", num(u.st.Running)))
 			return
 		}
 		fd.Explain = say("Latency users feel is above the %s profile's targets (%s). No more specific rule explains it right now.", x.slo.Name, x.slo.Desc)

@@ -27,7 +27,7 @@ var ruleCrashLoop = &Rule{
 	ID: "crash_loop", Title: "Crash loop", Scope: ScopeTarget,
 	Catches:  "The vLLM process dies and its supervisor (systemd, Kubernetes, a shell loop) starts it again, over and over: an OOM kill at a memory limit, a CUDA error, a failing health check. Every restart drops the requests in flight and loads the model again.",
 	Needs:    "process_start_time_seconds or counter resets (_created where exposed); process_resident_memory_bytes and the GPU join for the memory before each restart",
-	Cond:     "≥ {count} restarts within {window}",
+	Cond:     "≥ {count} restarts within {window}; or one fewer (two at least) when memory climbed before each of them ({climb} × the new process's first reading, or at its limit): an OOM kill's signature, again",
 	Clear:    "fewer than {count} restarts within {window}",
 	Severity: "critical",
 	Action:   "read the previous process's log (kubectl logs --previous, journalctl -u) and the kernel log (dmesg | grep -i oom); when memory climbed before each restart, find the leak or raise the memory limit",
@@ -35,7 +35,11 @@ var ruleCrashLoop = &Rule{
 	Params: clParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		rs := restartsIn(u.ep.Restarts, x.now, seconds(p[clWindow]))
-		if float64(len(rs)) < p[clCount] {
+		// Two OOM kills in a row are a loop already: the process fails
+		// the same way each time (the simulator's, opened mid-loop, was
+		// named at its third restart, a minute after its second).
+		oomEach := len(rs) >= 2 && float64(len(rs)) >= p[clCount]-1 && climbedEach(rs, p[clClimb])
+		if float64(len(rs)) < p[clCount] && !oomEach {
 			return condClear, 0
 		}
 		x.since = rs[0].At
@@ -143,6 +147,22 @@ func memBefore(rs []diagnose.Restart, get func(diagnose.Restart) float64) (diagn
 // oomSuspect says how memory climbed before most restarts and fell after
 // them (resident, else GPU memory), or near a known limit; empty when it
 // did not.
+// climbedEach reports memory that climbed before every one of rs, by
+// resident memory or by GPU memory, as oomSuspect reads a climb.
+func climbedEach(rs []diagnose.Restart, climb float64) bool {
+	each := func(before, after func(diagnose.Restart) float64, limit bool) bool {
+		for _, r := range rs {
+			b, a := before(r), after(r)
+			if math.IsNaN(b) || math.IsNaN(a) || a <= 0 || !(b >= climb*a || limit && r.MemLimit > 0 && b >= 0.9*r.MemLimit) {
+				return false
+			}
+		}
+		return true
+	}
+	return each(func(r diagnose.Restart) float64 { return r.RSSBefore }, func(r diagnose.Restart) float64 { return r.RSSAfter }, true) ||
+		each(func(r diagnose.Restart) float64 { return r.GPUMemBefore }, func(r diagnose.Restart) float64 { return r.GPUMemAfter }, false)
+}
+
 func oomSuspect(rs []diagnose.Restart, climb float64) diagnose.Text {
 	try := func(what string, before, after func(diagnose.Restart) float64) diagnose.Text {
 		known, climbed := 0, 0

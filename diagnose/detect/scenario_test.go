@@ -76,6 +76,18 @@ func (p *scenarioPipeline) step() *diagnose.Frame {
 	return f
 }
 
+// stepWithoutGPUs is step for vtop reading the endpoint alone (no NVML,
+// no dcgm-exporter).
+func (p *scenarioPipeline) stepWithoutGPUs() *diagnose.Frame {
+	p.fleet.Advance(time.Second)
+	for i, r := range p.fleet.Replicas() {
+		p.engine.Ingest(i, r.Scrape(p.norms[i], sim.FormatOpenMetrics))
+	}
+	f := p.engine.Frame(p.fleet.Now())
+	p.det.Evaluate(f)
+	return f
+}
+
 func ruleFor(t testing.TB, id string) time.Duration {
 	r, err := detect.LookupRule(id)
 	if err != nil {

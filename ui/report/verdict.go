@@ -59,6 +59,9 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 		return ""
 	}
 	s := LimitName(v.Limit)
+	if v.Limit == diagnose.LimitCompute && v.Throttled && !pool {
+		s = "compute: the GPU runs throttled (heat or hardware slowdown; see the GPU finding), batch and KV have room"
+	}
 	if (v.Limit == diagnose.LimitHealthy || v.Limit == diagnose.LimitBurst) && !pool {
 		s = quietLine(v)
 	}
