@@ -178,14 +178,9 @@ func fleetGroups(fs []diagnose.Finding) []diagnose.Group {
 			continue
 		}
 		// The title counts: binding_limit names a different limit on
-		// each endpoint, and they are not one group. So does the lever:
-		// a group shows one member's action, and a thrashing cache whose
-		// drafts bind first is told to turn the drafts off, not to lower
-		// --max-num-seqs as its neighbour is.
-		lever := ""
-		if len(fd.Flags) > 0 {
-			lever = fd.Flags[0].Flag
-		}
+		// each endpoint, and they are not one group. So does the lever
+		// (Finding.Lever).
+		lever := fd.Lever()
 		k := -1
 		for j := range out {
 			if out[j].Rule == fd.Rule && out[j].Title == fd.Title && levers[j] == lever {
