@@ -68,14 +68,16 @@ type Finding struct {
 	Symptoms []string
 }
 
-// Lever is the flag a finding's advice turns first ("" when it names
-// none). Findings of one rule and title group across endpoints only with
-// the same lever: a group shows one member's action, and a thrashing
-// cache whose drafts bind is told to turn them off, not to lower
-// --max-num-seqs as its neighbour is.
+// Lever is what a finding's advice turns first: its first flag, or, with
+// none, the form of its action's words (the advice without its numbers).
+// Findings of one rule and title group across endpoints only with the
+// same lever: a group shows one member's action, and a thrashing cache
+// whose drafts bind is told to turn them off, not to lower --max-num-seqs
+// as its neighbour is; an SLO breach whose steps are slow is not told to
+// "add capacity" as a saturated neighbour's is.
 func (f *Finding) Lever() string {
 	if len(f.Flags) == 0 {
-		return ""
+		return f.Action.Form
 	}
 	return f.Flags[0].Flag
 }

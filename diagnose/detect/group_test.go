@@ -204,3 +204,18 @@ func TestFleetGroupsKeepLeversApart(t *testing.T) {
 		t.Errorf("groups %+v", gs)
 	}
 }
+
+// Without flags, the advice's words (their form, without the numbers) are
+// the lever: an SLO breach whose steps are slow is not grouped under a
+// neighbour's "add capacity".
+func TestFleetGroupsKeepAdviceApart(t *testing.T) {
+	fire := func(target string, action diagnose.Text) diagnose.Finding {
+		return diagnose.Finding{Rule: "slo_breach", Title: "SLO breach", Target: target, State: diagnose.FindingFiring, Severity: diagnose.SevWarning, Action: action}
+	}
+	slow := say("the steps are slow, not the queue: %s running", num(27))
+	gs := fleetGroups([]diagnose.Finding{fire("a", plain("check running vs waiting and KV usage for the cause; add capacity if the engine is simply saturated")),
+		fire("b", slow), fire("c", say("the steps are slow, not the queue: %s running", num(12)))})
+	if len(gs) != 1 || strings.Join(gs[0].Targets, ",") != "b,c" {
+		t.Errorf("groups %+v", gs)
+	}
+}
