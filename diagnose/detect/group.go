@@ -37,7 +37,7 @@ var causeGraph = map[string][]causeEdge{
 }
 
 // stallOrCache are the causes a queue, an SLO breach or aborts follow.
-var stallOrCache = []string{"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "prefill_starvation", "binding_limit", "gpu_throttling"}
+var stallOrCache = []string{"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "preemption", "prefill_starvation", "binding_limit", "gpu_throttling"}
 
 // causeEdge is one edge of the cause graph, from a finding to its cause.
 type causeEdge struct {
