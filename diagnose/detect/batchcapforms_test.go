@@ -6,6 +6,7 @@ import (
 
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sim"
+	"github.com/vtop-dev/vtop/ui/format"
 )
 
 // TestBatchCapNamedAsTheQueueForms: a failover sends ten times the
@@ -49,6 +50,44 @@ func TestBatchCapNamedAsTheQueueForms(t *testing.T) {
 			}
 			if atCap < 30 {
 				t.Fatalf("the batch sat at its cap with a queue at %d scrapes only", atCap)
+			}
+		})
+	}
+}
+
+// TestBatchCapHoldsAsClientsGiveUp: a batch client's long generations fill
+// a 14B's --max-num-seqs 48 and new prompts queue; minutes later their
+// clients begin to give up. An abort frees a seat that the next step
+// refills from the queue, so a scrape now and then finds the batch a few
+// short: the cap still binds (the verdict read "unexplained" and "batch
+// cap" by turns as the aborts began). And on SGLang the verdict shows the
+// value the findings hold ("--max-running-requests 48 → 56, 60, 64" by
+// turns beside a finding held at 60).
+func TestBatchCapHoldsAsClientsGiveUp(t *testing.T) {
+	qwen := sim.LookupModel("Qwen/Qwen2.5-14B-Instruct")
+	for _, prof := range []string{"v0.11", "sglang"} {
+		t.Run(prof, func(t *testing.T) {
+			p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: prof, Model: qwen,
+				Scenarios: []sim.ScenarioSpec{{Name: "prefill-starvation"}}})
+			for p.fleet.Elapsed() < 3*time.Minute {
+				p.fleet.Advance(time.Second)
+			}
+			var tos []string
+			for k := 1; k <= 240; k++ {
+				v := p.step().Endpoints[0].Verdict
+				if v.Limit == diagnose.LimitUnexplained {
+					t.Errorf("at %ds: unexplained, ruled out %v", k, v.Ruled)
+				}
+				if v.Flag != nil {
+					if to := format.Say(diagnose.Text{Form: "%s", Args: []diagnose.Value{v.Flag.To}}); len(tos) == 0 || tos[len(tos)-1] != to {
+						tos = append(tos, to)
+					}
+				}
+			}
+			// It moves where the evidence moves it past the hold's margin
+			// (60 → 72 → 60 here); it moved 31 times.
+			if len(tos) > 3 {
+				t.Errorf("the flag shown moved %d times: %v", len(tos)-1, tos)
 			}
 		})
 	}

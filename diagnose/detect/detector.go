@@ -699,9 +699,25 @@ func exactWords(v float64) diagnose.Value {
 // words what the shown value adds before steadyFlags holds the finding's
 // flags: its arithmetic then agrees with the value beside it.
 func (x *evalCtx) held(target string, fc diagnose.FlagChange) diagnose.FlagChange {
-	if shown := x.shownTo[target]; shown != nil {
-		holdFlag(shown, &fc, false)
+	shown := x.shownTo[target]
+	if shown == nil {
+		return fc
 	}
+	// An SGLang endpoint's findings were shown in its terms: the value
+	// held is under SGLang's name for the lever (the verdict, computed in
+	// vLLM's, read "--max-running-requests 48 → 56, 60, 64" by turns
+	// beside a finding held at 60).
+	name := fc.Flag
+	if _, ok := shown[name]; !ok {
+		alt := fc
+		if sglangFlagChange(&alt) && alt.Flag != name {
+			if _, ok := shown[alt.Flag]; ok {
+				fc.Flag = alt.Flag
+			}
+		}
+	}
+	holdFlag(shown, &fc, false)
+	fc.Flag = name
 	return fc
 }
 

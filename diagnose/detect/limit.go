@@ -68,6 +68,9 @@ type verdictMemo struct {
 	signals, of  int     // the signals shown
 	signalsAt    time.Time
 	throttled    bool
+	loraFlag     *diagnose.FlagChange // the --max-loras shown, and when it was computed
+	loraAt       time.Time
+	paceAt       time.Time // when the pace was last read over target
 }
 
 // signalHold is how long a verdict's count of agreeing signals is shown at
@@ -88,10 +91,38 @@ func memo(v *diagnose.Verdict, now time.Time) verdictMemo {
 // evaluation keeps.
 func holdSignals(v *diagnose.Verdict, prev verdictMemo, now time.Time) verdictMemo {
 	m := memo(v, now)
+	// A slow pace on a quiet verdict is said for signalHold after it was
+	// last read: bursts move the inter-token p95 about the target, and a
+	// 14B's line gained and lost "but tokens stream slower than target"
+	// 8 times in 20 s.
+	quiet := v.Limit == diagnose.LimitHealthy || v.Limit == diagnose.LimitBurst
+	switch {
+	case v.PaceOver:
+		m.paceAt = now
+	case quiet && prev.paceOver && now.Sub(prev.paceAt) < signalHold:
+		v.PaceOver, m.paceOver, m.paceAt = true, true, prev.paceAt
+	}
 	if v.Limit == prev.limit && v.Under == prev.under && v.Of == prev.of && v.Signals < prev.signals && now.Sub(prev.signalsAt) < signalHold {
 		v.Signals = prev.signals
 		m.signals, m.signalsAt = prev.signals, prev.signalsAt
 	}
+	// The adapter slots advised are a slot for each adapter waiting, a
+	// gauge that moves by one as requests come and go: shown at the most
+	// of the last signalHold, as the signals are (two data-parallel
+	// engines read "--max-loras 2 → 3" and "→ 4" by turns, 13 times in
+	// four minutes).
+	if v.Limit != diagnose.LimitLoRASlots || v.Flag == nil || !v.Flag.To.Numeric() {
+		return m
+	}
+	if p := prev.loraFlag; prev.limit == v.Limit && p != nil && p.To.Num > v.Flag.To.Num && now.Sub(prev.loraAt) < signalHold {
+		fc := *p
+		fc.Why = p.Why.Add("; the most of the last %s (now %s)", dur(signalHold), v.Flag.To)
+		v.Flag = &fc
+		m.loraFlag, m.loraAt = p, prev.loraAt
+		return m
+	}
+	fc := *v.Flag
+	m.loraFlag, m.loraAt = &fc, now
 	return m
 }
 
@@ -381,6 +412,18 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 	if v, ok := loraSlots(st, ep.Lora, kvRoom); ok {
 		return v
 	}
+	// Once named, the slots bind while requests waited within the
+	// window, though one scrape lists no adapter waiting (the queue of
+	// one adapter's requests drained for a moment: two engines read
+	// "unexplained" for two seconds between minutes of LoRA slots; the
+	// waits the window's latency holds were the slots').
+	if l := ep.Lora; prev.limit == diagnose.LimitLoRASlots && l != nil && l.MaxLora > 0 && !bad(tr.WaitMean) && tr.WaitMean >= 1 {
+		return diagnose.Verdict{Limit: diagnose.LimitLoRASlots, Signals: 1, Of: 4,
+			Flag: &diagnose.FlagChange{Flag: "--max-loras", From: intv(l.MaxLora), To: intv(l.MaxLora),
+				Why: say("no adapter waits at this scrape (%d running, --max-loras %d); requests waited for slots within the window", len(l.Running), l.MaxLora)},
+			Evidence: []diagnose.Evidence{evNum("adapters waiting", 0, diagnose.UnitCount, 0), evNum("adapters running", float64(len(l.Running)), diagnose.UnitCount, 0),
+				evNum("max_loras", float64(l.MaxLora), diagnose.UnitCount, 0), evNum("waiting", st.Waiting, diagnose.UnitCount, 0)}}
+	}
 	ruled = append(ruled, diagnose.LimitLoRASlots)
 
 	// Speculative decoding: each step verifies k drafted tokens; when few
@@ -631,38 +674,49 @@ type batchPlateau struct {
 	waitMin float64
 }
 
-// plateau is the newest stretch of the window's points (minPoints of them
-// at least) at which requests waited at every point and the batch's
-// running count stayed within flatRun of one value: the cap binding now.
-// Judged over the whole window, a queue that formed within it read as no
-// plateau until the window no longer reached back before it (ten times
-// the traffic on an 8B: running 256 of 256 with thousands waiting read
-// "compute: batch and KV have room" for a minute, then "unexplained").
+// plateau is the newest stretch of the window's points at which requests
+// waited at every point (minPoints of them at least), when the batch's
+// running count sat within flatRun of its highest at four in five of
+// them: the cap binding now. Judged over the whole window, a queue that
+// formed within it read as no plateau until the window no longer reached
+// back before it (ten times the traffic on an 8B: running 256 of 256 with
+// thousands waiting read "compute: batch and KV have room" for a minute,
+// then "unexplained"). A scrape that catches the batch a few short (a
+// client's abort frees a seat the next step refills from the queue) does
+// not end it (a 14B at --max-num-seqs 48 whose clients began to give up
+// read "unexplained" and "batch cap" by turns).
 func plateau(ep *diagnose.EndpointView) (batchPlateau, bool) {
 	tr := &ep.Trend
+	none := batchPlateau{per: math.NaN(), waitMin: math.NaN()}
 	if tr.Points < minPoints || len(ep.Spark) == 0 {
-		return batchPlateau{per: math.NaN(), waitMin: math.NaN()}, false
+		return none, false
 	}
 	newest := ep.Spark[len(ep.Spark)-1].UnixMilli
 	from := newest - tr.Span.Milliseconds()
-	lo, hi, waitMin := math.Inf(1), math.Inf(-1), math.Inf(1)
-	n, oldest := 0, newest
+	hi, waitMin := math.Inf(-1), math.Inf(1)
+	first := len(ep.Spark)
 	for i := len(ep.Spark) - 1; i >= 0; i-- {
 		pt := &ep.Spark[i]
 		r, w := float64(pt.V[diagnose.SpRunning]), float64(pt.V[diagnose.SpWaiting])
 		if pt.UnixMilli < from || bad(r) || bad(w) || w < 1 || r < 1 {
 			break
 		}
-		l, h := min(lo, r), max(hi, r)
-		if h-l > max(1, flatRun*h) {
-			break
-		}
-		lo, hi, waitMin, n, oldest = l, h, min(waitMin, w), n+1, pt.UnixMilli
+		hi, waitMin, first = max(hi, r), min(waitMin, w), i
 	}
+	n := len(ep.Spark) - first
 	if n < minPoints {
-		return batchPlateau{per: math.NaN(), waitMin: math.NaN()}, false
+		return none, false
 	}
-	b := batchPlateau{per: math.Round(hi / float64(max(1, ep.Stats.Engines))), span: time.Duration(newest-oldest) * time.Millisecond, waitMin: waitMin}
+	at := 0
+	for _, pt := range ep.Spark[first:] {
+		if hi-float64(pt.V[diagnose.SpRunning]) <= max(1, flatRun*hi) {
+			at++
+		}
+	}
+	if at < minPoints || 5*at < 4*n {
+		return none, false
+	}
+	b := batchPlateau{per: math.Round(hi / float64(max(1, ep.Stats.Engines))), span: time.Duration(newest-ep.Spark[first].UnixMilli) * time.Millisecond, waitMin: waitMin}
 	if ep.MaxNumSeqs > 0 && b.per < 0.9*float64(ep.MaxNumSeqs) {
 		return b, false // flat well below the configured cap: something else holds it
 	}

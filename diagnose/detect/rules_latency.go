@@ -685,11 +685,14 @@ var ruleSLOBreach = &Rule{
 			// GPUs, none attributed, read "add capacity" beside a GPU
 			// the node's findings showed throttled.
 			fd.Explain = plain("Nothing waits, yet tokens stream slower than the target pace: each step of the engine takes long. A GPU running below its clocks (heat, a power brake) or shared with other work slows every step; a GPU at its clocks is slowed by the size of the batch it runs, since each decode step reads every running sequence's KV cache.")
-			gpu := "check its GPU's clocks and throttle reasons (nvidia-smi -q -d PERFORMANCE)"
-			if len(u.ep.GPU.GPUs) == 0 {
-				gpu = "no GPU is attributed to this endpoint: check the one it runs on for throttling or sharing (the node's GPU findings, nvidia-smi -q -d PERFORMANCE on its host)"
+			gpu := plain("its GPU shows no slowdown over the window")
+			switch {
+			case len(u.ep.GPU.GPUs) == 0:
+				gpu = plain("no GPU is attributed to this endpoint: check the one it runs on for throttling or sharing (the node's GPU findings, nvidia-smi -q -d PERFORMANCE on its host)")
+			case slowedShare(x, u.ep) > 0:
+				gpu = say("its GPU was slowed by heat or hardware at %s of the window's readings: check its clocks and throttle reasons (nvidia-smi -q -d PERFORMANCE)", pct(slowedShare(x, u.ep)))
 			}
-			fd.Action = say("the steps are slow, not the queue: %s; at full clocks the batch sets the pace (%s running): a lower --max-num-seqs trades throughput for pace", gpu, num(u.st.Running))
+			fd.Action = plain("the steps are slow, not the queue: ").Cat(gpu).Cat(say("; at full clocks the batch sets the pace (%s running): a lower --max-num-seqs trades throughput for pace", num(u.st.Running)))
 			return
 		}
 		fd.Explain = say("Latency users feel is above the %s profile's targets (%s). No more specific rule explains it right now.", x.slo.Name, x.slo.Desc)

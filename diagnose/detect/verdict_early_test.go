@@ -91,3 +91,28 @@ func TestClosedLoopQueueIsNotArrivals(t *testing.T) {
 		}
 	}
 }
+
+// TestLoRAVerdictHolds: eight tenants' adapters on two data-parallel
+// engines with --max-loras 2. The adapters waiting, a gauge, move by one
+// as requests come and go, and now and then one adapter's queue drains
+// for a scrape: the slots stay the limit, and the slots advised stay put
+// (the verdict read "unexplained" for two seconds, and "--max-loras 2 →
+// 3" and "→ 4" by turns, 13 times in four minutes).
+func TestLoRAVerdictHolds(t *testing.T) {
+	vs := verdictsAfter(t, sim.ReplicaConfig{DP: 2, Scenarios: []sim.ScenarioSpec{{Name: "lora-slots"}}}, 4*time.Minute)
+	moves, last := 0, -1.0
+	for i, v := range vs {
+		if v.Limit != diagnose.LimitLoRASlots || v.Flag == nil {
+			t.Fatalf("at %ds: %s; verdicts%s", i+1, v.Limit, said(vs))
+		}
+		if to := v.Flag.To.Num; to != last {
+			if last >= 0 {
+				moves++
+			}
+			last = to
+		}
+	}
+	if moves > 1 {
+		t.Errorf("--max-loras shown moved %d times", moves)
+	}
+}
