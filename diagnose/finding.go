@@ -68,6 +68,18 @@ type Finding struct {
 	Symptoms []string
 }
 
+// Lever is the flag a finding's advice turns first ("" when it names
+// none). Findings of one rule and title group across endpoints only with
+// the same lever: a group shows one member's action, and a thrashing
+// cache whose drafts bind is told to turn them off, not to lower
+// --max-num-seqs as its neighbour is.
+func (f *Finding) Lever() string {
+	if len(f.Flags) == 0 {
+		return ""
+	}
+	return f.Flags[0].Flag
+}
+
 // Evidence is one measured value behind a finding: a number with its unit
 // (NaN when unknown), formatted by whoever shows it, or, for evidence that
 // is not a number (a reason, a version, a list of names), its Text.

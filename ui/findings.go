@@ -87,12 +87,14 @@ type findItem struct {
 	sym    bool     // a symptom, shown under its cause
 }
 
-// groupKey: findings of one rule, one title and one state group across
-// endpoints. The title counts: binding_limit names a different limit on
-// each endpoint ("KV transfer binds" on one, drafts on another), and one
-// group titled by its first member said the transfer bound on all three.
+// groupKey: findings of one rule, one title, one state and one lever
+// group across endpoints. The title counts: binding_limit names a
+// different limit on each endpoint ("KV transfer binds" on one, drafts on
+// another), and one group titled by its first member said the transfer
+// bound on all three. So does the lever (Finding.Lever): a group shows
+// its first member's action.
 func groupKey(x *diagnose.Finding) string {
-	return x.Rule + "\x00" + x.Title + "\x00" + x.State.String()
+	return x.Rule + "\x00" + x.Title + "\x00" + x.State.String() + "\x00" + x.Lever()
 }
 
 // underListedCause reports, for each of fs, whether it is a symptom whose

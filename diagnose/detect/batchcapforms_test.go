@@ -92,3 +92,37 @@ func TestBatchCapHoldsAsClientsGiveUp(t *testing.T) {
 		})
 	}
 }
+
+// TestCapRaiseHeldUnderArrivals: a V0 8B at twice its traffic whose GPU
+// then passes its slowdown temperature fills its batch and its queue
+// grows: arrivals exceed capacity over the batch cap. Whether the cache
+// fits more than today's cap moves with the window's mean sequence, and
+// the line gained and lost "--max-num-seqs 256 → 280 adds 9.4%, the
+// smaller part" 6 times in 20 s. The raise is said while the same limits
+// bind, for 30 s after it was last computed.
+func TestCapRaiseHeldUnderArrivals(t *testing.T) {
+	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "v0.6",
+		Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: "thermal-throttle", Delay: 4 * time.Minute}}})
+	for p.fleet.Elapsed() < 3*time.Minute {
+		p.fleet.Advance(time.Second)
+	}
+	under, turns, had := 0, 0, false
+	for k := 1; k <= 240; k++ {
+		v := p.step().Endpoints[0].Verdict
+		if v.Limit != diagnose.LimitArrivals || v.Under != diagnose.LimitBatchCap {
+			continue
+		}
+		under++
+		has := v.Flag != nil
+		if under > 1 && has != had {
+			turns++
+		}
+		had = has
+	}
+	if under < 30 {
+		t.Fatalf("arrivals over the batch cap at %d evaluations only: the case tests nothing", under)
+	}
+	if turns > 2 {
+		t.Errorf("the raise was said and unsaid %d times over %d evaluations", turns, under)
+	}
+}

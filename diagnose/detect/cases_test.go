@@ -2,6 +2,7 @@ package detect
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,5 +53,22 @@ func TestCrashLoopOnTwoOOMKills(t *testing.T) {
 		if got, _ := ruleCrashLoop.check(x, u, p); (got == condMet) != c.want {
 			t.Errorf("%s: %v, want met %v", c.name, got, c.want)
 		}
+	}
+}
+
+// A preemption is a step that found the KV cache full: the reading at the
+// scrape can be long after it, so the summary says the window's highest
+// beside it ("at KV 0.9%" read as a contradiction).
+func TestPreemptionSaysTheFullCache(t *testing.T) {
+	p := make([]float64, len(prParams))
+	for i, v := range prParams {
+		p[i] = v.Default
+	}
+	st := diagnose.Stats{PreemptionsRate: 0.06, ReqRate: 6, KVUsage: 0.009, KVUsageMax: 1}
+	u := &unit{ep: &diagnose.EndpointView{}, st: &st}
+	var fd diagnose.Finding
+	rulePreemption.describe(&evalCtx{now: t0, f: &diagnose.Frame{Time: t0}}, u, p, diagnose.SevWarning, &fd)
+	if s := txt(fd.Summary); !strings.Contains(s, "KV up to 100% in the window (0.9% now)") {
+		t.Errorf("summary: %s", s)
 	}
 }

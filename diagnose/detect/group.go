@@ -171,16 +171,26 @@ func carry(fs []diagnose.Finding, changed map[string]diagnose.Finding) {
 // endpoints (symptoms grouped under a cause count with their cause).
 func fleetGroups(fs []diagnose.Finding) []diagnose.Group {
 	var out []diagnose.Group
+	var levers []string // the flag each group's action turns first
 	for i := range fs {
 		fd := &fs[i]
 		if fd.State != diagnose.FindingFiring || fd.Cause != "" || len(fd.GPUs) > 0 || fd.Rule == "replica_imbalance" {
 			continue
 		}
 		// The title counts: binding_limit names a different limit on
-		// each endpoint, and they are not one group.
-		k := slices.IndexFunc(out, func(g diagnose.Group) bool { return g.Rule == fd.Rule && g.Title == fd.Title })
+		// each endpoint, and they are not one group. So does the lever
+		// (Finding.Lever).
+		lever := fd.Lever()
+		k := -1
+		for j := range out {
+			if out[j].Rule == fd.Rule && out[j].Title == fd.Title && levers[j] == lever {
+				k = j
+				break
+			}
+		}
 		if k < 0 {
 			out = append(out, diagnose.Group{Rule: fd.Rule, Title: fd.Title})
+			levers = append(levers, lever)
 			k = len(out) - 1
 		}
 		g := &out[k]

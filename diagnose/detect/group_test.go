@@ -189,3 +189,18 @@ func TestFleetGroupsKeepTitlesApart(t *testing.T) {
 		t.Errorf("groups %+v", gs)
 	}
 }
+
+// A fleet group shows one member's action, so its members turn the same
+// lever first: a thrashing cache whose drafts bind is told to turn them
+// off, and is not grouped under a neighbour's "--max-num-seqs → 32"
+// (a fleet's "KV cache thrashing ×2" hid the drafts' advice).
+func TestFleetGroupsKeepLeversApart(t *testing.T) {
+	fire := func(target, flag string) diagnose.Finding {
+		return diagnose.Finding{Rule: "kv_cache_thrashing", Title: "KV cache thrashing", Target: target, State: diagnose.FindingFiring,
+			Severity: diagnose.SevCritical, Flags: []diagnose.FlagChange{{Flag: flag}}}
+	}
+	gs := fleetGroups([]diagnose.Finding{fire("a", "--max-num-seqs"), fire("b", "--speculative-config num_speculative_tokens"), fire("c", "--max-num-seqs")})
+	if len(gs) != 1 || strings.Join(gs[0].Targets, ",") != "a,c" {
+		t.Errorf("groups %+v", gs)
+	}
+}

@@ -210,6 +210,13 @@ func kvAdvice(u *unit, headroom float64, since time.Time) ([]diagnose.FlagChange
 		// the unshared prompts: a stopgap, not the fix.
 		out = say("first the prefix cache: its hit rate fell %s → %s at %s, before the cache filled, so each request holds its own copy of the prefix the requests shared (held once for all while it matched) and the cache fits fewer sequences; restore the shared prefix (what changed in the clients' prompts at %s: see the workload change); until then, sized for today's unshared prompts: ",
 			pct(s.Before), pct(s.After), clock(s.Onset), clock(s.Onset)).Cat(out)
+		// No flag heads the advice: the fix is the clients' prompts (a
+		// screen shows a finding's flags first; "--kv-cache-dtype
+		// auto→fp8" read as the fix). The stopgap's flags are in the
+		// action's words.
+		if fc := draftsFirst(u); fc == nil {
+			return nil, out
+		}
 	}
 	if fc := draftsFirst(u); fc != nil {
 		// The drafts bind before the cache: a slower decode holds every
@@ -369,7 +376,14 @@ var rulePreemption = &Rule{
 	},
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		st := u.st
-		fd.Summary = say("preemptions %s/s (%s per finished request) at KV %s", num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage)).Cat(afterWorkload(u, pressureSince(x, fd)))
+		fd.Summary = say("preemptions %s/s (%s per finished request) at KV %s", num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsage))
+		if !bad(st.KVUsageMax) && st.KVUsageMax >= st.KVUsage+0.1 {
+			// A preemption is a step that found the cache full: the
+			// reading now can be long after it ("at KV 0.9%" read as
+			// a contradiction).
+			fd.Summary = say("preemptions %s/s (%s per finished request), KV up to %s in the window (%s now)", num(st.PreemptionsRate), shareWords(preemptShare(st)), pct(st.KVUsageMax), pct(st.KVUsage))
+		}
+		fd.Summary = fd.Summary.Cat(afterWorkload(u, pressureSince(x, fd)))
 		fd.Evidence = kvEvidence(u, st.Span)
 		fd.Explain = plain(preemptWords(u.ep.Version) + " A steady rate means the KV cache is too small for the concurrency it is asked to run; every preemption repeats a prefill.")
 		fd.Flags, fd.Action = kvAdvice(u, p[prHeadroom], pressureSince(x, fd))
