@@ -221,7 +221,7 @@ func (d *Detector) Advance(f *diagnose.Frame) {
 		ep := &f.Endpoints[i]
 		prev := d.prev[ep.Name]
 		ep.Verdict = d.keepOneScrape(ep, classify(x, ep, prev))
-		d.prev[ep.Name] = holdSignals(&ep.Verdict, prev, f.Time)
+		d.prev[ep.Name] = holdShown(&ep.Verdict, prev, f.Time)
 		verdictInEngineTerms(&f.Endpoints[i].Verdict, &f.Endpoints[i])
 	}
 	for ri := range d.rules {

@@ -89,10 +89,12 @@ func memo(v *diagnose.Verdict, now time.Time) verdictMemo {
 		signals: v.Signals, of: v.Of, signalsAt: now, throttled: v.Throttled}
 }
 
-// holdSignals shows v's count of agreeing signals at the most that agreed
-// within signalHold while the same limit held, and returns what the next
-// evaluation keeps.
-func holdSignals(v *diagnose.Verdict, prev verdictMemo, now time.Time) verdictMemo {
+// holdShown keeps what v's line shows from moving with one scrape's
+// reading while the same limit binds, for signalHold: the count of
+// agreeing signals at its highest, a quiet line's slow pace, the batch
+// cap's raise under arrivals, the adapter slots advised at their most.
+// It returns what the next evaluation keeps.
+func holdShown(v *diagnose.Verdict, prev verdictMemo, now time.Time) verdictMemo {
 	m := memo(v, now)
 	// A slow pace on a quiet verdict is said for signalHold after it was
 	// last read: bursts move the inter-token p95 about the target, and a
