@@ -233,11 +233,11 @@ func kvAdvice(u *unit, headroom float64, since time.Time) ([]diagnose.FlagChange
 // at least, that began before the cache's pressure did (since) and has
 // not come back, to a level at which the cache matches nothing a request
 // shares (under prefix_cache_miss's matched tokens per request): nil
-// otherwise. The
-// rate alone falls when prompts grow around the same shared system prompt
-// (documents in every prompt), which still matches and is still held
-// once. A fall that follows the pressure is its consequence (a full cache
-// evicts the cached prefixes no request holds), not its cause.
+// otherwise. The rate alone falls when prompts grow around the same
+// shared system prompt (documents in every prompt), which still matches
+// and is still held once. A fall that follows the pressure is its
+// consequence (a full cache evicts the cached prefixes no request holds),
+// not its cause.
 func prefixLost(u *unit, since time.Time) *diagnose.Shift {
 	st := u.st
 	if bad(st.PrefixQueryRate) || bad(st.ReqRate) || st.ReqRate <= 0 {
