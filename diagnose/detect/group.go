@@ -171,7 +171,7 @@ func carry(fs []diagnose.Finding, changed map[string]diagnose.Finding) {
 // endpoints (symptoms grouped under a cause count with their cause).
 func fleetGroups(fs []diagnose.Finding) []diagnose.Group {
 	var out []diagnose.Group
-	var levers []string // the flag each group's action turns first
+	var levers []string // each group's lever (Finding.Lever)
 	for i := range fs {
 		fd := &fs[i]
 		if fd.State != diagnose.FindingFiring || fd.Cause != "" || len(fd.GPUs) > 0 || fd.Rule == "replica_imbalance" {
