@@ -979,7 +979,11 @@ func sumVerdicts(vs []*diagnose.Verdict) diagnose.Verdict {
 		// fleet mid-incident, the first seconds said "nothing waits").
 		return diagnose.Verdict{Limit: diagnose.LimitFewData, Signals: few, Of: len(vs)}
 	case sick == 0:
-		return diagnose.Verdict{Limit: diagnose.LimitHealthy, Signals: len(vs) - idle, Of: len(vs)}
+		// "Latency within target" holds for the pool only if it holds
+		// for each member (a pool read so beside a member whose tokens
+		// streamed at three times the target's gaps).
+		pace := slices.ContainsFunc(vs, func(v *diagnose.Verdict) bool { return v.PaceOver })
+		return diagnose.Verdict{Limit: diagnose.LimitHealthy, Signals: len(vs) - idle, Of: len(vs), PaceOver: pace}
 	}
 	best := order[0]
 	for _, l := range order {

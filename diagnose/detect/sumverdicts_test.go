@@ -25,3 +25,15 @@ func TestSumVerdictsFewData(t *testing.T) {
 		}
 	}
 }
+
+// A pool whose members are quiet is not "latency within target" while one
+// member's tokens stream slower than target: the pool carries the pace.
+func TestSumVerdictsCarriesThePace(t *testing.T) {
+	slow := &diagnose.Verdict{Limit: diagnose.LimitHealthy, PaceOver: true}
+	if got := sumVerdicts([]*diagnose.Verdict{{Limit: diagnose.LimitHealthy}, slow}); got.Limit != diagnose.LimitHealthy || !got.PaceOver {
+		t.Errorf("%+v", got)
+	}
+	if got := sumVerdicts([]*diagnose.Verdict{{Limit: diagnose.LimitHealthy}, {Limit: diagnose.LimitIdle}}); got.PaceOver {
+		t.Errorf("%+v", got)
+	}
+}

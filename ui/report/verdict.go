@@ -65,6 +65,9 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 	if (v.Limit == diagnose.LimitHealthy || v.Limit == diagnose.LimitBurst) && !pool {
 		s = quietLine(v)
 	}
+	if v.Limit == diagnose.LimitHealthy && pool && v.PaceOver {
+		s = "no bottleneck in the queue: nothing waits, but tokens stream slower than target on some members (see their SLO findings)"
+	}
 	if v.Limit == diagnose.LimitRejecting && !pool && v.Refused > 0 {
 		// One signal, the API server's own count: its share says it all.
 		return fmt.Sprintf("bottleneck: rejecting: %s of inference requests answered %s by the API server, before any engine saw them", f.Percent(v.Refused), v.Status)

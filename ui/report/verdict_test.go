@@ -143,3 +143,12 @@ func TestEndpointEngineName(t *testing.T) {
 		t.Errorf("vLLM endpoint's line lost its engine name:\n%s", text)
 	}
 }
+
+// A quiet pool with a member whose pace is over target does not say
+// "latency within target".
+func TestPoolVerdictSaysThePace(t *testing.T) {
+	v := diagnose.Verdict{Limit: diagnose.LimitHealthy, Signals: 3, Of: 3, PaceOver: true}
+	if s := VerdictLine(&v, true); strings.Contains(s, "latency within target") || !strings.Contains(s, "tokens stream slower than target on some members") {
+		t.Error(s)
+	}
+}
