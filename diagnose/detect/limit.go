@@ -994,5 +994,9 @@ func sumVerdicts(vs []*diagnose.Verdict) diagnose.Verdict {
 	if 2*count[best] <= sick && len(order) > 1 {
 		return diagnose.Verdict{Limit: diagnose.LimitMixed, Signals: sick, Of: len(vs)}
 	}
-	return diagnose.Verdict{Limit: best, Signals: count[best], Of: len(vs)}
+	// Compute named for a pool is a throttled GPU's when it is each such
+	// member's (the demo's Qwen pool read "the GPU is busy" for a member
+	// whose GPU ran past its slowdown temperature).
+	throttled := best == diagnose.LimitCompute && !slices.ContainsFunc(vs, func(v *diagnose.Verdict) bool { return v.Limit == diagnose.LimitCompute && !v.Throttled })
+	return diagnose.Verdict{Limit: best, Signals: count[best], Of: len(vs), Throttled: throttled}
 }

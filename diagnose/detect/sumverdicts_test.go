@@ -37,3 +37,14 @@ func TestSumVerdictsCarriesThePace(t *testing.T) {
 		t.Errorf("%+v", got)
 	}
 }
+
+// A pool's compute is a throttled GPU's when it is each such member's.
+func TestSumVerdictsCarriesTheThrottle(t *testing.T) {
+	hot := &diagnose.Verdict{Limit: diagnose.LimitCompute, Throttled: true}
+	if got := sumVerdicts([]*diagnose.Verdict{{Limit: diagnose.LimitHealthy}, hot}); got.Limit != diagnose.LimitCompute || !got.Throttled {
+		t.Errorf("%+v", got)
+	}
+	if got := sumVerdicts([]*diagnose.Verdict{hot, {Limit: diagnose.LimitCompute}}); got.Throttled {
+		t.Errorf("%+v", got)
+	}
+}

@@ -59,7 +59,7 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 		return ""
 	}
 	s := LimitName(v.Limit)
-	if v.Limit == diagnose.LimitCompute && v.Throttled && !pool {
+	if v.Limit == diagnose.LimitCompute && v.Throttled {
 		s = "compute: the GPU runs throttled (heat or hardware slowdown; see the GPU finding), batch and KV have room"
 	}
 	if (v.Limit == diagnose.LimitHealthy || v.Limit == diagnose.LimitBurst) && !pool {
