@@ -89,6 +89,10 @@ type fedTarget struct {
 	// is where the i-th ends in it.
 	tok    []byte
 	tokEnd []int
+	// tokSet: tok was taken from a line. A target none of whose lines had
+	// a shape has none, which must not read as "no added labels" (a
+	// label-less target's line was filed under it by shape).
+	tokSet bool
 }
 
 // federation splits /federate answers by target.
@@ -263,6 +267,7 @@ func (f *federation) sample(line []byte, gen uint64, known bool) error {
 			// The next line of this target and series is read by the
 			// shape: the target's labels as this line carries them.
 			t.tok, t.tokEnd = targetLabels(line[open+1:open+1+end], t.tok[:0], t.tokEnd[:0])
+			t.tokSet = true
 		}
 	}
 	return f.file(t, id, line, open+1+end, gen, known, f.isRunning(name))
@@ -348,6 +353,21 @@ func (sh *fedShape) read(line []byte, open int, running bool) {
 		if err != nil {
 			return
 		}
+		// Only a line as servers write it has a shape: named labels
+		// joined by one ',' each, the '}' right after the last. The walk
+		// reads others too (no separator, empty names), and a line
+		// matched to a shape taken from one could be filed under a
+		// target the walk would not find (FuzzSplitReuse).
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		switch {
+		case l == nil && next != i+1:
+			return
+		case l != nil && (len(l) == 0 || string(lb[i:next-len(whole)]) != sep):
+			return
+		}
 		target := false
 		if l != nil {
 			_, target = labelKind(l)
@@ -380,6 +400,9 @@ func (sh *fedShape) read(line []byte, open int, running bool) {
 // match reports whether line is the series' line of target t, and the
 // index just past its labels' '}'.
 func (sh *fedShape) match(line []byte, t *fedTarget) (int, bool) {
+	if !t.tokSet {
+		return 0, false
+	}
 	p, prev := 0, 0
 	for _, c := range sh.cuts {
 		seg := sh.text[prev:c.at]
