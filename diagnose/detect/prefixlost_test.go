@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/ui/format"
 )
@@ -21,49 +22,32 @@ import (
 // there (a rate that falls while the prefix still matches:
 // TestPrefixLostOnlyWhenNothingMatches).
 func TestKVAdviceNamesTheLostPrefix(t *testing.T) {
-	qwen := sim.LookupModel("Qwen/Qwen2.5-14B-Instruct")
 	for _, c := range []struct {
 		scenario string
 		want     bool
 	}{{"prefix-cache-miss", true}, {"long-prompts", false}} {
 		t.Run(c.scenario, func(t *testing.T) {
-			const onset = 4 * time.Minute
-			p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "v0.11", Model: qwen,
-				Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: c.scenario, Delay: onset}}})
-			for p.fleet.Elapsed() < 3*time.Minute {
-				p.fleet.Advance(time.Second)
-			}
-			epoch := p.fleet.Now().Add(-p.fleet.Elapsed())
 			kv, said := 0, 0
-			for p.fleet.Elapsed() < onset+4*time.Minute {
-				f := p.step()
-				for _, fd := range append(f.Findings, f.Pending...) {
-					switch fd.Rule {
-					case "kv_cache_thrashing", "kv_cache_saturated", "preemption":
-					default:
-						continue
-					}
-					kv++
-					a := format.Say(fd.Action)
-					if !strings.HasPrefix(a, "first the prefix cache: its hit rate fell") {
-						continue
-					}
-					said++
-					if !c.want {
-						t.Fatalf("at %v: %s", p.fleet.Elapsed()-onset, a)
-					}
-					// The fix is the prompts: no flag heads the advice
-					// (a screen shows the flags first).
-					if len(fd.Flags) != 0 {
-						t.Errorf("at %v a flag heads the advice: %+v", p.fleet.Elapsed()-onset, fd.Flags[0])
-					}
-					at := epoch.Add(onset).UTC()
-					if !strings.Contains(a, at.Format("15:04:05")) && !strings.Contains(a, at.Add(time.Second).Format("15:04:05")) &&
-						!strings.Contains(a, at.Add(2*time.Second).Format("15:04:05")) {
-						t.Errorf("the fall is not dated at the change (%s): %s", at.Format("15:04:05"), a)
-					}
+			kvFindingsAfter(t, c.scenario, 4*time.Minute, func(since time.Duration, at time.Time, fd *diagnose.Finding) {
+				kv++
+				a := format.Say(fd.Action)
+				if !strings.HasPrefix(a, "first the prefix cache: its hit rate fell") {
+					return
 				}
-			}
+				said++
+				if !c.want {
+					t.Fatalf("at %v: %s", since, a)
+				}
+				// The fix is the prompts: no flag heads the advice
+				// (a screen shows the flags first).
+				if len(fd.Flags) != 0 {
+					t.Errorf("at %v a flag heads the advice: %+v", since, fd.Flags[0])
+				}
+				if !strings.Contains(a, at.Format("15:04:05")) && !strings.Contains(a, at.Add(time.Second).Format("15:04:05")) &&
+					!strings.Contains(a, at.Add(2*time.Second).Format("15:04:05")) {
+					t.Errorf("the fall is not dated at the change (%s): %s", at.Format("15:04:05"), a)
+				}
+			})
 			if kv == 0 {
 				t.Fatal("no KV finding")
 			}
@@ -75,6 +59,30 @@ func TestKVAdviceNamesTheLostPrefix(t *testing.T) {
 	}
 }
 
+// kvFindingsAfter opens on a busy 14B (vLLM 0.11) three minutes in, starts
+// scenario a minute later, and hands each KV-pressure finding, firing or
+// pending, of the span after the change to each: how long after the
+// change, and the change's time of day.
+func kvFindingsAfter(t *testing.T, scenario string, span time.Duration, each func(since time.Duration, at time.Time, fd *diagnose.Finding)) {
+	t.Helper()
+	const onset = 4 * time.Minute
+	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "v0.11", Model: sim.LookupModel("Qwen/Qwen2.5-14B-Instruct"),
+		Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: scenario, Delay: onset}}})
+	for p.fleet.Elapsed() < 3*time.Minute {
+		p.fleet.Advance(time.Second)
+	}
+	at := p.fleet.Now().Add(onset - p.fleet.Elapsed()).UTC()
+	for p.fleet.Elapsed() < onset+span {
+		f := p.step()
+		for _, fd := range append(f.Findings, f.Pending...) {
+			switch fd.Rule {
+			case "kv_cache_thrashing", "kv_cache_saturated", "preemption":
+				each(p.fleet.Elapsed()-onset, at, &fd)
+			}
+		}
+	}
+}
+
 // TestKVFindingSaysWhatChanged: prompts ×8 on a busy 14B a minute after
 // vtop opened fill its KV cache. The cache's findings say, in their own
 // line, the change of traffic that came before the pressure and when
@@ -82,43 +90,27 @@ func TestKVAdviceNamesTheLostPrefix(t *testing.T) {
 // flags beside them are sized for the new traffic. A fall of traffic
 // (fewer or shorter requests) is never said as what filled it.
 func TestKVFindingSaysWhatChanged(t *testing.T) {
-	qwen := sim.LookupModel("Qwen/Qwen2.5-14B-Instruct")
-	const onset = 4 * time.Minute
-	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: "v0.11", Model: qwen,
-		Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: "long-prompts", Delay: onset}}})
-	for p.fleet.Elapsed() < 3*time.Minute {
-		p.fleet.Advance(time.Second)
-	}
-	epoch := p.fleet.Now().Add(-p.fleet.Elapsed())
 	kv, said := 0, 0
-	for p.fleet.Elapsed() < onset+3*time.Minute {
-		f := p.step()
-		for _, fd := range append(f.Findings, f.Pending...) {
-			switch fd.Rule {
-			case "kv_cache_thrashing", "kv_cache_saturated", "preemption":
-			default:
-				continue
-			}
-			kv++
-			s := format.Say(fd.Summary)
-			i := strings.Index(s, "; after ")
-			if i < 0 {
-				continue
-			}
-			said++
-			after := s[i:]
-			if !strings.Contains(after, "prompt mean") && !strings.Contains(after, "prompt tokens/s") {
-				t.Fatalf("at %v: %s", p.fleet.Elapsed()-onset, s)
-			}
-			ok := false
-			for d := -3; d <= 3; d++ {
-				ok = ok || strings.HasSuffix(after, epoch.Add(onset+time.Duration(d)*time.Second).UTC().Format("15:04:05"))
-			}
-			if !ok {
-				t.Errorf("at %v the change is not dated at %s: %s", p.fleet.Elapsed()-onset, epoch.Add(onset).UTC().Format("15:04:05"), s)
-			}
+	kvFindingsAfter(t, "long-prompts", 3*time.Minute, func(since time.Duration, at time.Time, fd *diagnose.Finding) {
+		kv++
+		s := format.Say(fd.Summary)
+		i := strings.Index(s, "; after ")
+		if i < 0 {
+			return
 		}
-	}
+		said++
+		after := s[i:]
+		if !strings.Contains(after, "prompt mean") && !strings.Contains(after, "prompt tokens/s") {
+			t.Fatalf("at %v: %s", since, s)
+		}
+		ok := false
+		for d := -3; d <= 3; d++ {
+			ok = ok || strings.HasSuffix(after, at.Add(time.Duration(d)*time.Second).Format("15:04:05"))
+		}
+		if !ok {
+			t.Errorf("at %v the change is not dated at %s: %s", since, at.Format("15:04:05"), s)
+		}
+	})
 	if kv == 0 || said < kv/2 {
 		t.Errorf("the change was said in %d of %d KV findings", said, kv)
 	}
