@@ -127,10 +127,10 @@ type JSONVerdict struct {
 	Replicas int            `json:"replicas,omitempty"`
 	Now      int            `json:"replicas_now,omitempty"`
 	Filled   *Num           `json:"pool_filled,omitempty"` // routing: how many of replicas_now the pool's arrivals fill at this replica's rate
-	Gain     *Num           `json:"gain,omitempty"`    // what raising the binding limit adds to capacity (0.05: +5 %)
-	GaveUp   *Num           `json:"gave_up,omitempty"` // arrivals: the share of finished requests whose clients gave up in the queue
-	Refused  *Num           `json:"refused,omitempty"` // rejecting: the share of inference requests the API server answered 4xx
-	Status   string         `json:"status,omitempty"`  // rejecting: the most frequent of those statuses ("4xx", "400", "429")
+	Gain     *Num           `json:"gain,omitempty"`        // what raising the binding limit adds to capacity (0.05: +5 %)
+	GaveUp   *Num           `json:"gave_up,omitempty"`     // arrivals: the share of finished requests whose clients gave up in the queue
+	Refused  *Num           `json:"refused,omitempty"`     // rejecting: the share of inference requests the API server answered 4xx
+	Status   string         `json:"status,omitempty"`      // rejecting: the most frequent of those statuses ("4xx", "400", "429")
 	Flag     *JSONFlag      `json:"flag,omitempty"`
 	Evidence []JSONEvidence `json:"evidence"`
 	RuledOut []string       `json:"ruled_out,omitempty"`
