@@ -201,6 +201,13 @@ func kvAdvice(u *unit, headroom float64, since time.Time) ([]diagnose.FlagChange
 	} else {
 		out = diagnose.Join(action, "; ")
 	}
+	if cut := runawayShift(u.ep.Shifts); cut != nil {
+		// Answers that run on to max_tokens hold their blocks for every
+		// step: the cache's flags trade the batch for answers nobody
+		// reads. Said, not advised: no flag heads it.
+		return nil, say("first the answers: since %s %s of them end at a limit (%s before), running on to max_tokens and holding their blocks all the while (see Answers run to their limit); until they stop on their own again, for today's runaway answers: ",
+			clock(runawayOnset(u.ep.Shifts, cut)), pct(cut.After), pct(cut.Before)).Cat(out)
+	}
 	if v := &u.ep.Verdict; v.Limit == diagnose.LimitRouting {
 		// The router sends this replica the load that fills its cache
 		// while its pool has room: routing by load empties it; the
@@ -273,8 +280,12 @@ func prefixLost(u *unit, since time.Time) *diagnose.Shift {
 // pressure did (since), within workloadLead of it, and is still open:
 // "; after prompt mean 940 → 6.1k tokens (×6.5) at 14:02:01", empty when
 // none. What changed, in the cause's own line: the flags beside it are
-// sized for the new traffic.
+// sized for the new traffic. Answers that run away say themselves in the
+// advice (kvAdvice).
 func afterWorkload(u *unit, since time.Time) diagnose.Text {
+	if runawayShift(u.ep.Shifts) != nil {
+		return diagnose.Text{} // the advice says the answers first
+	}
 	var lead *diagnose.Shift
 	for _, s := range trafficShifts(u) {
 		if s.Kind != diagnose.ShiftWorkload || !s.Ended.IsZero() || s.Onset.After(since) || since.Sub(s.Onset) > workloadLead || !fillsCache(&s) {
