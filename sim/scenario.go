@@ -195,6 +195,9 @@ var Scenarios = []Scenario{
 	{Name: "restart", Summary: "the vLLM process restarts: the port refuses connections for 20 s while the model loads, then every counter starts from zero",
 		start: func(r *Replica) { r.restartAt = r.now },
 		down:  func(d time.Duration) bool { return d < restartDown }},
+	{Name: "redeploy-less-kv", Summary: "a deploy restarts the engine with --gpu-memory-utilization lowered to make room for an embedding model on the same GPU: it comes back with a KV cache of about 20k tokens (the 8B had 430k); the chat traffic returns to a cache that holds it only between bursts",
+		start: func(r *Replica) { r.restartAt, r.redeployUtil = r.now, utilForKV(r.cfg.Model, 20_000) },
+		down:  func(d time.Duration) bool { return d < restartDown }},
 	{Name: "crash-loop", Summary: "a bad deploy leaks the API server's memory fast (3 GiB in 40 s of serving): the kernel's OOM killer ends it at its memory limit (about 4 GiB), the supervisor starts it again, 20 s of model loading, and again: a restart every minute, memory climbing before each",
 		start: func(r *Replica) {
 			r.crashLoop = true
