@@ -86,9 +86,9 @@ type Replica struct {
 	// redeployUtil, when > 0, is the --gpu-memory-utilization the next
 	// restart comes back with: a deploy that changed it.
 	redeployUtil float64
-	downUntil        time.Duration // the restarted process serves again
-	crashLoop        bool          // an OOM kill ends each process, the supervisor starts the next
-	downs            []activation  // scenarios that take the endpoint off the network
+	downUntil    time.Duration // the restarted process serves again
+	crashLoop    bool          // an OOM kill ends each process, the supervisor starts the next
+	downs        []activation  // scenarios that take the endpoint off the network
 }
 
 type activation struct {
