@@ -665,6 +665,10 @@ func (s *shiftState) stepBlock(sig Signal, b *countBlocks, t time.Time, v float6
 	// it learned (at 5 s scrapes 5/s, on 3/s between them), which the
 	// level between bursts after a x2.2 rise did not clear by half the
 	// least change (burstsOnly).
+	if !clearChange(info, b.mean, sum/float64(n), 1) {
+		// Reported as the scrapes read it: a clear change, as any.
+		return
+	}
 	scrapeMean := c.mean
 	c.mean = b.mean
 	if s.burstsOnly(sig, c, start, sum/float64(n)) {
