@@ -62,6 +62,7 @@
 //	long-answers          the answer median ×4 (step-by-step reasoning), same request rate
 //	short-answers         the answer median ÷4 (step-by-step turned off), same request rate
 //	traffic-drop          traffic falls to 1/2.2 (a client moves away)
+//	hot-replica           the router pins a tenant's sessions here: 8× the chat traffic, peers unchanged
 //	prompt-over-max-model-len  --max-model-len 8192, then untrimmed 5k-token documents: ~30 % answered 400 (http_requests_total only)
 //	bad-parameter         a fifth of requests carry a parameter the server refuses: answered 400, prompts chat-sized
 //	stray-bad-requests    1.5 % of requests malformed, answered 400 (normal life)

@@ -184,6 +184,8 @@ var Scenarios = []Scenario{
 		}},
 	{Name: "short-answers", Summary: "the reasoning client turns step-by-step off: the answer median goes from 180 to 45 tokens (÷4) at the same request rate",
 		start: func(r *Replica) { r.load.OutputMedian = max(1, r.load.OutputMedian/4) }},
+	{Name: "hot-replica", Summary: "the router pins a large tenant's sessions to this replica (sticky sessions, or prefix affinity without a load bound): 8× the chat traffic here while its peers keep theirs; more than this engine serves, far less than the pool does",
+		start: func(r *Replica) { r.load.Rate *= 8 }},
 	{Name: "traffic-drop", Summary: "a client moves to another region: traffic falls to 1/2.2 (bursts as before)",
 		start: func(r *Replica) { r.load.Rate /= 2.2 }},
 	{Name: "restart", Summary: "the vLLM process restarts: the port refuses connections for 20 s while the model loads, then every counter starts from zero",

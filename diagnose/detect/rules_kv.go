@@ -201,6 +201,14 @@ func kvAdvice(u *unit, headroom float64, since time.Time) ([]diagnose.FlagChange
 	} else {
 		out = diagnose.Join(action, "; ")
 	}
+	if v := &u.ep.Verdict; v.Limit == diagnose.LimitRouting {
+		// The router sends this replica the load that fills its cache
+		// while its pool has room: routing by load empties it; the
+		// cache's flags trade this replica's batch for load that
+		// belongs on its peers. Said, not advised: no flag heads it.
+		return nil, say("first the router: this replica receives more than it serves while the pool's arrivals fill about %s of its %d replicas at what it serves (see the bottleneck line): route by outstanding requests and this cache empties; until then, for today's load here: ",
+			dec(v.ReplicasAt, 1), v.Now).Cat(out)
+	}
 	if s := prefixLost(u, since); s != nil {
 		// With prefix caching a shared prefix's blocks are held once,
 		// by reference, for every running request that begins with it;
