@@ -45,6 +45,7 @@ const (
 	SigGenLen                  // mean output length of finished requests, tokens
 	SigPrefixHit               // prefix-cache hit ratio
 	SigAbort                   // share of finished requests aborted
+	SigCut                     // share of finished requests a limit ended (max_tokens, the repetition check), not the model's stop
 	SigDecode                  // generated tokens/s per running request: the speed a request gets
 	SigGPUClock                // the slowest SM clock of the endpoint's own busy GPUs, MHz
 	SigTTFT                    // TTFT p95 of the requests of one scrape, s
@@ -76,6 +77,9 @@ var signals = [NumSignals]signalInfo{
 	SigGenLen:    {"output mean", ShiftWorkload, UnitTokens, true, 1.6, 20 * time.Second},
 	SigPrefixHit: {"prefix hit rate", ShiftWorkload, UnitRatio, false, 0.2, 30 * time.Second},
 	SigAbort:     {"abort share", ShiftWorkload, UnitRatio, false, 0.15, 30 * time.Second},
+	// Answers that run on to max_tokens: the clients' limit moved, or the
+	// model stopped ending its answers (told apart in detect).
+	SigCut: {"answers cut off", ShiftWorkload, UnitRatio, false, 0.15, 30 * time.Second},
 	// A request's decode speed falls with a larger batch as much as with
 	// a slower GPU: what users feel, not a capacity measure.
 	SigDecode: {"decode speed per request", ShiftSymptom, UnitPerSec, true, 2, 30 * time.Second},
@@ -199,7 +203,7 @@ type shiftState struct {
 
 func newShiftState() shiftState {
 	s := shiftState{prevInFl: math.NaN()}
-	for _, sig := range [...]Signal{SigPrefixHit, SigAbort} {
+	for _, sig := range [...]Signal{SigPrefixHit, SigAbort, SigCut} {
 		s.sig[sig].den = make([]float32, shiftRecent)
 	}
 	// A hold's worth of blocks of 2 s, the shortest that judge (a
@@ -260,6 +264,9 @@ func (e *Engine) observeShifts(ep *endpoint, t time.Time) {
 	obs[SigAbort] = abort
 	if !math.IsNaN(abort) {
 		den[SigAbort] = req * x.span.Seconds() // requests finished
+	}
+	if cut := x.cutShare(); !math.IsNaN(cut) {
+		obs[SigCut], den[SigCut] = cut, req*x.span.Seconds()
 	}
 	if x.running >= 1 {
 		obs[SigDecode] = x.rates[sources.CGenTokens] / x.running

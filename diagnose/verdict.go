@@ -23,6 +23,7 @@ const (
 	LimitStalled     Limit = "stalled"      // no progress with requests held
 	LimitRejecting   Limit = "rejecting"    // requests refused before they run: the API server's 4xx, admission
 	LimitArrivals    Limit = "arrivals"     // arrivals exceed what raising the binding limit could absorb
+	LimitRouting     Limit = "routing"      // a replica gets more than it serves while its pool has room: the router binds
 	LimitUnexplained Limit = "unexplained"  // a symptom no limit explains
 	LimitMixed       Limit = "mixed"        // a pool or fleet whose members disagree: no clear bottleneck
 )
@@ -51,16 +52,23 @@ type Verdict struct {
 	// one whose flag is the smaller part).
 	Under Limit
 	// Replicas is how many replicas of the model serve the arrivals
-	// (Little's law), with Now today's; 0 when not sized.
+	// (Little's law), with Now today's; 0 when not sized (routing: none
+	// to add).
 	Replicas, Now int
 	// ReplicasAt is the unrounded count Replicas was computed from (a
-	// held count: the one it was first shown at).
+	// held count: the one it was first shown at); under routing, how many
+	// of the Now replicas the pool's arrivals fill at this one's rate.
 	ReplicasAt float64
 	// Flag is the change that moves the binding limit, when one does.
 	Flag *FlagChange
 	// Gain is how much raising the binding limit as far as the evidence
 	// allows adds to capacity (0.05: +5 %); NaN unknown.
 	Gain float64
+	// Served, under arrivals or routing, is what the replica serves with
+	// its binding limit raised as far as the evidence allows (req/s at
+	// today's mix): the capacity its pool is sized by. Measured before
+	// its clients gave up where they do; 0 when not measured.
+	Served float64
 	// GaveUp, under "arrivals exceed capacity", is the share of finished
 	// requests whose clients gave up (aborted) while a long queue stood:
 	// the engine serves almost none, so what it completes sizes nothing

@@ -74,7 +74,14 @@ type verdictMemo struct {
 	capFlag      *diagnose.FlagChange // the raise of the cap under arrivals, its gain, and when
 	capGain      float64
 	capAt        time.Time
+	served       float64 // what the replica served at its limit before its clients gave up, and when
+	servedAt     time.Time
 }
+
+// servedMemory is how long what a replica served at its limit sizes its
+// pool once its clients give up in the queue (aborted requests deflate
+// what it serves, not what it could).
+const servedMemory = 10 * time.Minute
 
 // signalHold is how long a verdict's count of agreeing signals is shown at
 // its highest while the limit stays: one signal is a gauge read at the
@@ -96,6 +103,12 @@ func memo(v *diagnose.Verdict, now time.Time) verdictMemo {
 // It returns what the next evaluation keeps.
 func holdShown(v *diagnose.Verdict, prev verdictMemo, now time.Time) verdictMemo {
 	m := memo(v, now)
+	switch {
+	case v.Served > 0 && v.GaveUp == 0 && !(prev.served > v.Served && now.Sub(prev.servedAt) < servedMemory):
+		m.served, m.servedAt = v.Served, now
+	case prev.served > 0 && now.Sub(prev.servedAt) < servedMemory:
+		m.served, m.servedAt = prev.served, prev.servedAt
+	}
 	// A slow pace on a quiet verdict is said for signalHold after it was
 	// last read: bursts move the inter-token p95 about the target, and a
 	// 14B's line gained and lost "but tokens stream slower than target"
@@ -269,6 +282,7 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 		}
 		v.Evidence = append(v.Evidence, evNum("aborted", st.AbortShare, diagnose.UnitRatio, st.Span), evQ("queue time p95", &st.Queue, st.Queue.P95, st.Span),
 			evNum("finished", st.ReqRate, diagnose.UnitReqPerSec, st.Span), evNum("fewest waiting", tr.WaitMin, diagnose.UnitCount, tr.Span))
+		routedGivingUp(x, ep, &v, prev)
 	case v.Limit.Symptom() && v.Limit != diagnose.LimitUnexplained:
 		arrivals(x, ep, &v, prev)
 	}
@@ -846,6 +860,10 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict, prev v
 		// nothing (a thrashing V0 cache read as capacity for its first
 		// three seconds).
 		if bad(st.PreemptionsRate) || st.PreemptionsRate > 0.05*done || 0.05*done*st.Span.Seconds() < 1 {
+			// Unless the router sent it the load that fills it: a pool
+			// with room, set against what it serves thrashing (less than
+			// it could), names the router.
+			routedThrashing(x, ep, v, prev, need, noise)
 			return
 		}
 	default:
@@ -855,16 +873,31 @@ func arrivals(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict, prev v
 	if need <= (1+gain)*(1+noise) {
 		return
 	}
-	reps := 1
-	if u.model != "" {
-		for _, m := range x.f.Fleet.Models {
-			if m.Model == u.model {
-				reps = max(1, m.Endpoints)
-			}
+	reps := modelReplicas(x, u.model)
+	// The pool's arrivals against its capacity at this replica's rate:
+	// with its peers as loaded as it is, need ÷ (1 + gain) replicas of
+	// each; with peers that have room, the router that sends this one
+	// more than its share binds, and no replica is to be added.
+	capacity := done * (1 + gain)
+	pl := poolFill(x, ep, u.model, st.ReqRate+tr.WaitSlope, capacity)
+	at := float64(reps) * pl.fill
+	v.Served = capacity
+	if prev.served > capacity && x.now.Sub(prev.servedAt) < servedMemory && !routes(pl, reps, prev.limit) {
+		// What it served at its limit before, for the router's test
+		// only: requests aborted while running deflate what it serves
+		// now, not what it could.
+		if p := poolFill(x, ep, u.model, st.ReqRate+tr.WaitSlope, prev.served); routes(p, reps, prev.limit) {
+			pl, at, v.Served = p, float64(reps)*p.fill, prev.served
 		}
 	}
+	if routes(pl, reps, prev.limit) {
+		v.Under, v.Limit = v.Limit, diagnose.LimitRouting
+		v.Now, v.Replicas, v.ReplicasAt, v.Flag = reps, 0, at, nil
+		v.Evidence = append(v.Evidence, evNum("arrivals ÷ served", need, diagnose.UnitNumber, st.Span), evNum("pool arrivals", pl.arrivals, diagnose.UnitReqPerSec, st.Span),
+			evNum("peers' arrivals (mean)", pl.peerRate, diagnose.UnitReqPerSec, st.Span), evNum("pool fill at this replica's rate", pl.fill, diagnose.UnitRatio, st.Span))
+		return
+	}
 	v.Under, v.Limit = v.Limit, diagnose.LimitArrivals
-	at := float64(reps) * need / (1 + gain)
 	v.Now, v.Replicas, v.ReplicasAt = reps, replicaCount(reps, at), at
 	if prev.replicas > 0 && prev.replicas != v.Replicas && math.Abs(at-prev.replicasAt) <= flagMargin*prev.replicasAt {
 		// Held where it was shown until the evidence moves by more than

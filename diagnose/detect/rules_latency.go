@@ -203,7 +203,9 @@ var ruleQueueBacklog = &Rule{
 			action = append(action, say("arrivals exceed capacity and clients give up in the queue: %s of the %s req/s it finishes were aborted, after queueing p95 %s; serving the oldest first, the engine spends its steps on requests whose clients are about to leave, so adding a little capacity serves almost none. Shed load before the queue wait reaches the clients' timeout (a queue cap or a wait deadline at the gateway or router, client retries with backoff), then size replicas from what it serves once it serves again",
 				pct(v.GaveUp), num(st.ReqRate), qsecs(&st.Queue, st.Queue.P95)))
 		case v.Limit == diagnose.LimitArrivals:
-			action = append(action, arrivalsWords(v, st, &u.ep.Trend))
+			action = append(action, arrivalsWords(x, u, v))
+		case v.Limit == diagnose.LimitRouting:
+			action = append(action, routingWords(x, u, v))
 		case !capacityBinds(v.Limit):
 			// Sizing replicas by running ÷ in flight assumes the batch is
 			// the capacity; with LoRA slots, drafts or an unknown limit
@@ -299,15 +301,7 @@ func capacityNeed(x *evalCtx, u *unit) (need float64, reps int, ok bool) {
 	if g := u.ep.Trend.WaitSlope; !bad(g) && g > 0 {
 		need = max(need, (finished+g)/done)
 	}
-	reps = 1
-	if u.model != "" {
-		for _, m := range x.f.Fleet.Models {
-			if m.Model == u.model {
-				reps = max(1, m.Endpoints)
-			}
-		}
-	}
-	return need, reps, true
+	return need, modelReplicas(x, u.model), true
 }
 
 // served is the completion rate without aborts: aborted requests finished
@@ -322,8 +316,10 @@ func served(st *diagnose.Stats) float64 {
 // arrivalsWords says "arrivals exceed capacity" with its arithmetic: the
 // arrival rate over what the replica serves (Little's law: the concurrency
 // the arrivals need is that multiple of today's), divided by what raising
-// the binding limit adds.
-func arrivalsWords(v *diagnose.Verdict, st *diagnose.Stats, tr *diagnose.Trend) diagnose.Text {
+// the binding limit adds; with its peers read, the pool's arrivals at this
+// replica's rate.
+func arrivalsWords(x *evalCtx, u *unit, v *diagnose.Verdict) diagnose.Text {
+	st, tr := u.st, &u.ep.Trend
 	done := served(st)
 	need := (st.ReqRate + tr.WaitSlope) / done
 	servedWords := say("%s req/s served", num(done))
@@ -335,14 +331,21 @@ func arrivalsWords(v *diagnose.Verdict, st *diagnose.Stats, tr *diagnose.Trend) 
 	if v.Gain > 0 {
 		s = s.Add(", ÷ %s for the binding limit raised as far as the evidence allows", dec(1+v.Gain, 2))
 	}
-	// Sized from this replica's load: the pool's count scales with it only
-	// if its other replicas carry as much (the pool's own verdict sums them).
-	if v.Now > 1 {
+	pl := poolFill(x, u.ep, u.model, st.ReqRate+tr.WaitSlope, v.Served)
+	switch {
+	case v.Now > 1 && pl.peers > 0:
+		// Sized from the pool's own arrivals: its peers read, not
+		// assumed as loaded as this one.
+		s = s.Add(": its %d peers receive %s req/s on average; the pool's %s req/s at this replica's rate fill %s replicas: about %d replicas of this model instead of %d (Little's law: the concurrency the arrivals need, at today's time per request)",
+			pl.peers, num(pl.peerRate), num(pl.arrivals), dec(pl.fill*float64(v.Now), 2), v.Replicas, v.Now)
+	case v.Now > 1:
+		// Sized from this replica's load: the pool's count scales with it
+		// only if its other replicas carry as much.
 		s = s.Add(": about %d replicas of this model instead of %d if the others are as loaded (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
-	} else {
+	default:
 		s = s.Add(": about %d replicas of this model instead of %d (Little's law: the concurrency the arrivals need, at today's time per request)", v.Replicas, v.Now)
 	}
-	if today := float64(v.Now) * need / (1 + v.Gain); v.Replicas != replicaCount(v.Now, today) {
+	if today := float64(v.Now) * pl.fill; v.Replicas != replicaCount(v.Now, today) {
 		// Held where it was shown (arrivals): the arithmetic above is
 		// today's, the count the one it gave when shown.
 		s = s.Add("; shown as %d until the need moves by more than %s from the %s replicas it was computed at (now %s)",

@@ -112,6 +112,8 @@ func rateOver(id sources.Counter, by, w, off string) string {
 // trafficShifts is the endpoint's shifts less the workload signals that
 // moved by the server's doing, not the clients' (the shifts themselves
 // are kept: the timeline says what the numbers did):
+//   - answers cut off at a limit, and the output mean rising with them,
+//     where the model stopped ending its answers (runawayShift);
 //   - the abort share rising while requests wait past a client's patience
 //     the whole window: clients give up in the queue (the queue backlog
 //     and abort findings say so), they did not change what they send;
@@ -132,12 +134,15 @@ func trafficShifts(u *unit) []diagnose.Shift {
 		}
 	}
 	queued := givingUpWait(u.st, &u.ep.Trend)
+	// Answers run to their limit: the model's doing (runaway_answers).
+	run := runawayShift(ss) != nil
 	// The endpoint's own slice unless a shift is left out: checked every
 	// evaluation on every endpoint, most with nothing to leave out.
 	var out []diagnose.Shift
 	for i, s := range ss {
 		switch {
 		case s.Signal == diagnose.SigAbort && s.After > s.Before && queued,
+			run && (s.Signal == diagnose.SigCut || s.Signal == diagnose.SigGenLen && s.After > s.Before),
 			s.Signal == diagnose.SigGenLen && (queued && aborts != nil && aborts.After > aborts.Before || abortsExplain(s, aborts, u.st.AbortShare)):
 			if out == nil {
 				out = append(make([]diagnose.Shift, 0, len(ss)-1), ss[:i]...)

@@ -39,9 +39,9 @@ type scenarioPipeline struct {
 	det    *detect.Detector
 }
 
-func newScenarioPipeline(t testing.TB, rc sim.ReplicaConfig) *scenarioPipeline {
+func newScenarioPipeline(t testing.TB, rcs ...sim.ReplicaConfig) *scenarioPipeline {
 	t.Helper()
-	f, err := sim.NewFleet(sim.FleetConfig{Replicas: []sim.ReplicaConfig{rc}}, seed)
+	f, err := sim.NewFleet(sim.FleetConfig{Replicas: rcs}, seed)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,7 @@ var limitNames = map[diagnose.Limit]string{
 	diagnose.LimitStalled:     "no progress: the engine is stalled",
 	diagnose.LimitRejecting:   "rejecting: requests refused before they run",
 	diagnose.LimitArrivals:    "arrivals exceed capacity",
+	diagnose.LimitRouting:     "routing: a replica gets more than it serves while its pool has room",
 	diagnose.LimitUnexplained: "unexplained: no limit binds on the evidence",
 	diagnose.LimitMixed:       "no clear bottleneck: members disagree",
 }
@@ -86,6 +87,14 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 		if v.Under != diagnose.LimitNone && v.Under != diagnose.LimitUnexplained {
 			s += "; under it the " + LimitName(v.Under) + " binds"
 		}
+	case v.Limit == diagnose.LimitRouting && !pool:
+		s += fmt.Sprintf(": the pool's arrivals fill about %s of its %d replicas at this one's rate: route by load, no replica to add", f.Dec(v.ReplicasAt, 1), v.Now)
+		if v.GaveUp > 0 {
+			s += fmt.Sprintf("; clients give up in its queue (%s of finished requests aborted)", f.Percent(v.GaveUp))
+		}
+		if v.Under != diagnose.LimitNone {
+			s += "; under it the " + LimitName(v.Under) + " binds"
+		}
 	case v.Limit == diagnose.LimitArrivals && !pool:
 		s += fmt.Sprintf(": about %d replicas instead of %d", v.Replicas, v.Now)
 		if v.Under != diagnose.LimitNone {
@@ -117,10 +126,11 @@ type JSONVerdict struct {
 	Under    string         `json:"under,omitempty"`
 	Replicas int            `json:"replicas,omitempty"`
 	Now      int            `json:"replicas_now,omitempty"`
-	Gain     *Num           `json:"gain,omitempty"`    // what raising the binding limit adds to capacity (0.05: +5 %)
-	GaveUp   *Num           `json:"gave_up,omitempty"` // arrivals: the share of finished requests whose clients gave up in the queue
-	Refused  *Num           `json:"refused,omitempty"` // rejecting: the share of inference requests the API server answered 4xx
-	Status   string         `json:"status,omitempty"`  // rejecting: the most frequent of those statuses ("4xx", "400", "429")
+	Filled   *Num           `json:"pool_filled,omitempty"` // routing: how many of replicas_now the pool's arrivals fill at this replica's rate
+	Gain     *Num           `json:"gain,omitempty"`        // what raising the binding limit adds to capacity (0.05: +5 %)
+	GaveUp   *Num           `json:"gave_up,omitempty"`     // arrivals: the share of finished requests whose clients gave up in the queue
+	Refused  *Num           `json:"refused,omitempty"`     // rejecting: the share of inference requests the API server answered 4xx
+	Status   string         `json:"status,omitempty"`      // rejecting: the most frequent of those statuses ("4xx", "400", "429")
 	Flag     *JSONFlag      `json:"flag,omitempty"`
 	Evidence []JSONEvidence `json:"evidence"`
 	RuledOut []string       `json:"ruled_out,omitempty"`
@@ -135,6 +145,9 @@ func Verdict(v *diagnose.Verdict, pool bool) *JSONVerdict {
 		Replicas: v.Replicas, Now: v.Now, Evidence: evidence(v.Evidence)}
 	if v.Limit == diagnose.LimitArrivals && !math.IsNaN(v.Gain) {
 		j.Gain = numPtr(v.Gain)
+	}
+	if v.Limit == diagnose.LimitRouting && !pool {
+		j.Filled = numPtr(v.ReplicasAt)
 	}
 	if v.GaveUp > 0 {
 		j.GaveUp = numPtr(v.GaveUp)
