@@ -3,6 +3,7 @@ package detect
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -31,7 +32,7 @@ var ruleWorkloadShift = &Rule{
 	Cond:     "a workload signal moved from its baseline by its least change and held (arrivals, prompt tokens/s: ×1.8 for 45 s; prompt and output means: ×1.6 for 20 s; prefix hit rate 20 points, abort share 15 points, for 30 s); not counted: the abort share rising while requests wait past a client's patience (30 s) all window, and the output mean moving with it or by no more than the abort share explains (clients giving up, not changing what they send)",
 	Clear:    "every changed workload signal is back near its baseline, or has been the new level for 10 minutes",
 	Severity: "info: a traffic question, not a fault",
-	Action:   "find the client or feature that changed and when (the onset); size the deployment for the new traffic or route it separately",
+	Action:   "find the client or feature that changed and when (the onset); size the deployment for the new traffic or route it separately; a rise of arrivals up to a minute after peers of the pool left the fleet or went down is their traffic moving here: a capacity question (bring them back, or size the rest for it)",
 	For:      0, ResolveFor: 30 * time.Second,
 	Params: shParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
@@ -50,6 +51,18 @@ var ruleWorkloadShift = &Rule{
 			return
 		}
 		fd.Summary, fd.Evidence = shiftWords(ss, lead, seconds(p[shTie]))
+		if gone, at := peersGone(x, u.ep, lead); len(gone) > 0 {
+			// More arrivals here when peers of the pool left: the
+			// router moved their traffic, no client changed.
+			names, lost := diagnose.Str(strings.Join(gone, ", ")), say("%d replicas", len(gone))
+			if len(gone) == 1 {
+				lost = plain("a replica")
+			}
+			fd.Summary = fd.Summary.Add("; when %d of its peers (%s) left or went down at %s", len(gone), names, clock(at))
+			fd.Explain = say("This endpoint receives more requests since %s, when its pool lost %s (left the fleet or went down): the router sends their traffic to the rest. No client changed what it sends.", clock(at), lost)
+			fd.Action = say("a capacity question, not the clients: the pool lost %s at %s (%s); bring it back, or size the rest for its traffic", lost, clock(at), names)
+			return
+		}
 		fd.Explain = say("The traffic this endpoint serves is not what it was: %s moved first. Latency and queueing that follow are the server meeting different work, not a fault; a flag sized for the old traffic may be wrong for the new.", lead.Name)
 		fd.Action = say("a traffic question: find the client or feature that changed at %s (%s%s); size the deployment for it or route it separately", clock(lead.Onset), lead.Name, lead.FactorBare())
 	},
@@ -206,6 +219,51 @@ func orLatest(ss []diagnose.Shift, s *diagnose.Shift, k diagnose.ShiftKind) *dia
 		}
 	}
 	return nil
+}
+
+// peerGone bounds how far a peer's departure may be from a rise of
+// arrivals for the rise to be its traffic moving: the router stops
+// sending to a replica that left or fails its health check within
+// seconds, and the rise's onset is dated within a few scrapes.
+const (
+	peerGoneBefore = time.Minute
+	peerGoneAfter  = 15 * time.Second
+)
+
+// peersGone is the replicas of ep's model that left the fleet or went
+// down near the onset of lead, when lead is a rise of arrivals or prompt
+// tokens/s, and when the first of them went; none otherwise.
+func peersGone(x *evalCtx, ep *diagnose.EndpointView, lead *diagnose.Shift) ([]string, time.Time) {
+	model := soleModel(ep)
+	if model == "" || !(lead.Signal == diagnose.SigArrivals || lead.Signal == diagnose.SigPromptTok) || !(lead.After > lead.Before) {
+		return nil, time.Time{}
+	}
+	near := func(t time.Time) bool {
+		return !t.IsZero() && !t.Before(lead.Onset.Add(-peerGoneBefore)) && !t.After(lead.Onset.Add(peerGoneAfter))
+	}
+	var names []string
+	var first time.Time
+	add := func(name string, at time.Time) {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	for _, r := range x.f.Roster {
+		if !r.Joined && r.Last != nil && r.Name != ep.Name && slices.Contains(r.Last.Models, model) && near(r.At) {
+			add(r.Name, r.At)
+		}
+	}
+	for i := range x.f.Endpoints {
+		e := &x.f.Endpoints[i]
+		if e.Name != ep.Name && isDown(e.State) && slices.Contains(e.Models, model) && near(e.Since) {
+			add(e.Name, e.Since)
+		}
+	}
+	slices.Sort(names)
+	return names, first
 }
 
 // loneCapacity is the earliest open capacity shift with no workload shift
