@@ -65,6 +65,13 @@ var ruleWorkloadShift = &Rule{
 		}
 		fd.Explain = say("The traffic this endpoint serves is not what it was: %s moved first. Latency and queueing that follow are the server meeting different work, not a fault; a flag sized for the old traffic may be wrong for the new.", lead.Name)
 		fd.Action = say("a traffic question: find the client or feature that changed at %s (%s%s); size the deployment for it or route it separately", clock(lead.Onset), lead.Name, lead.FactorBare())
+		if rise, aborted, ok := retriesMayFeed(ss); ok {
+			// Clients that give up and send again: the rise is partly
+			// the aborts coming back, and it grows as latency does.
+			fd.Summary = fd.Summary.Add("; up to %s/s of the %s/s more arrivals may be retries (%s/s are aborted)", num(min(rise, aborted)), num(rise), num(aborted))
+			fd.Explain = fd.Explain.Cat(plain(" Most finished requests are aborted now: clients that give up and send the request again add arrivals that no new user made, and more as latency grows."))
+			fd.Action = say("a traffic question, fed by retries: find the client that changed at %s and its timeout and retry policy; %s/s aborted against %s/s more arrivals: retries without backoff multiply the load; cut latency below the clients' timeout or make them back off", clock(lead.Onset), num(aborted), num(rise))
+		}
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		// Prompt tokens/s over 5 minutes against the hour before: the
@@ -219,6 +226,33 @@ func orLatest(ss []diagnose.Shift, s *diagnose.Shift, k diagnose.ShiftKind) *dia
 		}
 	}
 	return nil
+}
+
+// retriesMayFeed says a rise of arrivals came with a rise of the abort
+// share whose aborted requests per second are at least half the rise:
+// clients retrying what they gave up on can account for it. It returns
+// the rise and the aborted rate, req/s.
+func retriesMayFeed(ss []diagnose.Shift) (rise, aborted float64, ok bool) {
+	var arr, ab *diagnose.Shift
+	for i := range ss {
+		s := &ss[i]
+		if !s.Ended.IsZero() || !(s.After > s.Before) {
+			continue
+		}
+		switch s.Signal {
+		case diagnose.SigArrivals:
+			arr = s
+		case diagnose.SigAbort:
+			ab = s
+		}
+	}
+	if arr == nil || ab == nil {
+		return 0, 0, false
+	}
+	// Every arrival finishes or waits: at a level, the finished rate is
+	// the arrival rate, and the aborted the abort share of it.
+	rise, aborted = arr.After-arr.Before, ab.After*arr.After
+	return rise, aborted, aborted >= rise/2
 }
 
 // peerGone bounds how far a peer's departure may be from a rise of
