@@ -95,6 +95,10 @@ type Verdict struct {
 	// most readings of the window: the compute that binds is a slowed
 	// GPU, whatever its utilization reads.
 	Throttled bool
+	// Shared, on a throttled compute verdict, names the processes that
+	// are not an engine's on its GPUs, whose kernels take its time (empty:
+	// the GPU's heat or hardware slows it).
+	Shared Text
 	// Server is the engine whose flags the line names (an endpoint's;
 	// zero, vLLM's, for a pool or the fleet).
 	Server sources.Server

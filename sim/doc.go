@@ -74,6 +74,7 @@
 //	redeploy-less-kv      a restart with --gpu-memory-utilization lowered: a KV cache of ~20k tokens, chat traffic
 //	crash-loop            OOM-killed at its memory limit every 40 s of serving, restarted by its supervisor: a restart a minute
 //	flapping              off the network 20 s of every minute; the engine keeps going
+//	gpu-neighbor          another process (python, 6 GiB) time-sliced on the engine's GPU: steps twice as long
 //	thermal-throttle      busy traffic while cooling degrades: clocks halve at 87 °C
 //
 // # In-process use (tests, the rules engine)

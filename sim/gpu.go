@@ -30,6 +30,19 @@ type gpuModel struct {
 
 	memBase float64 // bytes held by the engine process at start
 	leak    float64 // bytes leaked since start
+
+	// neighbor is another process on the GPU (nil: none): its kernels are
+	// time-sliced with the engine's, which gets 1 - share of the SMs.
+	neighbor *gpuNeighbor
+}
+
+// gpuNeighbor is a process that is not the engine's on its GPU: a job
+// someone started there.
+type gpuNeighbor struct {
+	pid   int
+	name  string
+	bytes float64
+	share float64 // of the GPU's time its kernels take
 }
 
 const (
@@ -50,7 +63,14 @@ func decay(d, tau time.Duration) float64 { return math.Exp(-float64(d) / float64
 
 // slowdown is how much longer a step takes at the current clocks. Decode is
 // mostly bound by memory bandwidth, so only part of the step scales.
-func (g *gpuModel) slowdown() float64 { return 1 + 0.8*(1/g.clock-1) }
+func (g *gpuModel) slowdown() float64 {
+	s := 1 + 0.8*(1/g.clock-1)
+	if g.neighbor != nil {
+		// Time-sliced: every step waits for the neighbor's share.
+		s /= 1 - g.neighbor.share
+	}
+	return s
+}
 
 // run accounts a busy span with a step mix of prefill tokens and decoding
 // sequences.

@@ -526,6 +526,9 @@ func (r *Replica) appendGPUs(dst []sources.GPU, base int) []sources.GPU {
 			}
 			procs = []sources.GPUProcess{{PID: r.enginePID(i), Name: name, UsedBytes: e.gpu.memBase + e.gpu.leak}}
 		}
+		if n := e.gpu.neighbor; n != nil {
+			procs = append(procs, sources.GPUProcess{PID: n.pid, Name: n.name, UsedBytes: n.bytes})
+		}
 		why := fmt.Sprintf("simulated GPU of %s (%s), engine %d", r.cfg.Name, r.cfg.Model.Name, i)
 		dst = append(dst, e.gpu.reading(idx, gpuUUID(r.fleet.seed, idx), gpuBus(idx), procs, why))
 	}

@@ -219,6 +219,12 @@ var Scenarios = []Scenario{
 	{Name: "flapping", Summary: "the endpoint drops off the network for 20 s of every minute and comes back; the engine keeps its state",
 		start: func(r *Replica) {},
 		down:  func(d time.Duration) bool { return d%flapPeriod < flapDown }},
+	{Name: "gpu-neighbor", Summary: "someone starts a batch embedding job on the serving GPU (python, 6 GiB): its kernels are time-sliced with the engine's and take about half the GPU, so every step takes twice as long; the traffic does not change",
+		start: func(r *Replica) {
+			for i, e := range r.engines {
+				e.gpu.neighbor = &gpuNeighbor{pid: 90000 + 100*r.index + i, name: "python", bytes: 6 << 30, share: 0.5}
+			}
+		}},
 	{Name: "thermal-throttle", Summary: "busy traffic (2.2×) while the cooling degrades: the GPU reaches its slowdown temperature, clocks halve and every step takes longer",
 		start: func(r *Replica) {
 			r.load.Rate *= 2.2

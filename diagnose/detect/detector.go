@@ -173,6 +173,9 @@ type evalCtx struct {
 	peers []*diagnose.EndpointView
 	u     unit
 	pool  *poolLoads // the last pool a finding described (rules_fleet.go)
+	// pids are the processes the frame's endpoints run, made the first
+	// time a rule asks (neighbor.go).
+	pids map[int]bool
 }
 
 // keepOneScrape keeps a limit that one scrape's gauges proved (LoRA

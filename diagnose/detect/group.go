@@ -30,14 +30,14 @@ var causeGraph = map[string][]causeEdge{
 	"slo_breach": append(restatedBy("kv_cache_thrashing", "prefill_starvation", "binding_limit", "queue_backlog", "decode_stutter"),
 		explainedBy(append(stallOrCache, "runaway_answers")...)...),
 	"high_abort_rate": explainedBy(stallOrCache...),
-	"decode_stutter":  explainedBy("kv_cache_thrashing", "swapping", "gpu_throttling"),
+	"decode_stutter":  explainedBy("kv_cache_thrashing", "swapping", "gpu_throttling", "gpu_neighbor"),
 	// A replica that stalls or thrashes holds the requests routed to it:
 	// the imbalance is what the cause looks like from the balancer.
 	"replica_imbalance": explainedBy(stallOrCache...),
 }
 
 // stallOrCache are the causes a queue, an SLO breach or aborts follow.
-var stallOrCache = []string{"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "preemption", "prefill_starvation", "binding_limit", "gpu_throttling"}
+var stallOrCache = []string{"engine_stalled", "kv_cache_thrashing", "swapping", "kv_cache_saturated", "preemption", "prefill_starvation", "binding_limit", "gpu_throttling", "gpu_neighbor"}
 
 // causeEdge is one edge of the cause graph, from a finding to its cause.
 type causeEdge struct {

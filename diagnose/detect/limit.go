@@ -245,7 +245,8 @@ func classify(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagnose.
 	// or not: with the pace over target it is what binds (a V0 8B past its
 	// slowdown temperature read "unexplained" and "a burst the engine
 	// drained, but tokens stream slower" by turns, 15 times in 4 minutes).
-	gpuSlow := paceOver && slowedGPU(x, ep)
+	// So does another process time-sliced on its GPU.
+	gpuSlow := paceOver && (slowedGPU(x, ep) || len(neighbors(x, ep)) > 0)
 	if !queued && !slow && !losing && !draftsSlow && !gpuSlow {
 		if (bad(st.ReqRate) || st.ReqRate == 0) && (bad(st.Running) || st.Running == 0) {
 			return diagnose.Verdict{Limit: diagnose.LimitIdle}
@@ -564,6 +565,11 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 	util := endpointGPUUtil(x.f, ep, x.f.Window)
 	busy := !bad(util) && util >= busyGPU
 	throttled := slowedGPU(x, ep) // every step slower, prefills too: the waits are its own
+	// Another process's kernels time-sliced with the engine's slow every
+	// step as heat does, at full clocks.
+	ns := neighbors(x, ep)
+	shared := len(ns) > 0 && (over(&st.ITL, x.slo.ITL, 0.95) || decodeFell(ep) != nil)
+	throttled = throttled || shared
 	// A slow step lengthens every request; it holds none in the queue
 	// (with batch, KV and budget room the scheduler admits a waiting
 	// request at the next step): steady waits with steps within target
@@ -583,8 +589,12 @@ func bindingLimit(x *evalCtx, ep *diagnose.EndpointView, prev verdictMemo) diagn
 		v := diagnose.Verdict{Limit: diagnose.LimitCompute, Signals: n, Of: 5, Throttled: throttled, Evidence: []diagnose.Evidence{
 			evNum("GPU utilization", util/100, diagnose.UnitRatio, x.f.Window), evNum("step tokens p95", st.IterTokens.P95, diagnose.UnitTokens, w), evNum("KV usage", st.KVUsage, diagnose.UnitRatio, 0),
 			evNum("mean running", tr.RunMean, diagnose.UnitCount, tr.Span), evQ("inter-token p50", &st.ITL, st.ITL.P50, w)}}
-		if throttled {
+		if throttled && !shared {
 			v.Evidence = append(v.Evidence, evNum("readings slowed by heat or hardware", slowedShare(x, ep), diagnose.UnitRatio, x.f.Window))
+		}
+		if shared {
+			v.Shared = neighborWords(ns)
+			v.Evidence = append(v.Evidence, evText("other processes on its GPU", v.Shared, 0))
 		}
 		return v
 	}

@@ -128,6 +128,7 @@ var ruleTable = []*Rule{
 	ruleImbalance,
 	ruleGPUThrottling,
 	ruleGPUXID,
+	ruleGPUNeighbor,
 	ruleWorkloadShift,
 	ruleRunawayAnswers,
 	ruleCapacityShift,

@@ -89,7 +89,7 @@ var ruleKVThrashing = &Rule{
 		fd.Evidence = append(fd.Evidence, evQ("TTFT p95", &st.TTFT, st.TTFT.P95, w))
 		fd.Explain = plain("The engine runs more sequences than its KV cache holds. " + preemptWords(u.ep.Version) +
 			" Each preemption throws away computed KV and redoes the prefill later, so GPU time goes to recomputation and new requests wait longer for their first token.")
-		fd.Flags, fd.Action = kvAdvice(u, p[kvtHeadroom], pressureSince(x, fd))
+		fd.Flags, fd.Action = kvAdvice(x, u, p[kvtHeadroom], pressureSince(x, fd))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		pre := g.rate(sources.CPreemptions, byEngine)
@@ -157,7 +157,7 @@ func kvEvidence(u *unit, w time.Duration) []diagnose.Evidence {
 
 // kvAdvice is the shared advice of the KV-pressure rules, whose pressure
 // began at since (the finding's first evaluation that met its condition).
-func kvAdvice(u *unit, headroom float64, since time.Time) ([]diagnose.FlagChange, diagnose.Text) {
+func kvAdvice(x *evalCtx, u *unit, headroom float64, since time.Time) ([]diagnose.FlagChange, diagnose.Text) {
 	var flags []diagnose.FlagChange
 	var action []diagnose.Text
 	fc, n, lever := maxNumSeqsChange(u, headroom, true)
@@ -214,6 +214,16 @@ func kvAdvice(u *unit, headroom float64, since time.Time) ([]diagnose.FlagChange
 			return []diagnose.FlagChange{fc}, head.Add("restore --gpu-memory-utilization %s → %s (what the deploy changed); until then, for today's cache: ", fc.From, fc.To).Cat(out)
 		}
 		return nil, head.Cat(plain("restore what the deploy changed in the cache's size; until then, for today's cache: ")).Cat(out)
+	}
+	if ns := neighbors(x, u.ep); len(ns) > 0 {
+		if why, slowed := neighborSlowed(x, u); slowed {
+			// Steps that wait for another process's kernels hold every
+			// request, and its blocks, longer: the cache fills with the
+			// same traffic. Its flags trade the batch for time the other
+			// process takes. Said, not advised: no flag heads it.
+			return nil, say("first the other process on its GPU: %s, and the engine slowed (%s): every step waits for its kernels, so each request holds its blocks longer and the cache fills; move it off the serving GPU; until then, for today's slower steps: ",
+				neighborWords(ns), why).Cat(out)
+		}
 	}
 	if cut := runawayShift(u.ep.Shifts); cut != nil {
 		// Answers that run on to max_tokens hold their blocks for every
@@ -444,7 +454,7 @@ var rulePreemption = &Rule{
 		fd.Summary = fd.Summary.Cat(afterWorkload(u, pressureSince(x, fd)))
 		fd.Evidence = kvEvidence(u, st.Span)
 		fd.Explain = plain(preemptWords(u.ep.Version) + " A steady rate means the KV cache is too small for the concurrency it is asked to run; every preemption repeats a prefill.")
-		fd.Flags, fd.Action = kvAdvice(u, p[prHeadroom], pressureSince(x, fd))
+		fd.Flags, fd.Action = kvAdvice(x, u, p[prHeadroom], pressureSince(x, fd))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		r := g.rate(sources.CPreemptions, byEngine)
@@ -494,7 +504,7 @@ var ruleSwapping = &Rule{
 		fd.Evidence = append([]diagnose.Evidence{evNum("swapped, most", most, diagnose.UnitCount, x.f.Window), evNum("swapped now", st.Swapped, diagnose.UnitCount, 0),
 			evNum("CPU KV usage", st.CPUKVUsage, diagnose.UnitRatio, 0)}, kvEvidence(u, st.Span)...)
 		fd.Explain = plain("The V0 scheduler ran out of GPU KV blocks and moved preempted sequence groups (those with several sequences: n>1, beam search) to CPU memory. They stall until swapped back, and every swap crosses PCIe.")
-		fd.Flags, fd.Action = kvAdvice(u, p[swHeadroom], pressureSince(x, fd))
+		fd.Flags, fd.Action = kvAdvice(x, u, p[swHeadroom], pressureSince(x, fd))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		return []promAlert{{Severity: "critical", Expr: fmt.Sprintf("max_over_time((%s)[%s:]) >= 1 or %s >= %s",

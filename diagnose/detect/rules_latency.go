@@ -206,7 +206,7 @@ var ruleQueueBacklog = &Rule{
 			action = append(action, arrivalsWords(x, u, v))
 		case v.Limit == diagnose.LimitRouting:
 			action = append(action, routingWords(x, u, v))
-		case !capacityBinds(v.Limit):
+		case !capacityBinds(v.Limit) || v.Throttled:
 			// Sizing replicas by running ÷ in flight assumes the batch is
 			// the capacity; with LoRA slots, drafts or an unknown limit
 			// holding the queue it is not (a LoRA-bound replica running 4
@@ -692,6 +692,8 @@ var ruleSLOBreach = &Rule{
 			switch {
 			case len(u.ep.GPU.GPUs) == 0:
 				gpu = plain("no GPU is attributed to this endpoint: check the one it runs on for throttling or sharing (the node's GPU findings, nvidia-smi -q -d PERFORMANCE on its host)")
+			case len(neighbors(x, u.ep)) > 0:
+				gpu = say("another process on its GPU, %s: its kernels take the engine's time; move it off the serving GPU", neighborWords(neighbors(x, u.ep)))
 			case slowedShare(x, u.ep) > 0:
 				gpu = say("its GPU was slowed by heat or hardware at %s of the window's readings: check its clocks and throttle reasons (nvidia-smi -q -d PERFORMANCE)", pct(slowedShare(x, u.ep)))
 			}

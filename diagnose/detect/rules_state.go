@@ -60,7 +60,7 @@ var ruleKVSaturated = &Rule{
 		fd.Summary = say("KV %s with %s running and %s waiting", pct(st.KVUsage), num(st.Running), num(st.Waiting)).Cat(afterWorkload(u, pressureSince(x, fd)))
 		fd.Evidence = kvEvidence(u, st.Span)
 		fd.Explain = plain("Every KV block is in use and requests wait for blocks to free up: the cache bounds how many sequences run, so queued requests wait for running ones to finish (and, with a preemption counter, you would see running ones evicted). New capacity or shorter sequences are what help.")
-		fd.Flags, fd.Action = kvAdvice(u, p[ksHeadroom], pressureSince(x, fd))
+		fd.Flags, fd.Action = kvAdvice(x, u, p[ksHeadroom], pressureSince(x, fd))
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		return []promAlert{{Severity: "warning", Expr: fmt.Sprintf("%s >= %s and %s >= 1",

@@ -62,6 +62,9 @@ func VerdictLine(v *diagnose.Verdict, pool bool) string {
 	s := LimitName(v.Limit)
 	if v.Limit == diagnose.LimitCompute && v.Throttled {
 		s = "compute: the GPU runs throttled (heat or hardware slowdown; see the GPU finding), batch and KV have room"
+		if !pool && v.Shared.Form != "" {
+			s = "compute: another process on its GPU, " + f.Say(v.Shared) + ": its kernels take the engine's time, batch and KV have room"
+		}
 	}
 	if (v.Limit == diagnose.LimitHealthy || v.Limit == diagnose.LimitBurst) && !pool {
 		s = quietLine(v)
