@@ -2,9 +2,9 @@ package detect
 
 import (
 	"math"
-	"time"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
 )
@@ -92,7 +92,6 @@ func neighborWords(ns []neighbor) diagnose.Text {
 	}
 	return s
 }
-
 
 var ruleGPUNeighbor = &Rule{
 	ID: "gpu_neighbor", Title: "Another process on its GPU", Scope: ScopeEndpoint,
