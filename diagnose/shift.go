@@ -659,25 +659,13 @@ func (s *shiftState) stepBlock(sig Signal, b *countBlocks, t time.Time, v float6
 	if n == 0 {
 		return
 	}
-	// Against the lower of the scrape baseline and the blocks' one. The
-	// scrape baseline, a mean of each scrape's log count, is lifted by
-	// the bursts it learned (at 5 s scrapes 5/s on 3/s between a batch
-	// job's bursts, and the level between bursts after a x2.2 rise did
-	// not clear it by half the least change: burstsOnly); at a few
-	// arrivals a scrape it reads below the rate (the log of a Poisson
-	// count of 3 is about log 3 - 1/6), as the level since does, and
-	// the blocks' baseline, the log of their rate, over chat traffic's
-	// bursts of 2.5x (not left out) read 3.6/s where the scrapes read
-	// 3.2/s (changesFleet's arrivals replica, seed 11 at 1 s: a x2.2
-	// rise not a clear change over it). Reported as the scrapes read
-	// it, a clear change as any: a chat burst at 5 s scrapes, 3 ->
-	// 4.7/s (x1.6), cleared the least change over the blocks (seed 1).
-	ref := math.Min(c.mean, b.mean)
-	if !clearChange(info, ref, sum/float64(n), 1) {
-		return
-	}
+	// Against the level between bursts before it, not the scrape
+	// baseline: a mean of each scrape's log count, lifted by the bursts
+	// it learned (at 5 s scrapes 5/s, on 3/s between them), which the
+	// level between bursts after a x2.2 rise did not clear by half the
+	// least change (burstsOnly).
 	scrapeMean := c.mean
-	c.mean = ref
+	c.mean = b.mean
 	if s.burstsOnly(sig, c, start, sum/float64(n)) {
 		c.mean = scrapeMean
 		return
