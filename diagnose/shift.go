@@ -847,6 +847,18 @@ func (s *shiftState) onset(sig Signal, c *cusum, start int64, post float64) time
 		// baseline). After a rise, a segment back down is the baseline's
 		// quiet stretch: the run ends there, and a burst before it is not
 		// the change. Means of lengths have no bursts: the run ends.
+		// Unless that stretch is a lull of shiftLull at most between two
+		// segments of the run, the older one from the CUSUM's start on:
+		// a stretch that short is too short a quiet stretch to tell a
+		// burst before the change from one on top of it, and the sum,
+		// which left zero with the older segment, has not come back
+		// since (changesFleet's arrivals replica, seed 10 at 1 s
+		// scrapes: the x2.2 rise began with a burst, 13, 17 and 11/s,
+		// then 2 and 0: dated after the lull, 8 s late).
+		if counts && up && first >= 0 && k > 0 && changed(segs[k-1].level) && pts[segs[k-1].from].ns >= start &&
+			time.Duration(pts[g.to-1].ns-pts[g.from].ns+int64(pts[g.from].dt*1e9)) <= shiftLull {
+			continue
+		}
 		if !counts || up || first < 0 || k == 0 || !changed(segs[k-1].level) {
 			break
 		}
@@ -872,6 +884,11 @@ func (s *shiftState) onset(sig Signal, c *cusum, start int64, post float64) time
 	}
 	return time.Unix(0, pts[first].ns)
 }
+
+// shiftLull is the longest lull of arrivals within a rise's run of
+// segments that onset passes over (see there): two 1 s scrapes, the
+// fewest a segment holds.
+const shiftLull = 2 * time.Second
 
 // lagged says the signal is a mean over finished requests, known only
 // as they finish.
