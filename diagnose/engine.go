@@ -267,7 +267,9 @@ func (e *Engine) Ingest(i int, s sources.Scrape) {
 	if restarted {
 		ep.noteRestart(s.Time, snap)
 	}
-	ep.life.observe(s.Time, snap, ep.gpuMem())
+	if ep.life.observe(s.Time, snap, ep.gpuMem()) {
+		ep.cacheLearned()
+	}
 	// Forget sub-series (engines, models) gone for longer than the window,
 	// and the least recently seen beyond the cap.
 	for k, h := range ep.subs {

@@ -99,19 +99,27 @@ func (f *frame) has(i int) bool { return f.hhas&(1<<i) != 0 }
 type corr struct {
 	raw, offset, created float64
 	seen                 bool
+	// at is 1 + the sequence number of the frame it was last stepped at.
+	at uint64
 }
 
-// step applies a new raw value and returns the corrected one and whether a
-// reset was seen. Prometheus' rule: a decrease means the counter restarted
-// from 0. A changed _created timestamp also means a restart, even when the new
-// value is already above the old one (a restart between two scrapes).
-func (c *corr) step(v, created float64) (float64, bool) {
+// step applies a new raw value at frame seq and returns the corrected one
+// and whether a reset was seen. Prometheus' rule: a decrease means the
+// counter restarted from 0. A changed _created timestamp also means a
+// restart, even when the new value is already above the old one (a restart
+// between two scrapes). A series absent since before the history's last
+// reset (resetAt: 1 + its frame's sequence number, 0 none) is corrected
+// but not reported: it restarted with the rest and comes back as its
+// process creates it (vLLM V0 creates a finish reason's series at its
+// first finish, seconds after a restart, and one restart read as three: a
+// crash loop).
+func (c *corr) step(v, created float64, seq, resetAt uint64) (float64, bool) {
 	reset := false
 	if c.seen && (v < c.raw || (created == created && c.created == c.created && created != c.created)) {
 		c.offset += c.raw
-		reset = true
+		reset = c.at >= resetAt
 	}
-	c.raw, c.created, c.seen = v, created, true
+	c.raw, c.created, c.seen, c.at = v, created, true, seq+1
 	return v + c.offset, reset
 }
 
@@ -148,6 +156,9 @@ type subHistory struct {
 	specPos  labelRing // speculative tokens accepted by draft position, corrected
 	xfer     labelRing // xferCounters present, corrected
 	lastSeen time.Time
+	// resetAt is 1 + the sequence number of the newest frame a reset was
+	// seen at, 0 none (see corr.step).
+	resetAt uint64
 
 	// The newest scrape's point-in-time signals.
 	gauges        [sources.NumGauges]float64
@@ -196,7 +207,7 @@ func newStatusHistory(capacity int) *statusHistory {
 func (h *statusHistory) add(t time.Time, list []sources.LabeledValue, spacing, retain time.Duration, maxFrames int) {
 	slot := h.place(t, spacing, retain, maxFrames, h.grow)
 	h.ring[slot] = frame{ns: t.UnixNano()}
-	h.status.put(slot, len(h.ring), h.seq0+uint64(h.n-1), list, h.status.live(&h.frameRing))
+	h.status.put(slot, len(h.ring), h.seq0+uint64(h.n-1), 0, list, h.status.live(&h.frameRing))
 	h.lastSeen = t
 }
 
@@ -225,15 +236,18 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 	// immutable snapshot data: shared, not copied
 	h.waitingReason, h.sleepState = s.Labeled[sources.LWaitingReason], s.Labeled[sources.LSleepState]
 	reset := false
+	seq := h.seq0 + uint64(h.n-1)
 	var corrected [sources.NumCounters]float64
 	for c, v := range s.Counters {
 		if math.IsNaN(v) {
 			corrected[c] = math.NaN()
 			continue
 		}
-		cv, r := h.counters[c].step(v, s.Created[c])
+		cv, r := h.counters[c].step(v, s.Created[c], seq, h.resetAt)
 		corrected[c] = cv
-		reset = reset || r
+		if r {
+			reset, h.resetAt = true, seq+1
+		}
 	}
 	var totals [nCounted]float64
 	for j, c := range counted {
@@ -241,13 +255,13 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 	}
 	h.totals.put(slot, totals[:], nil, h.older())
 	for i, id := range tracked {
-		r := h.addHist(slot, i, &s.Hists[id])
-		reset = reset || r
+		if h.addHist(slot, i, &s.Hists[id]) {
+			reset, h.resetAt = true, seq+1
+		}
 	}
-	seq := h.seq0 + uint64(h.n-1)
-	r1 := h.finished.put(slot, len(h.ring), seq, s.Labeled[sources.LFinished], h.finished.live(&h.frameRing))
-	r2 := h.rejected.put(slot, len(h.ring), seq, s.Labeled[sources.LAdmissionRejected], h.rejected.live(&h.frameRing))
-	r3 := h.specPos.put(slot, len(h.ring), seq, s.Labeled[sources.LSpecAcceptedPos], h.specPos.live(&h.frameRing))
+	r1 := h.finished.put(slot, len(h.ring), seq, h.resetAt, s.Labeled[sources.LFinished], h.finished.live(&h.frameRing))
+	r2 := h.rejected.put(slot, len(h.ring), seq, h.resetAt, s.Labeled[sources.LAdmissionRejected], h.rejected.live(&h.frameRing))
+	r3 := h.specPos.put(slot, len(h.ring), seq, h.resetAt, s.Labeled[sources.LSpecAcceptedPos], h.specPos.live(&h.frameRing))
 	var xfer []sources.LabeledValue
 	for i, c := range xferCounters {
 		if !math.IsNaN(s.Counters[c]) {
@@ -256,9 +270,12 @@ func (h *subHistory) add(t time.Time, s *sources.Sub, spacing, retain time.Durat
 	}
 	if xfer != nil || len(h.xfer.labels) > 0 {
 		slices.SortFunc(xfer, func(a, b sources.LabeledValue) int { return strings.Compare(a.Label, b.Label) })
-		reset = h.xfer.put(slot, len(h.ring), seq, xfer, h.xfer.live(&h.frameRing)) || reset
+		reset = h.xfer.put(slot, len(h.ring), seq, h.resetAt, xfer, h.xfer.live(&h.frameRing)) || reset
 	}
 	reset = reset || r1 || r2 || r3
+	if reset {
+		h.resetAt = seq + 1
+	}
 	h.lastSeen = t
 	return reset
 }

@@ -48,8 +48,9 @@ func (r *labelRing) column(label string, slots int, live iter.Seq[int]) int {
 
 // put stores a scrape's list at slot, frame number seq (live: the other
 // slots holding rows), correcting each counter for resets; it reports
-// whether one reset.
-func (r *labelRing) put(slot, slots int, seq uint64, list []sources.LabeledValue, live iter.Seq[int]) bool {
+// whether one reset (one absent since the history's last reset, resetAt,
+// restarted with it: see corr.step).
+func (r *labelRing) put(slot, slots int, seq, resetAt uint64, list []sources.LabeledValue, live iter.Seq[int]) bool {
 	for _, lv := range list {
 		if !math.IsNaN(lv.Value) {
 			r.column(lv.Label, slots, live)
@@ -70,7 +71,7 @@ func (r *labelRing) put(slot, slots int, seq uint64, list []sources.LabeledValue
 		if !found || math.IsNaN(lv.Value) {
 			continue
 		}
-		v, rs := r.corr[k].step(lv.Value, lv.Created)
+		v, rs := r.corr[k].step(lv.Value, lv.Created, seq, resetAt)
 		row[k] = v
 		reset = reset || rs
 	}

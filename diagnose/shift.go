@@ -45,6 +45,7 @@ const (
 	SigGenLen                  // mean output length of finished requests, tokens
 	SigPrefixHit               // prefix-cache hit ratio
 	SigAbort                   // share of finished requests aborted
+	SigCut                     // share of finished requests a limit ended (max_tokens, the repetition check), not the model's stop
 	SigDecode                  // generated tokens/s per running request: the speed a request gets
 	SigGPUClock                // the slowest SM clock of the endpoint's own busy GPUs, MHz
 	SigTTFT                    // TTFT p95 of the requests of one scrape, s
@@ -76,6 +77,9 @@ var signals = [NumSignals]signalInfo{
 	SigGenLen:    {"output mean", ShiftWorkload, UnitTokens, true, 1.6, 20 * time.Second},
 	SigPrefixHit: {"prefix hit rate", ShiftWorkload, UnitRatio, false, 0.2, 30 * time.Second},
 	SigAbort:     {"abort share", ShiftWorkload, UnitRatio, false, 0.15, 30 * time.Second},
+	// Answers that run on to max_tokens: the clients' limit moved, or the
+	// model stopped ending its answers (told apart in detect).
+	SigCut: {"answers cut off", ShiftWorkload, UnitRatio, false, 0.15, 30 * time.Second},
 	// A request's decode speed falls with a larger batch as much as with
 	// a slower GPU: what users feel, not a capacity measure.
 	SigDecode: {"decode speed per request", ShiftSymptom, UnitPerSec, true, 2, 30 * time.Second},
@@ -186,10 +190,10 @@ const shiftRecent = 128
 type shiftState struct {
 	sig   [NumSignals]cusum
 	times [shiftRecent]int64 // Unix ns of the scrapes in the rings
-	// lag is the mean e2e latency of the requests finished in each scrape
-	// of the rings, s (NaN: none finished): how long before their finish
-	// the requests behind that scrape's length means arrived.
-	lag      [shiftRecent]float32
+	// lag is the e2e latency of the requests finished in each scrape of
+	// the rings, in two parts (see splitLatency): how long before their
+	// finish the requests behind that scrape's length means arrived.
+	lag      [shiftRecent]latencySplit
 	pos      int // the newest scrape's slot
 	seen     int // scrapes observed, up to shiftRecent
 	last     time.Time
@@ -203,7 +207,7 @@ type shiftState struct {
 
 func newShiftState() shiftState {
 	s := shiftState{prevInFl: math.NaN()}
-	for _, sig := range [...]Signal{SigPrefixHit, SigAbort} {
+	for _, sig := range [...]Signal{SigPrefixHit, SigAbort, SigCut} {
 		s.sig[sig].den = make([]float32, shiftRecent)
 	}
 	// A hold's worth of blocks of 2 s, the shortest that judge (a
@@ -232,7 +236,7 @@ func (e *Engine) observeShifts(ep *endpoint, t time.Time) {
 	obs[SigGPUClock] = e.busyClock(ep)
 	if x.engines == 0 || x.span <= 0 {
 		ep.shift.prevInFl = nan
-		ep.shift.observe(t, &obs, &den, nan)
+		ep.shift.observe(t, &obs, &den, 0)
 		return
 	}
 	req, abort, _ := x.requestRates()
@@ -265,12 +269,15 @@ func (e *Engine) observeShifts(ep *endpoint, t time.Time) {
 	if !math.IsNaN(abort) {
 		den[SigAbort] = req * x.span.Seconds() // requests finished
 	}
+	if cut := x.cutShare(); !math.IsNaN(cut) {
+		obs[SigCut], den[SigCut] = cut, req*x.span.Seconds()
+	}
 	if x.running >= 1 {
 		obs[SigDecode] = x.rates[sources.CGenTokens] / x.running
 	}
 	obs[SigTTFT] = x.hists[tTTFT].p95().P95
 	obs[SigITL] = x.hists[tITL].p95().P95
-	ep.shift.observe(t, &obs, &den, x.hists[tE2E].mean())
+	ep.shift.observe(t, &obs, &den, splitLatency(&x.hists[tE2E], x.hists[tTTFT].mean(), x.span.Seconds()))
 }
 
 // busyClock is the slowest SM clock of the GPUs attributed to the
@@ -304,9 +311,9 @@ const busyUtil = 20
 const shiftHists = 1<<tE2E | 1<<tTTFT | 1<<tITL | 1<<tPromptLen | 1<<tGenLen
 
 // observe adds one scrape's observations (NaN: none this scrape), the
-// counts the shares among them are of (NaN: not known) and the mean e2e
-// latency of its finished requests, s (NaN: none).
-func (s *shiftState) observe(t time.Time, obs, den *[NumSignals]float64, lag float64) {
+// counts the shares among them are of (NaN: not known) and the e2e
+// latency of its finished requests (none: none finished).
+func (s *shiftState) observe(t time.Time, obs, den *[NumSignals]float64, lag latencySplit) {
 	var dt time.Duration
 	if !s.last.IsZero() {
 		dt = t.Sub(s.last)
@@ -320,7 +327,7 @@ func (s *shiftState) observe(t time.Time, obs, den *[NumSignals]float64, lag flo
 	s.pos = (s.pos + 1) % shiftRecent
 	s.seen = min(s.seen+1, shiftRecent)
 	s.times[s.pos] = t.UnixNano()
-	s.lag[s.pos] = float32(lag)
+	s.lag[s.pos] = lag
 	n := len(s.shifts)
 	for i := range s.sig {
 		if d := s.sig[i].den; d != nil {
@@ -820,9 +827,32 @@ func (s *shiftState) onset(sig Signal, c *cusum, start int64, post float64) time
 	if sig != SigArrivals && !lagged(sig) {
 		return s.stepOnset(sig, c, start)
 	}
-	pts := s.points(sig, c, from)
+	if sig == SigGenLen {
+		// Output means are dated on their scrapes split by latency (see
+		// splitLatency), unless the split finds no change in the newest
+		// segment: at many requests a scrape (5 s scrapes) the quick and
+		// the slow parts alternate a factor of three or more apart, the
+		// noise the segmentation assumes is of that size, and a ×4 rise
+		// of the answers was one segment with the level before it
+		// (changesFleet seed 1 at 5 s: dated at the sum's start, 15 s
+		// late). Whole, as before, it was dated within a scrape.
+		if on, ok := s.segOnset(sig, c, start, from, post, true); ok {
+			return on
+		}
+	}
+	if on, ok := s.segOnset(sig, c, start, from, post, false); ok {
+		return on
+	}
+	return time.Unix(0, start)
+}
+
+// segOnset is onset's dating of arrivals and lengths on the segments of
+// their points since from (split: output means in parts, see points);
+// false where the newest segment is not the change.
+func (s *shiftState) segOnset(sig Signal, c *cusum, start, from int64, post float64, split bool) (time.Time, bool) {
+	pts := s.points(sig, c, from, split)
 	if len(pts) < 2*shiftMinSeg {
-		return time.Unix(0, start)
+		return time.Unix(0, start), true
 	}
 	info := &signals[sig]
 	up := post > c.mean
@@ -871,18 +901,18 @@ func (s *shiftState) onset(sig Signal, c *cusum, start int64, post float64) time
 	if first < 0 {
 		// The newest segment is not the change (it came back while the
 		// sum still held): the CUSUM's start.
-		return time.Unix(0, start)
+		return time.Unix(0, start), false
 	}
 	if first == 0 && start < pts[0].ns {
-		return time.Unix(0, start)
+		return time.Unix(0, start), true
 	}
 	if first > 0 && lagged(sig) {
 		// Placed at their requests' mean arrival, the first changed
 		// mean lies after the change (its requests all came after it)
 		// and the one before it before: the change lies between them.
-		return time.Unix(0, pts[first-1].ns+(pts[first].ns-pts[first-1].ns)/2)
+		return time.Unix(0, pts[first-1].ns+(pts[first].ns-pts[first-1].ns)/2), true
 	}
-	return time.Unix(0, pts[first].ns)
+	return time.Unix(0, pts[first].ns), true
 }
 
 // shiftLull is the longest lull of arrivals within a rise's run of
@@ -893,6 +923,141 @@ const shiftLull = 2 * time.Second
 // lagged says the signal is a mean over finished requests, known only
 // as they finish.
 func lagged(sig Signal) bool { return sig == SigPromptLen || sig == SigGenLen }
+
+// latencySplit is a scrape's finished requests in two parts by their e2e
+// latency: the mean latency of the quicker part and of the slower, 11
+// bits each (see codeLatency; 0: none finished), the quicker part's share
+// of the requests and of their output tokens, 5 bits each (31sts; a
+// share of 1: one part). Four bytes a scrape, as the float32 mean it
+// replaces: an endpoint's memory is budgeted (TestFleetHeap).
+type latencySplit uint32
+
+func newLatencySplit(lo, hi, f, g float64) latencySplit {
+	share := func(x float64) uint32 { return uint32(math.Round(31 * min(max(x, 0), 1))) }
+	return latencySplit(codeLatency(lo)<<21 | codeLatency(hi)<<10 | share(f)<<5 | share(g))
+}
+
+// parts are the split's latencies, s, and the quicker part's share of
+// the requests and of their tokens (NaN latencies: none finished).
+func (l latencySplit) parts() (lo, hi, f, g float64) {
+	return decodeLatency(uint32(l) >> 21), decodeLatency(uint32(l) >> 10 & 0x7ff), float64(l>>5&31) / 31, float64(l&31) / 31
+}
+
+// codeLatency codes a latency, s, in 2046 log steps from 1 ms to about
+// 2.7 h (a relative step of 0.8 %); 0 is none.
+func codeLatency(x float64) uint32 {
+	if !(x >= 0) {
+		return 0
+	}
+	return uint32(1 + math.Round(min(max(math.Log(x*1e3), 0), latencyLogSpan)*2046/latencyLogSpan))
+}
+
+func decodeLatency(c uint32) float64 {
+	if c == 0 {
+		return math.NaN()
+	}
+	return math.Exp(float64(c-1)*latencyLogSpan/2046) / 1e3
+}
+
+// latencyLogSpan is the log of the longest latency coded, in ms.
+const latencyLogSpan = 16.3
+
+// splitLatency splits a scrape's finished requests (span seconds of the
+// e2e histogram's increase) in two parts by their e2e latency bucket,
+// where the spread of the log latency within the parts is least: a
+// scrape's output mean placed at its requests' mean arrival was wrong
+// just after a change, when it mixes old answers still draining with new
+// ones (short-answers' ÷4 at 1 s scrapes, seed 1, 6 s after: one answer
+// under 0.5 s, one of 5 to 10 s, a mean of 462 tokens placed at the
+// pair's mean arrival 3.2 s before the scrape, after the change, as if at
+// the old level): the fall was dated where the mixes ended, 2 to 5 s late
+// on most draws. A request decodes its answer a token a step, so the
+// slower part holds the longer answers: points places each part at its
+// own arrival, its share of the output tokens that of its decode time
+// (its latency less ttft, the scrape's mean time to the first token; a
+// tenth of its latency at least): the lengths' buckets are not kept,
+// their mean is all else that reads them, and where requests queue the
+// latency is not the answer's length (a KV cache thrashing, TTFT p95
+// 38 s). Each bucket's latency is its middle (the +Inf one's its lower
+// bound), scaled to the histogram's exact sum within the bucket. One
+// part, at the mean latency, when one bucket holds them all or the
+// buckets are not known; none when none finished.
+func splitLatency(e2e *histRate, ttft, span float64) latencySplit {
+	mean := e2e.mean()
+	one := newLatencySplit(mean, mean, 1, 1)
+	n := e2e.count * span
+	if len(e2e.bounds) == 0 || len(e2e.rates) != len(e2e.bounds) || !(e2e.sum > 0) || !(n > 0) {
+		return one
+	}
+	// The bucket [lo, hi] of bound j, the +Inf one at its lower bound.
+	bucket := func(j int) (float64, float64) {
+		lo := 0.0
+		if j > 0 {
+			lo = e2e.bounds[j-1]
+		}
+		if hi := e2e.bounds[j]; !math.IsInf(hi, 1) {
+			return lo, hi
+		}
+		return lo, lo
+	}
+	// The occupied buckets, lowest first: their requests, their bucket.
+	var cnt, lo, hi [64]float64
+	k, prev, mid := 0, 0.0, 0.0
+	for j := range e2e.bounds {
+		cum := e2e.rates[j] * span
+		if c := cum - prev; c > 0.01 && k < len(cnt) {
+			cnt[k] = c
+			lo[k], hi[k] = bucket(j)
+			mid += c * (lo[k] + hi[k]) / 2
+			k++
+		}
+		prev = cum
+	}
+	if k < 2 || !(mid > 0) {
+		return one
+	}
+	var lat [64]float64
+	for i := range k {
+		lat[i] = min(max((lo[i]+hi[i])/2*e2e.sum*span/mid, lo[i]), hi[i])
+	}
+	// The split: least within-part sum of squares of the log latency.
+	var s0, s1, s2 float64 // of all: requests, Σ log, Σ log²
+	for i := range k {
+		x := math.Log(max(lat[i], 1e-3))
+		s0 += cnt[i]
+		s1 += cnt[i] * x
+		s2 += cnt[i] * x * x
+	}
+	best, at := math.Inf(1), 1
+	var a0, a1, a2 float64
+	for j := 1; j < k; j++ {
+		x := math.Log(max(lat[j-1], 1e-3))
+		a0 += cnt[j-1]
+		a1 += cnt[j-1] * x
+		a2 += cnt[j-1] * x * x
+		b0, b1, b2 := s0-a0, s1-a1, s2-a2
+		if w := a2 - a1*a1/a0 + b2 - b1*b1/b0; w < best {
+			best, at = w, j
+		}
+	}
+	var nl, ll, lh float64
+	for i := range k {
+		if i < at {
+			nl += cnt[i]
+			ll += cnt[i] * lat[i]
+		} else {
+			lh += cnt[i] * lat[i]
+		}
+	}
+	quick, slow := ll/nl, lh/(s0-nl)
+	if math.IsNaN(ttft) {
+		ttft = 0
+	}
+	// Decode time: the latency less the time to the first token.
+	dq, ds := max(quick-ttft, quick/10), max(slow-ttft, slow/10)
+	f := nl / s0
+	return newLatencySplit(quick, slow, min(f, 30.0/31), f*dq/(f*dq+(1-f)*ds))
+}
 
 // stepOnset dates a change as the likeliest step from the baseline: of
 // the recent scrapes, the one after which the observations' departure
@@ -1068,11 +1233,16 @@ type shiftPoint struct {
 
 // points are a signal's observations in the rings since from, in time
 // order: arrivals as counts over their scrape's interval, ratio signals in
-// log space, finished requests' means at their requests' mean arrival.
-func (s *shiftState) points(sig Signal, c *cusum, from int64) []shiftPoint {
+// log space, finished requests' means at their requests' mean arrival
+// (split: output means in two parts by latency, each at its own, see
+// splitLatency).
+func (s *shiftState) points(sig Signal, c *cusum, from int64, split bool) []shiftPoint {
 	info := &signals[sig]
 	lag := lagged(sig)
 	pts := make([]shiftPoint, 0, s.seen)
+	var parts []shiftPoint // output means split by latency
+	var gap float64        // Σ over their scrapes of the log mean less its parts' mean log
+	gaps := 0
 	for k := s.seen - 1; k >= 0; k-- {
 		i := (s.pos - k + shiftRecent) % shiftRecent
 		ns := s.times[i]
@@ -1094,12 +1264,29 @@ func (s *shiftState) points(sig Signal, c *cusum, from int64) []shiftPoint {
 			p.x = math.Log(v)
 		}
 		if lag {
-			e2e := float64(s.lag[i])
-			if math.IsNaN(e2e) || e2e < 0 {
+			lo, hi, f, g := s.lag[i].parts()
+			if math.IsNaN(lo) {
 				continue
 			}
-			p.ns -= int64(e2e * 1e9)
+			m := f*lo + (1-f)*hi
+			if split && f > 0 && f < 1 && g > 0 && g < 1 && hi > lo && v > 0 {
+				// Each part at its own requests' arrival, with its
+				// share of the tokens (see splitLatency). The baseline
+				// learned the log of scrapes' means, which lies above
+				// their parts' mean log: the parts are moved up by the
+				// mean gap (below).
+				a, b := v*g/f, v*(1-g)/(1-f)
+				gap += math.Log(v) - f*math.Log(a) - (1-f)*math.Log(b)
+				gaps++
+				parts = append(parts, shiftPoint{ns: ns - int64(lo*1e9), x: math.Log(a)}, shiftPoint{ns: ns - int64(hi*1e9), x: math.Log(b)})
+				continue
+			}
+			p.ns -= int64(m * 1e9)
 		}
+		pts = append(pts, p)
+	}
+	for _, p := range parts {
+		p.x += gap / float64(gaps)
 		pts = append(pts, p)
 	}
 	if lag {
@@ -1566,7 +1753,7 @@ func (s *shiftState) burstsOnly(sig Signal, c *cusum, start int64, post float64)
 // Bursts), and reads low at a few counts a scrape (a count of 1 or 2
 // weighs as much as one of 5 or 9).
 func (s *shiftState) levelBefore(sig Signal, c *cusum, until int64) float64 {
-	pts := s.points(sig, c, math.MinInt64)
+	pts := s.points(sig, c, math.MinInt64, false)
 	n := 0
 	for n < len(pts) && pts[n].ns < until {
 		n++
@@ -1591,7 +1778,7 @@ func (s *shiftState) levelBefore(sig Signal, c *cusum, until int64) float64 {
 // found as such. Not so for the level since a rise's start, which may
 // begin in the baseline before the change and end in the change itself.
 func (s *shiftState) betweenBursts(sig Signal, c *cusum, from int64, edges bool) float64 {
-	pts := s.points(sig, c, from)
+	pts := s.points(sig, c, from, false)
 	if len(pts) < 2*shiftMinSeg {
 		return math.NaN()
 	}

@@ -172,7 +172,7 @@ func observeArrivals(s *shiftState, t time.Time, n float64) {
 		obs[i], den[i] = nan, nan
 	}
 	obs[SigArrivals] = n
-	s.observe(t, &obs, &den, nan)
+	s.observe(t, &obs, &den, 0)
 }
 
 // A ×2.2 rise of arrivals at 1.5 requests/s, read every second: a
@@ -353,7 +353,7 @@ func TestShiftOneAbortIsNoChange(t *testing.T) {
 					finished++
 				}
 			}
-			s.observe(t0.Add(el), &obs, &den, nan)
+			s.observe(t0.Add(el), &obs, &den, 0)
 		}
 		var found []string
 		for _, sh := range s.shifts {
@@ -363,5 +363,55 @@ func TestShiftOneAbortIsNoChange(t *testing.T) {
 		if got := len(found) > 0; got != (aborts >= shiftMinEvents) {
 			t.Errorf("%d aborts among requests every 10 s: changes %v", aborts, found)
 		}
+	}
+}
+
+// A scrape's finished requests split by their e2e latency: one answer of
+// 0.4 s and one of 7 s (a new short answer and an old long one still
+// draining, just after a fall of the answers' length) are two parts, each
+// at its own latency, not one at their mean 3.7 s; one latency bucket is
+// one part at the exact mean.
+func TestSplitLatencyParts(t *testing.T) {
+	bounds := []float64{0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, math.Inf(1)}
+	hist := func(lat ...float64) histRate {
+		r := histRate{bounds: bounds, rates: make([]float64, len(bounds))}
+		for _, l := range lat {
+			for j, b := range bounds {
+				if l <= b {
+					r.rates[j]++
+				}
+			}
+			r.sum += l
+			r.count++
+		}
+		return r
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 0.01*b }
+	// Shares are kept in 31sts, and the mean latency with them.
+	nearShare := func(a, b float64) bool { return math.Abs(a-b) <= 1.0/62 }
+	nearMean := func(a, b float64) bool { return math.Abs(a-b) <= 0.05*b }
+
+	mixed := hist(0.4, 7)
+	lo, hi, f, g := splitLatency(&mixed, 0.1, 1).parts()
+	// Each within its bucket, their mean the histogram's; the quicker
+	// part's share of the tokens that of its decode time (0.3 s of 7.2 s
+	// decoding, with a TTFT of 0.1 s).
+	if !(lo > 0.3 && lo <= 0.5) || !(hi > 5 && hi <= 10) || !nearShare(f, 0.5) || !nearMean(f*lo+(1-f)*hi, 3.7) || !nearShare(g, 0.04) {
+		t.Errorf("0.4 s and 7 s: parts %.3g s and %.3g s, the quicker %.3g of the requests and %.3g of the tokens", lo, hi, f, g)
+	}
+	// Three quick, one slow: the split falls at the widest gap.
+	m := hist(0.25, 0.4, 0.45, 6)
+	lo, hi, f, _ = splitLatency(&m, 0.1, 1).parts()
+	if !(lo < 0.5) || !(hi > 5) || !nearShare(f, 0.75) || !nearMean(f*lo+(1-f)*hi, 7.1/4) {
+		t.Errorf("0.25, 0.4, 0.45 and 6 s: parts %.3g s and %.3g s, the quicker %.3g", lo, hi, f)
+	}
+	one := hist(1.1, 1.3, 1.2)
+	lo, hi, f, _ = splitLatency(&one, 0.1, 1).parts()
+	if !near(lo, 1.2) || !near(hi, 1.2) || f != 1 {
+		t.Errorf("one bucket: parts %.3g s and %.3g s, the quicker %.3g; want one part at 1.2 s", lo, hi, f)
+	}
+	var none histRate
+	if lo, _, _, _ := splitLatency(&none, 0.1, 1).parts(); !math.IsNaN(lo) {
+		t.Errorf("none finished: a latency of %.3g s", lo)
 	}
 }

@@ -220,5 +220,28 @@ func (r Restart) Words() Text {
 	if !math.IsNaN(r.GPUMemBefore) && !math.IsNaN(r.GPUMemAfter) {
 		s = s.Add("; GPU memory %s before, %s after", Value{Kind: KindMem, Num: r.GPUMemBefore}, Value{Kind: KindMem, Num: r.GPUMemAfter})
 	}
+	if r.CacheChanged() {
+		s = s.Add("; came back with %s", r.CacheWords())
+	}
+	return s
+}
+
+// CacheWords says the KV cache the restart changed: "a KV cache of 20k
+// tokens, 432k before (--gpu-memory-utilization 0.90 → 0.27)".
+func (r Restart) CacheWords() Text {
+	s := Plain("another KV cache")
+	if r.KVBefore > 0 && r.KVAfter > 0 {
+		s = Say("a KV cache of %s tokens, %s before", Value{Kind: KindSI, Num: r.KVAfter}, Value{Kind: KindSI, Num: r.KVBefore})
+	}
+	var why []Text
+	if !math.IsNaN(r.MemUtilBefore) && !math.IsNaN(r.MemUtilAfter) && math.Abs(r.MemUtilBefore-r.MemUtilAfter) >= 0.005 {
+		why = append(why, Say("--gpu-memory-utilization %s → %s", Value{Kind: KindFixed, Num: r.MemUtilBefore, Prec: 2}, Value{Kind: KindFixed, Num: r.MemUtilAfter, Prec: 2}))
+	}
+	if r.DtypeBefore != "" && r.DtypeAfter != "" && r.DtypeBefore != r.DtypeAfter {
+		why = append(why, Say("--kv-cache-dtype %s → %s", Str(r.DtypeBefore), Str(r.DtypeAfter)))
+	}
+	if len(why) > 0 {
+		s = s.Cat(Plain(" (")).Cat(Join(why, "; ")).Cat(Plain(")"))
+	}
 	return s
 }

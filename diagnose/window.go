@@ -554,6 +554,23 @@ func (x *acc) requestRates() (reqRate, abortShare, errorShare float64) {
 	return total, abortShare, errorShare
 }
 
+// cutShare is the share of finished requests a limit ended (max_tokens,
+// the repetition check) rather than the model's own stop; NaN without
+// finish reasons.
+func (x *acc) cutShare() float64 {
+	total, cut := 0.0, 0.0
+	for _, f := range x.finish {
+		total += f.rate
+		if f.label == sources.FinishLength || f.label == sources.FinishRepetition {
+			cut += f.rate
+		}
+	}
+	if total <= 0 {
+		return math.NaN()
+	}
+	return cut / total
+}
+
 // addStatus folds an endpoint's API-server responses over the window
 // ending at t (h nil: it serves none).
 func (x *acc) addStatus(h *statusHistory, t time.Time, w time.Duration) {

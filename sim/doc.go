@@ -62,11 +62,16 @@
 //	long-answers          the answer median ×4 (step-by-step reasoning), same request rate
 //	short-answers         the answer median ÷4 (step-by-step turned off), same request rate
 //	traffic-drop          traffic falls to 1/2.2 (a client moves away)
+//	runaway-answers       2 answers in 5 no longer end on their own: they run to max_tokens (a template change)
+//	max-tokens-lowered    the clients cap answers at max_tokens 128: more end at the limit, shorter (traffic)
 //	hot-replica           the router pins a tenant's sessions here: 8× the chat traffic, peers unchanged
 //	prompt-over-max-model-len  --max-model-len 8192, then untrimmed 5k-token documents: ~30 % answered 400 (http_requests_total only)
 //	bad-parameter         a fifth of requests carry a parameter the server refuses: answered 400, prompts chat-sized
 //	stray-bad-requests    1.5 % of requests malformed, answered 400 (normal life)
 //	restart               the process restarts: 20 s refusing connections, counters from zero
+//	spec-decode-healthy   3 drafted tokens, 75 % accepted, busy traffic (quiet)
+//	lora-healthy          6 adapters within --max-loras 8 (quiet)
+//	redeploy-less-kv      a restart with --gpu-memory-utilization lowered: a KV cache of ~20k tokens, chat traffic
 //	crash-loop            OOM-killed at its memory limit every 40 s of serving, restarted by its supervisor: a restart a minute
 //	flapping              off the network 20 s of every minute; the engine keeps going
 //	thermal-throttle      busy traffic while cooling degrades: clocks halve at 87 °C

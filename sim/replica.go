@@ -83,9 +83,12 @@ type Replica struct {
 	leakRSS, leakGPU float64 // bytes/s
 	leakSince        time.Duration
 	restartAt        time.Duration // pending restart (-1: none)
-	downUntil        time.Duration // the restarted process serves again
-	crashLoop        bool          // an OOM kill ends each process, the supervisor starts the next
-	downs            []activation  // scenarios that take the endpoint off the network
+	// redeployUtil, when > 0, is the --gpu-memory-utilization the next
+	// restart comes back with: a deploy that changed it.
+	redeployUtil float64
+	downUntil    time.Duration // the restarted process serves again
+	crashLoop    bool          // an OOM kill ends each process, the supervisor starts the next
+	downs        []activation  // scenarios that take the endpoint off the network
 }
 
 type activation struct {
@@ -345,11 +348,29 @@ func (r *Replica) restart() {
 		r.leakSince = r.downUntil
 		r.restartAt = r.downUntil + crashUp
 	}
+	if r.redeployUtil > 0 {
+		r.redeploy(r.redeployUtil)
+		r.redeployUtil = 0
+	}
 	for _, e := range r.engines {
 		e.restart(at)
 		e.startedAt = r.downUntil // metrics are registered once the model loaded
 		e.gpu.leak = 0
 	}
+}
+
+// redeploy takes the --gpu-memory-utilization a restart comes back with:
+// vLLM's profiling sizes the KV cache from it again, in whole blocks.
+func (r *Replica) redeploy(util float64) {
+	blockBytes := float64(r.cfg.BlockSize) * r.cfg.Model.KVBytesPerToken
+	r.cfg.GPUMemUtil = util
+	r.cfg.NumGPUBlocks = max(1, int((util*gpuMemTotal-r.cfg.Model.WeightBytes-gpuReserveBytes)/blockBytes))
+	r.ecfg.gpuMemUtil, r.ecfg.numGPUBlocks = util, r.cfg.NumGPUBlocks
+	for _, e := range r.engines {
+		e.kv = newKVPool(r.ecfg.numGPUBlocks, r.ecfg.blockSize, r.ecfg.prefixCaching)
+		e.gpu.memBase = util*gpuMemTotal + cudaContextB
+	}
+	r.labels = r.buildLabels()
 }
 
 // accepting reports whether clients reach the server now.

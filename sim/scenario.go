@@ -145,6 +145,15 @@ var Scenarios = []Scenario{
 			l.Rate, l.OutputMedian = l.Rate*2.5, 2*l.OutputMedian
 			r.ecfg.specAccept = 0.10
 		}},
+	{Name: "spec-decode-healthy", Summary: "deployed with speculative decoding (3 drafted tokens, 75 % accepted each) on the traffic it was tuned for, which grows 2.2×: drafts keep paying for themselves; nothing to fix",
+		deploy: func(c *ReplicaConfig) { c.SpecTokens, c.SpecAccept = 3, 0.75 },
+		start:  func(r *Replica) { r.load.Rate *= 2.2 }},
+	{Name: "lora-healthy", Summary: "a multi-tenant fine-tune service deployed with --enable-lora --max-loras 8 for its 6 adapters at chat load: every adapter fits a slot; nothing to fix",
+		deploy: func(c *ReplicaConfig) { c.MaxLoras = 8 },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Adapters, l.BurstEvery = 6, 0
+		}},
 	{Name: "pd-decode", Summary: "the decode side of a prefill/decode pair (--kv-transfer-config NixlConnector): 3k-token prompts are prefilled on a prefill instance and their KV read over a 200 Gb/s RDMA link (about 20 ms each), then decoded here; every read lands",
 		deploy: pdDecode, start: func(r *Replica) {}},
 	{Name: "kv-transfer-failing", Summary: "pd-decode, then the RDMA link degrades: 40 % of the KV reads fail once UCX's retries give up (1 s), and vLLM recomputes those prompts on the decode instance: their first token waits for the timeout and a local prefill, which lengthens every decode step",
@@ -186,10 +195,17 @@ var Scenarios = []Scenario{
 		start: func(r *Replica) { r.load.OutputMedian = max(1, r.load.OutputMedian/4) }},
 	{Name: "hot-replica", Summary: "the router pins a large tenant's sessions to this replica (sticky sessions, or prefix affinity without a load bound): 8× the chat traffic here while its peers keep theirs; more than this engine serves, far less than the pool does",
 		start: func(r *Replica) { r.load.Rate *= 8 }},
+	{Name: "runaway-answers", Summary: "an upgrade's chat template drops the model's end-of-turn token from the stop set: two answers in five never end on their own and run on, repeating themselves, to max_tokens (1,024); arrivals and prompts unchanged",
+		start: func(r *Replica) { r.load.NoStop = 0.4 }},
+	{Name: "max-tokens-lowered", Summary: "a client release caps chat answers at max_tokens 128 to save cost: answers longer than that end at the limit, the output mean falls; a change of what clients ask, not a fault",
+		start: func(r *Replica) { r.load.MaxTokens = 128 }},
 	{Name: "traffic-drop", Summary: "a client moves to another region: traffic falls to 1/2.2 (bursts as before)",
 		start: func(r *Replica) { r.load.Rate /= 2.2 }},
 	{Name: "restart", Summary: "the vLLM process restarts: the port refuses connections for 20 s while the model loads, then every counter starts from zero",
 		start: func(r *Replica) { r.restartAt = r.now },
+		down:  func(d time.Duration) bool { return d < restartDown }},
+	{Name: "redeploy-less-kv", Summary: "a deploy restarts the engine with --gpu-memory-utilization lowered to make room for an embedding model on the same GPU: it comes back with a KV cache of about 20k tokens (the 8B had 430k); the chat traffic returns to a cache that holds it only between bursts",
+		start: func(r *Replica) { r.restartAt, r.redeployUtil = r.now, utilForKV(r.cfg.Model, 20_000) },
 		down:  func(d time.Duration) bool { return d < restartDown }},
 	{Name: "crash-loop", Summary: "a bad deploy leaks the API server's memory fast (3 GiB in 40 s of serving): the kernel's OOM killer ends it at its memory limit (about 4 GiB), the supervisor starts it again, 20 s of model loading, and again: a restart every minute, memory climbing before each",
 		start: func(r *Replica) {

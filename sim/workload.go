@@ -22,6 +22,11 @@ type Load struct {
 	OutputMedian int     // tokens the model would write before stopping
 	OutputSigma  float64
 	MaxTokens    int // the clients' max_tokens: longer answers stop with "length"
+	// NoStop is the share of answers that never end on their own: the
+	// model no longer produces a stop token the server honours (a chat
+	// template or tokenizer change after an upgrade), so they run on,
+	// repeating themselves, to max_tokens.
+	NoStop float64
 
 	// A share of requests starts with one of PrefixGroups shared system
 	// prompts of PrefixLen tokens (rounded to whole KV blocks). With
@@ -179,6 +184,9 @@ func (l *Load) shape(rng *rand.Rand, r *request, now time.Duration, maxModelLen,
 	}
 	r.prompt = max(1, prompt)
 	out := logNormal(rng, l.OutputMedian, l.OutputSigma)
+	if l.NoStop > 0 && rng.Float64() < l.NoStop {
+		out = r.maxTokens
+	}
 	r.target = min(out, r.maxTokens)
 	r.deadline, r.timeout = never, l.ClientTimeout
 	if l.ClientTimeout > 0 {

@@ -460,10 +460,15 @@ var FinishReasons = []struct {
 }
 
 // FinishAbort is the finish reason of requests the client gave up on;
-// FinishError of requests the engine failed (≥0.14).
+// FinishError of requests the engine failed (≥0.14); FinishLength of
+// answers cut at max_tokens (or the context's end), FinishRepetition of
+// those the engine's repetition check stopped (≥0.18): both ended by a
+// limit, not by the model's own stop.
 const (
-	FinishAbort = "abort"
-	FinishError = "error"
+	FinishAbort      = "abort"
+	FinishError      = "error"
+	FinishLength     = "length"
+	FinishRepetition = "repetition"
 )
 
 // Waiting reasons of vllm:num_requests_waiting_by_reason.

@@ -28,7 +28,7 @@ var causeGraph = map[string][]causeEdge{
 	"kv_cache_saturated": restatedBy("kv_cache_thrashing", "swapping", "preemption"),
 	"queue_backlog":      explainedBy(stallOrCache...),
 	"slo_breach": append(restatedBy("kv_cache_thrashing", "prefill_starvation", "binding_limit", "queue_backlog", "decode_stutter"),
-		explainedBy(stallOrCache...)...),
+		explainedBy(append(stallOrCache, "runaway_answers")...)...),
 	"high_abort_rate": explainedBy(stallOrCache...),
 	"decode_stutter":  explainedBy("kv_cache_thrashing", "swapping", "gpu_throttling"),
 	// A replica that stalls or thrashes holds the requests routed to it:

@@ -129,6 +129,7 @@ var ruleTable = []*Rule{
 	ruleGPUThrottling,
 	ruleGPUXID,
 	ruleWorkloadShift,
+	ruleRunawayAnswers,
 	ruleCapacityShift,
 	ruleCrashLoop,
 	ruleEndpointDown,

@@ -182,7 +182,9 @@ func kvAdvice(u *unit, headroom float64, since time.Time) ([]diagnose.FlagChange
 	// lower --max-num-seqs computed for today's cache: each is its own
 	// premise, and applying one moves what the others were computed for.
 	alts := 0
-	if f, ok := raiseMemUtilFlag(u.st.GPUMemUtil); ok {
+	shrunk := shrunkAtRestart(u, since)
+	restore := shrunk != nil && shrunk.MemUtilBefore > shrunk.MemUtilAfter+0.005
+	if f, ok := raiseMemUtilFlag(u.st.GPUMemUtil); ok && !restore {
 		f.Alt = len(flags) > 0
 		flags = append(flags, f)
 		action = append(action, say("raise --gpu-memory-utilization %s → %s", f.From, f.To))
@@ -200,6 +202,25 @@ func kvAdvice(u *unit, headroom float64, since time.Time) ([]diagnose.FlagChange
 		out = diagnose.Join(action, ", or ").Cat(plain(": apply one, then recompute (each changes the KV capacity the others were computed for)"))
 	} else {
 		out = diagnose.Join(action, "; ")
+	}
+	if r := shrunk; r != nil {
+		// A deploy restarted the engine with a smaller KV cache before
+		// the pressure began: what it changed is the fix, the cache's
+		// other flags are sized for today's smaller cache.
+		head := say("first the restart at %s: it came back with %s, and the cache filled after it; ", clock(r.At), r.CacheWords())
+		if restore {
+			fc := diagnose.FlagChange{Flag: "--gpu-memory-utilization", From: util2(r.MemUtilAfter), To: util2(r.MemUtilBefore),
+				Why: say("as before the restart at %s, whose KV cache held %s tokens (now %s); first check that what the deploy freed the memory for does not need it", clock(r.At), num(r.KVBefore), num(r.KVAfter))}
+			return []diagnose.FlagChange{fc}, head.Add("restore --gpu-memory-utilization %s → %s (what the deploy changed); until then, for today's cache: ", fc.From, fc.To).Cat(out)
+		}
+		return nil, head.Cat(plain("restore what the deploy changed in the cache's size; until then, for today's cache: ")).Cat(out)
+	}
+	if cut := runawayShift(u.ep.Shifts); cut != nil {
+		// Answers that run on to max_tokens hold their blocks for every
+		// step: the cache's flags trade the batch for answers nobody
+		// reads. Said, not advised: no flag heads it.
+		return nil, say("first the answers: since %s %s of them end at a limit (%s before), running on to max_tokens and holding their blocks all the while (see Answers run to their limit); until they stop on their own again, for today's runaway answers: ",
+			clock(runawayOnset(u.ep.Shifts, cut)), pct(cut.After), pct(cut.Before)).Cat(out)
 	}
 	if v := &u.ep.Verdict; v.Limit == diagnose.LimitRouting {
 		// The router sends this replica the load that fills its cache
@@ -235,6 +256,27 @@ func kvAdvice(u *unit, headroom float64, since time.Time) ([]diagnose.FlagChange
 		return []diagnose.FlagChange{*fc}, out
 	}
 	return flags, out
+}
+
+// shrunkAtRestart is the newest restart within workloadLead before a
+// KV-pressure finding's since that came back with a KV cache a quarter
+// smaller or more than the process before it had; nil when none.
+func shrunkAtRestart(u *unit, since time.Time) *diagnose.Restart {
+	rs := u.ep.Restarts
+	for i := len(rs) - 1; i >= 0; i-- {
+		r := &rs[i]
+		if r.At.After(since) {
+			continue
+		}
+		if since.Sub(r.At) > workloadLead {
+			return nil
+		}
+		if r.KVBefore > 0 && r.KVAfter > 0 && r.KVAfter <= 0.75*r.KVBefore {
+			return r
+		}
+		return nil // the newest restart before it is what the cache came back with
+	}
+	return nil
 }
 
 // prefixLost is the fall of the prefix-cache hit rate, by its least change
@@ -273,8 +315,12 @@ func prefixLost(u *unit, since time.Time) *diagnose.Shift {
 // pressure did (since), within workloadLead of it, and is still open:
 // "; after prompt mean 940 → 6.1k tokens (×6.5) at 14:02:01", empty when
 // none. What changed, in the cause's own line: the flags beside it are
-// sized for the new traffic.
+// sized for the new traffic. Answers that run away say themselves in the
+// advice (kvAdvice).
 func afterWorkload(u *unit, since time.Time) diagnose.Text {
+	if runawayShift(u.ep.Shifts) != nil {
+		return diagnose.Text{} // the advice says the answers first
+	}
 	var lead *diagnose.Shift
 	for _, s := range trafficShifts(u) {
 		if s.Kind != diagnose.ShiftWorkload || !s.Ended.IsZero() || s.Onset.After(since) || since.Sub(s.Onset) > workloadLead || !fillsCache(&s) {
@@ -316,6 +362,10 @@ func pressureSince(x *evalCtx, fd *diagnose.Finding) time.Time {
 	}
 	return fd.FirstSeen
 }
+
+// coldFor is how long after a restart's window a prefix cache is still
+// warming: its shared prefixes are computed once each, then hit.
+const coldFor = 30 * time.Second
 
 // prefixLostBy is the fall of the prefix-cache hit rate (points) that
 // loses the sharing, the shift's own least change.
@@ -610,7 +660,7 @@ var rulePrefixMiss = &Rule{
 	memory:     func() ruleMemory { return &prefixSeen{} },
 	Catches:    "Prefix caching is on but almost nothing matches (a per-request id or timestamp at the top of a shared system prompt, prompts routed away from their cache); or caching is off (info: vLLM cannot tell whether prompts would share prefixes).",
 	Needs:      "cache_config_info's enable_prefix_caching; prefix-cache hit and query counters (V1 ≥0.7.3) or V0's hit-rate gauge",
-	Cond:       "caching on, prompt tokens ≥ {min_prompt_rate} tokens/s and ≥ {min_tokens} in the window, hit ratio < {hit_low}, and under {matched} tokens matched per finished request (nothing shared hits; unknown per request: the ratio alone); or caching off (info)",
+	Cond:       "caching on, prompt tokens ≥ {min_prompt_rate} tokens/s and ≥ {min_tokens} in the window, hit ratio < {hit_low}, and under {matched} tokens matched per finished request (nothing shared hits; unknown per request: the ratio alone), not within a window and 30 s of a restart (the cache starts empty); or caching off (info)",
 	Clear:      "hit ratio ≥ {hit_clear}, traffic below {min_prompt_rate} tokens/s, or {matched} tokens or more matched per request (a shared prefix hits; the rest of the prompts is unique, which no cache can give)",
 	Severity:   "warning once the cache was seen matching (a hit ratio ≥ {hit_clear} before, or a fall in the history read); info when never seen matching (prompts that share nothing read the same) or caching is off",
 	Action:     "keep the shared part of prompts byte-identical and first, route one prefix to one replica; when off: --enable-prefix-caching (V1 enables it by default: remove --no-enable-prefix-caching)",
@@ -631,6 +681,11 @@ var rulePrefixMiss = &Rule{
 		case matchedPerRequest(st) >= p[pcMatched]:
 			return condClear, 0
 		case tok*st.Span.Seconds() < p[pcMinTokens]:
+			return condHold, 0
+		case !u.ep.RestartedAt.IsZero() && x.now.Sub(u.ep.RestartedAt) < x.f.Window+coldFor:
+			// A restarted engine's prefix cache starts empty: its first
+			// prompts miss and the window holds them (SGLang read "hit 0%:
+			// find what changed in the prompts at" its restart).
 			return condHold, 0
 		case hit < p[pcHitLow]:
 			if at, _ := prefixFell(u); at.IsZero() {

@@ -171,6 +171,14 @@ var ruleRestarted = &Rule{
 		fd.Evidence = []diagnose.Evidence{ev("restarted at", at.UTC().Format(time.RFC3339), 0)}
 		fd.Explain = plain("A new process serves this endpoint: counters started again from zero (vtop corrects its rates across the reset) and the KV and prefix caches are cold.")
 		fd.Action = plain("if the restart was not planned, find its cause in the engine's log (OOM kill, CUDA error, failed health check)")
+		if rs := u.ep.Restarts; len(rs) > 0 && rs[len(rs)-1].At.Equal(at) && rs[len(rs)-1].CacheChanged() {
+			// A deploy that changed the engine's flags: say what it
+			// changed, where the next incident's cause may be.
+			r := rs[len(rs)-1]
+			fd.Summary = fd.Summary.Add("; came back with %s", r.CacheWords())
+			fd.Evidence = append(fd.Evidence, evNum("KV cache before", r.KVBefore, diagnose.UnitTokens, 0), evNum("KV cache after", r.KVAfter, diagnose.UnitTokens, 0))
+			fd.Action = plain("the restart changed the engine's KV cache: if that was not meant, restore the deploy's cache settings (--gpu-memory-utilization, --kv-cache-dtype, the model)")
+		}
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		return []promAlert{{Severity: "info", Expr: fmt.Sprintf("changes(%s[10m]) > 0", g.procName(sources.PStartTime))}}
