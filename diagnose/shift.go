@@ -666,25 +666,13 @@ func (s *shiftState) stepBlock(sig Signal, b *countBlocks, t time.Time, v float6
 	if n == 0 {
 		return
 	}
-	// Against the lower of the scrape baseline and the blocks' one. The
-	// scrape baseline, a mean of each scrape's log count, is lifted by
-	// the bursts it learned (at 5 s scrapes 5/s on 3/s between a batch
-	// job's bursts, and the level between bursts after a x2.2 rise did
-	// not clear it by half the least change: burstsOnly); at a few
-	// arrivals a scrape it reads below the rate (the log of a Poisson
-	// count of 3 is about log 3 - 1/6), as the level since does, and
-	// the blocks' baseline, the log of their rate, over chat traffic's
-	// bursts of 2.5x (not left out) read 3.6/s where the scrapes read
-	// 3.2/s (changesFleet's arrivals replica, seed 11 at 1 s: a x2.2
-	// rise not a clear change over it). Reported as the scrapes read
-	// it, a clear change as any: a chat burst at 5 s scrapes, 3 ->
-	// 4.7/s (x1.6), cleared the least change over the blocks (seed 1).
-	ref := math.Min(c.mean, b.mean)
-	if !clearChange(info, ref, sum/float64(n), 1) {
-		return
-	}
+	// Against the level between bursts before it, not the scrape
+	// baseline: a mean of each scrape's log count, lifted by the bursts
+	// it learned (at 5 s scrapes 5/s, on 3/s between them), which the
+	// level between bursts after a x2.2 rise did not clear by half the
+	// least change (burstsOnly).
 	scrapeMean := c.mean
-	c.mean = ref
+	c.mean = b.mean
 	if s.burstsOnly(sig, c, start, sum/float64(n)) {
 		c.mean = scrapeMean
 		return
@@ -889,6 +877,18 @@ func (s *shiftState) segOnset(sig Signal, c *cusum, start, from int64, post floa
 		// baseline). After a rise, a segment back down is the baseline's
 		// quiet stretch: the run ends there, and a burst before it is not
 		// the change. Means of lengths have no bursts: the run ends.
+		// Unless that stretch is a lull of shiftLull at most between two
+		// segments of the run, the older one from the CUSUM's start on:
+		// a stretch that short is too short a quiet stretch to tell a
+		// burst before the change from one on top of it, and the sum,
+		// which left zero with the older segment, has not come back
+		// since (changesFleet's arrivals replica, seed 10 at 1 s
+		// scrapes: the x2.2 rise began with a burst, 13, 17 and 11/s,
+		// then 2 and 0: dated after the lull, 8 s late).
+		if counts && up && first >= 0 && k > 0 && changed(segs[k-1].level) && pts[segs[k-1].from].ns >= start &&
+			time.Duration(pts[g.to-1].ns-pts[g.from].ns+int64(pts[g.from].dt*1e9)) <= shiftLull {
+			continue
+		}
 		if !counts || up || first < 0 || k == 0 || !changed(segs[k-1].level) {
 			break
 		}
@@ -914,6 +914,11 @@ func (s *shiftState) segOnset(sig Signal, c *cusum, start, from int64, post floa
 	}
 	return time.Unix(0, pts[first].ns), true
 }
+
+// shiftLull is the longest lull of arrivals within a rise's run of
+// segments that onset passes over (see there): two 1 s scrapes, the
+// fewest a segment holds.
+const shiftLull = 2 * time.Second
 
 // lagged says the signal is a mean over finished requests, known only
 // as they finish.
