@@ -271,8 +271,8 @@ func (b *batchArrivals) count(el, dt float64) float64 {
 // since its start a clear rise, and lifted the mean of the 30 s after it
 // ended (the test of a burst) as much: the rise was kept. Arrivals
 // alone, Poisson counts drawn afresh for each seed, read after 15
-// minutes. A x2.2 rise of the chat traffic under the same bursts is found
-// as often and dated as well as before.
+// minutes. A x2.2 rise of the chat traffic under the same bursts is found,
+// judged by the level between them.
 func TestShiftRecurringBurstsAreNotAChange(t *testing.T) {
 	const base, rise = 3.0, 2.2
 	const change = 4 * time.Minute
@@ -318,10 +318,11 @@ func TestShiftRecurringBurstsAreNotAChange(t *testing.T) {
 		if kept > 0 {
 			t.Errorf("%v: %d changes kept over %d quiet draws, want none", step, kept, seeds)
 		}
-		// As before: found on 8 at each interval, 5 and 6 of them within
-		// two scrapes (a burst at the change, or just before it at the
-		// new level's rate, dates it so much later or earlier).
-		if found < seeds*8/10 || near < found/2 {
+		// Found on 10 (1 s) and 9 (5 s), 8 of them within two scrapes at
+		// each, since the blocks leave the bursts out (8 and 8, 5 and 6
+		// before: a burst at the change, or just before it at the new
+		// level's rate, dates it so much later or earlier).
+		if found < seeds*9/10 || near < 7 {
 			t.Errorf("%v: the x%g rise under the bursts found on %d of %d draws, %d dated within two scrapes", step, rise, found, seeds, near)
 		}
 	}

@@ -199,8 +199,10 @@ func TestShiftQuietScenariosStayQuiet(t *testing.T) {
 // ended (30 s is a handful of levels between bursts), a burst at the end
 // of that span read as the level, prompt tokens/s judged on its own
 // lumpy level, and the output mean of the one request finished in a
-// scrape a burst drained. At 1 s, seeds 21-60 still keep 12 (38 before):
-// output means of a drain, and rises whose level before read low.
+// scrape a burst drained. At 1 s, seeds 21-60 kept 12 (38 before):
+// output means of a drain, and rises whose level before read low
+// (TestShiftBatchJobTrafficJudgedBetweenBursts); now 2, both seed 53's
+// output means, the replica opened inside a start-up burst.
 // Under the race detector, 10 and 20 seeds (20 at each took 92 s).
 func TestShiftBatchJobStaysQuiet(t *testing.T) {
 	at1s, at5s := uint64(20), uint64(60)
@@ -208,6 +210,37 @@ func TestShiftBatchJobStaysQuiet(t *testing.T) {
 		at1s, at5s = 10, 20
 	}
 	quietScenario(t, "batch-job-bursts", 30*time.Minute, at1s, at5s)
+}
+
+// A batch job's bursts keep no change of the traffic where the level
+// between them has not moved (batch-job-bursts at 1 s scrapes). Seeds 25
+// and 49: a rise of 30 s, opened with the latency a burst lifted and
+// ended, was kept: the level between bursts before it read 2.2 and 2.4/s
+// on 3.0/s (the segments' level below which half their time was spent,
+// a few lulls cut out), and the level after it, 3.0 and 3.3/s, a clear
+// rise on that; judged against the blocks' baseline too (the traffic
+// between bursts), it is forgotten. Seed 53: the replica opened inside a
+// burst of 34 s, and its end, a fall of arrivals from 22.5 to 3.5/s, was
+// opened with the output mean 22 s after, short of its hold, and kept:
+// at its hold, the baseline learned for less time before the fall than
+// the fall had lasted, it would have been taken as the baseline
+// (rebase), so it is not opened before. (Seed 53's output means are a
+// matter of lengths, not judged here.)
+func TestShiftBatchJobTrafficJudgedBetweenBursts(t *testing.T) {
+	for _, seed := range []uint64{25, 49, 53} {
+		fr, t0 := runReplica(t, []sim.ScenarioSpec{{Name: "batch-job-bursts"}}, time.Second, 12*time.Minute, seed)
+		for _, s := range fr.Endpoints[0].Shifts {
+			if s.Signal != diagnose.SigArrivals && s.Signal != diagnose.SigPromptTok {
+				continue
+			}
+			what := fmt.Sprintf("seed %d: %s %.3g → %.3g since %v, seen %v, ended %v", seed, s.Name, s.Before, s.After, s.Onset.Sub(t0), s.Detected.Sub(t0), s.Ended.Sub(t0))
+			if s.After > s.Before && (s.Ended.IsZero() || fr.Time.Sub(s.Ended) <= time.Minute) {
+				t.Logf("%s: reported while it lasts", what)
+				continue
+			}
+			t.Errorf("%s: kept as a change of the traffic", what)
+		}
+	}
 }
 
 // quietScenario runs scenario sc for d over seeds 1 to at1s at 1 s
@@ -246,18 +279,24 @@ func quietScenario(t *testing.T, sc string, d time.Duration, at1s, at5s uint64) 
 }
 
 // A x2.2 rise of the chat traffic under a periodic batch job's bursts
-// (batch-job-bursts, then busy at 4 min) is found as often and dated as
-// well as before the bursts were judged by the level between them: a
-// bound against regression, not a gain. It is found on half the seeds,
-// most of them a minute or more late: the baseline learned over 8x
-// bursts has a spread (about 0.85 in log space at 1 s) above the change
-// itself (0.79), so the scrape sum hardly gains on it while the baseline
-// drifts up to the new level (seed 2 at 1 s: 3.2/s at the change, 4.7/s
-// 2m20s later), and the blocks' baseline, lifted by the bursts to 4.2/s,
-// is within the least change (x1.8) of the new 6.6/s.
+// (batch-job-bursts, then busy at 4 min) is found, the level between the
+// bursts judged against its own spread: the bursts are a second process
+// on top of the chat traffic, and the blocks of arrivals leave them out.
+// Before, the baseline learned over 8x bursts had a spread (about 0.85
+// in log space at 1 s scrapes, 0.5 over blocks) near or above the change
+// itself (0.79), and the blocks' baseline, lifted by the bursts to
+// 4.2/s, was within the least change (x1.8) of the new 6.6/s: found on 5
+// of these 10 seeds at each interval, 1 within two scrapes, the others a
+// minute or more late (seeds 1-60: 43 and 36 found, 21 and 24 within two
+// scrapes; now 54 and 59, 32 and 50). At 1 s scrapes the rise is dated
+// as the counts allow (a burst just before it at the new level's rate).
 func TestShiftRiseUnderRecurringBursts(t *testing.T) {
 	const change, seeds = 4 * time.Minute, 10
-	for _, step := range []time.Duration{time.Second, 5 * time.Second} {
+	for _, c := range []struct {
+		step                time.Duration
+		wantFound, wantNear int
+	}{{time.Second, 9, 2}, {5 * time.Second, 9, 8}} {
+		step := c.step
 		found, near := 0, 0
 		var offs []string
 		for seed := uint64(1); seed <= seeds; seed++ {
@@ -276,9 +315,10 @@ func TestShiftRiseUnderRecurringBursts(t *testing.T) {
 			}
 		}
 		t.Logf("%v: the rise found on %d of %d seeds, %d within two scrapes; onsets less the change, s: %s", step, found, seeds, near, strings.Join(offs, " "))
-		// Before: 5 found at each interval, 1 of them within two scrapes.
-		if found < seeds/2 || near < 1 {
-			t.Errorf("%v: the x2.2 rise under the bursts found on %d of %d seeds, %d within two scrapes: want 5 and 1", step, found, seeds, near)
+		// Now 10 found at each interval, 3 (1 s) and 10 (5 s) within two
+		// scrapes.
+		if found < c.wantFound || near < c.wantNear {
+			t.Errorf("%v: the x2.2 rise under the bursts found on %d of %d seeds, %d within two scrapes: want %d and %d", step, found, seeds, near, c.wantFound, c.wantNear)
 		}
 	}
 }

@@ -69,6 +69,8 @@
 //	bad-parameter         a fifth of requests carry a parameter the server refuses: answered 400, prompts chat-sized
 //	stray-bad-requests    1.5 % of requests malformed, answered 400 (normal life)
 //	restart               the process restarts: 20 s refusing connections, counters from zero
+//	spec-decode-healthy   3 drafted tokens, 75 % accepted, busy traffic (quiet)
+//	lora-healthy          6 adapters within --max-loras 8 (quiet)
 //	redeploy-less-kv      a restart with --gpu-memory-utilization lowered: a KV cache of ~20k tokens, chat traffic
 //	crash-loop            OOM-killed at its memory limit every 40 s of serving, restarted by its supervisor: a restart a minute
 //	flapping              off the network 20 s of every minute; the engine keeps going

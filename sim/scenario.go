@@ -145,6 +145,15 @@ var Scenarios = []Scenario{
 			l.Rate, l.OutputMedian = l.Rate*2.5, 2*l.OutputMedian
 			r.ecfg.specAccept = 0.10
 		}},
+	{Name: "spec-decode-healthy", Summary: "deployed with speculative decoding (3 drafted tokens, 75 % accepted each) on the traffic it was tuned for, which grows 2.2×: drafts keep paying for themselves; nothing to fix",
+		deploy: func(c *ReplicaConfig) { c.SpecTokens, c.SpecAccept = 3, 0.75 },
+		start:  func(r *Replica) { r.load.Rate *= 2.2 }},
+	{Name: "lora-healthy", Summary: "a multi-tenant fine-tune service deployed with --enable-lora --max-loras 8 for its 6 adapters at chat load: every adapter fits a slot; nothing to fix",
+		deploy: func(c *ReplicaConfig) { c.MaxLoras = 8 },
+		start: func(r *Replica) {
+			l := &r.load
+			l.Adapters, l.BurstEvery = 6, 0
+		}},
 	{Name: "pd-decode", Summary: "the decode side of a prefill/decode pair (--kv-transfer-config NixlConnector): 3k-token prompts are prefilled on a prefill instance and their KV read over a 200 Gb/s RDMA link (about 20 ms each), then decoded here; every read lands",
 		deploy: pdDecode, start: func(r *Replica) {}},
 	{Name: "kv-transfer-failing", Summary: "pd-decode, then the RDMA link degrades: 40 % of the KV reads fail once UCX's retries give up (1 s), and vLLM recomputes those prompts on the decode instance: their first token waits for the timeout and a local prefill, which lengthens every decode step",

@@ -76,7 +76,16 @@ type verdictMemo struct {
 	capAt        time.Time
 	served       float64 // what the replica served at its limit before its clients gave up, and when
 	servedAt     time.Time
+	gaveUp       float64 // the shares the line shows (see shareHold)
+	refused      float64
 }
+
+// shareHold is how far a share the verdict line says (clients giving up
+// in the queue, requests refused) moves before the line shows the new
+// one: the abort share of a standing queue climbed a point or two every
+// few seconds, and the line read "66 %", "68 %", "70 %" by turns while
+// nothing else moved.
+const shareHold = 0.1
 
 // servedMemory is how long what a replica served at its limit sizes its
 // pool once its clients give up in the queue (aborted requests deflate
@@ -103,6 +112,13 @@ func memo(v *diagnose.Verdict, now time.Time) verdictMemo {
 // It returns what the next evaluation keeps.
 func holdShown(v *diagnose.Verdict, prev verdictMemo, now time.Time) verdictMemo {
 	m := memo(v, now)
+	if v.GaveUp > 0 && prev.limit == v.Limit && prev.gaveUp > 0 && math.Abs(v.GaveUp-prev.gaveUp) < shareHold {
+		v.GaveUp = prev.gaveUp
+	}
+	if v.Refused > 0 && prev.limit == v.Limit && prev.refused > 0 && math.Abs(v.Refused-prev.refused) < shareHold {
+		v.Refused = prev.refused
+	}
+	m.gaveUp, m.refused = v.GaveUp, v.Refused
 	switch {
 	case v.Served > 0 && v.GaveUp == 0 && !(prev.served > v.Served && now.Sub(prev.servedAt) < servedMemory):
 		m.served, m.servedAt = v.Served, now

@@ -3,6 +3,7 @@ package detect
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -31,7 +32,7 @@ var ruleWorkloadShift = &Rule{
 	Cond:     "a workload signal moved from its baseline by its least change and held (arrivals, prompt tokens/s: ×1.8 for 45 s; prompt and output means: ×1.6 for 20 s; prefix hit rate 20 points, abort share 15 points, for 30 s); not counted: the abort share rising while requests wait past a client's patience (30 s) all window, and the output mean moving with it or by no more than the abort share explains (clients giving up, not changing what they send)",
 	Clear:    "every changed workload signal is back near its baseline, or has been the new level for 10 minutes",
 	Severity: "info: a traffic question, not a fault",
-	Action:   "find the client or feature that changed and when (the onset); size the deployment for the new traffic or route it separately",
+	Action:   "find the client or feature that changed and when (the onset); size the deployment for the new traffic or route it separately; a rise of arrivals up to a minute after peers of the pool left the fleet or went down is their traffic moving here: a capacity question (bring them back, or size the rest for it)",
 	For:      0, ResolveFor: 30 * time.Second,
 	Params: shParams,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
@@ -50,8 +51,27 @@ var ruleWorkloadShift = &Rule{
 			return
 		}
 		fd.Summary, fd.Evidence = shiftWords(ss, lead, seconds(p[shTie]))
+		if gone, at := peersGone(x, u.ep, lead); len(gone) > 0 {
+			// More arrivals here when peers of the pool left: the
+			// router moved their traffic, no client changed.
+			names, lost := diagnose.Str(strings.Join(gone, ", ")), say("%d replicas", len(gone))
+			if len(gone) == 1 {
+				lost = plain("a replica")
+			}
+			fd.Summary = fd.Summary.Add("; when %d of its peers (%s) left or went down at %s", len(gone), names, clock(at))
+			fd.Explain = say("This endpoint receives more requests since %s, when its pool lost %s (left the fleet or went down): the router sends their traffic to the rest. No client changed what it sends.", clock(at), lost)
+			fd.Action = say("a capacity question, not the clients: the pool lost %s at %s (%s); bring it back, or size the rest for its traffic", lost, clock(at), names)
+			return
+		}
 		fd.Explain = say("The traffic this endpoint serves is not what it was: %s moved first. Latency and queueing that follow are the server meeting different work, not a fault; a flag sized for the old traffic may be wrong for the new.", lead.Name)
 		fd.Action = say("a traffic question: find the client or feature that changed at %s (%s%s); size the deployment for it or route it separately", clock(lead.Onset), lead.Name, lead.FactorBare())
+		if rise, aborted, ok := retriesMayFeed(ss); ok {
+			// Clients that give up and send again: the rise is partly
+			// the aborts coming back, and it grows as latency does.
+			fd.Summary = fd.Summary.Add("; up to %s/s of the %s/s more arrivals may be retries (%s/s are aborted)", num(min(rise, aborted)), num(rise), num(aborted))
+			fd.Explain = fd.Explain.Cat(plain(" Most finished requests are aborted now: clients that give up and send the request again add arrivals that no new user made, and more as latency grows."))
+			fd.Action = say("a traffic question, fed by retries: find the client that changed at %s and its timeout and retry policy; %s/s aborted against %s/s more arrivals: retries without backoff multiply the load; cut latency below the clients' timeout or make them back off", clock(lead.Onset), num(aborted), num(rise))
+		}
 	},
 	prom: func(g *promGen, p []float64) []promAlert {
 		// Prompt tokens/s over 5 minutes against the hour before: the
@@ -206,6 +226,78 @@ func orLatest(ss []diagnose.Shift, s *diagnose.Shift, k diagnose.ShiftKind) *dia
 		}
 	}
 	return nil
+}
+
+// retriesMayFeed says a rise of arrivals came with a rise of the abort
+// share whose aborted requests per second are at least half the rise:
+// clients retrying what they gave up on can account for it. It returns
+// the rise and the aborted rate, req/s.
+func retriesMayFeed(ss []diagnose.Shift) (rise, aborted float64, ok bool) {
+	var arr, ab *diagnose.Shift
+	for i := range ss {
+		s := &ss[i]
+		if !s.Ended.IsZero() || !(s.After > s.Before) {
+			continue
+		}
+		switch s.Signal {
+		case diagnose.SigArrivals:
+			arr = s
+		case diagnose.SigAbort:
+			ab = s
+		}
+	}
+	if arr == nil || ab == nil {
+		return 0, 0, false
+	}
+	// Every arrival finishes or waits: at a level, the finished rate is
+	// the arrival rate, and the aborted the abort share of it.
+	rise, aborted = arr.After-arr.Before, ab.After*arr.After
+	return rise, aborted, aborted >= rise/2
+}
+
+// peerGone bounds how far a peer's departure may be from a rise of
+// arrivals for the rise to be its traffic moving: the router stops
+// sending to a replica that left or fails its health check within
+// seconds, and the rise's onset is dated within a few scrapes.
+const (
+	peerGoneBefore = time.Minute
+	peerGoneAfter  = 15 * time.Second
+)
+
+// peersGone is the replicas of ep's model that left the fleet or went
+// down near the onset of lead, when lead is a rise of arrivals or prompt
+// tokens/s, and when the first of them went; none otherwise.
+func peersGone(x *evalCtx, ep *diagnose.EndpointView, lead *diagnose.Shift) ([]string, time.Time) {
+	model := soleModel(ep)
+	if model == "" || !(lead.Signal == diagnose.SigArrivals || lead.Signal == diagnose.SigPromptTok) || !(lead.After > lead.Before) {
+		return nil, time.Time{}
+	}
+	near := func(t time.Time) bool {
+		return !t.IsZero() && !t.Before(lead.Onset.Add(-peerGoneBefore)) && !t.After(lead.Onset.Add(peerGoneAfter))
+	}
+	var names []string
+	var first time.Time
+	add := func(name string, at time.Time) {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+		if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	for _, r := range x.f.Roster {
+		if !r.Joined && r.Last != nil && r.Name != ep.Name && slices.Contains(r.Last.Models, model) && near(r.At) {
+			add(r.Name, r.At)
+		}
+	}
+	for i := range x.f.Endpoints {
+		e := &x.f.Endpoints[i]
+		if e.Name != ep.Name && isDown(e.State) && slices.Contains(e.Models, model) && near(e.Since) {
+			add(e.Name, e.Since)
+		}
+	}
+	slices.Sort(names)
+	return names, first
 }
 
 // loneCapacity is the earliest open capacity shift with no workload shift

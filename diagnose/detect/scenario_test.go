@@ -180,6 +180,10 @@ func TestScenariosHealthyBusyRestartStayQuiet(t *testing.T) {
 		{"healthy", "v0.6"}, {"healthy", "v0.10"}, {"healthy", "v0.11"}, {"healthy", "latest"},
 		{"busy", "v0.6"}, {"busy", "latest"},
 		{"restart", "v0.6"}, {"restart", "v0.10"}, {"restart", "latest"},
+		// Features doing their job: drafts accepted on the traffic they
+		// were tuned for, adapters within their slots.
+		{"spec-decode-healthy", "v0.10"}, {"spec-decode-healthy", "latest"},
+		{"lora-healthy", "v0.11"}, {"lora-healthy", "latest"},
 	}
 	// memory_leak's is the longest: ten minutes of history then ten of for.
 	run := incidentAt + 2*ruleFor(t, "memory_leak") + time.Minute
