@@ -374,7 +374,7 @@ func (s *shiftState) comoving(t time.Time) {
 			continue
 		}
 		post := c.post()
-		if !clearChange(info, c.mean, post, 1) || s.burstsOnly(Signal(i), c, c.start(), post) || s.draining(Signal(i)) || s.drainedOnly(Signal(i), c) || c.fewEvents() ||
+		if !clearChange(info, c.mean, post, 1) || s.burstsOnly(Signal(i), c, c.start(), post) || s.draining(Signal(i)) || s.drainedOnly(Signal(i), c) || s.fewEvents(Signal(i), c) ||
 			(c.den != nil || lagged(Signal(i))) && t.Sub(time.Unix(0, c.start())) < info.hold/2 || c.rebase(c.start(), t, post) ||
 			c.start()-c.first < info.hold.Nanoseconds() {
 			continue
@@ -471,7 +471,7 @@ func (s *shiftState) stepScrape(sig Signal, t time.Time, v, n float64, alpha, fa
 		c.restart()
 		return
 	}
-	if s.burstsOnly(sig, c, start, post) || s.draining(sig) || s.drainedOnly(sig, c) || c.fewEvents() {
+	if s.burstsOnly(sig, c, start, post) || s.draining(sig) || s.drainedOnly(sig, c) || s.fewEvents(sig, c) {
 		return
 	}
 	if c.rebase(start, t, post) {
@@ -1850,10 +1850,40 @@ func (s *shiftState) draining(sig Signal) bool {
 // requests finished in 35 s, a share of 0.25, opened as a change).
 const shiftMinEvents = 3
 
+// shiftShareZ is how many standard errors of a share of so many draws a
+// change of a share must be (see fewEvents).
+const shiftShareZ = 3
+
 // fewEvents says a share of counts moved on fewer than shiftMinEvents
-// counted events beyond those its baseline expects.
-func (c *cusum) fewEvents() bool {
-	return c.den != nil && c.postDen > 0 && math.Abs(c.postK-c.mean*c.postDen) < shiftMinEvents
+// counted events beyond those its baseline expects, or by less than
+// shiftShareZ standard errors of a share of as many draws as it rests on,
+// each taken as whole (the share at the middle of the baseline and the
+// level since): requests for the abort share and the answers cut off;
+// prompts for the prefix hit
+// rate, whose tokens hit or miss by the prompt (a prompt's shared prefix
+// is cached or not), counted as the tokens queried over the baseline's
+// mean prompt. At a request every ten seconds (night-trickle) a hold
+// holds a handful of prompts, and a run of them with a cached prefix
+// read as a change: seed 45 at 1 s, 0.149 -> 0.59 over 7 prompts of about
+// 1k tokens, 512 of each a hit (kept at 0.33, never ended).
+func (s *shiftState) fewEvents(sig Signal, c *cusum) bool {
+	if c.den == nil || !(c.postDen > 0) {
+		return false
+	}
+	if math.Abs(c.postK-c.mean*c.postDen) < shiftMinEvents {
+		return true
+	}
+	n := c.postDen
+	if sig == SigPrefixHit {
+		p := &s.sig[SigPromptLen]
+		if p.n == 0 {
+			return false
+		}
+		n /= math.Exp(p.mean)
+	}
+	post := c.postK / c.postDen
+	m := min(max((post+c.mean)/2, 0), 1)
+	return math.Abs(post-c.mean) < shiftShareZ*math.Sqrt(m*(1-m)/n)
 }
 
 // drainedOnly says a mean of finished requests moved because which
