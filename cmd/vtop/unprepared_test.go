@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -80,8 +81,33 @@ func TestUnpreparedIncidentsThroughEveryPath(t *testing.T) {
 			c.check(t, "prometheus", runToEnd(t, p))
 
 			var last *diagnose.Frame
-			simRun(t, filepath.Join(t.TempDir(), c.name+".vtop"), c.fleet, int(span/time.Second), func(fr *diagnose.Frame) { last = fr })
+			path := filepath.Join(t.TempDir(), c.name+".vtop")
+			simRun(t, path, c.fleet, int(span/time.Second), func(fr *diagnose.Frame) { last = fr })
 			c.check(t, "recorded", last)
+			if c.name != "redeploy" {
+				return
+			}
+			// The report says what the restart changed.
+			code, out, errOut := runArgs(t, nil, "replay", "--once", "-o", "json", path)
+			if code == 3 || errOut != "" {
+				t.Fatalf("replay: exit %d: %s", code, errOut)
+			}
+			var rep struct {
+				Endpoints []struct {
+					Restarts []struct {
+						KVBefore float64 `json:"kv_cache_before_tokens"`
+						KVAfter  float64 `json:"kv_cache_after_tokens"`
+						Before   float64 `json:"gpu_memory_utilization_before"`
+						After    float64 `json:"gpu_memory_utilization_after"`
+					} `json:"restarts"`
+				} `json:"endpoints"`
+			}
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rs := rep.Endpoints[0].Restarts; len(rs) != 1 || !(rs[0].KVAfter < rs[0].KVBefore/10) || rs[0].Before != 0.9 || !(rs[0].After < 0.5) {
+				t.Errorf("JSON restarts: %+v", rs)
+			}
 		})
 	}
 }

@@ -105,6 +105,16 @@ type JSONRestart struct {
 	GPUMemBefore  Num        `json:"gpu_memory_before_bytes"`
 	GPUMemAfter   Num        `json:"gpu_memory_after_bytes"`
 	MemLimitBytes Num        `json:"memory_limit_bytes"` // null unknown
+	// The KV cache the old process had and the new one came back with
+	// (cache_config_info): tokens over its engines, the
+	// --gpu-memory-utilization that sized them, the dtype; null, "":
+	// unknown.
+	KVBefore      Num    `json:"kv_cache_before_tokens"`
+	KVAfter       Num    `json:"kv_cache_after_tokens"`
+	MemUtilBefore Num    `json:"gpu_memory_utilization_before"`
+	MemUtilAfter  Num    `json:"gpu_memory_utilization_after"`
+	DtypeBefore   string `json:"kv_cache_dtype_before,omitempty"`
+	DtypeAfter    string `json:"kv_cache_dtype_after,omitempty"`
 }
 
 // Timeline converts timeline events to the JSON layout.
@@ -143,7 +153,9 @@ func restartsJSON(rs []diagnose.Restart) []JSONRestart {
 		}
 		out = append(out, JSONRestart{At: r.At.UTC(), LastBefore: tptr(r.LastBefore), StartedAt: tptr(r.StartedAt),
 			DownSeconds: Num(down), RSSBefore: Num(r.RSSBefore), RSSPeak: Num(r.RSSPeak), RSSAfter: Num(r.RSSAfter),
-			GPUMemBefore: Num(r.GPUMemBefore), GPUMemAfter: Num(r.GPUMemAfter), MemLimitBytes: Num(lim)})
+			GPUMemBefore: Num(r.GPUMemBefore), GPUMemAfter: Num(r.GPUMemAfter), MemLimitBytes: Num(lim),
+			KVBefore: Num(r.KVBefore), KVAfter: Num(r.KVAfter), MemUtilBefore: Num(r.MemUtilBefore), MemUtilAfter: Num(r.MemUtilAfter),
+			DtypeBefore: r.DtypeBefore, DtypeAfter: r.DtypeAfter})
 	}
 	return out
 }
