@@ -36,12 +36,15 @@ func TestRuleMemoryPerEndpoint(t *testing.T) {
 			id := w.d.rules[ri].ID
 			_, isDown := m.(*downHistory)
 			_, isPrefix := m.(*prefixSeen)
+			_, isCut := m.(*cutLow)
 			switch {
 			case id == "endpoint_down" && !isDown:
 				t.Errorf("%s: endpoint_down's memory is %T", es.name, m)
 			case id == "prefix_cache_miss" && !isPrefix:
 				t.Errorf("%s: prefix_cache_miss's memory is %T", es.name, m)
-			case id != "endpoint_down" && id != "prefix_cache_miss" && m != nil:
+			case id == "runaway_answers" && !isCut:
+				t.Errorf("%s: runaway_answers's memory is %T", es.name, m)
+			case id != "endpoint_down" && id != "prefix_cache_miss" && id != "runaway_answers" && m != nil:
 				t.Errorf("%s: %s (disabled or stateless) keeps %T", es.name, id, m)
 			}
 		}

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -63,6 +64,43 @@ func runawayOnset(ss []diagnose.Shift, cut *diagnose.Shift) time.Time {
 	return cut.Onset
 }
 
+// cutLevel is the share of answers ended by a limit that is said without
+// a baseline (vtop opened after it began), over at least cutLevelMin
+// finished requests in the window: chat traffic cuts a few in a hundred.
+const (
+	cutLevel    = 0.25
+	cutLevelMin = 30
+)
+
+// cutShare is the window's share of finished requests a limit ended, and
+// how many finished; NaN, 0 without finish reasons.
+func cutShare(st *diagnose.Stats) (float64, float64) {
+	share, perSec := 0.0, 0.0
+	known := false
+	for _, f := range st.Finish {
+		known = true
+		perSec += f.PerSec
+		if f.Reason == sources.FinishLength || f.Reason == sources.FinishRepetition {
+			share += f.Share
+		}
+	}
+	if !known || bad(perSec) {
+		return math.NaN(), 0
+	}
+	return share, perSec * st.Span.Seconds()
+}
+
+// cutSeen says a change of the cut share is on record: the baseline
+// knows it (a rise that fell back, the clients' limit lowered).
+func cutSeen(ss []diagnose.Shift) bool {
+	for _, s := range ss {
+		if s.Signal == diagnose.SigCut {
+			return true
+		}
+	}
+	return false
+}
+
 // runawayWait is how long after its signals were found a runaway is
 // named: the prompt mean of the same finished requests is found later
 // than their output mean where prompts are longer too (kv-thrashing's
@@ -78,18 +116,39 @@ func runawaySeen(ss []diagnose.Shift, cut *diagnose.Shift) time.Time {
 	return t
 }
 
+// cutLow remembers that an endpoint's answers were seen ending on their
+// own (under half cutLevel of them cut, over cutLevelMin finished): from
+// then on a high share is a change the baseline judges, not a level
+// vtop opened on.
+type cutLow struct{ seen bool }
+
+func (m *cutLow) observe(ep *diagnose.EndpointView, now time.Time) {
+	if share, n := cutShare(&ep.Stats); n >= cutLevelMin && share < cutLevel/2 {
+		m.seen = true
+	}
+}
+
 var ruleRunawayAnswers = &Rule{
 	ID: "runaway_answers", Title: "Answers run to their limit", Scope: ScopeEndpoint,
+	memory:   func() ruleMemory { return &cutLow{} },
 	Catches:  "Many more answers than before end at a limit (max_tokens, the repetition check) rather than on the model's own stop, and answers grow longer with them while the prompts hold: the model stopped ending its answers (a chat template, tokenizer or generation_config changed at a deploy; a model degenerating into repetition), or clients ask for longer answers than their max_tokens allows. Users get cut-off answers either way.",
 	Needs:    "finished requests by finish reason (request_success_total, finished_reason), the generation-length histogram",
-	Cond:     "the share of finished requests ended by length or repetition rose 15 points from its baseline and held 30 s (named 20 s after it and the output mean's rise were found), the output mean did not fall beside it (a fall with it is the clients' max_tokens lowered: a workload change), and no change of the prompt mean is open or began within a minute of it (longer documents ask for longer answers: a workload change)",
+	Cond:     "the share of finished requests ended by length or repetition rose 15 points from its baseline and held 30 s (named 20 s after it and the output mean's rise were found), the output mean did not fall beside it (a fall with it is the clients' max_tokens lowered: a workload change), and no change of the prompt mean is open or began within a minute of it (longer documents ask for longer answers: a workload change); info when no such change is on record, a quarter or more of ≥ 30 finished requests in the window ended at a limit, and the endpoint was never seen with fewer than an eighth cut (opened after it began)",
 	Clear:    "the share is back near its baseline, or has been the new level for 10 minutes",
-	Severity: "warning",
+	Severity: "warning; info when vtop opened after it began (a share of a quarter or more, no baseline to say it changed)",
 	Action:   "read a few answers that ended with finish_reason=length: repeated or endless text is the model, a fault of the deployment (check what changed at the onset: model, chat template, tokenizer, generation_config, sampling defaults; a lower default max_tokens bounds the harm meanwhile); complete answers cut short are the clients asking for more than their max_tokens",
 	For:      0, ResolveFor: 30 * time.Second,
 	check: func(x *evalCtx, u *unit, p []float64) (cond, diagnose.Severity) {
 		cut := runawayShift(u.ep.Shifts)
-		if cut == nil || x.now.Sub(runawaySeen(u.ep.Shifts, cut)) < runawayWait {
+		if cut == nil {
+			// Opened on it, no baseline to say it changed: a level
+			// that chat traffic never reads is said, as info.
+			if share, n := cutShare(u.st); n >= cutLevelMin && share >= cutLevel && !cutSeen(u.ep.Shifts) && !memoryOf[*cutLow](u).seen {
+				return condMet, diagnose.SevInfo
+			}
+			return condClear, 0
+		}
+		if x.now.Sub(runawaySeen(u.ep.Shifts, cut)) < runawayWait {
 			return condClear, 0
 		}
 		x.since = runawayOnset(u.ep.Shifts, cut)
@@ -98,6 +157,13 @@ var ruleRunawayAnswers = &Rule{
 	describe: func(x *evalCtx, u *unit, p []float64, sev diagnose.Severity, fd *diagnose.Finding) {
 		ss := u.ep.Shifts
 		cut := runawayShift(ss)
+		if share, n := cutShare(u.st); cut == nil && n >= cutLevelMin && share >= cutLevel && !memoryOf[*cutLow](u).seen {
+			fd.Summary = say("%s of answers end at a limit (max_tokens, or the repetition check), not on the model's own stop: no baseline says since when", pct(share))
+			fd.Evidence = []diagnose.Evidence{evNum("answers cut off", share, diagnose.UnitRatio, u.st.Span), evNum("finished", n, diagnose.UnitCount, u.st.Span)}
+			fd.Explain = plain("Chat answers end on the model's own stop token almost always. When a large share ends at the request's max_tokens, either the clients ask for more than their max_tokens allows, or the model no longer ends its answers (a chat template or tokenizer change after a deploy). vtop was opened after it began, so it cannot say whether it changed.")
+			fd.Action = plain("read a few answers that ended with finish_reason=length: repeated or endless text is the model (check the last deploy: model, chat template, tokenizer, generation_config); complete answers cut short are the clients' max_tokens")
+			return
+		}
 		if cut == nil {
 			fd.Summary = plain("answers end on the model's own stop again")
 			return

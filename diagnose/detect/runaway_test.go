@@ -116,3 +116,44 @@ func TestRunawayAnswersNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestRunawayOpenedAfterItBegan: vtop opened three minutes after the
+// answers began running away has no baseline to say they changed; a
+// share of answers cut at their limit that chat traffic never reads is
+// said all the same, as info, within 30 s, with both readings of it. A
+// healthy replica's few cut answers are not.
+func TestRunawayOpenedAfterItBegan(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		want     bool
+	}{{"runaway-answers", true}, {"healthy", false}, {"busy", false}} {
+		t.Run(c.scenario, func(t *testing.T) {
+			p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Scenarios: []sim.ScenarioSpec{{Name: c.scenario}}})
+			for p.fleet.Elapsed() < 3*time.Minute {
+				p.fleet.Advance(time.Second)
+			}
+			var named time.Duration = -1
+			for k := 1; k <= 90; k++ {
+				f := p.step()
+				for _, fd := range f.Findings {
+					if fd.Rule != "runaway_answers" {
+						continue
+					}
+					if !c.want {
+						t.Fatalf("at %ds: %s", k, format.Say(fd.Summary))
+					}
+					if named < 0 {
+						named = time.Duration(k) * time.Second
+						t.Logf("at %v: %s %s → %s", named, fd.Severity, format.Say(fd.Summary), format.Say(fd.Action))
+						if fd.Severity != diagnose.SevInfo || !strings.Contains(format.Say(fd.Summary), "no baseline") {
+							t.Errorf("%s: %s", fd.Severity, format.Say(fd.Summary))
+						}
+					}
+				}
+			}
+			if c.want && (named < 0 || named > 30*time.Second) {
+				t.Errorf("named at %v, want within 30 s", named)
+			}
+		})
+	}
+}
