@@ -77,7 +77,11 @@ func TestChangesAtPrometheusIntervals(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				check(t, "prometheus", runToEnd(t, p), epoch, step)
+				fr := runToEnd(t, p)
+				if !fr.Time.Equal(h.end) {
+					t.Errorf("prometheus: read up to %v, not the newest scrape's %v", fr.Time.Sub(epoch), h.end.Sub(epoch))
+				}
+				check(t, "prometheus", fr, epoch, step)
 			})
 		}
 	}

@@ -437,7 +437,8 @@ func queryAll[T any](fams []family, q func(family) (T, error)) ([]T, error) {
 func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, to time.Time) (read int) {
 	c := s.c
 	var ranges []v1.Range
-	split := to.Add(-c.cfg.FullRes - time.Duration(c.cfg.Warm)*c.interval).Truncate(c.interval)
+	full := c.cfg.FullRes + time.Duration(c.cfg.Warm)*c.interval
+	split := to.Add(-(full + c.interval - 1) / c.interval * c.interval) // on the newest part's steps
 	if coarse := c.coarseStep(); c.cfg.FullRes > 0 && split.Sub(from) > coarse {
 		ranges = chunks(from, split.Add(-coarse), coarse)
 		from = split
@@ -541,9 +542,13 @@ func (c *Client) coarseStep() time.Duration {
 
 // chunks cuts [from, to] at step into ranges of chunkSteps steps: history
 // is read and handed on in pieces, so memory stays bounded however long.
+// The steps are counted back from to, so the last is to itself: on a grid
+// of whole steps since the epoch the newest scrape fell after the last
+// step as often as not, and --once --at read the fleet as it was up to a
+// scrape interval before (at 30 s, 26m of history ended at 25m35s).
 func chunks(from, to time.Time, step time.Duration) []v1.Range {
 	var out []v1.Range
-	for start := from.Truncate(step); !start.After(to); start = start.Add(chunkSteps * step) {
+	for start := to.Add(-to.Sub(from) / step * step); !start.After(to); start = start.Add(chunkSteps * step) {
 		end := start.Add((chunkSteps - 1) * step)
 		if end.After(to) {
 			end = to
