@@ -64,9 +64,6 @@ func TestChangesAtPrometheusIntervals(t *testing.T) {
 				epoch := time.Now().Add(-span).Truncate(historyStep)
 				h := simHistorySeeded(t, sim.FleetConfig{Replicas: fleet}, epoch, span, step, nil, seed)
 				check(t, "direct", runToEnd(t, replayPipeline(t, h, step)), epoch, step)
-				if seed > 2 {
-					return // a real Prometheus for two seeds
-				}
 				url := startPrometheus(t, h, "")
 				o, _, err := resolve([]string{"--once", "--prometheus", url, "--backfill", "30m", "--window", "60s",
 					"--at", h.end.Format(time.RFC3339Nano)}, envFor(t))
