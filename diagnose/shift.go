@@ -155,9 +155,9 @@ type cusum struct {
 	// change is never dated before it: before it there was no baseline
 	// to change from).
 	first, judging int64
-	hi, lo         float64 // the upward and downward sums
-	hiStart        int64   // Unix ns of the scrape each sum last left zero
-	loStart        int64
+	hi, lo  float64 // the upward and downward sums
+	hiStart int64   // Unix ns of the scrape each sum last left zero
+	loStart int64
 	// post: the level since the onset of the change being followed.
 	postSum float64
 	postN   int
