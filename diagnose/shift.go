@@ -151,10 +151,8 @@ type cusum struct {
 	n        int
 	mean, m2 float64 // the baseline: EWMA of the level and of its squared deviation
 	// first is the Unix ns of the first observation: how long the
-	// baseline has been learned; judging, of the first it judged (a
-	// change is never dated before it: before it there was no baseline
-	// to change from).
-	first, judging int64
+	// baseline has been learned.
+	first   int64
 	hi, lo  float64 // the upward and downward sums
 	hiStart int64   // Unix ns of the scrape each sum last left zero
 	loStart int64
@@ -432,9 +430,6 @@ func (s *shiftState) stepScrape(sig Signal, t time.Time, v, n float64, alpha, fa
 		return
 	}
 	ns := t.UnixNano()
-	if c.judging == 0 {
-		c.judging = ns
-	}
 	if c.hi == 0 {
 		c.hiStart = ns
 	}
@@ -813,22 +808,7 @@ func (s *shiftState) logSince(c *cusum, from int64) (float64, int) {
 // when the longer requests arrived. Other signals are dated by stepOnset.
 // start, the CUSUM's last departure from zero, is kept when the rings do
 // not reach back to the change.
-//
-// A change is never dated before the baseline's first judged
-// observation: before it there was no level to change from (vtop opened
-// through a Prometheus holding a minute of a fleet's history dated a
-// runaway's longer answers 55 s before they began, at the history's
-// start).
 func (s *shiftState) onset(sig Signal, c *cusum, start int64, post float64) time.Time {
-	on := s.dateOnset(sig, c, start, post)
-	if c.judging > 0 && on.UnixNano() < c.judging {
-		return time.Unix(0, c.judging)
-	}
-	return on
-}
-
-// dateOnset is onset before it is bounded by the baseline's start.
-func (s *shiftState) dateOnset(sig Signal, c *cusum, start int64, post float64) time.Time {
 	oldest := s.times[(s.pos-s.seen+1+shiftRecent)%shiftRecent]
 	if start < oldest {
 		return time.Unix(0, start)
