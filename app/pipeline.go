@@ -110,6 +110,7 @@ func newProm(c *Config, fetcher *sources.Fetcher, logger *slog.Logger) (*Pipelin
 			hold = max(hold, r.For)
 		}
 		cfg.FullRes = c.Window + hold + time.Minute
+		cfg.Warm = diagnose.ShiftWarm
 	}
 	if at := c.Prom.At; !at.IsZero() {
 		cfg.Clock = func() time.Time { return at } // --once --at: the server's history up to then

@@ -21,6 +21,12 @@ import (
 // judging after fewer, a batch job's bursts at 30 s read as rises).
 // Looked at: seeds 1-6; seed 3's ×2.2 rise of arrivals is found at
 // neither interval (its prompts and answers are), left out here.
+// Read back from Prometheus, history older than the rules' window and
+// holds comes a minute a step: at 30 s the newest part then held too
+// few scrapes for the baseline to judge a change 6 minutes before the
+// end (none found on answers and arrivals, prompts' abort share dated
+// 4m30s late), until the backfill read a baseline's worth more at the
+// scrape step (promapi.Config.Warm).
 func TestChangesAtPrometheusIntervals(t *testing.T) {
 	const at, span = 20 * time.Minute, 26 * time.Minute
 	fleet := []sim.ReplicaConfig{
@@ -58,11 +64,8 @@ func TestChangesAtPrometheusIntervals(t *testing.T) {
 				epoch := time.Now().Add(-span).Truncate(historyStep)
 				h := simHistorySeeded(t, sim.FleetConfig{Replicas: fleet}, epoch, span, step, nil, seed)
 				check(t, "direct", runToEnd(t, replayPipeline(t, h, step)), epoch, step)
-				if seed != 1 || step != 15*time.Second {
-					// Read back from Prometheus at 30 s the changes
-					// were not found (an open problem of the
-					// --prometheus path at that interval).
-					return
+				if seed > 2 {
+					return // a real Prometheus for two seeds
 				}
 				url := startPrometheus(t, h, "")
 				o, _, err := resolve([]string{"--once", "--prometheus", url, "--backfill", "30m", "--window", "60s",

@@ -52,6 +52,14 @@ type Config struct {
 	// the window and the rules' longest hold. Older history is read at a
 	// coarser step. 0: all of it at the scrape step.
 	FullRes time.Duration
+	// Warm is how many scrapes before the newest FullRes are read at the
+	// scrape step too: a baseline that learns scrape by scrape and
+	// judges after so many has learned them before any change in the
+	// newest part, as it would have watching. A coarse step's reading
+	// is one observation where watching made several: at 30 s scrapes
+	// the newest 12 minutes held 24, and a change 6 minutes before the
+	// end met a baseline of 26 observations that had not begun to judge.
+	Warm int
 	// Once stops after the backfill (vtop --once).
 	Once bool
 	// KeepBody hands each replica's rebuilt exposition on in Scrape.Body

@@ -427,15 +427,17 @@ func queryAll[T any](fams []family, q func(family) (T, error)) ([]T, error) {
 
 // backfill reads [from, to] with range queries, a chunk at a time, and
 // sends a batch per step: the pipeline evaluates the rules over history
-// as if it had been watching. Only the newest Config.FullRes is read at
-// the scrape step (the window and the rules' holds need every scrape);
+// as if it had been watching. Only the newest Config.FullRes, and the
+// Config.Warm scrapes before it, are read at the scrape step (the
+// window, the rules' holds and the baselines judging them need every
+// scrape);
 // older history feeds the slow readers (the leak fit's 20 s points, the
 // half-hour sparklines' 10 s ones, findings' ages) and is read at
 // coarseStep: a fraction of the points to fetch and normalize.
 func (s *Source) backfill(ctx context.Context, out chan<- sources.Batch, from, to time.Time) (read int) {
 	c := s.c
 	var ranges []v1.Range
-	split := to.Add(-c.cfg.FullRes).Truncate(c.interval)
+	split := to.Add(-c.cfg.FullRes - time.Duration(c.cfg.Warm)*c.interval).Truncate(c.interval)
 	if coarse := c.coarseStep(); c.cfg.FullRes > 0 && split.Sub(from) > coarse {
 		ranges = chunks(from, split.Add(-coarse), coarse)
 		from = split
