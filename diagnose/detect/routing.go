@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"math"
 	"slices"
 
 	"github.com/vtop-dev/vtop/diagnose"
@@ -126,17 +127,24 @@ func modelReplicas(x *evalCtx, model string) int {
 // the router that sends it more than its share binds, the give-up share
 // kept for the words.
 func routedGivingUp(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict, prev verdictMemo) {
-	if prev.served <= 0 {
+	capacity, basis := prev.served, "served at its limit before clients gave up"
+	if capacity <= 0 {
+		// Opened on it: Little's law on the batch, the requests it
+		// runs over the time each spends in the engine (prefill and
+		// decode), is what it serves while it runs them.
+		capacity, basis = batchRate(ep), "running ÷ time in the engine (prefill + decode)"
+	}
+	if bad(capacity) || capacity <= 0 {
 		return
 	}
 	model := soleModel(ep)
 	reps := modelReplicas(x, model)
-	pl := poolFill(x, ep, model, ep.Stats.ReqRate+ep.Trend.WaitSlope, prev.served)
+	pl := poolFill(x, ep, model, ep.Stats.ReqRate+ep.Trend.WaitSlope, capacity)
 	if !routes(pl, reps, prev.limit) {
 		return
 	}
-	v.Limit, v.Now, v.ReplicasAt, v.Served = diagnose.LimitRouting, reps, float64(reps)*pl.fill, prev.served
-	v.Evidence = append(v.Evidence, evNum("served at its limit before clients gave up", prev.served, diagnose.UnitReqPerSec, 0),
+	v.Limit, v.Now, v.ReplicasAt, v.Served = diagnose.LimitRouting, reps, float64(reps)*pl.fill, capacity
+	v.Evidence = append(v.Evidence, evNum(basis, capacity, diagnose.UnitReqPerSec, 0),
 		evNum("pool arrivals", pl.arrivals, diagnose.UnitReqPerSec, ep.Stats.Span), evNum("peers' arrivals (mean)", pl.peerRate, diagnose.UnitReqPerSec, ep.Stats.Span),
 		evNum("pool fill at this replica's rate", pl.fill, diagnose.UnitRatio, ep.Stats.Span))
 }
@@ -161,4 +169,17 @@ func routedThrashing(x *evalCtx, ep *diagnose.EndpointView, v *diagnose.Verdict,
 	v.Now, v.ReplicasAt, v.Served, v.Flag = reps, float64(reps)*pl.fill, done, nil
 	v.Evidence = append(v.Evidence, evNum("arrivals ÷ served", need, diagnose.UnitNumber, st.Span), evNum("pool arrivals", pl.arrivals, diagnose.UnitReqPerSec, st.Span),
 		evNum("peers' arrivals (mean)", pl.peerRate, diagnose.UnitReqPerSec, st.Span), evNum("pool fill at this replica's rate", pl.fill, diagnose.UnitRatio, st.Span))
+}
+
+// batchRate is the requests per second an engine completes at its
+// current batch, by Little's law: the mean running over the mean time a
+// request spends running (prefill and decode, V1's histograms); NaN when
+// either is unknown over too few requests.
+func batchRate(ep *diagnose.EndpointView) float64 {
+	st, tr := &ep.Stats, &ep.Trend
+	p, d := st.Prefill, st.Decode
+	if bad(tr.RunMean) || tr.RunMean <= 0 || bad(p.Mean) || bad(d.Mean) || p.Count < minObs || d.Count < minObs || p.Mean+d.Mean <= 0 {
+		return math.NaN()
+	}
+	return tr.RunMean / (p.Mean + d.Mean)
 }

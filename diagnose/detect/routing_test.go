@@ -47,10 +47,18 @@ func TestRouterThatPinsAReplicaIsNotCapacity(t *testing.T) {
 		{"0.11 14B, 1 of 3 pinned, a peer busy", pool("v0.11", qwen, "hot-replica", "busy", "healthy"), diagnose.LimitRouting, diagnose.LimitKVCache},
 		{"SGLang 14B, 1 of 3 pinned", pool("sglang", qwen, "hot-replica", "healthy", "healthy"), diagnose.LimitRouting, ""},
 		{"latest 8B, a failover to all 3", pool("latest", llama, "queue-backlog", "queue-backlog", "queue-backlog"), diagnose.LimitArrivals, ""},
+		// Opened eight minutes in: its clients give up in the queue
+		// (98 % of finished requests aborted), what it served before
+		// unknown: sized by Little's law on its batch.
+		{"latest 8B, 1 of 4 pinned, opened as its clients give up", pool("latest", llama, "hot-replica", "healthy", "healthy", "healthy"), diagnose.LimitRouting, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := newScenarioPipeline(t, c.rcs...)
-			for p.fleet.Elapsed() < 3*time.Minute {
+			open := 3 * time.Minute
+			if strings.Contains(c.name, "give up") {
+				open = 8 * time.Minute
+			}
+			for p.fleet.Elapsed() < open {
 				p.fleet.Advance(time.Second)
 			}
 			judged, right, routerFirst, kv := 0, 0, 0, 0

@@ -189,6 +189,17 @@ func kvAdvice(x *evalCtx, u *unit, headroom float64, since time.Time) ([]diagnos
 		flags = append(flags, f)
 		action = append(action, say("raise --gpu-memory-utilization %s → %s", f.From, f.To))
 		alts++
+		if len(flags) > 1 && memoryFree(x, u.ep, defaultGPUMemUtil-u.st.GPUMemUtil) {
+			// Its GPUs hold the memory a raise takes, free: a cache
+			// deployed small is the first way out, before a batch cut
+			// to what it fits (a redeploy at 0.27 read "--max-num-seqs
+			// → 11" first, 57 GiB of its GPU free).
+			n := len(flags) - 1
+			flags[0].Alt, flags[n].Alt = true, false
+			flags = append([]diagnose.FlagChange{flags[n]}, flags[:n]...)
+			a := len(action) - 1
+			action = append([]diagnose.Text{action[a]}, action[:a]...)
+		}
 	}
 	blocks, _, _ := engineCache(u)
 	if f, ok := kvDtypeFlag(u.ep, blocks); ok {
@@ -266,6 +277,24 @@ func kvAdvice(x *evalCtx, u *unit, headroom float64, since time.Time) ([]diagnos
 		return []diagnose.FlagChange{*fc}, out
 	}
 	return flags, out
+}
+
+// memoryFree says every GPU of ep holds frac of its memory free (read, not
+// stale): what raising --gpu-memory-utilization by frac takes.
+func memoryFree(x *evalCtx, ep *diagnose.EndpointView, frac float64) bool {
+	if len(ep.GPU.GPUs) == 0 || ep.GPU.Stale || frac <= 0 {
+		return false
+	}
+	for _, gi := range ep.GPU.GPUs {
+		if gi < 0 || gi >= len(x.f.GPU.GPUs) {
+			return false
+		}
+		g := &x.f.GPU.GPUs[gi]
+		if bad(g.MemTotal) || bad(g.MemUsed) || g.MemTotal <= 0 || g.MemTotal-g.MemUsed < frac*g.MemTotal {
+			return false
+		}
+	}
+	return true
 }
 
 // shrunkAtRestart is the newest restart within workloadLead before a
