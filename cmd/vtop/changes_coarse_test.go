@@ -64,17 +64,7 @@ func TestChangesAtPrometheusIntervals(t *testing.T) {
 				epoch := time.Now().Add(-span).Truncate(historyStep)
 				h := simHistorySeeded(t, sim.FleetConfig{Replicas: fleet}, epoch, span, step, nil, seed)
 				check(t, "direct", runToEnd(t, replayPipeline(t, h, step)), epoch, step)
-				url := startPrometheus(t, h, "")
-				o, _, err := resolve([]string{"--once", "--prometheus", url, "--backfill", "30m", "--window", "60s",
-					"--at", h.end.Format(time.RFC3339Nano)}, envFor(t))
-				if err != nil {
-					t.Fatal(err)
-				}
-				p, err := newPipeline(o, quiet())
-				if err != nil {
-					t.Fatal(err)
-				}
-				fr := runToEnd(t, p)
+				fr := runToEnd(t, backfilled(t, startPrometheus(t, h, ""), h, "30m"))
 				if !fr.Time.Equal(h.end) {
 					t.Errorf("prometheus: read up to %v, not the newest scrape's %v", fr.Time.Sub(epoch), h.end.Sub(epoch))
 				}

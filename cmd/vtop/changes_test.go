@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vtop-dev/vtop/app"
 	"github.com/vtop-dev/vtop/diagnose"
 	"github.com/vtop-dev/vtop/sim"
 	"github.com/vtop-dev/vtop/ui/format"
@@ -256,14 +257,21 @@ func changesScrapedAndBackfilled(t *testing.T, step time.Duration, seed uint64) 
 	p := replayPipeline(t, h, step)
 	checkChanges(t, "direct", runToEnd(t, p), epoch, step)
 
-	url := startPrometheus(t, h, "")
-	o, _, err := resolve([]string{"--once", "--prometheus", url, "--backfill", "10m", "--window", "60s",
+	checkChanges(t, "prometheus", runToEnd(t, backfilled(t, startPrometheus(t, h, ""), h, "10m")), epoch, step)
+}
+
+// backfilled is vtop --once over the Prometheus at url holding h, read
+// back over backfill with a window of 60 s, at h's newest scrape.
+func backfilled(t *testing.T, url string, h *history, backfill string) *app.Pipeline {
+	t.Helper()
+	o, _, err := resolve([]string{"--once", "--prometheus", url, "--backfill", backfill, "--window", "60s",
 		"--at", h.end.Format(time.RFC3339Nano)}, envFor(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err = newPipeline(o, quiet()); err != nil {
+	p, err := newPipeline(o, quiet())
+	if err != nil {
 		t.Fatal(err)
 	}
-	checkChanges(t, "prometheus", runToEnd(t, p), epoch, step)
+	return p
 }

@@ -68,17 +68,7 @@ func TestUnpreparedIncidentsThroughEveryPath(t *testing.T) {
 			h := simHistorySeeded(t, sim.FleetConfig{Replicas: c.fleet}, epoch, span, historyStep, nil, 1)
 			c.check(t, "direct", runToEnd(t, replayPipeline(t, h, historyStep)))
 
-			url := startPrometheus(t, h, "")
-			o, _, err := resolve([]string{"--once", "--prometheus", url, "--backfill", "10m", "--window", "60s",
-				"--at", h.end.Format(time.RFC3339Nano)}, envFor(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := newPipeline(o, quiet())
-			if err != nil {
-				t.Fatal(err)
-			}
-			c.check(t, "prometheus", runToEnd(t, p))
+			c.check(t, "prometheus", runToEnd(t, backfilled(t, startPrometheus(t, h, ""), h, "10m")))
 
 			var last *diagnose.Frame
 			path := filepath.Join(t.TempDir(), c.name+".vtop")

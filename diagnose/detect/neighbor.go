@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strconv"
@@ -47,18 +48,8 @@ func neighbors(x *evalCtx, ep *diagnose.EndpointView) []neighbor {
 			out = append(out, neighbor{gpu: g.Label(), pid: p.PID, name: p.Name, bytes: p.UsedBytes})
 		}
 	}
-	slices.SortFunc(out, func(a, b neighbor) int { return -cmpFloat(a.bytes, b.bytes) })
+	slices.SortFunc(out, func(a, b neighbor) int { return cmp.Compare(b.bytes, a.bytes) })
 	return out
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // enginePID says some endpoint of the frame runs pid (made once an

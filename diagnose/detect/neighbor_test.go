@@ -38,11 +38,7 @@ func TestAnotherProcessOnTheGPUNamed(t *testing.T) {
 		{"latest 8B", "latest", sim.Model{}, 0, "healthy"},
 	} {
 		t.Run(c.name+"/"+c.scenario, func(t *testing.T) {
-			p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: c.profile, Model: c.model, DP: c.dp,
-				Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: c.scenario, Delay: onset}}})
-			for p.fleet.Elapsed() < 3*time.Minute {
-				p.fleet.Advance(time.Second)
-			}
+			p := busyThen(t, c.profile, c.model, c.dp, c.scenario, onset)
 			var named time.Duration = -1
 			kv, first, compute, shared := 0, 0, 0, 0
 			for p.fleet.Elapsed() < onset+3*time.Minute {

@@ -38,11 +38,7 @@ func TestRestartWithASmallerCacheNamed(t *testing.T) {
 		{"same settings", "latest", sim.Model{}, 0, "restart", false},
 	} {
 		t.Run(c.name+"/"+c.scenario, func(t *testing.T) {
-			p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: c.profile, Model: c.model, DP: c.dp,
-				Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: c.scenario, Delay: onset}}})
-			for p.fleet.Elapsed() < 3*time.Minute {
-				p.fleet.Advance(time.Second)
-			}
+			p := busyThen(t, c.profile, c.model, c.dp, c.scenario, onset)
 			restarted, said, kv, first := false, false, 0, 0
 			for p.fleet.Elapsed() < onset+3*time.Minute {
 				f := p.step()

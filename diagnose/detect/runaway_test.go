@@ -43,11 +43,7 @@ func TestRunawayAnswersNamed(t *testing.T) {
 		{"longer answers asked, 14B", "v0.11", qwen, 0, "long-answers", false},
 	} {
 		t.Run(c.name+"/"+c.scenario, func(t *testing.T) {
-			p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: c.profile, Model: c.model, DP: c.dp,
-				Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: c.scenario, Delay: onset}}})
-			for p.fleet.Elapsed() < 3*time.Minute {
-				p.fleet.Advance(time.Second)
-			}
+			p := busyThen(t, c.profile, c.model, c.dp, c.scenario, onset)
 			at := p.fleet.Now().Add(onset - p.fleet.Elapsed())
 			var named time.Duration = -1
 			last, toldTraffic := "", false

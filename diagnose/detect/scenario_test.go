@@ -63,6 +63,19 @@ func newScenarioPipeline(t testing.TB, rcs ...sim.ReplicaConfig) *scenarioPipeli
 	return p
 }
 
+// busyThen is a busy replica (the generation, model and data-parallel
+// engines given) whose scenario starts at onset, opened three minutes in:
+// vtop watching the traffic before the incident.
+func busyThen(t testing.TB, profile string, model sim.Model, dp int, scenario string, onset time.Duration) *scenarioPipeline {
+	t.Helper()
+	p := newScenarioPipeline(t, sim.ReplicaConfig{Name: "replica-3", Profile: profile, Model: model, DP: dp,
+		Scenarios: []sim.ScenarioSpec{{Name: "busy"}, {Name: scenario, Delay: onset}}})
+	for p.fleet.Elapsed() < 3*time.Minute {
+		p.fleet.Advance(time.Second)
+	}
+	return p
+}
+
 // step advances one simulated second, scrapes, reads the GPUs and
 // evaluates.
 func (p *scenarioPipeline) step() *diagnose.Frame {
