@@ -45,8 +45,9 @@ type poolLoad struct {
 // growth), capacity what ep serves with its binding limit raised as far
 // as the evidence allows. A member that is up but not read (too few
 // points, or serving other models too, its rate not this model's) counts
-// as loaded as ep, the premise sizing made before it read its peers; a
-// member down serves nothing and takes no share.
+// as loaded as ep, the premise sizing made before it read its peers, and
+// so does one with no room of its own (noRoom); a member down serves
+// nothing and takes no share.
 func poolFill(x *evalCtx, ep *diagnose.EndpointView, model string, own, capacity float64) poolLoad {
 	engines := func(e *diagnose.EndpointView) float64 { return float64(max(1, e.Stats.Engines)) }
 	perEngine := capacity / engines(ep)
@@ -60,7 +61,7 @@ func poolFill(x *evalCtx, ep *diagnose.EndpointView, model string, own, capacity
 		}
 		capSum += perEngine * engines(e)
 		st, tr := &e.Stats, &e.Trend
-		if len(e.Models) != 1 || bad(st.ReqRate) || tr.Points < minPoints {
+		if len(e.Models) != 1 || bad(st.ReqRate) || tr.Points < minPoints || noRoom(e) {
 			pl.arrivals += ownPer * engines(e)
 			continue
 		}
@@ -77,6 +78,18 @@ func poolFill(x *evalCtx, ep *diagnose.EndpointView, model string, own, capacity
 	}
 	pl.fill = pl.arrivals / capSum
 	return pl
+}
+
+// noRoom says a peer has no capacity to take more: requests waited in
+// its queue the whole window, its KV cache is full, or it holds requests
+// and produces no token. Its room is not this replica's rate less its
+// arrivals: a fleet of broken replicas (a stalled engine, a thrashing
+// cache, another queue) read as a pool with room beside a failover's 10×.
+func noRoom(e *diagnose.EndpointView) bool {
+	st, tr := &e.Stats, &e.Trend
+	return !bad(tr.WaitMin) && tr.WaitMin >= 1 ||
+		!bad(st.KVUsage) && st.KVUsage >= kvFull ||
+		!bad(st.Running) && st.Running >= 1 && !bad(st.GenTokRate) && st.GenTokRate <= 0
 }
 
 // routes says whether the router binds: the pool's arrivals, spread over

@@ -25,7 +25,8 @@ import (
 // the engine's limit under it (the batch cap; a 14B's KV cache, whose
 // advice then says the router first and heads no flag). Where every
 // replica gets 10× (a failover), the pool is short and sized in
-// replicas as before.
+// replicas as before, and so is a pinned replica whose peers have no
+// room of their own.
 func TestRouterThatPinsAReplicaIsNotCapacity(t *testing.T) {
 	pool := func(profile, model string, scenarios ...string) []sim.ReplicaConfig {
 		var rcs []sim.ReplicaConfig
@@ -47,6 +48,10 @@ func TestRouterThatPinsAReplicaIsNotCapacity(t *testing.T) {
 		{"0.11 14B, 1 of 3 pinned, a peer busy", pool("v0.11", qwen, "hot-replica", "busy", "healthy"), diagnose.LimitRouting, diagnose.LimitKVCache},
 		{"SGLang 14B, 1 of 3 pinned", pool("sglang", qwen, "hot-replica", "healthy", "healthy"), diagnose.LimitRouting, ""},
 		{"latest 8B, a failover to all 3", pool("latest", llama, "queue-backlog", "queue-backlog", "queue-backlog"), diagnose.LimitArrivals, ""},
+		// Its peers have no room of their own (an engine stalled, a
+		// cache thrashing): not a pool with room, whatever their
+		// arrivals (TestE2EBrokenFleetVerdicts' failover read routing).
+		{"latest 8B, 1 of 3 pinned, its peers broken", pool("latest", llama, "hot-replica", "engine-stalled", "kv-thrashing"), diagnose.LimitArrivals, ""},
 		// Opened eight minutes in: its clients give up in the queue
 		// (98 % of finished requests aborted), what it served before
 		// unknown: sized by Little's law on its batch.
